@@ -1,0 +1,65 @@
+"""rubrictools: rubric-based evaluation of LLM outputs, DataFrame-native and Jupyter-first.
+
+>>> import rubrictools as rt
+>>> rubric = rt.Rubric.from_dict([{"name": "answer", "requirement": "Gives the right answer"}])
+>>> rubric.names
+('answer',)
+
+The public API is re-exported here and imported lazily, so ``import rubrictools`` stays fast
+(litellm, altair and ipywidgets load only when a function that needs them is called).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    # rubric model
+    "Rubric": "rubrictools.rubric",
+    "Criterion": "rubrictools.rubric",
+    "Option": "rubrictools.rubric",
+    "MET": "rubrictools.rubric",
+    "UNMET": "rubrictools.rubric",
+    "CANNOT_ASSESS": "rubrictools.rubric",
+    # verdict table
+    "VERDICT_SCHEMA": "rubrictools.verdicts",
+    "HOLISTIC": "rubrictools.verdicts",
+    "validate_verdicts": "rubrictools.verdicts",
+    # scoring
+    "score": "rubrictools.scoring",
+    "LengthPenalty": "rubrictools.scoring",
+    "word_count": "rubrictools.scoring",
+    # grading
+    "grade": "rubrictools.grading",
+    "agrade": "rubrictools.grading",
+    "estimate_cost": "rubrictools.grading",
+    "usage": "rubrictools.grading",
+    "Judge": "rubrictools.judge.config",
+    "ScriptedJudge": "rubrictools.judge.scripted",
+}
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rubrictools.grading import agrade, estimate_cost, grade, usage
+    from rubrictools.judge.config import Judge
+    from rubrictools.judge.scripted import ScriptedJudge
+    from rubrictools.rubric import CANNOT_ASSESS, MET, UNMET, Criterion, Option, Rubric
+    from rubrictools.scoring import LengthPenalty, score, word_count
+    from rubrictools.verdicts import HOLISTIC, VERDICT_SCHEMA, validate_verdicts
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rubrictools' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

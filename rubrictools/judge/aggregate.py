@@ -1,0 +1,119 @@
+"""Ensemble aggregation of per-judge verdict rows into one row per (submission, criterion).
+
+Methods (errored votes never vote; a group whose every vote errored stays an error):
+
+* ``majority``: the label with most votes; ``weighted``: most judge weight.
+  Ties go to a real verdict over CANNOT_ASSESS/NA, then to the score-minimising label
+  (lower ``value`` for rewards, higher for penalties): disagreement never inflates a score.
+* ``any``: the highest-valued label voted (binary: MET if any judge says MET).
+* ``unanimous``: the common label when all judges agree, else the lowest-valued label voted
+  (binary: MET only if every judge says MET).
+* ``mean`` (ordinal): the voted label whose value is nearest the mean vote value (ties to the
+  score-minimising one). ``median``: the median vote value; with an even count the
+  score-minimising of the two middle values.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+__all__ = ["AGGREGATIONS", "aggregate_votes"]
+
+AGGREGATIONS = ("majority", "weighted", "any", "unanimous", "mean", "median")
+KEYS = ["__row", "criterion"]
+
+
+def _pick(cand: pl.DataFrame, by: list[str], descending: list[bool]) -> pl.DataFrame:
+    return cand.sort([*KEYS, *by], descending=[False, False, *descending]).group_by(KEYS, maintain_order=True).first()
+
+
+def aggregate_votes(votes: pl.DataFrame, method_by_criterion: dict[str, str], default: str) -> pl.DataFrame:
+    """Aggregate ``votes`` (columns ``__row, id, criterion, verdict, value, weight, error,
+    judge_weight, judge``) into one row per ``(__row, criterion)`` with ``judge="ensemble"``."""
+    for m in {default, *method_by_criterion.values()}:
+        if m not in AGGREGATIONS:
+            raise ValueError(f"aggregate must be one of {AGGREGATIONS}, got {m!r}")
+    ok = votes.filter(pl.col("error").is_null())
+    sign = pl.when(pl.col("weight") < 0).then(-1.0).otherwise(1.0)
+    cand = (
+        ok.group_by([*KEYS, "verdict"], maintain_order=True)
+        .agg(
+            pl.len().alias("n"),
+            pl.col("judge_weight").sum().alias("wsum"),
+            pl.col("value").first(),
+            pl.col("weight").first(),
+        )
+        .with_columns(
+            pl.col("value").is_null().alias("is_na"),
+            (pl.col("value").fill_null(0.0) * sign).alias("score_key"),
+            pl.col("value").fill_null(-1.0).alias("val_key"),
+        )
+    )
+    results: dict[str, pl.DataFrame] = {}
+    methods = {default, *method_by_criterion.values()}
+    if "majority" in methods or "mean" in methods or "median" in methods:
+        results["majority"] = _pick(cand, ["n", "is_na", "score_key"], [True, False, False])
+    if "weighted" in methods:
+        results["weighted"] = _pick(cand, ["wsum", "is_na", "score_key"], [True, False, False])
+    if "any" in methods:
+        results["any"] = _pick(cand, ["is_na", "val_key"], [False, True])
+    if "unanimous" in methods:
+        lowest = _pick(cand, ["is_na", "val_key"], [False, False])
+        results["unanimous"] = lowest  # one distinct label -> that label; otherwise the lowest-valued
+    if "mean" in methods or "median" in methods:
+        real = ok.filter(pl.col("value").is_not_null())
+        stats = real.group_by(KEYS).agg(
+            (pl.col("value").mean()).alias("mean"),
+            pl.col("value").quantile(0.5, "lower").alias("lo"),
+            pl.col("value").quantile(0.5, "higher").alias("hi"),
+            pl.col("weight").first().alias("w"),
+        )
+        real_cand = cand.filter(~pl.col("is_na")).join(stats, on=KEYS)
+        fallback = results["majority"]
+        if "mean" in methods:
+            m = _pick(real_cand.with_columns((pl.col("value") - pl.col("mean")).abs().alias("dist")), ["dist", "score_key"], [False, False])
+            results["mean"] = pl.concat([m.select(fallback.columns), fallback.join(m, on=KEYS, how="anti")])
+        if "median" in methods:
+            target = pl.when(pl.col("w") < 0).then(pl.col("hi")).otherwise(pl.col("lo"))
+            md = _pick(real_cand.filter(pl.col("value") == target), ["score_key"], [False])
+            results["median"] = pl.concat([md.select(fallback.columns), fallback.join(md, on=KEYS, how="anti")])
+
+    tally = (
+        cand.sort([*KEYS, "n"], descending=[False, False, True])
+        .group_by(KEYS, maintain_order=True)
+        .agg(pl.format("{} x{}", pl.col("verdict"), pl.col("n")).str.join(", ").alias("tally"))
+    )
+    crit_method = pl.col("criterion").replace_strict(method_by_criterion, default=default, return_dtype=pl.String)
+    groups = votes.group_by(KEYS, maintain_order=True).agg(
+        pl.col("id").first(),
+        pl.col("weight").first(),
+        pl.len().alias("n_votes"),
+        pl.col("error").drop_nulls().str.join(" | ").alias("all_errors"),
+        pl.col("error").is_null().sum().alias("n_ok"),
+        pl.col("prompt_tokens").sum(),
+        pl.col("completion_tokens").sum(),
+        pl.col("cost_usd").sum(),
+        pl.col("cached").all(),
+        pl.col("attempts").sum(),
+        pl.col("latency_s").max(),
+    ).with_columns(crit_method.alias("method"))
+    picked = pl.concat(
+        [df.select([*KEYS, "verdict", "value"]).with_columns(pl.lit(name).alias("method")) for name, df in results.items()]
+    )
+    out = (
+        groups.join(picked, on=[*KEYS, "method"], how="left", maintain_order="left")
+        .join(tally, on=KEYS, how="left", maintain_order="left")
+        .with_columns(
+            pl.when(pl.col("n_ok") == 0)
+            .then(pl.format("all {} judges failed: {}", pl.col("n_votes"), pl.col("all_errors")))
+            .otherwise(None)
+            .alias("error"),
+            pl.format("{} of {} judges: {}", pl.col("method"), pl.col("n_votes"), pl.col("tally")).alias("explanation"),
+            pl.lit("ensemble").alias("judge"),
+        )
+        .with_columns(
+            pl.when(pl.col("error").is_null()).then(pl.col("verdict")).otherwise(None).alias("verdict"),
+            pl.when(pl.col("error").is_null()).then(pl.col("value")).otherwise(None).alias("value"),
+        )
+    )
+    return out.drop("n_votes", "all_errors", "n_ok", "method", "tally")

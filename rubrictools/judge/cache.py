@@ -1,0 +1,105 @@
+"""Persistent response cache (SQLite, WAL): re-runs cost nothing and interrupted runs resume.
+
+Keys hash everything that changes a judge's answer (model, api_base, messages, sampling
+parameters, response format) and never the API key. Each successful answer is committed as
+soon as it arrives, so a run killed mid-way keeps every answer it had received.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CachedResponse", "ResponseCache", "cache_key", "default_cache_path"]
+
+_FORBIDDEN_KEY_FIELDS = {"api_key", "authorization", "headers", "extra_headers"}
+
+
+def default_cache_path() -> Path:
+    """``$RUBRICTOOLS_CACHE_DIR/responses.sqlite`` or the user cache dir's equivalent."""
+    base = os.environ.get("RUBRICTOOLS_CACHE_DIR")
+    if not base:
+        from platformdirs import user_cache_dir
+
+        base = user_cache_dir("rubrictools")
+    return Path(base) / "responses.sqlite"
+
+
+def cache_key(request: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of a request (secrets refused)."""
+    bad = _FORBIDDEN_KEY_FIELDS & set(request)
+    if bad:
+        raise ValueError(f"cache keys must not contain secrets: {sorted(bad)}")
+    blob = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedResponse:
+    content: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: float | None
+
+
+class ResponseCache:
+    """A small SQLite key-value store of judge replies, safe for concurrent readers."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, content TEXT NOT NULL, "
+            "prompt_tokens INTEGER, completion_tokens INTEGER, cost_usd REAL, created REAL)"
+        )
+
+    def __repr__(self) -> str:
+        return f"ResponseCache({str(self.path)!r})"
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, CachedResponse]:
+        """Look up many keys at once (chunked ``IN`` queries)."""
+        keys = list(dict.fromkeys(keys))
+        out: dict[str, CachedResponse] = {}
+        with self._lock:
+            for i in range(0, len(keys), 900):
+                chunk = keys[i : i + 900]
+                q = f"SELECT key, content, prompt_tokens, completion_tokens, cost_usd FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
+                for k, content, pt, ct, cost in self._conn.execute(q, chunk):
+                    out[k] = CachedResponse(content, pt, ct, cost)
+        return out
+
+    def put(self, key: str, model: str, response: CachedResponse) -> None:
+        """Store one reply and commit it immediately."""
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (key, model, response.content, response.prompt_tokens, response.completion_tokens, response.cost_usd, time.time()),
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def keys(self) -> set[str]:
+        with self._lock:
+            return {k for (k,) in self._conn.execute("SELECT key FROM responses")}
+
+    def clear(self) -> None:
+        with self._lock:
+            self._conn.execute("DELETE FROM responses")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()

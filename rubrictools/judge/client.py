@@ -1,0 +1,158 @@
+"""One judge call through litellm with bounded, honest retries."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from rubrictools.judge.config import Judge
+
+__all__ = ["CallResult", "complete", "response_format_for", "scrub"]
+
+_RETRYABLE_NAMES = {
+    "RateLimitError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+    "BadGatewayError",
+    "Timeout",
+    "APITimeoutError",
+    "APIConnectionError",
+}
+
+
+@dataclass
+class CallResult:
+    """What one logical call produced (possibly after several HTTP attempts)."""
+
+    content: str | None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    attempts: int = 0
+    latency_s: float = 0.0
+    error: str | None = None
+
+
+def _litellm() -> Any:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def scrub(text: str, judge: Judge) -> str:
+    """Remove the judge's API key from ``text`` (error messages can echo request data)."""
+    if judge.api_key is not None:
+        secret = judge.api_key.get_secret_value()
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def response_format_for(judge: Judge, schema: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """The ``response_format`` to send: a JSON schema, JSON mode or nothing."""
+    fmt = judge.response_format
+    if fmt == "auto":
+        try:
+            fmt = "json_schema" if _litellm().supports_response_schema(model=judge.model) else "json_object"
+        except Exception:
+            fmt = "json_object"
+    if fmt == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+    if fmt == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    resp = getattr(exc, "response", None)
+    headers = getattr(resp, "headers", None) or getattr(exc, "headers", None)
+    if not headers:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return max(0.0, float(ms) / 1000.0)
+        ra = headers.get("retry-after")
+        if ra is None:
+            return None
+        try:
+            return max(0.0, float(ra))
+        except ValueError:
+            return max(0.0, parsedate_to_datetime(ra).timestamp() - time.time())
+    except Exception:
+        return None
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    names = {c.__name__ for c in type(exc).__mro__}
+    if names & _RETRYABLE_NAMES:
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status == 429 or status >= 500)
+
+
+async def complete(
+    judge: Judge,
+    messages: list[dict[str, str]],
+    response_format: dict[str, Any] | None,
+    *,
+    max_attempts: int,
+) -> CallResult:
+    """Send ``messages`` with at most ``max_attempts`` HTTP requests.
+
+    Retries 429, 5xx, timeouts and connection errors with exponential backoff and full
+    jitter, honouring ``Retry-After``; any other error fails at once.
+    """
+    litellm = _litellm()
+    kwargs: dict[str, Any] = {
+        "model": judge.model,
+        "messages": messages,
+        "temperature": judge.temperature,
+        "timeout": judge.timeout,
+        "num_retries": 0,
+        "max_retries": 0,
+        **judge.litellm_kwargs,
+    }
+    if judge.max_tokens is not None:
+        kwargs["max_tokens"] = judge.max_tokens
+    if judge.api_base is not None:
+        kwargs["api_base"] = judge.api_base
+    if judge.api_key is not None:
+        kwargs["api_key"] = judge.api_key.get_secret_value()
+    if response_format is not None:
+        kwargs["response_format"] = response_format
+    t0 = time.perf_counter()
+    attempts = 0
+    last_error = "no attempt made"
+    while attempts < max_attempts:
+        attempts += 1
+        try:
+            resp = await litellm.acompletion(**kwargs)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure becomes an explicit error
+            last_error = scrub(f"{type(exc).__name__}: {exc}", judge)[:500]
+            if not _is_retryable(exc) or attempts >= max_attempts:
+                break
+            wait = _retry_after(exc)
+            if wait is None:
+                wait = random.uniform(0, min(judge.backoff_max, judge.backoff_base * 2 ** (attempts - 1)))
+            await asyncio.sleep(min(wait, max(judge.backoff_max, 0.0) * 2))
+            continue
+        content = resp.choices[0].message.content if resp.choices else None
+        usage = getattr(resp, "usage", None)
+        pt = getattr(usage, "prompt_tokens", None)
+        ct = getattr(usage, "completion_tokens", None)
+        try:
+            cost = float(litellm.completion_cost(completion_response=resp, model=judge.model))
+        except Exception:
+            cost = None
+        return CallResult(content, pt, ct, cost, attempts, time.perf_counter() - t0, None)
+    return CallResult(None, None, None, None, attempts, time.perf_counter() - t0, last_error)

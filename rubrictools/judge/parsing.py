@@ -1,0 +1,132 @@
+"""Robust parsing of judge replies (code fences, surrounding prose) with label validation."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from rubrictools.rubric import Criterion, Rubric, normalize_label
+
+__all__ = ["ParseError", "extract_json", "parse_criterion", "parse_holistic", "parse_item"]
+
+
+class ParseError(ValueError):
+    """The judge's reply could not be turned into a valid verdict."""
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+
+
+def extract_json(text: str | None) -> Any:
+    """Return the first JSON object in ``text`` (plain, fenced, or embedded in prose).
+
+    >>> extract_json('Sure! ```json\\n{"verdict": "MET"}\\n``` hope that helps')
+    {'verdict': 'MET'}
+    """
+    if text is None or not str(text).strip():
+        raise ParseError("empty reply")
+    s = str(text).strip()
+    candidates = [s, *(m.group(1).strip() for m in _FENCE.finditer(s))]
+    for c in candidates:
+        try:
+            return json.loads(c)
+        except json.JSONDecodeError:
+            pass
+    dec = json.JSONDecoder()
+    for i, ch in enumerate(s):
+        if ch == "{":
+            try:
+                obj, _ = dec.raw_decode(s, i)
+                return obj
+            except json.JSONDecodeError:
+                continue
+    raise ParseError("reply is not JSON")
+
+
+def _label(criterion: Criterion, raw: Any) -> str:
+    if not isinstance(raw, (str, int, float)) or isinstance(raw, bool):
+        raise ParseError(f"verdict for {criterion.name!r} is not a string: {raw!r}")
+    canon = criterion.canonical_label(str(raw))
+    if canon is None:
+        raise ParseError(f"verdict {raw!r} is not one of {list(criterion.labels)} for criterion {criterion.name!r}")
+    return canon
+
+
+def _field(obj: dict[str, Any], *names: str) -> Any:
+    lower = {str(k).lower(): v for k, v in obj.items()}
+    for n in names:
+        if n in lower:
+            return lower[n]
+    return None
+
+
+def parse_criterion(text: str | None, criterion: Criterion) -> tuple[str, str | None]:
+    """Parse a per-criterion reply into ``(label, explanation)``; raises :class:`ParseError`."""
+    obj = extract_json(text)
+    if not isinstance(obj, dict):
+        raise ParseError("reply JSON is not an object")
+    raw = _field(obj, "verdict", "criterion_status", "status", "label", "answer")
+    if raw is None:
+        raise ParseError("reply has no 'verdict'")
+    expl = _field(obj, "explanation", "reason", "reasoning")
+    return _label(criterion, raw), None if expl is None else str(expl)
+
+
+def parse_item(text: str | None, rubric: Rubric) -> tuple[dict[str, tuple[str, str | None]], dict[str, str]]:
+    """Parse a per-item reply, aligning entries to criteria **by name**.
+
+    Returns ``(verdicts, problems)``: ``verdicts`` maps criterion name to ``(label,
+    explanation)``; ``problems`` maps the criteria that are missing, duplicated or invalid to
+    a message. Raises :class:`ParseError` only when the reply is unusable as a whole.
+    """
+    obj = extract_json(text)
+    entries = obj.get("verdicts") if isinstance(obj, dict) else obj
+    if isinstance(entries, dict):  # {"name": {"verdict": ...}} or {"name": "MET"}
+        entries = [
+            {"criterion": k, **(v if isinstance(v, dict) else {"verdict": v})} for k, v in entries.items()
+        ]
+    if not isinstance(entries, list):
+        raise ParseError("reply has no 'verdicts' list")
+    by_key = {normalize_label(n): n for n in rubric.names}
+    out: dict[str, tuple[str, str | None]] = {}
+    problems: dict[str, str] = {}
+    for e in entries:
+        if not isinstance(e, dict):
+            continue
+        name = by_key.get(normalize_label(str(_field(e, "criterion", "name", "id") or "")))
+        if name is None:
+            continue
+        if name in out or name in problems:
+            problems[name] = "judge answered this criterion more than once"
+            out.pop(name, None)
+            continue
+        try:
+            raw = _field(e, "verdict", "criterion_status", "status", "label")
+            if raw is None:
+                raise ParseError(f"no verdict for criterion {name!r}")
+            expl = _field(e, "explanation", "reason")
+            out[name] = (_label(rubric[name], raw), None if expl is None else str(expl))
+        except ParseError as err:
+            problems[name] = str(err)
+    for n in rubric.names:
+        if n not in out and n not in problems:
+            problems[n] = "judge omitted this criterion"
+    return out, problems
+
+
+def parse_holistic(text: str | None) -> tuple[float, str | None]:
+    """Parse a holistic reply into ``(score in [0, 100], explanation)``."""
+    obj = extract_json(text)
+    if not isinstance(obj, dict):
+        raise ParseError("reply JSON is not an object")
+    raw = _field(obj, "score", "overall_score")
+    try:
+        val = float(raw)
+    except (TypeError, ValueError):
+        raise ParseError(f"score is not a number: {raw!r}") from None
+    if not math.isfinite(val) or not 0.0 <= val <= 100.0:
+        raise ParseError(f"score {val} is outside 0-100")
+    expl = _field(obj, "explanation", "reason")
+    return val, None if expl is None else str(expl)

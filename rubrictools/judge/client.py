@@ -71,8 +71,12 @@ def response_format_for(judge: Judge, schema: dict[str, Any], name: str) -> dict
 
 
 def _retry_after(exc: BaseException) -> float | None:
-    resp = getattr(exc, "response", None)
-    headers = getattr(resp, "headers", None) or getattr(exc, "headers", None)
+    headers = None
+    for candidate in (getattr(exc, "litellm_response_headers", None), getattr(getattr(exc, "response", None), "headers", None),
+                      getattr(exc, "headers", None)):
+        if candidate:
+            headers = candidate
+            break
     if not headers:
         return None
     try:

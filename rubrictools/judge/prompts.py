@@ -136,6 +136,14 @@ def _examples_block(examples: Sequence[tuple[str, str, str | None]]) -> str:
     return "\n\n".join(out)
 
 
+def _messages(system: str, head: Sequence[str], sub: Submission, part: GradePart, query: str | None,
+              reference: str | None) -> list[dict[str, str]]:
+    """System + user messages: rubric part, then context, then the fenced submission."""
+    body, note = _submission_block(sub, part)
+    sections = [*head, _context(query, reference), body, note]
+    return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(s for s in sections if s)}]
+
+
 def criterion_messages(
     criterion: Criterion,
     sub: Submission,
@@ -148,12 +156,8 @@ def criterion_messages(
     system_prompt: str | None = None,
 ) -> list[dict[str, str]]:
     """Messages for one (submission, criterion) judgement."""
-    body, note = _submission_block(sub, part)
-    sections = [describe_criterion(criterion, option_order), _examples_block(examples), _context(query, reference), body, note]
-    return [
-        {"role": "system", "content": system_prompt or SYSTEM_CRITERION},
-        {"role": "user", "content": "\n\n".join(s for s in sections if s)},
-    ]
+    head = [describe_criterion(criterion, option_order), _examples_block(examples)]
+    return _messages(system_prompt or SYSTEM_CRITERION, head, sub, part, query, reference)
 
 
 def item_messages(
@@ -167,16 +171,12 @@ def item_messages(
     system_prompt: str | None = None,
 ) -> list[dict[str, str]]:
     """Messages for one call judging every criterion of ``rubric``."""
-    body, note = _submission_block(sub, part)
     crit = "\n\n".join(
         f"[{i}]\n" + describe_criterion(c, (option_orders or {}).get(c.name or ""))
         for i, c in enumerate(rubric, 1)
     )
-    sections = [f"The rubric has {len(rubric)} criteria:\n\n{crit}", _context(query, reference), body, note]
-    return [
-        {"role": "system", "content": system_prompt or SYSTEM_ITEM},
-        {"role": "user", "content": "\n\n".join(s for s in sections if s)},
-    ]
+    head = [f"The rubric has {len(rubric)} criteria:\n\n{crit}"]
+    return _messages(system_prompt or SYSTEM_ITEM, head, sub, part, query, reference)
 
 
 def holistic_messages(
@@ -189,13 +189,9 @@ def holistic_messages(
     system_prompt: str | None = None,
 ) -> list[dict[str, str]]:
     """Messages for one holistic 0-100 judgement of the whole rubric."""
-    body, note = _submission_block(sub, part)
     crit = "\n".join(f"- ({c.weight:+g}) {c.name}: {c.requirement}" for c in rubric)
-    sections = [f"Rubric (weight, name, requirement):\n{crit}", _context(query, reference), body, note]
-    return [
-        {"role": "system", "content": system_prompt or SYSTEM_HOLISTIC},
-        {"role": "user", "content": "\n\n".join(s for s in sections if s)},
-    ]
+    head = [f"Rubric (weight, name, requirement):\n{crit}"]
+    return _messages(system_prompt or SYSTEM_HOLISTIC, head, sub, part, query, reference)
 
 
 def criterion_schema(criterion: Criterion) -> dict[str, Any]:

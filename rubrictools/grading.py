@@ -33,6 +33,7 @@ import polars as pl
 
 from rubrictools.judge.aggregate import aggregate_votes
 from rubrictools.judge.cache import CachedResponse, ResponseCache, cache_key, default_cache_path
+from rubrictools.judge.client import CallResult
 from rubrictools.judge.config import Judge
 from rubrictools.judge.parsing import ParseError, parse_criterion, parse_holistic, parse_item
 from rubrictools.judge.prompts import (
@@ -156,26 +157,21 @@ def _resolve_judges(model: Any, judge_kwargs: dict[str, Any]) -> list[Judge | Sc
 
 
 # --------------------------------------------------------------------------- calls
-@dataclass
-class _Call:
+@dataclass(kw_only=True)
+class _Call(CallResult):
+    """One logical judge call: what to send, and (inherited) what came back."""
+
     judge_i: int
     kind: str  # "criterion" | "item" | "holistic"
     row: int
     sid: Any
     text: str
     rubric: Rubric
-    criterion: Any
+    criterion: Any = None
     messages: list[dict[str, str]]
     response_format: dict[str, Any] | None
     option_order: list[int] | None = None
     key: str | None = None
-    content: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cost_usd: float | None = None
-    attempts: int = 0
-    latency_s: float = 0.0
-    error: str | None = None
     cached: bool = False
     parsed: Any = None
     problems: dict[str, str] = field(default_factory=dict)
@@ -240,16 +236,19 @@ def _build_calls(
                     order = _permutation(seed, sid, c.name or "", len(c.options)) if (shuffle_options and c.options) else None
                     msgs = criterion_messages(c, sub, part=part, query=q, reference=ref,  # type: ignore[arg-type]
                                               examples=examples.get(c.name or "", ()), option_order=order, system_prompt=sp)
-                    calls.append(_Call(ji, "criterion", row, sid, text, rub, c, msgs,
-                                       fmt(ji, j, criterion_schema(c), "criterion_verdict"), order))
+                    calls.append(_Call(judge_i=ji, kind="criterion", row=row, sid=sid, text=text, rubric=rub, criterion=c,
+                                       messages=msgs, response_format=fmt(ji, j, criterion_schema(c), "criterion_verdict"),
+                                       option_order=order))
             elif mode == "per_item":
                 orders = {c.name or "": _permutation(seed, sid, c.name or "", len(c.options))
                           for c in rub if shuffle_options and c.options}
                 msgs = item_messages(rub, sub, part=part, query=q, reference=ref, option_orders=orders, system_prompt=sp)  # type: ignore[arg-type]
-                calls.append(_Call(ji, "item", row, sid, text, rub, None, msgs, fmt(ji, j, item_schema(rub), "rubric_verdicts")))
+                calls.append(_Call(judge_i=ji, kind="item", row=row, sid=sid, text=text, rubric=rub, messages=msgs,
+                                   response_format=fmt(ji, j, item_schema(rub), "rubric_verdicts")))
             elif mode == "holistic":
                 msgs = holistic_messages(rub, sub, part=part, query=q, reference=ref, system_prompt=sp)  # type: ignore[arg-type]
-                calls.append(_Call(ji, "holistic", row, sid, text, rub, None, msgs, fmt(ji, j, HOLISTIC_SCHEMA, "holistic_score")))
+                calls.append(_Call(judge_i=ji, kind="holistic", row=row, sid=sid, text=text, rubric=rub, messages=msgs,
+                                   response_format=fmt(ji, j, HOLISTIC_SCHEMA, "holistic_score")))
             else:
                 raise ValueError(f"mode must be 'per_criterion', 'per_item' or 'holistic', got {mode!r}")
     return calls
@@ -317,11 +316,7 @@ class _Run:
                 self.stats["calls"] += 1
                 res = await complete(judge, call.messages, call.response_format, max_attempts=budget)
                 budget -= res.attempts
-                call.attempts += res.attempts
-                for attr in ("prompt_tokens", "completion_tokens", "cost_usd"):
-                    val = getattr(res, attr)
-                    if val is not None:
-                        setattr(call, attr, (getattr(call, attr) or 0) + val)
+                call.add_usage(res)
                 if res.cost_usd:
                     self.spent += res.cost_usd
                 if res.error is not None:

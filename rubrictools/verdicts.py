@@ -141,8 +141,6 @@ def validate_verdicts(verdicts: Any, rubric: Rubric | None = None) -> pl.DataFra
                     pl.col("key").alias("__key"),
                     pl.col("label").alias("__label"),
                     pl.col("value").alias("__value"),
-                    pl.col("weight").alias("__weight"),
-                    pl.col("worst_value"),
                 ),
                 on=["criterion", "__key"],
                 how="left",
@@ -182,7 +180,7 @@ def validate_verdicts(verdicts: Any, rubric: Rubric | None = None) -> pl.DataFra
             .then(0.0)
             .otherwise(pl.col("criterion").replace_strict(worst, default=None, return_dtype=pl.Float64))
             .alias("worst_value"),
-        ).drop("__key", "__label", "__value", "__weight")
+        ).drop("__key", "__label", "__value")
     else:
         if df["weight"].null_count():
             raise ValueError(

@@ -39,11 +39,18 @@ _EXPORTS: dict[str, str] = {
     "usage": "rubrictools.grading",
     "Judge": "rubrictools.judge.config",
     "ScriptedJudge": "rubrictools.judge.scripted",
+    # agreement with humans
+    "agreement": "rubrictools.reliability",
+    "inter_rater": "rubrictools.reliability",
+    "compare": "rubrictools.reliability",
 }
+_SUBMODULES = ("metrics",)
 
-__all__ = sorted([*_EXPORTS, "__version__"])
+__all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__"])
 
 if TYPE_CHECKING:  # pragma: no cover
+    from rubrictools import metrics
+    from rubrictools.reliability import agreement, compare, inter_rater
     from rubrictools.grading import agrade, estimate_cost, grade, usage
     from rubrictools.judge.config import Judge
     from rubrictools.judge.scripted import ScriptedJudge
@@ -53,6 +60,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        value = importlib.import_module(f"rubrictools.{name}")
+        globals()[name] = value
+        return value
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'rubrictools' has no attribute {name!r}")

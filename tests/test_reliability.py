@@ -1,0 +1,262 @@
+"""agreement / inter_rater / compare: joins, label handling, exclusions, intervals."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+import rubrictools as rt
+from rubrictools import metrics as m
+
+RUBRIC = rt.Rubric.from_dict(
+    [
+        {"name": "correct", "weight": 10, "requirement": "States the right answer"},
+        {
+            "name": "clarity",
+            "weight": 5,
+            "requirement": "Is clear",
+            "options": [
+                {"label": "great", "value": 1.0},
+                {"label": "poor", "value": 0.0},
+                {"label": "ok", "value": 0.5},
+                {"label": "n/a", "value": 0.0, "na": True},
+            ],
+        },
+        {"name": "error", "weight": -5, "requirement": "Contains a factual error"},
+    ]
+)
+
+
+def _data(n: int = 120, seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame]:
+    rng = np.random.default_rng(seed)
+    v, h = [], []
+    labs = ["poor", "ok", "great"]
+    for i in range(n):
+        for c, p in (("correct", 0.6), ("error", 0.25)):
+            t = rng.random() < p
+            j = t if rng.random() < 0.85 else not t
+            v.append((f"s{i}", c, "MET" if j else "UNMET", None))
+            for r in ("ann", "bob"):
+                hh = t if rng.random() < 0.9 else not t
+                h.append((f"s{i}", c, r, "met" if hh else "Unmet"))
+        q = int(rng.integers(0, 3))
+        v.append((f"s{i}", "clarity", labs[int(np.clip(q + rng.integers(-1, 2), 0, 2))], None))
+        for r in ("ann", "bob"):
+            h.append((f"s{i}", "clarity", r, labs[q] if rng.random() < 0.85 else "N/A"))
+    verdicts = pl.DataFrame(v, schema=["id", "criterion", "verdict", "error"], orient="row")
+    human = pl.DataFrame(h, schema=["id", "criterion", "rater", "label"], orient="row")
+    return verdicts, human
+
+
+def _pairs(verdicts: pl.DataFrame, human: pl.DataFrame, criterion: str) -> pl.DataFrame:
+    return (
+        human.filter(pl.col("criterion") == criterion)
+        .join(verdicts, on=["id", "criterion"])
+        .filter(pl.col("error").is_null() & (pl.col("label").str.to_lowercase() != "n/a"))
+    )
+
+
+def test_agreement_values_equal_metric_functions() -> None:
+    v, h = _data()
+    out = rt.agreement(v, h, RUBRIC, bootstrap=0)
+    get = lambda c, k: out.filter((pl.col("criterion") == c) & (pl.col("metric") == k))["value"].item()  # noqa: E731
+    p = _pairs(v, h, "correct")
+    hl, jl = p["label"].str.to_uppercase(), p["verdict"]
+    assert get("correct", "accuracy") == pytest.approx(m.accuracy(hl, jl))
+    assert get("correct", "cohen_kappa") == pytest.approx(m.cohen_kappa(hl, jl))
+    assert get("correct", "f1") == pytest.approx(m.f1(hl, jl, pos_label="MET"))
+    assert get("correct", "mcc") == pytest.approx(m.mcc(hl, jl))
+    assert get("correct", "gwet_ac1") == pytest.approx(m.gwet_ac1(hl, jl, labels=["MET", "UNMET"]))
+    # ordinal criterion: order comes from option values (poor < ok < great), not from the listing
+    p = _pairs(v, h, "clarity")
+    order = {"poor": 0, "ok": 1, "great": 2}
+    hc = p["label"].replace_strict(order).to_numpy()
+    jc = p["verdict"].replace_strict(order).to_numpy()
+    assert get("clarity", "kappa_quadratic") == pytest.approx(m.cohen_kappa(hc, jc, labels=[0, 1, 2], weights="quadratic"))
+    assert get("clarity", "spearman") == pytest.approx(m.spearman(hc, jc))
+    assert get("clarity", "kendall") == pytest.approx(m.kendall(hc, jc))
+    row = out.filter((pl.col("criterion") == "clarity") & (pl.col("metric") == "accuracy")).row(0, named=True)
+    assert row["n"] == p.height
+    assert row["n_excluded"] == h.filter(pl.col("label") == "N/A").height
+    assert row["n_items"] == p["id"].n_unique()
+
+
+def test_score_level_rows_compare_rubric_scores() -> None:
+    v, h = _data()
+    out = rt.agreement(v, h, RUBRIC, bootstrap=0, level="score")
+    assert set(out["criterion"]) == {rt.reliability.SCORE}
+    js = rt.score(v, RUBRIC).rename({"score": "j"})
+    hs = []
+    for r in ("ann", "bob"):
+        hr = h.filter(pl.col("rater") == r).rename({"label": "verdict"}).drop("rater")
+        hs.append(rt.score(hr, RUBRIC).select("id", pl.col("score").alias("h"), pl.lit(r).alias("rater")))
+    joined = pl.concat(hs).join(js, on="id").drop_nulls(["h", "j"])
+    got = dict(out.select("metric", "value").iter_rows())
+    assert got["pearson"] == pytest.approx(m.pearson(joined["h"], joined["j"]))
+    assert got["rmse"] == pytest.approx(m.rmse(joined["h"], joined["j"]))
+    assert got["bias"] == pytest.approx(float(m.mean_bias(joined["h"], joined["j"])))
+    assert got["wasserstein"] == pytest.approx(m.wasserstein(joined["j"], joined["h"]))
+    # score tables can be passed directly
+    direct = rt.agreement(js.rename({"j": "score"}), pl.concat(hs).rename({"h": "score"}), bootstrap=0)
+    assert dict(direct.select("metric", "value").iter_rows())["pearson"] == pytest.approx(got["pearson"])
+
+
+def test_intervals_are_reproducible_and_bracket_the_estimate() -> None:
+    v, h = _data()
+    a = rt.agreement(v, h, RUBRIC, bootstrap=300, seed=7)
+    b = rt.agreement(v, h, RUBRIC, bootstrap=300, seed=7)
+    assert a.equals(b)
+    c = rt.agreement(v, h, RUBRIC, bootstrap=300, seed=8)
+    assert not a.equals(c)
+    ok = a.filter(pl.col("value").is_not_null())
+    assert (ok["ci_low"] <= ok["value"] + 1e-12).all() and (ok["value"] <= ok["ci_high"] + 1e-12).all()
+    bca = rt.agreement(v, h, RUBRIC, bootstrap=300, seed=7, method="bca")
+    assert bca["ci_low"].null_count() == a["ci_low"].null_count()
+    strat = rt.agreement(v, h.with_columns(pl.col("id").str.slice(1).cast(pl.Int64).mod(2).alias("half")), RUBRIC,
+                         bootstrap=100, seed=1, stratify="half")  # fmt: skip
+    assert strat.height == a.height
+
+
+def test_errors_and_unlabelled_rows_are_excluded_and_counted() -> None:
+    v, h = _data(40)
+    v = v.with_columns(
+        pl.when((pl.col("id") == "s0") & (pl.col("criterion") == "correct")).then(pl.lit("timeout")).otherwise(pl.col("error")).alias("error")
+    )
+    out = rt.agreement(v, h, RUBRIC, bootstrap=0, level="criterion")
+    row = out.filter((pl.col("criterion") == "correct") & (pl.col("metric") == "accuracy")).row(0, named=True)
+    assert row["n_excluded"] == 2  # the errored verdict, paired with both raters
+    assert row["n"] == 78
+    # an error row never counts as a verdict, whatever it says
+    assert row["value"] == pytest.approx(
+        m.accuracy(*(_pairs(v, h, "correct").select(pl.col("label").str.to_uppercase(), "verdict").get_columns()))
+    )
+
+
+def test_na_modes() -> None:
+    v, h = _data(60)
+    ex = rt.agreement(v, h, RUBRIC, bootstrap=0, level="criterion", metrics=["accuracy"])
+    cat = rt.agreement(v, h, RUBRIC, bootstrap=0, level="criterion", metrics=["accuracy"], na="as_category")
+    worst = rt.agreement(v, h, RUBRIC, bootstrap=0, level="criterion", metrics=["accuracy"], na="as_worst")
+    n = lambda t: t.filter(pl.col("criterion") == "clarity")["n"].item()  # noqa: E731
+    assert n(cat) == n(worst) == n(ex) + ex.filter(pl.col("criterion") == "clarity")["n_excluded"].item()
+    acc = lambda t: t.filter(pl.col("criterion") == "clarity")["value"].item()  # noqa: E731
+    assert acc(cat) < acc(ex)  # the judge never answers n/a, so NA pairs are disagreements
+    assert acc(worst) != acc(cat)
+
+
+def test_labels_without_rubric_numeric_and_binary() -> None:
+    # HANNA-style 1-5 ratings, judge ratings as strings, humans as ints
+    rng = np.random.default_rng(1)
+    n = 50
+    truth = rng.integers(1, 6, n)
+    v = pl.DataFrame({"id": range(n), "criterion": "coherence", "verdict": [str(int(x)) for x in np.clip(truth + rng.integers(-1, 2, n), 1, 5)]})
+    h = pl.DataFrame({"id": range(n), "criterion": "coherence", "label": truth})
+    out = rt.agreement(v, h, bootstrap=0)
+    assert out["kind"].unique().to_list() == ["ordinal"]
+    got = dict(out.select("metric", "value").iter_rows())
+    assert got["spearman"] == pytest.approx(m.spearman(truth, v["verdict"].cast(pl.Int64)))
+    assert got["mae"] == pytest.approx(m.mae(truth, v["verdict"].cast(pl.Int64)))
+    # pandas inputs work the same
+    pd = pytest.importorskip("pandas")
+    out_pd = rt.agreement(v.to_pandas(), h.to_pandas(), bootstrap=0)
+    assert out_pd.equals(out)
+    _ = pd
+
+
+def test_bad_input_gets_clear_errors() -> None:
+    v, h = _data(10)
+    with pytest.raises(ValueError, match="not allowed by the rubric"):
+        rt.agreement(v, h.with_columns(pl.lit("maybe").alias("label")), RUBRIC, bootstrap=0)
+    with pytest.raises(ValueError, match="not in the rubric"):
+        rt.agreement(v.with_columns(pl.col("criterion").replace("error", "ghost")), h, RUBRIC, bootstrap=0)
+    with pytest.raises(ValueError, match="missing"):
+        rt.agreement(v, h.drop("label"), RUBRIC, bootstrap=0)
+    with pytest.raises(ValueError, match="several rows"):
+        rt.agreement(v, pl.concat([h, h]), RUBRIC, bootstrap=0)
+    with pytest.raises(ValueError, match="several rows"):
+        rt.agreement(pl.concat([v, v]), h, RUBRIC, bootstrap=0)
+    with pytest.raises(ValueError, match="unknown agreement metric"):
+        rt.agreement(v, h, RUBRIC, metrics=["kappa"], bootstrap=0)
+    two = pl.concat([v.with_columns(pl.lit("a").alias("judge")), v.with_columns(pl.lit("b").alias("judge"))])
+    with pytest.raises(ValueError, match="several judges"):
+        rt.agreement(two, h, RUBRIC, bootstrap=0)
+    per_judge = rt.agreement(two, h, RUBRIC, by=["judge", "criterion"], bootstrap=0, level="criterion")
+    assert set(per_judge["judge"]) == {"a", "b"}
+
+
+def test_consensus_and_degenerate_groups() -> None:
+    h = pl.DataFrame(
+        {"id": [1, 1, 1, 2, 2, 3, 3], "criterion": "a", "rater": ["x", "y", "z", "x", "y", "x", "y"],
+         "label": ["MET", "MET", "UNMET", "MET", "UNMET", "MET", "MET"]}  # fmt: skip
+    )
+    v = pl.DataFrame({"id": [1, 2, 3], "criterion": "a", "verdict": ["MET", "MET", "MET"]})
+    out = rt.agreement(v, h, raters="consensus", bootstrap=50, seed=0)
+    acc = out.filter(pl.col("metric") == "accuracy").row(0, named=True)
+    assert acc["n"] == 2 and acc["n_excluded"] == 1 and acc["value"] == 1.0  # item 2 is a tie
+    kappa = out.filter(pl.col("metric") == "cohen_kappa").row(0, named=True)
+    assert kappa["value"] is None and kappa["n_degenerate"] == 50  # one class only: undefined
+    # a unit whose only label is NA is excluded and counted, not dropped silently
+    h_na = pl.concat([h, pl.DataFrame({"id": [4], "criterion": "a", "rater": "x", "label": "CANNOT_ASSESS"})])
+    v_na = pl.concat([v, pl.DataFrame({"id": [4], "criterion": "a", "verdict": "MET"})])
+    acc = rt.agreement(v_na, h_na, raters="consensus", bootstrap=0).filter(pl.col("metric") == "accuracy").row(0, named=True)
+    assert acc["n"] == 2 and acc["n_excluded"] == 2
+    # a single pair (n = 1) does not crash
+    one = rt.agreement(v.head(1), h.filter(pl.col("id") == 1, pl.col("rater") == "x"), bootstrap=20, seed=0)
+    assert one.filter(pl.col("metric") == "accuracy")["value"].item() == 1.0
+
+
+def test_inter_rater_matches_metric_functions() -> None:
+    _, h = _data(80)
+    out = rt.inter_rater(h, RUBRIC, bootstrap=100, seed=0)
+    got = {(c, k): x for c, k, x in out.select("criterion", "metric", "value").iter_rows()}
+    wide = h.filter(pl.col("criterion") == "correct").pivot(on="rater", index="id", values="label").sort("id")
+    r = wide.select(pl.col("ann", "bob").str.to_uppercase()).to_numpy()
+    assert got[("correct", "fleiss_kappa")] == pytest.approx(m.fleiss_kappa(r))
+    assert got[("correct", "gwet_ac1")] == pytest.approx(m.gwet_ac1(r))
+    assert got[("correct", "krippendorff_alpha")] == pytest.approx(m.krippendorff_alpha(r))
+    assert got[("correct", "cohen_kappa_pairwise")] == pytest.approx(m.cohen_kappa(r[:, 0], r[:, 1]))
+    assert ("correct", "icc2") not in got  # ICC only for ordinal criteria
+    wide = h.filter(pl.col("criterion") == "clarity").pivot(on="rater", index="id", values="label").sort("id")
+    order = {"poor": 0.0, "ok": 1.0, "great": 2.0}
+    r = wide.select(pl.col("ann", "bob").replace_strict(order, default=None, return_dtype=pl.Float64)).to_numpy()
+    assert got[("clarity", "krippendorff_alpha")] == pytest.approx(m.krippendorff_alpha(r, level="ordinal"))
+    assert got[("clarity", "icc2")] == pytest.approx(m.icc(r, kind="ICC2"))
+    assert (out["ci_low"].drop_nulls() <= out.filter(pl.col("ci_low").is_not_null())["value"] + 1e-12).all()
+
+
+def test_inter_rater_reproduces_published_krippendorff_example() -> None:
+    import json
+
+    from tests.conftest import DATA
+
+    ex = json.loads((DATA / "agreement_reference.json").read_text())["krippendorff2011"]
+    rows = [(u, r, val) for u, unit in enumerate(ex["ratings"]) for r, val in enumerate(unit) if val is not None]
+    h = pl.DataFrame(rows, schema=["id", "rater", "label"], orient="row").with_columns(
+        pl.lit("c").alias("criterion"), pl.col("rater").cast(pl.String)
+    )
+    out = rt.inter_rater(h, bootstrap=0)
+    got = dict(out.select("metric", "value").iter_rows())
+    assert round(got["krippendorff_alpha"], 3) == ex["expected"]["alpha"]["ordinal"]  # numeric labels: ordinal
+    assert got["gwet_ac1"] == pytest.approx(ex["expected"]["gwet_ac1"], abs=5e-6)
+    assert got["percent_agreement"] == pytest.approx(ex["expected"]["percent_agreement"], abs=5e-6)
+
+
+def test_single_rater_gives_nan_not_crash() -> None:
+    h = pl.DataFrame({"id": [1, 2], "criterion": "a", "rater": "x", "label": ["MET", "UNMET"]})
+    out = rt.inter_rater(h, bootstrap=10, seed=0)
+    assert out["value"].null_count() == out.height
+
+
+def test_compare_detects_a_real_difference_and_not_a_fake_one() -> None:
+    v, h = _data(150, seed=3)
+    worse = v.with_columns(
+        pl.when(pl.col("criterion") == "correct").then(pl.lit("MET")).otherwise(pl.col("verdict")).alias("verdict")
+    )
+    out = rt.compare(v, worse, h, RUBRIC, metric="cohen_kappa", bootstrap=500, seed=0, names=("good", "lazy"))
+    row = out.filter(pl.col("criterion") == "correct").row(0, named=True)
+    assert row["diff"] > 0.3 and row["p_value"] < 0.01 and row["ci_low"] > 0
+    same = out.filter(pl.col("criterion") == "error").row(0, named=True)
+    assert same["diff"] == 0 and same["p_value"] == 1.0
+    score = rt.compare(v, worse, h, RUBRIC, metric="pearson", bootstrap=300, seed=0)
+    assert score["criterion"].item() == rt.reliability.SCORE and score["diff"].item() > 0

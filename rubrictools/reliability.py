@@ -33,8 +33,8 @@ from rubrictools.metrics.classification import (
     mcc_from_confusion,
     precision_recall_f1_from_confusion,
 )
-from rubrictools.metrics.correlation import kendall_weighted, pearson_weighted, spearman_weighted
-from rubrictools.metrics.distribution import cdf_distances_weighted
+from rubrictools.metrics.correlation import distinct_pairs, kendall_weighted, pearson_weighted, spearman_weighted
+from rubrictools.metrics.distribution import cdf_distances_weighted, js_from_counts
 from rubrictools.metrics.errors import error_stats, errors_from_stats
 from rubrictools.metrics.kappa import chance_corrected_from_unit_stats, kappa_from_confusion, unit_agreement_stats
 from rubrictools.metrics.multirater import alpha_from_stats, alpha_unit_stats, icc_from_stats, icc_unit_stats
@@ -49,13 +49,13 @@ SCORE = "__score__"
 """Group label of score-level rows (rubric score of the judge vs of the human)."""
 
 DEFAULT_METRICS: dict[str, tuple[str, ...]] = {
-    "binary": ("accuracy", "precision", "recall", "f1", "mcc", "cohen_kappa", "gwet_ac1"),
-    "ordinal": ("accuracy", "cohen_kappa", "kappa_linear", "kappa_quadratic", "spearman", "kendall", "mae"),
-    "nominal": ("accuracy", "f1_macro", "cohen_kappa", "gwet_ac1"),
+    "binary": ("accuracy", "precision", "recall", "f1", "mcc", "cohen_kappa", "gwet_ac1", "judge_rate", "human_rate"),
+    "ordinal": ("accuracy", "cohen_kappa", "kappa_linear", "kappa_quadratic", "spearman", "kendall", "mae", "js_divergence"),
+    "nominal": ("accuracy", "f1_macro", "cohen_kappa", "gwet_ac1", "js_divergence"),
 }
 CRITERION_METRICS: tuple[str, ...] = (
     "accuracy", "precision", "recall", "f1", "f1_macro", "mcc", "cohen_kappa", "kappa_linear",
-    "kappa_quadratic", "gwet_ac1", "spearman", "kendall", "mae", "judge_rate", "human_rate",
+    "kappa_quadratic", "gwet_ac1", "spearman", "kendall", "mae", "judge_rate", "human_rate", "js_divergence",
 )  # fmt: skip
 SCORE_METRICS: tuple[str, ...] = (
     "pearson", "spearman", "kendall", "rmse", "mae", "bias", "effect_size", "wasserstein", "ks",
@@ -82,6 +82,14 @@ def _key(expr: pl.Expr) -> pl.Expr:
     f = s.str.strip_chars().cast(pl.Float64, strict=False)
     text = s.str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase()
     return pl.when(f.is_not_null()).then(f.cast(pl.String)).otherwise(text)
+
+
+def _with_key(df: pl.DataFrame, col: str, out: str) -> pl.DataFrame:
+    """Add the normalised label of ``col`` as ``out``, computed once per distinct label."""
+    if df.height == 0:
+        return df.with_columns(_key(pl.col(col)).alias(out))
+    uniq = df.select(pl.col(col).unique()).with_columns(_key(pl.col(col)).alias(out))
+    return df.join(uniq, on=col, how="left", nulls_equal=True, maintain_order="left")
 
 
 _LABEL_SCHEMA = {
@@ -247,8 +255,8 @@ def _criterion_pairs(
         if c not in v.columns and c not in h.columns:
             raise ValueError(f"by={c!r} is neither a verdict nor a human-label column")
     v_cols = ["id", "criterion", *[c for c in by if c in v.columns and c not in ("id", "criterion")]]
-    v = v.select(*v_cols, _key(pl.col("verdict")).alias("j_key"), pl.col("error").is_not_null().alias("j_err"))
-    h = h.with_columns(_key(pl.col("label")).alias("h_key"))
+    v = _with_key(v.select(*v_cols, "verdict", pl.col("error").is_not_null().alias("j_err")), "verdict", "j_key").drop("verdict")
+    h = _with_key(h, "label", "h_key")
     keys = pl.concat(
         [v.select("criterion", pl.col("j_key").alias("key")), h.select("criterion", pl.col("h_key").alias("key"))]
     ).unique()
@@ -317,6 +325,8 @@ def _confusion_kernel(h: np.ndarray, j: np.ndarray, k: int, pos: int | None, nam
                 pe = (pi * (1 - pi)).sum(-1) / (k - 1) if k > 1 else np.full(n.shape, np.nan)
                 with np.errstate(all="ignore"):
                     out[name] = np.where(pe < 1, (pa - pe) / (1 - pe), np.nan)
+            elif name == "js_divergence":
+                out[name] = js_from_counts(cm.sum(-1), cm.sum(-2))
             elif name == "judge_rate":
                 out[name] = cm[:, :, pos].sum(-1) / np.where(cm.sum((-2, -1)) > 0, cm.sum((-2, -1)), np.nan)
             elif name == "human_rate":
@@ -337,7 +347,7 @@ def _kendall_kernel(x: np.ndarray, y: np.ndarray, name: str = "kendall") -> bs.K
     def finish(w: np.ndarray) -> dict[str, np.ndarray]:
         return {name: kendall_weighted(x, y, w)}
 
-    finish.distinct_pairs = int(np.unique(np.column_stack([x, y]), axis=0).shape[0]) if x.size else 0  # type: ignore[attr-defined]
+    finish.distinct_pairs = int(distinct_pairs(x, y)[0].size) if x.size else 0  # type: ignore[attr-defined]
     return bs.Kernel((name,), finish, n_rows=x.shape[0], point_fn=point)
 
 
@@ -349,7 +359,8 @@ def _criterion_kernels(g: pl.DataFrame, kind: str, k: int, pos: int | None, name
     ordered = kind in ("ordinal", "binary") and not np.isnan(hv).any() and not np.isnan(jv).any()
     kernels: list[bs.Kernel] = []
     conf = [n for n in names if n in {"accuracy", "precision", "recall", "f1", "f1_macro", "mcc", "cohen_kappa",
-                                      "kappa_linear", "kappa_quadratic", "gwet_ac1", "judge_rate", "human_rate"}]  # fmt: skip
+                                      "kappa_linear", "kappa_quadratic", "gwet_ac1", "judge_rate", "human_rate",
+                                      "js_divergence"}]  # fmt: skip
     if kind != "binary" or pos is None:
         conf = [n for n in conf if n not in _BINARY_ONLY]
     if kind == "nominal":
@@ -399,7 +410,15 @@ def _pvalues(names: list[str], h: np.ndarray, j: np.ndarray, *, labels: list[int
         warnings.simplefilter("ignore")
         for name in names:
             if name == "cohen_kappa" and labels is not None:
-                out[name] = m.cohen_kappa(h, j, labels=labels).pvalue
+                from scipy.special import ndtr
+
+                from rubrictools.metrics.kappa import _kappa_se
+
+                k = len(labels)
+                cm = np.bincount(h.astype(np.int64) * k + j.astype(np.int64), minlength=k * k).reshape(k, k).astype(float)
+                kap = float(kappa_from_confusion(cm))
+                se0 = _kappa_se(cm, kap, None)[1]
+                out[name] = float(2 * ndtr(-abs(kap / se0))) if se0 > 0 and np.isfinite(kap) else float("nan")
             elif name == "pearson":
                 out[name] = m.pearson(h, j).pvalue
             elif name == "spearman":
@@ -515,6 +534,27 @@ def _check_metrics(metrics: Sequence[str] | None, allowed: Sequence[str], what: 
 
 
 # =============================================================================== score level
+def _human_scores(human: pl.DataFrame, rubric: Rubric | None) -> pl.DataFrame:
+    """Rubric score of each (submission, rater) from the human labels: ``id, rater, score``."""
+    from rubrictools.scoring import score
+
+    if rubric is None:
+        raise ValueError("score-level agreement needs the rubric to score the human labels")
+    h = _human_frame(human)
+    if h["rater"].n_unique() <= 1:
+        rater = h["rater"][0] if h.height else "human"
+        hv = h.select("id", "criterion", pl.col("label").cast(pl.String).alias("verdict"))
+        return score(hv, rubric).select("id", pl.lit(rater).alias("rater"), "score")
+    # several raters: score each (id, rater) as its own submission under a synthetic integer id
+    raters = h.select(pl.col("rater").unique(maintain_order=True)).with_row_index("__r")
+    h = h.join(raters, on="rater").with_columns(
+        (pl.col("id").rank("dense").cast(pl.Int64) * (raters.height + 1) + pl.col("__r").cast(pl.Int64)).alias("__sid")
+    )
+    hv = h.select(pl.col("__sid").alias("id"), "criterion", pl.col("label").cast(pl.String).alias("verdict"))
+    sc = score(hv, rubric).select(pl.col("id").alias("__sid"), "score")
+    return h.select("id", "rater", "__sid").unique("__sid").join(sc, on="__sid").drop("__sid")
+
+
 def _score_pairs(
     verdicts: Any, human: Any, rubric: Rubric | None, by: list[str], raters: Raters, human_scores: Any
 ) -> pl.DataFrame:
@@ -540,19 +580,7 @@ def _score_pairs(
         hs = to_polars(human_scores, name="human_scores")
     else:
         h = to_polars(human, name="human")
-        if "score" in h.columns and "criterion" not in h.columns:
-            hs = h
-        else:
-            if rubric is None:
-                raise ValueError("score-level agreement needs the rubric to score the human labels")
-            h = _human_frame(h)
-            raters_idx = h.select(pl.col("rater").unique(maintain_order=True)).with_row_index("__r")
-            h = h.join(raters_idx, on="rater").with_columns(
-                (pl.col("id").rank("dense").cast(pl.Int64) * (raters_idx.height + 1) + pl.col("__r").cast(pl.Int64)).alias("__sid")
-            )
-            hv = h.select(pl.col("__sid").alias("id"), "criterion", pl.col("label").cast(pl.String).alias("verdict"))
-            sc = score(hv, rubric).select(pl.col("id").alias("__sid"), "score")
-            hs = h.select("id", "rater", "__sid").unique("__sid").join(sc, on="__sid").drop("__sid")
+        hs = h if "score" in h.columns and "criterion" not in h.columns else _human_scores(h, rubric)
     if "rater" not in hs.columns:
         hs = hs.with_columns(pl.lit("human").alias("rater"))
     hs = hs.select("id", pl.col("rater").cast(pl.String), pl.col("score").cast(pl.Float64).alias("h_value"))
@@ -600,10 +628,11 @@ def agreement(
         ``"criterion"``, ``"score"`` or ``"both"`` (default: both when a rubric is given).
     metrics
         Subset of :data:`CRITERION_METRICS` and :data:`SCORE_METRICS`; default by kind:
-        binary -> accuracy, precision, recall, f1, mcc, cohen_kappa, gwet_ac1 (``MET`` is the
-        positive class); ordinal -> accuracy, cohen_kappa, kappa_linear, kappa_quadratic,
-        spearman, kendall, mae; nominal -> accuracy, f1_macro, cohen_kappa, gwet_ac1;
-        score -> all of :data:`SCORE_METRICS`.
+        binary -> accuracy, precision, recall, f1, mcc, cohen_kappa, gwet_ac1, judge_rate and
+        human_rate (MET rates; ``MET`` is the positive class); ordinal -> accuracy,
+        cohen_kappa, kappa_linear, kappa_quadratic, spearman, kendall, mae, js_divergence (of
+        the two label distributions); nominal -> accuracy, f1_macro, cohen_kappa, gwet_ac1,
+        js_divergence; score -> all of :data:`SCORE_METRICS`.
     raters
         ``"each"``: every human rating is paired with the judge (clusters keep a submission's
         raters together); ``"consensus"``: the majority label (median for ordinal, mean
@@ -754,7 +783,7 @@ def inter_rater(
     """
     chosen = _check_metrics(metrics, INTER_RATER_METRICS, "inter-rater")
     by_list = [] if by is None else ([by] if isinstance(by, str) else list(by))
-    h = _human_frame(human).with_columns(_key(pl.col("label")).alias("h_key"))
+    h = _with_key(_human_frame(human), "label", "h_key")
     keys = h.select("criterion", pl.col("h_key").alias("key")).unique()
     labels = _label_table(rubric, keys, "exclude")
     h = h.join(

@@ -76,6 +76,10 @@ def test_agreement_values_equal_metric_functions() -> None:
     assert get("clarity", "kappa_quadratic") == pytest.approx(m.cohen_kappa(hc, jc, labels=[0, 1, 2], weights="quadratic"))
     assert get("clarity", "spearman") == pytest.approx(m.spearman(hc, jc))
     assert get("clarity", "kendall") == pytest.approx(m.kendall(hc, jc))
+    assert get("clarity", "js_divergence") == pytest.approx(m.js_divergence(hc, jc, labels=[0, 1, 2]))
+    pc = _pairs(v, h, "correct")
+    assert get("correct", "judge_rate") == pytest.approx((pc["verdict"] == "MET").mean())
+    assert get("correct", "human_rate") == pytest.approx((pc["label"] == "met").mean())
     row = out.filter((pl.col("criterion") == "clarity") & (pl.col("metric") == "accuracy")).row(0, named=True)
     assert row["n"] == p.height
     assert row["n_excluded"] == h.filter(pl.col("label") == "N/A").height

@@ -124,27 +124,50 @@ def encode_labels(*arrays: np.ndarray, labels: Sequence[Any] | None = None) -> t
     """
     if labels is None:
         present = [a for a in arrays if a.size]
-        if present:
-            joined = np.concatenate(present)
-            try:
-                classes = np.unique(joined)
-            except TypeError:  # mixed types: sort by their string form
-                classes = np.array(sorted(set(joined.tolist()), key=str), dtype=object)
-        else:
-            classes = np.array([])
-    else:
-        classes = np.asarray(list(labels))
-        if len(set(classes.tolist())) != len(classes):
-            raise ValueError("labels must be unique")
+        if not present:
+            return [np.zeros(0, dtype=np.int64) for _ in arrays], np.array([])
+        joined = np.concatenate(present)
+        try:
+            classes, inv = np.unique(joined, return_inverse=True)
+        except TypeError:  # mixed types: order by their string form
+            classes = np.array(sorted(set(joined.tolist()), key=str), dtype=object)
+            return _encode_by_dict(arrays, classes), classes
+        out, start = [], 0
+        for a in arrays:
+            out.append(inv[start : start + a.size].astype(np.int64) if a.size else np.zeros(0, dtype=np.int64))
+            start += a.size
+        return out, classes
+    classes = np.asarray(list(labels))
+    if len(set(classes.tolist())) != len(classes):
+        raise ValueError("labels must be unique")
+    try:
+        order = np.argsort(classes, kind="stable")
+        sorted_classes = classes[order]
+        out = []
+        for a in arrays:
+            pos = np.clip(np.searchsorted(sorted_classes, a), 0, max(len(classes) - 1, 0))
+            if len(classes) == 0 and a.size:
+                raise ValueError(f"label {a[0]!r} is not in labels=[]")
+            hit = sorted_classes[pos] == a if a.size else np.ones(0, dtype=bool)
+            if not np.all(hit):
+                bad = a[~np.asarray(hit, dtype=bool)][0]
+                bad = bad.item() if hasattr(bad, "item") else bad
+                raise ValueError(f"label {bad!r} is not in labels={classes.tolist()}")
+            out.append(order[pos].astype(np.int64))
+        return out, classes
+    except TypeError:
+        return _encode_by_dict(arrays, classes), classes
+
+
+def _encode_by_dict(arrays: tuple[np.ndarray, ...], classes: np.ndarray) -> list[np.ndarray]:
     lookup = {v: i for i, v in enumerate(classes.tolist())}
     out = []
     for a in arrays:
         try:
-            codes = np.fromiter((lookup[v] for v in a.tolist()), dtype=np.int64, count=a.shape[0])
+            out.append(np.fromiter((lookup[v] for v in a.tolist()), dtype=np.int64, count=a.shape[0]))
         except KeyError as e:
             raise ValueError(f"label {e.args[0]!r} is not in labels={classes.tolist()}") from None
-        out.append(codes)
-    return out, classes
+    return out
 
 
 def ratings_matrix(ratings: Any, *, name: str = "ratings") -> np.ndarray:

@@ -17,6 +17,7 @@ from rubrictools.metrics._base import Estimate, NanPolicy, paired, safe_div
 
 __all__ = [
     "kendall",
+    "distinct_pairs",
     "kendall_weighted",
     "merge_duplicate_pairs",
     "pearson",
@@ -100,19 +101,27 @@ def _tie_pairs(v: np.ndarray, w: np.ndarray) -> np.ndarray:
     return (c * (c - 1) / 2).sum(-1)
 
 
+def distinct_pairs(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index of one row per distinct ``(x, y)`` and each row's pair index (1-D uniques only: fast)."""
+    ux, ix = np.unique(x, return_inverse=True)
+    uy, iy = np.unique(y, return_inverse=True)
+    code = ix.reshape(-1).astype(np.int64) * max(uy.size, 1) + iy.reshape(-1)
+    _, first, inv = np.unique(code, return_index=True, return_inverse=True)
+    return first, inv.reshape(-1)
+
+
 def merge_duplicate_pairs(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Collapse rows with the same ``(x, y)`` into one row whose weight is their sum."""
     if x.shape[0] < 2:
         return x, y, w
-    uniq, inv = np.unique(np.column_stack([x, y]), axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
-    if uniq.shape[0] == x.shape[0]:
+    first, inv = distinct_pairs(x, y)
+    if first.size == x.shape[0]:
         return x, y, w
     from scipy import sparse
 
-    onehot = sparse.csr_matrix((np.ones(inv.size), (np.arange(inv.size), inv)), shape=(inv.size, uniq.shape[0]))
+    onehot = sparse.csr_matrix((np.ones(inv.size), (np.arange(inv.size), inv)), shape=(inv.size, first.size))
     merged = np.asarray((onehot.T @ w.T).T)
-    return uniq[:, 0], uniq[:, 1], merged
+    return x[first], y[first], merged
 
 
 def kendall_weighted(x: np.ndarray, y: np.ndarray, w: np.ndarray, *, block: int = 2048) -> np.ndarray:

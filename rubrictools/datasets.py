@@ -1,0 +1,369 @@
+"""Datasets: the project's demo sets, numeric extracts of public evaluation data, and
+autorubric's ``RubricDataset`` JSON format.
+
+>>> from rubrictools import datasets
+>>> "demo_support" in datasets.list()["name"].to_list()
+True
+>>> ds = datasets.load("demo_support")
+>>> ds.human.columns
+['id', 'criterion', 'rater', 'label']
+
+Every :class:`Dataset` has ``submissions`` (``id, submission, ...``; ``None`` when the source
+text is not shipped), ``rubric`` (``None`` for per-item rubrics, held in a ``rubric``
+column), ``human`` (long labels: ``id, criterion, rater, label``, the input of
+:func:`rubrictools.agreement`), ``verdicts`` (recorded judge outputs as a verdict table),
+extra ``tables`` and a ``card`` (origin, licence, citation, what the labels mean).
+
+Files are read from ``$RUBRICTOOLS_DATASETS`` or the repository's ``datasets/`` folder.
+Public sets ship numbers only; their text can be attached from a local copy
+(``text_path=``, or ``../shared/datasets`` when present).
+"""
+
+from __future__ import annotations
+
+import builtins
+import html
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rubrictools.rubric import Rubric
+
+__all__ = ["Dataset", "list", "llmbar_statistics", "load", "read_autorubric", "write_autorubric"]
+
+_CATALOGUE: dict[str, tuple[str, str]] = {
+    "demo_support": ("demo/support", "customer-support answers; binary criteria and a penalty; 1-3 raters"),
+    "demo_essays": ("demo/essays", "short essays; ordinal multi-choice criteria and a nominal one with NA; 2 raters"),
+    "demo_code_review": ("demo/code_review", "code-review comments; per-item rubrics with penalties; 1-2 raters"),
+    "llmbar": ("llmbar", "LLMBar pairwise instruction following; GPT-4 in both orders; gold labels"),
+    "hanna": ("hanna", "HANNA stories; 3 human raters x 6 criteria (1-5); 5 LLMs x 4 prompts"),
+    "llm_rubric_real": ("llm_rubric", "LLM-Rubric real dialogues; GPT-3.5 answer probabilities; 13 judges (1 per dialogue)"),
+    "llm_rubric_synth": ("llm_rubric", "LLM-Rubric synthetic dialogues; GPT-3.5 answer probabilities; 2-3 judges each"),
+}
+
+
+def _root() -> Path:
+    env = os.environ.get("RUBRICTOOLS_DATASETS")
+    candidates = [Path(env)] if env else []
+    candidates.append(Path(__file__).resolve().parents[1] / "datasets")
+    for c in candidates:
+        if (c / "demo").is_dir() or (c / "llmbar").is_dir():
+            return c
+    raise FileNotFoundError(
+        "rubrictools datasets not found: set RUBRICTOOLS_DATASETS to the repository's datasets/ folder "
+        f"(looked in {[str(c) for c in candidates]})"
+    )
+
+
+def _shared() -> Path | None:
+    p = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+    return p if p.is_dir() else None
+
+
+@dataclass
+class Dataset:
+    """A loaded dataset (see the module docstring for the fields)."""
+
+    name: str
+    card: dict[str, Any]
+    human: pl.DataFrame
+    verdicts: pl.DataFrame | None = None
+    submissions: pl.DataFrame | None = None
+    rubric: Rubric | None = None
+    tables: dict[str, pl.DataFrame] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """The dataset card as text: title, origin, licence, citation, contents, labels."""
+        keys = ("title", "origin", "licence", "citation", "contents", "labels", "not_included")
+        lines = [f"{self.name}: {self.card.get('title', '')}"]
+        lines += [f"  {k}: {self.card[k]}" for k in keys[1:] if k in self.card]
+        n_items = self.human["id"].n_unique()
+        raters = self.human["rater"].n_unique()
+        lines.append(f"  size: {n_items} items, {self.human.height} human labels from {raters} rater(s)")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        parts = [f"human={self.human.height}"]
+        if self.verdicts is not None:
+            parts.append(f"verdicts={self.verdicts.height}")
+        if self.submissions is not None:
+            parts.append(f"submissions={self.submissions.height}")
+        if self.tables:
+            parts.append(f"tables={builtins.list(self.tables)}")
+        return f"Dataset({self.name!r}, {', '.join(parts)})"
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>{html.escape(str(v))}</td></tr>"
+            for k, v in self.card.items()
+            if k != "name"
+        )
+        return f"<b>{html.escape(self.name)}</b><table>{rows}</table><pre>{html.escape(repr(self))}</pre>"
+
+
+def list() -> pl.DataFrame:  # noqa: A001 - mirrors the issue's API: rt.datasets.list()
+    """Available datasets: ``name, kind, description, available`` (files present here)."""
+    try:
+        root: Path | None = _root()
+    except FileNotFoundError:
+        root = None
+    rows = []
+    for name, (folder, desc) in _CATALOGUE.items():
+        rows.append(
+            {
+                "name": name,
+                "kind": "demo" if name.startswith("demo_") else "public (numbers only)",
+                "description": desc,
+                "available": root is not None and (root / folder / "CARD.json").exists(),
+            }
+        )
+    return pl.DataFrame(rows)
+
+
+def load(name: str, *, text_path: str | Path | None = None) -> Dataset:
+    """Load a dataset by name (see :func:`list`).
+
+    ``text_path`` attaches third-party text that is not shipped (LLMBar: the folder holding
+    ``<subset>/dataset.json``); by default ``../shared/datasets/<name>`` is used when present.
+    """
+    if name not in _CATALOGUE:
+        raise ValueError(f"unknown dataset {name!r}; available: {builtins.list(_CATALOGUE)}")
+    folder = _root() / _CATALOGUE[name][0]
+    card = json.loads((folder / "CARD.json").read_text())
+    if name.startswith("demo_"):
+        return _load_demo(name, folder, card)
+    if name == "llmbar":
+        return _load_llmbar(folder, card, text_path)
+    if name == "hanna":
+        return _load_hanna(folder, card)
+    return _load_llm_rubric(name, folder, card)
+
+
+# ----------------------------------------------------------------------------- loaders
+def _load_demo(name: str, folder: Path, card: dict[str, Any]) -> Dataset:
+    from rubrictools.rubric import Rubric
+
+    rubric = Rubric.from_file(folder / "rubric.json") if (folder / "rubric.json").exists() else None
+    return Dataset(
+        name=name,
+        card=card,
+        human=pl.read_parquet(folder / "human.parquet"),
+        verdicts=pl.read_parquet(folder / "verdicts.parquet"),
+        submissions=pl.read_parquet(folder / "submissions.parquet"),
+        rubric=rubric,
+    )
+
+
+def _load_llmbar(folder: Path, card: dict[str, Any], text_path: str | Path | None) -> Dataset:
+    from rubrictools.rubric import Rubric
+
+    j = pl.read_parquet(folder / "judgments.parquet").with_columns(
+        pl.format("{}/{}", "subset", "item").alias("id")
+    )
+    items = j.unique(["subset", "item"], maintain_order=True)
+    human = items.select("id", pl.lit("preferred").alias("criterion"), pl.lit("gold").alias("rater"), pl.col("label").cast(pl.String))
+    verdicts = pl.concat(
+        [
+            j.select(
+                "id",
+                pl.lit("preferred").alias("criterion"),
+                pl.col(col).cast(pl.String).alias("verdict"),
+                pl.when(pl.col(col).is_null()).then(pl.lit("no valid answer from the judge")).alias("error"),
+                pl.format("{}/{}", "judge", pl.lit(order)).alias("judge"),
+            )
+            for col, order in (("winner_original_order", "original"), ("winner_swapped_order", "swapped"))
+        ]
+    )
+    rubric = Rubric.from_dict(
+        [{"name": "preferred", "requirement": "Which output follows the instruction better?", "scale": "nominal",
+          "options": [{"label": "1", "value": 1.0}, {"label": "2", "value": 0.0}]}]  # fmt: skip
+    )
+    published = json.loads((folder / "published.json").read_text())
+    pub = pl.DataFrame([{"subset": k.split("/")[0], "judge": "/".join(k.split("/")[1:]), **v} for k, v in published.items()])
+    subs = None
+    src = Path(text_path) if text_path is not None else (_shared() / "llmbar" if _shared() else None)
+    if src is not None and src.is_dir():
+        rows = []
+        for subset in items["subset"].unique(maintain_order=True):
+            f = src / subset / "dataset.json"
+            if f.exists():
+                for i, d in enumerate(json.loads(f.read_text())):
+                    rows.append({"id": f"{subset}/{i}", "query": d["input"], "output_1": d["output_1"], "output_2": d["output_2"]})
+        subs = pl.DataFrame(rows) if rows else None
+    return Dataset("llmbar", card, human, verdicts, subs, rubric, {"judgments": j, "published": pub})
+
+
+def _load_hanna(folder: Path, card: dict[str, Any]) -> Dataset:
+    human = pl.read_parquet(folder / "human.parquet")
+    llm = pl.read_parquet(folder / "llm.parquet")
+    verdicts = llm.select(
+        "id",
+        "criterion",
+        pl.col("rating").round().cast(pl.Int64).cast(pl.String).alias("verdict"),
+        pl.format("{}/p{}", "model", "prompt").alias("judge"),
+        "rating",
+    )
+    return Dataset("hanna", card, human.select("id", "criterion", "rater", "label"), verdicts, None, None,
+                   {"human": human, "llm": llm})  # fmt: skip
+
+
+def _load_llm_rubric(name: str, folder: Path, card: dict[str, Any]) -> Dataset:
+    part = "real" if name.endswith("real") else "synth"
+    h = pl.read_parquet(folder / f"{part}_human.parquet")
+    human = h.select(
+        pl.col("text_id").alias("id"),
+        "criterion",
+        pl.col("annotator_id").alias("rater"),
+        pl.when(pl.col("rating") > 0).then(pl.col("rating")).alias("label"),  # 0 = not applicable
+    )
+    g = pl.read_parquet(folder / f"{part}_gpt35.parquet")
+    expected = sum(pl.col(f"p{k}") * k for k in range(1, 5)) / sum(pl.col(f"p{k}") for k in range(1, 5))
+    verdicts = g.select(
+        pl.col("text_id").alias("id"),
+        "criterion",
+        pl.col("sample").cast(pl.String).alias("verdict"),
+        pl.lit("gpt-3.5-turbo-16k").alias("judge"),
+        expected.alias("expected"),
+        pl.max_horizontal("p1", "p2", "p3", "p4").alias("confidence"),
+    )
+    tables = {"gpt35": g, "human_wide": h}
+    if part == "real" and (folder / "real_baselines.parquet").exists():
+        tables["baselines"] = pl.read_parquet(folder / "real_baselines.parquet")
+    return Dataset(name, card, human, verdicts, None, None, tables)
+
+
+def llmbar_statistics(judgments: pl.DataFrame) -> pl.DataFrame:
+    """The LLMBar repository's statistics per subset and judge, from the judgments table.
+
+    ``correct_False``/``correct_True``: accuracy in the original/swapped order (no valid
+    answer counts as wrong); ``correct_both``: right in both orders; ``equal``: positional
+    agreement (same winner in both orders; two missing answers count as equal);
+    ``correct_average``: mean of the two accuracies.
+    """
+    a, b, lab = pl.col("winner_original_order"), pl.col("winner_swapped_order"), pl.col("label")
+    ok_a = (a == lab).fill_null(False)
+    ok_b = (b == lab).fill_null(False)
+    return (
+        judgments.group_by("subset", "judge", maintain_order=True)
+        .agg(
+            ok_a.mean().alias("correct_False"),
+            ok_b.mean().alias("correct_True"),
+            (ok_a & ok_b).mean().alias("correct_both"),
+            (a.fill_null(0) == b.fill_null(0)).mean().alias("equal"),
+            pl.len().alias("n"),
+        )
+        .with_columns(((pl.col("correct_False") + pl.col("correct_True")) / 2).alias("correct_average"))
+    )
+
+
+# ----------------------------------------------------------------------------- autorubric format
+def read_autorubric(source: str | Path | dict[str, Any]) -> Dataset:
+    """Read autorubric's ``RubricDataset`` JSON (file path, JSON text or parsed dict).
+
+    Items become ``submissions`` (``id`` = item index, ``submission``, ``description``,
+    ``reference_submission``, ``rubric`` as JSON for per-item rubrics, ``query`` from the
+    dataset or item prompt); ground truth becomes ``human`` labels (rater
+    ``"ground_truth"``) aligned with the effective rubric's criteria by position.
+    """
+    from rubrictools.rubric import Rubric
+
+    if isinstance(source, dict):
+        data = source
+    else:
+        text = Path(source).read_text() if Path(str(source)).suffix in (".json",) or Path(str(source)).exists() else str(source)
+        data = json.loads(text)
+    if not isinstance(data, dict) or "items" not in data:
+        raise ValueError("not an autorubric RubricDataset: expected an object with 'items'")
+    rubric = Rubric.from_dict(data["rubric"]) if data.get("rubric") else None
+    subs, labels = [], []
+    for i, item in enumerate(data["items"]):
+        own = Rubric.from_dict(item["rubric"]) if item.get("rubric") else None
+        eff = own or rubric
+        if eff is None:
+            raise ValueError(f"item {i}: no rubric (neither per-item nor global)")
+        subs.append(
+            {
+                "id": i,
+                "submission": item["submission"],
+                "description": item.get("description"),
+                "query": item.get("prompt") or data.get("prompt"),
+                "reference_submission": item.get("reference_submission") or data.get("reference_submission"),
+                "rubric": json.dumps(eff.to_dict()) if own is not None else None,
+            }
+        )
+        gt = item.get("ground_truth")
+        if gt is not None:
+            if len(gt) != len(eff):
+                raise ValueError(f"item {i}: {len(gt)} ground-truth values for {len(eff)} criteria")
+            labels += [{"id": i, "criterion": c.name, "rater": "ground_truth", "label": str(v)} for c, v in zip(eff, gt)]
+    human = pl.DataFrame(labels, schema={"id": pl.Int64, "criterion": pl.String, "rater": pl.String, "label": pl.String})
+    card = {"name": data.get("name") or "autorubric dataset", "title": data.get("name") or "", "origin": "autorubric RubricDataset JSON"}
+    return Dataset(card["name"], card, human, None, pl.DataFrame(subs), rubric)
+
+
+def write_autorubric(
+    submissions: Any,
+    rubric: Rubric | None = None,
+    human: Any = None,
+    *,
+    path: str | Path | None = None,
+    prompt: str = "",
+    name: str | None = None,
+    column: str = "submission",
+    id_column: str = "id",
+    rater: str | None = None,
+) -> dict[str, Any]:
+    """Write submissions (and human labels as ground truth) in autorubric's JSON format.
+
+    Per-item rubrics come from a ``rubric`` column (JSON or dicts) when there is no global
+    ``rubric``. An item gets ``ground_truth`` only when every criterion has a label (from
+    ``rater``, or the only rater). Returns the dict; writes it when ``path`` is given.
+    """
+    from rubrictools.rubric import Rubric
+    from rubrictools.verdicts import to_polars
+
+    s = to_polars(submissions, name="submissions")
+    labels: dict[tuple[Any, str], str] = {}
+    if human is not None:
+        h = to_polars(human, name="human")
+        if "rater" in h.columns:
+            raters = h["rater"].unique().to_list()
+            if rater is None and len(raters) > 1:
+                raise ValueError(f"human labels have several raters {raters}; pass rater=")
+            if rater is not None:
+                h = h.filter(pl.col("rater") == rater)
+        labels = {(r[0], r[1]): str(r[2]) for r in h.select("id", "criterion", "label").iter_rows()}
+    items = []
+    for row in s.iter_rows(named=True):
+        own = None
+        if rubric is None:
+            raw = row.get("rubric")
+            if raw is None:
+                raise ValueError(f"item {row[id_column]!r}: no rubric (pass rubric= or a 'rubric' column)")
+            own = Rubric.from_dict(json.loads(raw) if isinstance(raw, str) else raw)
+        eff = own or rubric
+        item: dict[str, Any] = {"submission": row[column], "description": str(row.get("description") or row[id_column])}
+        gt = [labels.get((row[id_column], c.name)) for c in eff]  # type: ignore[union-attr]
+        item["ground_truth"] = gt if all(g is not None for g in gt) else None
+        if own is not None:
+            item["rubric"] = [_autorubric_criterion(c) for c in own]
+        if row.get("reference_submission"):
+            item["reference_submission"] = row["reference_submission"]
+        items.append(item)
+    out: dict[str, Any] = {"name": name, "prompt": prompt, "rubric": [_autorubric_criterion(c) for c in rubric] if rubric else None, "items": items}
+    if path is not None:
+        Path(path).write_text(json.dumps(out, indent=2, ensure_ascii=False))
+    return out
+
+
+def _autorubric_criterion(c: Any) -> dict[str, Any]:
+    d: dict[str, Any] = {"name": c.name, "weight": c.weight, "requirement": c.requirement}
+    if c.options is not None:
+        d["scale_type"] = c.scale
+        d["options"] = [{"label": o.label, "value": o.value, "na": o.na} for o in c.options]
+    return d

@@ -1,0 +1,118 @@
+"""rubrictools.datasets: shipped extracts, demo sets, autorubric JSON round trip."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+
+import rubrictools as rt
+from rubrictools import datasets as ds
+from rubrictools import metrics as m
+
+
+def test_catalogue_lists_everything_and_all_load() -> None:
+    cat = ds.list()
+    assert cat["available"].all()
+    for name in cat["name"]:
+        d = ds.load(name)
+        assert {"id", "criterion", "rater", "label"} <= set(d.human.columns)
+        assert d.card["licence"] and d.card["origin"]
+        assert name.split("_")[0] in d.describe() or d.name in d.describe()
+    with pytest.raises(ValueError, match="unknown dataset"):
+        ds.load("nope")
+
+
+def test_demo_sets_cover_the_promised_shapes() -> None:
+    sup = ds.load("demo_support")
+    assert sup.rubric is not None and any(c.weight < 0 for c in sup.rubric)
+    assert sup.human.group_by("id").agg(pl.col("rater").n_unique()).filter(pl.col("rater") == 3).height == 30
+    ess = ds.load("demo_essays")
+    assert {c.kind for c in ess.rubric} == {"ordinal", "nominal"}  # type: ignore[union-attr]
+    code = ds.load("demo_code_review")
+    assert code.rubric is None and code.submissions["rubric"].null_count() == 0  # type: ignore[index]
+    # per-item rubrics: the verdicts carry weights, so they score without a shared rubric
+    assert rt.score(code.verdicts)["score"].null_count() == 0
+    for d in (sup, ess):
+        t = rt.agreement(d.verdicts, d.human, d.rubric, bootstrap=0)
+        assert t["value"].null_count() < t.height
+
+
+def test_llm_rubric_extract_reproduces_published_baseline() -> None:
+    """Expected-value baseline on real data, overall satisfaction (Q0): RMSE .9187, Pearson .1773,
+    Spearman .0867, Kendall .0659 (LLM-Rubric repository's shipped predictions)."""
+    d = ds.load("llm_rubric_real")
+    b = d.tables["baselines"].filter(pl.col("criterion") == "Q0")
+    h = d.human.filter(pl.col("criterion") == "Q0").rename({"id": "text_id", "rater": "annotator_id"})
+    j = b.join(h, on=["text_id", "annotator_id"]).drop_nulls("label")
+    assert j.height == 223
+    assert round(m.rmse(j["label"], j["expected_llm"]), 4) == 0.9187
+    assert round(m.pearson(j["label"], j["expected_llm"]), 4) == 0.1773
+    assert round(m.spearman(j["label"], j["expected_llm"]), 4) == 0.0867
+    assert round(m.kendall(j["label"], j["expected_llm"]), 4) == 0.0659
+    # the same from the shipped probabilities (expected value of the judge distribution)
+    v = d.verdicts.filter(pl.col("criterion") == "Q0").select("id", "expected")
+    jj = v.join(d.human.filter(pl.col("criterion") == "Q0"), on="id").drop_nulls("label")
+    assert round(m.rmse(jj["label"], jj["expected"]), 4) == 0.9187
+
+
+def test_llmbar_extract_reproduces_repository_statistics() -> None:
+    d = ds.load("llmbar")
+    ours = ds.llmbar_statistics(d.tables["judgments"])
+    pub = d.tables["published"]
+    joined = ours.join(pub, on=["subset", "judge"], suffix="_pub")
+    assert joined.height == 16
+    for col in ("correct_False", "correct_True", "correct_both", "equal", "correct_average"):
+        np.testing.assert_allclose(joined[col], joined[f"{col}_pub"], atol=1e-9)
+
+
+def test_hanna_extract_shape() -> None:
+    d = ds.load("hanna")
+    assert d.human["id"].n_unique() == 1056 and d.human["rater"].n_unique() == 3
+    assert set(d.human["criterion"]) == {"relevance", "coherence", "empathy", "surprise", "engagement", "complexity"}
+    assert d.human["label"].min() >= 1 and d.human["label"].max() <= 5
+    assert d.verdicts["judge"].n_unique() == 20
+
+
+def test_extract_matches_shared_sources(shared) -> None:
+    """The shipped numbers are the ones in ../shared (skips without it)."""
+    import csv
+
+    src = shared / "datasets" / "llm_rubric" / "data" / "real_data" / "human_judges_real_convs_FIXED_ANON.tsv"
+    rows = list(csv.DictReader(src.open(), delimiter="\t"))
+    d = ds.load("llm_rubric_real").human
+    for r in rows[:20]:
+        got = d.filter((pl.col("id") == r["text_id"]) & (pl.col("criterion") == "Q0"))["label"].item()
+        assert got == (int(r["Q0"]) or None)
+    res = json.loads((shared / "datasets" / "llmbar" / "Natural" / "gpt4_Vanilla_NoRules" / "result.json").read_text())
+    j = ds.load("llmbar").tables["judgments"].filter((pl.col("subset") == "Natural") & (pl.col("judge") == "gpt4/Vanilla_NoRules"))
+    assert j["label"].to_list() == [int(x["label"]) for x in res]
+
+
+def test_autorubric_json_round_trip(tmp_path) -> None:
+    sup = ds.load("demo_support")
+    one = sup.human.filter(pl.col("rater") == "ana")
+    out = ds.write_autorubric(sup.submissions.head(30), sup.rubric, one, path=tmp_path / "d.json", prompt="Answer the customer")  # type: ignore[union-attr]
+    assert len(out["items"]) == 30 and out["items"][0]["ground_truth"] is not None
+    back = ds.read_autorubric(tmp_path / "d.json")
+    assert back.rubric == sup.rubric
+    merged = back.human.join(one.with_columns(pl.col("id").str.slice(1).cast(pl.Int64)), on=["id", "criterion"])
+    assert merged.height == 150 and (merged["label"] == merged["label_right"]).all()
+    with pytest.raises(ValueError, match="several raters"):
+        ds.write_autorubric(sup.submissions, sup.rubric, sup.human)  # type: ignore[arg-type]
+
+
+@pytest.mark.peers
+def test_autorubric_reads_our_json_and_we_read_theirs(tmp_path) -> None:
+    ar = pytest.importorskip("autorubric")
+    code = ds.load("demo_code_review")
+    labels = code.human.filter(pl.col("rater") == "fay")
+    ds.write_autorubric(code.submissions.head(5), None, labels, path=tmp_path / "ours.json", prompt="Review")  # type: ignore[union-attr]
+    theirs = ar.RubricDataset.from_file(str(tmp_path / "ours.json"))
+    assert len(theirs.items) == 5 and theirs.get_item_rubric(0).rubric[0].name == "finds_bug"
+    theirs.to_file(str(tmp_path / "theirs.json"))
+    back = ds.read_autorubric(tmp_path / "theirs.json")
+    assert back.human.height == 20
+    assert json.loads(back.submissions["rubric"][0])[0]["name"] == "finds_bug"  # type: ignore[index]

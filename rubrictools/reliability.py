@@ -92,6 +92,16 @@ def _with_key(df: pl.DataFrame, col: str, out: str) -> pl.DataFrame:
     return df.join(uniq, on=col, how="left", nulls_equal=True, maintain_order="left")
 
 
+def _key_py(label: str) -> str:
+    """:func:`_key` for one Python string (rubric option labels)."""
+    from rubrictools.rubric import normalize_label
+
+    try:
+        return str(float(label.strip()))
+    except ValueError:
+        return normalize_label(label)
+
+
 _LABEL_SCHEMA = {
     "criterion": pl.String,
     "key": pl.String,
@@ -133,8 +143,6 @@ def _label_table(rubric: Rubric | None, keys: pl.DataFrame, na: NaMode) -> pl.Da
                                  n_classes=len(classes), pos_code=pos, classes=classes))  # fmt: skip
 
     if rubric is not None:
-        from rubrictools.rubric import normalize_label
-
         unknown = set(keys["criterion"].unique().to_list()) - set(rubric.names) - {HOLISTIC}
         if unknown:
             raise ValueError(f"criteria {sorted(unknown)[:5]} are not in the rubric {list(rubric.names)}")
@@ -146,8 +154,8 @@ def _label_table(rubric: Rubric | None, keys: pl.DataFrame, na: NaMode) -> pl.Da
                 opts = [o for o in c.options if not o.na]
                 if c.kind == "ordinal":
                     opts = sorted(opts, key=lambda o: o.value)
-                entries = [(normalize_label(o.label), o.value, o.label) for o in opts]
-                entries += [(normalize_label(o.label), None, o.label) for o in c.options if o.na]
+                entries = [(_key_py(o.label), o.value, o.label) for o in opts]
+                entries += [(_key_py(o.label), None, o.label) for o in c.options if o.na]
                 worst = next(i for i, o in enumerate(opts) if o.value == c.worst_value)
             add(c.name, entries, c.kind, worst)
     else:

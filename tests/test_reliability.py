@@ -234,7 +234,7 @@ def test_inter_rater_reproduces_published_krippendorff_example() -> None:
 
     from tests.conftest import DATA
 
-    ex = json.loads((DATA / "agreement_reference.json").read_text())["krippendorff2011"]
+    ex = json.loads((DATA.parents[1] / "datasets" / "agreement_reference" / "examples.json").read_text())["krippendorff2011"]
     rows = [(u, r, val) for u, unit in enumerate(ex["ratings"]) for r, val in enumerate(unit) if val is not None]
     h = pl.DataFrame(rows, schema=["id", "rater", "label"], orient="row").with_columns(
         pl.lit("c").alias("criterion"), pl.col("rater").cast(pl.String)
@@ -264,3 +264,12 @@ def test_compare_detects_a_real_difference_and_not_a_fake_one() -> None:
     assert same["diff"] == 0 and same["p_value"] == 1.0
     score = rt.compare(v, worse, h, RUBRIC, metric="pearson", bootstrap=300, seed=0)
     assert score["criterion"].item() == rt.reliability.SCORE and score["diff"].item() > 0
+
+
+def test_numeric_option_labels_match_numeric_verdicts() -> None:
+    rubric = rt.Rubric.from_dict([{"name": "pick", "requirement": "which", "scale": "nominal",
+                                   "options": [{"label": "1", "value": 1.0}, {"label": "2", "value": 0.0}]}])  # fmt: skip
+    v = pl.DataFrame({"id": [1, 2, 3], "criterion": "pick", "verdict": ["1", "2.0", "1"]})
+    h = pl.DataFrame({"id": [1, 2, 3], "criterion": "pick", "label": [1, 2, 2]})
+    out = rt.agreement(v, h, rubric, bootstrap=0, level="criterion", metrics=["accuracy"])
+    assert out["value"].item() == pytest.approx(2 / 3)

@@ -10,7 +10,7 @@ import pytest
 from rubrictools import metrics as m
 from tests.conftest import DATA
 
-REF = json.loads((DATA / "agreement_reference.json").read_text())
+REF = json.loads((DATA.parents[1] / "datasets" / "agreement_reference" / "examples.json").read_text())
 
 
 @pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])

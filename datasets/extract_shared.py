@@ -111,7 +111,7 @@ def hanna(shared: Path) -> None:
         "origin": "https://github.com/dig-team/hanna-benchmark-asg (commit 282f27536a5d05ad4ce14298abcd70c45668fed2), file hanna_metric_scores_llm.csv",
         "licence": "MIT (Copyright (c) 2022 dig-team); stories derive from WritingPrompts",
         "citation": "Chhun, C., Colombo, P., Suchanek, F., Clavel, C. (2022). Of Human Criteria and Automatic Metrics: A Benchmark of the Evaluation of Story Generation. COLING 2022. LLM ratings: Chhun, C., Suchanek, F., Clavel, C. (2024). Do Language Models Enjoy Their Own Stories? Prompting Large Language Models for Automatic Story Evaluation. TACL.",
-        "contents": "human.parquet: id = '<system>/<story index>', the story's 3 human ratings per criterion (rater human1..3: rater slots, not persistent people). llm.parquet: LLM rating per story and criterion for 5 models x 4 evaluation prompts; each value is the mean of 3 LLM runs (so thirds, not integers).",
+        "contents": "human.parquet: id = '<system>/<story index>', the story's 3 human ratings per criterion (rater human1..3: rater slots, not persistent people). llm.parquet: LLM rating per story and criterion for 5 models x 4 evaluation prompts; each value is the mean of 3 LLM runs (so thirds, not integers). About 1% of values are below 1 (down to -1): runs without a valid answer were coded <= 0 upstream and averaged in; rubrictools.datasets.load('hanna') turns values below 1 into judge-error rows.",
         "labels": "1-5 Likert per criterion: relevance (to the prompt), coherence, empathy, surprise, engagement, complexity",
         "not_included": "story texts and prompts",
         "extracted_by": "datasets/extract_shared.py",

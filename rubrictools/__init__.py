@@ -39,6 +39,7 @@ _EXPORTS: dict[str, str] = {
     "usage": "rubrictools.grading",
     "Judge": "rubrictools.judge.config",
     "ScriptedJudge": "rubrictools.judge.scripted",
+    "ensemble": "rubrictools.ensembling",
     # agreement with humans
     "agreement": "rubrictools.reliability",
     "inter_rater": "rubrictools.reliability",
@@ -50,6 +51,7 @@ __all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__"])
 
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools import charts, datasets, metrics
+    from rubrictools.ensembling import ensemble
     from rubrictools.reliability import agreement, compare, inter_rater
     from rubrictools.grading import agrade, estimate_cost, grade, usage
     from rubrictools.judge.config import Judge

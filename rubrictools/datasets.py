@@ -201,10 +201,12 @@ def _load_llmbar(folder: Path, card: dict[str, Any], text_path: str | Path | Non
 def _load_hanna(folder: Path, card: dict[str, Any]) -> Dataset:
     human = pl.read_parquet(folder / "human.parquet")
     llm = pl.read_parquet(folder / "llm.parquet")
+    ok = pl.col("rating") >= 1  # below 1: failed LLM answers (coded <= 0 upstream) were averaged in
     verdicts = llm.select(
         "id",
         "criterion",
-        pl.col("rating").round().cast(pl.Int64).cast(pl.String).alias("verdict"),
+        pl.when(ok).then(pl.col("rating").round().clip(1, 5).cast(pl.Int64).cast(pl.String)).alias("verdict"),
+        pl.when(ok).then(None).otherwise(pl.format("LLM rating {} is outside 1-5 (failed answers averaged in)", "rating")).alias("error"),
         pl.format("{}/p{}", "model", "prompt").alias("judge"),
         "rating",
     )

@@ -1,0 +1,54 @@
+"""Interactive ipywidgets for the notebook: calibrate a judge against humans, label data,
+explore verdict tables. Widgets are plain Python objects holding polars state, so they can
+be driven programmatically (``widget.next_button.click()``) and tested headless.
+
+>>> from rubrictools import widgets   # ipywidgets loads only when a widget is built
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rubrictools.widgets.calibration import CalibrationWidget
+    from rubrictools.widgets.explorer import VerdictExplorer
+    from rubrictools.widgets.labelling import LabelWidget
+
+__all__ = ["CalibrationWidget", "LabelWidget", "VerdictExplorer", "calibrate", "explore", "label"]
+
+
+def calibrate(verdicts: Any, human: Any, rubric: Any = None, **kwargs: Any) -> CalibrationWidget:
+    """Review judge/human disagreements one at a time; see :class:`CalibrationWidget`."""
+    from rubrictools.widgets.calibration import CalibrationWidget
+
+    return CalibrationWidget(verdicts, human, rubric, **kwargs)
+
+
+def label(df: Any, rubric: Any, **kwargs: Any) -> LabelWidget:
+    """Collect human labels per criterion; see :class:`LabelWidget`."""
+    from rubrictools.widgets.labelling import LabelWidget
+
+    return LabelWidget(df, rubric, **kwargs)
+
+
+def explore(verdicts: Any, **kwargs: Any) -> VerdictExplorer:
+    """Filter and page through a verdict table; see :class:`VerdictExplorer`."""
+    from rubrictools.widgets.explorer import VerdictExplorer
+
+    return VerdictExplorer(verdicts, **kwargs)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CalibrationWidget":
+        from rubrictools.widgets.calibration import CalibrationWidget
+
+        return CalibrationWidget
+    if name == "LabelWidget":
+        from rubrictools.widgets.labelling import LabelWidget
+
+        return LabelWidget
+    if name == "VerdictExplorer":
+        from rubrictools.widgets.explorer import VerdictExplorer
+
+        return VerdictExplorer
+    raise AttributeError(name)

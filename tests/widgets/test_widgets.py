@@ -1,0 +1,142 @@
+"""Widgets driven headless: set values, click buttons, assert on DataFrames and text."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+import rubrictools as rt
+from rubrictools import widgets
+
+pytest.importorskip("ipywidgets")
+
+
+@pytest.fixture
+def support():
+    return rt.datasets.load("demo_support")
+
+
+def test_calibration_walkthrough(support, tmp_path) -> None:
+    cw = widgets.calibrate(support.verdicts, support.human, support.rubric, submissions=support.submissions, chart=False)
+    n = cw.disagreements.height
+    assert n > 0 and f"of {n} decided" in cw.status.value
+    # every disagreement really is one
+    assert (cw.disagreements["judge_label"] != cw.disagreements["human_label"].str.to_uppercase()).all()
+    cw.criterion.value = "answers_question"
+    cw.kind.value = "judge MET / human UNMET"
+    first = cw.current
+    assert first is not None and first["criterion"] == "answers_question" and "answers_question" in cw.card.value
+    assert support.submissions.filter(pl.col("id") == first["id"])["submission"].item()[:20] in cw.card.value
+    before = cw.table.filter((pl.col("criterion") == "answers_question") & (pl.col("metric") == "cohen_kappa"))["now"].item()
+    cw.judge_right_button.click()  # the human label becomes MET
+    after = cw.table.filter((pl.col("criterion") == "answers_question") & (pl.col("metric") == "cohen_kappa"))["now"].item()
+    assert after > before  # one fewer disagreement: kappa rises, live
+    second = cw.current
+    cw.human_right_button.click()
+    third = cw.current
+    cw.unclear_button.click()
+    labels = cw.labels
+    row = lambda r: labels.filter((pl.col("id") == r["id"]) & (pl.col("criterion") == r["criterion"]) & (pl.col("rater") == r["rater"])).row(0, named=True)  # noqa: E731
+    assert row(first)["label"] == "MET" and row(first)["decision"] == "judge_right"
+    assert row(second)["label"] == second["human_label"] and row(second)["decision"] == "human_right"
+    assert row(third)["decision"] == "rubric_unclear"
+    assert labels.height == support.human.height and labels["decision"].drop_nulls().len() == 3
+    # relabel and the undecided-only filter
+    cw.criterion.value = "(all)"
+    cw.kind.value = "(all)"
+    cw.undecided_only.value = True
+    cur = cw.current
+    assert (cur["id"], cur["criterion"], cur["rater"]) not in cw.decisions
+    cw.relabel.value = cw.relabel.options[0]
+    cw.relabel_button.click()
+    assert cw.decisions[(cur["id"], cur["criterion"], cur["rater"])] == ("relabel", cw.relabel.options[0])
+    p = cw.save(tmp_path / "adjudicated.parquet")
+    assert pl.read_parquet(p).equals(cw.labels)
+    cw.save(tmp_path / "adjudicated.csv")
+    with pytest.raises(ValueError, match="parquet or .csv"):
+        cw.save(tmp_path / "x.txt")
+    # the adjudicated labels feed straight back into agreement
+    assert rt.agreement(support.verdicts, cw.labels, support.rubric, bootstrap=0).height > 0
+
+
+def test_calibration_chart_updates(support, capsys) -> None:
+    cw = widgets.calibrate(support.verdicts, support.human, support.rubric)
+
+    def values(chart):
+        spec = chart.to_dict()
+        return {r["row"]: r["value"] for r in (spec["datasets"][next(iter(spec["datasets"]))] if "datasets" in spec else spec["data"]["values"])}
+
+    start = values(cw.chart)
+    assert start["polite (before)"] == start["polite (now)"]
+    cw.criterion.value = "polite"
+    cw.judge_right_button.click()
+    after = values(cw.chart)
+    assert after["polite (now)"] > after["polite (before)"] == start["polite (before)"]
+
+
+def test_labelling_buttons_keys_skip_undo_and_resume(support, tmp_path) -> None:
+    path = tmp_path / "labels.jsonl"
+    subs = support.submissions.head(3)
+    lw = widgets.label(subs, support.rubric, rater="zoe", path=path)
+    assert lw.progress.max == 15 and lw.current == ("t000", "answers_question")
+    assert "Directly answers" in lw.requirement.value and subs["submission"][0][:15] in lw.text.value
+    lw.buttons["MET"].click()
+    lw.shortcut.value = "2"  # second label of gives_steps: UNMET
+    lw.shortcut.value = "m"  # polite: MET
+    assert lw.labels["label"].to_list() == ["MET", "UNMET", "MET"] and lw.shortcut.value == ""
+    lw.shortcut.value = "zz"
+    assert "no label" in lw.status.value
+    lw.skip_button.click()  # cites_policy skipped
+    assert lw.current == ("t000", "overpromises")
+    lw.buttons["UNMET"].click()
+    lw.undo_button.click()
+    assert lw.current == ("t000", "overpromises") and len(lw.labels) == 3
+    lw.buttons["MET"].click()
+    assert lw.progress.value == 4
+    # a restarted kernel: a new widget on the same file resumes, the undo is honoured
+    again = widgets.label(subs, support.rubric, rater="zoe", path=path)
+    assert again.labels.equals(lw.labels)
+    assert again.current == ("t000", "cites_policy")  # the skipped pair is the first unlabelled
+    # a torn last line (crash mid-write) is ignored
+    with path.open("a") as fh:
+        fh.write('{"id": "t001", "crit')
+    assert widgets.label(subs, support.rubric, rater="zoe", path=path).labels.height == 4
+    # another rater's labels in the same file are not mixed in
+    assert widgets.label(subs, support.rubric, rater="yan", path=path).labels.height == 0
+    lines = [json.loads(x) for x in path.read_text().splitlines()[:-1]]
+    assert any(rec.get("undo") for rec in lines)
+
+
+def test_labelling_finishes_and_feeds_agreement(support) -> None:
+    subs = support.submissions.head(2)
+    lw = widgets.label(subs, support.rubric, rater="zoe", criteria=["polite"])
+    lw.shortcut.value = "1"
+    lw.shortcut.value = "u"
+    assert lw.current is None and "All pairs are labelled" in lw.text.value
+    t = rt.agreement(support.verdicts.filter(pl.col("id").is_in(["t000", "t001"])), lw.labels, support.rubric, bootstrap=0, level="criterion")
+    assert t.filter(pl.col("metric") == "accuracy")["n"].item() == 2
+    with pytest.raises(ValueError, match="not in the rubric"):
+        widgets.label(subs, support.rubric, criteria=["nope"])
+    with pytest.raises(ValueError, match="duplicate"):
+        widgets.label(pl.concat([subs, subs]), support.rubric)
+
+
+def test_explorer_filters_and_pages_on_a_big_table() -> None:
+    hanna = rt.datasets.load("hanna")
+    ex = widgets.explore(hanna.verdicts, page_size=25)  # 126,720 rows
+    assert ex.current.height == 25 and "of 126720 rows" in ex.status.value
+    ex.judge.value = "Mistral-7B/p1"
+    ex.errors_only.value = True
+    assert ex.filtered.height == 253 and ex.page == 0
+    ex.next_button.click()
+    assert ex.page == 1 and "page 2 of 11" in ex.status.value
+    for _ in range(20):
+        ex.next_button.click()
+    assert ex.page == 10 and ex.current.height == 253 - 250
+    ex.search.value = "outside 1-5"
+    assert ex.filtered.height == 253 and ex.page == 0
+    ex.search.value = "nothing like this"
+    assert ex.filtered.height == 0 and "page 1 of 1" in ex.status.value
+    assert "<table>" in ex.body.value

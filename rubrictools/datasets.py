@@ -129,7 +129,8 @@ def load(name: str, *, text_path: str | Path | None = None) -> Dataset:
     """Load a dataset by name (see :func:`list`).
 
     ``text_path`` attaches third-party text that is not shipped (LLMBar: the folder holding
-    ``<subset>/dataset.json``); by default ``../shared/datasets/<name>`` is used when present.
+    ``<subset>/dataset.json``; LLM-Rubric real data: ``real_data.json`` or its folder); by
+    default the copy in ``../shared/datasets`` is used when present.
     """
     if name not in _CATALOGUE:
         raise ValueError(f"unknown dataset {name!r}; available: {builtins.list(_CATALOGUE)}")
@@ -141,7 +142,7 @@ def load(name: str, *, text_path: str | Path | None = None) -> Dataset:
         return _load_llmbar(folder, card, text_path)
     if name == "hanna":
         return _load_hanna(folder, card)
-    return _load_llm_rubric(name, folder, card)
+    return _load_llm_rubric(name, folder, card, text_path)
 
 
 # ----------------------------------------------------------------------------- loaders
@@ -214,7 +215,20 @@ def _load_hanna(folder: Path, card: dict[str, Any]) -> Dataset:
                    {"human": human, "llm": llm})  # fmt: skip
 
 
-def _load_llm_rubric(name: str, folder: Path, card: dict[str, Any]) -> Dataset:
+def _llm_rubric_text(text_path: str | Path | None) -> pl.DataFrame | None:
+    """Real dialogues as ``id, topic, submission`` (turns as 'role: text' lines), when available."""
+    src = Path(text_path) if text_path is not None else (_shared() / "llm_rubric" / "data" / "real_data" if _shared() else None)
+    f = src / "real_data.json" if src is not None and src.is_dir() else src
+    if f is None or not f.is_file():
+        return None
+    rows = [
+        {"id": d["_id"], "topic": d.get("topic"), "submission": "\n".join(f"{m['role']}: {m['content']}" for m in d.get("messages", []))}
+        for d in json.loads(f.read_text())
+    ]
+    return pl.DataFrame(rows)
+
+
+def _load_llm_rubric(name: str, folder: Path, card: dict[str, Any], text_path: str | Path | None = None) -> Dataset:
     part = "real" if name.endswith("real") else "synth"
     h = pl.read_parquet(folder / f"{part}_human.parquet")
     human = h.select(
@@ -234,9 +248,12 @@ def _load_llm_rubric(name: str, folder: Path, card: dict[str, Any]) -> Dataset:
         pl.max_horizontal("p1", "p2", "p3", "p4").alias("confidence"),
     )
     tables = {"gpt35": g, "human_wide": h}
-    if part == "real" and (folder / "real_baselines.parquet").exists():
-        tables["baselines"] = pl.read_parquet(folder / "real_baselines.parquet")
-    return Dataset(name, card, human, verdicts, None, None, tables)
+    subs = None
+    if part == "real":
+        if (folder / "real_baselines.parquet").exists():
+            tables["baselines"] = pl.read_parquet(folder / "real_baselines.parquet")
+        subs = _llm_rubric_text(text_path)
+    return Dataset(name, card, human, verdicts, subs, None, tables)
 
 
 def llmbar_statistics(judgments: pl.DataFrame) -> pl.DataFrame:

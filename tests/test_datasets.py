@@ -76,6 +76,15 @@ def test_hanna_extract_shape() -> None:
     assert d.verdicts["judge"].n_unique() == 20
 
 
+def test_text_is_attached_from_a_local_copy(shared) -> None:
+    """Third-party text is never shipped but loads from ../shared (skips without it)."""
+    real = ds.load("llm_rubric_real")
+    assert real.submissions is not None and real.submissions.height == 223
+    assert set(real.submissions["id"]) == set(real.human["id"])
+    llmbar = ds.load("llmbar", text_path=shared / "datasets" / "llmbar")
+    assert llmbar.submissions is not None and set(llmbar.submissions["id"]) == set(llmbar.human["id"])
+
+
 def test_extract_matches_shared_sources(shared) -> None:
     """The shipped numbers are the ones in ../shared (skips without it)."""
     import csv
@@ -116,3 +125,16 @@ def test_autorubric_reads_our_json_and_we_read_theirs(tmp_path) -> None:
     back = ds.read_autorubric(tmp_path / "theirs.json")
     assert back.human.height == 20
     assert json.loads(back.submissions["rubric"][0])[0]["name"] == "finds_bug"  # type: ignore[index]
+
+
+def test_public_extracts_ship_numbers_and_ids_only() -> None:
+    """No third-party text in datasets/: every string cell of the public extracts is short (ids, labels, names)."""
+    root = ds._root()
+    files = [p for sub in ("llmbar", "hanna", "llm_rubric") for p in (root / sub).glob("*.parquet")]
+    assert len(files) == 8
+    for f in files:
+        df = pl.read_parquet(f)
+        for col, dtype in df.schema.items():
+            if dtype == pl.String:
+                longest = df[col].str.len_chars().max() or 0
+                assert longest <= 40, f"{f.name}:{col} holds text ({longest} chars)"

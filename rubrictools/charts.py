@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from rubrictools.rubric import Rubric
 
-__all__ = ["confusion", "forest", "score_distributions"]
+__all__ = ["confusion", "forest", "judge_agreement", "met_rates", "reliability", "run_summary", "score_distributions"]
 
 _MAX_ROWS = 5000
 
@@ -180,3 +180,127 @@ def score_distributions(
         )
         .properties(width=420, height=200, title=f"Score distributions: Wasserstein {w1[0]:.3f}, KS {ks[0]:.3f} (n={pairs.height})")
     )
+
+
+def met_rates(verdicts: Any, human: Any, rubric: Rubric | None = None, *, bootstrap: int = 500, seed: int | None = 0) -> alt.LayerChart:
+    """Per-criterion MET rate of the judge and of the humans on the same pairs, with
+    bootstrap intervals: a judge more lenient (or strict) than people shows at a glance."""
+    from rubrictools.reliability import agreement
+
+    alt = _alt()
+    t = agreement(verdicts, human, rubric, level="criterion", metrics=["judge_rate", "human_rate"], bootstrap=bootstrap, seed=seed)
+    t = t.filter(pl.col("value").is_not_null()).with_columns(
+        pl.col("metric").replace({"judge_rate": "judge", "human_rate": "human"}).alias("who")
+    )
+    if t.height == 0:
+        raise ValueError("no binary criteria with judge/human pairs")
+    data = alt.Data(values=_values(t.select("criterion", "who", "value", "ci_low", "ci_high", "n")))
+    color = alt.Color("who:N", title=None, scale=alt.Scale(domain=["judge", "human"], range=["#e45756", "#4c78a8"]))
+    base = alt.Chart(data).encode(y=alt.Y("criterion:N", title=None), yOffset="who:N", color=color)
+    rule = base.mark_rule(strokeWidth=2).encode(x=alt.X("ci_low:Q", title="MET rate (95% CI)", scale=alt.Scale(domain=[0, 1])), x2="ci_high:Q")
+    point = base.mark_point(filled=True, size=60).encode(x="value:Q", tooltip=["criterion:N", "who:N", alt.Tooltip("value:Q", format=".1%"), "n:Q"])
+    return alt.layer(rule, point).properties(width=360, title="MET rate: judge vs humans on the same items")
+
+
+def judge_agreement(verdicts: Any, rubric: Rubric | None = None, *, criterion: str | None = None) -> alt.LayerChart:
+    """Heatmap of pairwise Cohen's kappa between the judges of an ensemble (pooled over
+    criteria, or one ``criterion``); the ``ensemble`` rows themselves are left out."""
+    from rubrictools.reliability import inter_rater
+
+    alt = _alt()
+    v = to_polars(verdicts, name="verdicts")
+    if "judge" not in v.columns:
+        raise ValueError("judge_agreement needs a 'judge' column")
+    v = v.filter((pl.col("judge") != "ensemble") & pl.col("error").is_null() if "error" in v.columns else pl.col("judge") != "ensemble")
+    if criterion is not None:
+        v = v.filter(pl.col("criterion") == criterion)
+    judges = v["judge"].unique(maintain_order=True).to_list()
+    if len(judges) < 2:
+        raise ValueError("judge_agreement needs at least two judges")
+    rows = []
+    for i, a in enumerate(judges):
+        for b in judges[i:]:
+            if a == b:
+                rows.append({"judge_a": a, "judge_b": b, "kappa": 1.0, "n": v.filter(pl.col("judge") == a).height})
+                continue
+            pair = v.filter(pl.col("judge").is_in([a, b])).select("id", "criterion", pl.col("judge").alias("rater"), pl.col("verdict").alias("label"))
+            t = inter_rater(pair, rubric, by="criterion", metrics=["cohen_kappa_pairwise"], bootstrap=0)
+            ok = t.filter(pl.col("value").is_not_null())
+            kappa = float((ok["value"] * ok["n_items"]).sum() / ok["n_items"].sum()) if ok.height else None
+            n = int(ok["n_items"].sum()) if ok.height else 0
+            rows += [{"judge_a": a, "judge_b": b, "kappa": kappa, "n": n}, {"judge_a": b, "judge_b": a, "kappa": kappa, "n": n}]
+    df = pl.DataFrame(rows).with_columns(pl.col("kappa").round(2).cast(pl.String).fill_null("–").alias("label"))
+    data = alt.Data(values=_values(df))
+    base = alt.Chart(data).encode(x=alt.X("judge_b:N", title=None, sort=judges), y=alt.Y("judge_a:N", title=None, sort=judges))
+    heat = base.mark_rect().encode(
+        color=alt.Color("kappa:Q", scale=alt.Scale(domain=[0, 1], scheme="greens"), title="Cohen's kappa"),
+        tooltip=["judge_a:N", "judge_b:N", alt.Tooltip("kappa:Q", format=".3f"), "n:Q"],
+    )
+    text = base.mark_text(fontSize=11).encode(text="label:N")
+    scope = f" on {criterion}" if criterion else " (mean over criteria, weighted by items)"
+    return alt.layer(heat, text).properties(width=50 * len(judges), height=50 * len(judges), title=f"Judge-vs-judge agreement{scope}")
+
+
+def reliability(y_true: Any, y_prob: Any, *, n_bins: int = 10, strategy: str = "uniform", title: str | None = None) -> alt.LayerChart:
+    """Reliability diagram: accuracy vs mean confidence per bin (point size = items), the
+    diagonal of perfect calibration, and the ECE and Brier score in the title."""
+    from rubrictools.metrics.calibration import brier_score, expected_calibration_error, reliability_table
+
+    alt = _alt()
+    t = reliability_table(y_true, y_prob, n_bins=n_bins, strategy=strategy)  # type: ignore[arg-type]
+    ece = expected_calibration_error(y_true, y_prob, n_bins=n_bins, strategy=strategy)  # type: ignore[arg-type]
+    brier = brier_score(y_true, y_prob)
+    diag = alt.Chart(alt.Data(values=[{"x": 0.0, "y": 0.0}, {"x": 1.0, "y": 1.0}])).mark_line(strokeDash=[4, 4], color="gray").encode(x="x:Q", y="y:Q")
+    pts = alt.Chart(alt.Data(values=_values(t))).encode(
+        x=alt.X("mean_confidence:Q", title="judge confidence", scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y("accuracy:Q", title="observed frequency", scale=alt.Scale(domain=[0, 1])),
+    )
+    line = pts.mark_line(color="#4c78a8")
+    dots = pts.mark_circle(color="#4c78a8").encode(size=alt.Size("n:Q", title="items"), tooltip=["lower:Q", "upper:Q", "n:Q", alt.Tooltip("mean_confidence:Q", format=".3f"), alt.Tooltip("accuracy:Q", format=".3f")])
+    return alt.layer(diag, line, dots).properties(width=300, height=300, title=title or f"Reliability: ECE {ece:.3f}, Brier {brier:.3f}")
+
+
+def run_summary(verdicts: Any) -> alt.HConcatChart:
+    """Cost and latency of a grading run: calls, cache hits and errors per judge; dollars per
+    judge; and the latency distribution of the calls actually made (cache hits excluded)."""
+    alt = _alt()
+    v = to_polars(verdicts, name="verdicts")
+    need = {"judge", "cached", "error", "cost_usd", "latency_s"}
+    if not need <= set(v.columns):
+        raise ValueError(f"run_summary needs a graded verdict table with {sorted(need)}")
+    v = v.filter(pl.col("judge") != "ensemble")
+    counts = (
+        v.with_columns(
+            pl.when(pl.col("error").is_not_null()).then(pl.lit("error"))
+            .when(pl.col("cached").fill_null(False)).then(pl.lit("cache hit"))
+            .otherwise(pl.lit("new call")).alias("outcome")
+        )
+        .group_by("judge", "outcome").len()
+    )  # fmt: skip
+    cost = v.group_by("judge").agg(
+        pl.col("cost_usd").filter(~pl.col("cached").fill_null(False)).sum().alias("spent"),
+        pl.col("cost_usd").filter(pl.col("cached").fill_null(False)).sum().alias("saved by cache"),
+    ).unpivot(index="judge", variable_name="kind", value_name="usd")
+    lat = v.filter(~pl.col("cached").fill_null(False) & pl.col("latency_s").is_not_null())
+    import numpy as np
+
+    x = lat["latency_s"].to_numpy()
+    hist_rows: list[dict[str, Any]] = []
+    if x.size:
+        edges = np.histogram_bin_edges(x, bins=min(30, max(5, int(np.sqrt(x.size)))))
+        c, _ = np.histogram(x, bins=edges)
+        hist_rows = [{"start": float(edges[i]), "end": float(edges[i + 1]), "calls": int(n)} for i, n in enumerate(c)]
+    p50 = float(np.percentile(x, 50)) if x.size else float("nan")
+    p95 = float(np.percentile(x, 95)) if x.size else float("nan")
+    a = alt.Chart(alt.Data(values=_values(counts))).mark_bar().encode(
+        x=alt.X("len:Q", title="rows"), y=alt.Y("judge:N", title=None), color=alt.Color("outcome:N", title=None),
+        tooltip=["judge:N", "outcome:N", "len:Q"],
+    ).properties(width=220, title="Calls per judge")
+    b = alt.Chart(alt.Data(values=_values(cost))).mark_bar().encode(
+        x=alt.X("usd:Q", title="USD"), y=alt.Y("judge:N", title=None), color=alt.Color("kind:N", title=None),
+        tooltip=["judge:N", "kind:N", alt.Tooltip("usd:Q", format="$.4f")],
+    ).properties(width=220, title=f"Cost: ${cost.filter(pl.col('kind') == 'spent')['usd'].sum():.4f} spent")
+    c = alt.Chart(alt.Data(values=hist_rows)).mark_bar().encode(
+        x=alt.X("start:Q", bin="binned", title="latency (s)"), x2="end:Q", y=alt.Y("calls:Q"),
+    ).properties(width=220, title=f"Latency of new calls: p50 {p50:.2f} s, p95 {p95:.2f} s")
+    return alt.hconcat(a, b, c)

@@ -75,3 +75,57 @@ def test_each_chart_saves_to_png(support, tmp_path) -> None:
         path = tmp_path / f"{name}.png"
         chart.save(str(path))
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_met_rates_chart(support) -> None:
+    d, table = support
+    spec = rt.charts.met_rates(d.verdicts, d.human, d.rubric, bootstrap=100).to_dict()
+    rows = _data(spec)
+    judge = {r["criterion"]: r["value"] for r in rows if r["who"] == "judge"}
+    want = table.filter(pl.col("metric") == "judge_rate").select("criterion", "value").rows()
+    assert judge == pytest.approx(dict(want))
+    assert {r["who"] for r in rows} == {"judge", "human"}
+
+
+def test_judge_agreement_matrix() -> None:
+    from rubrictools import metrics as m
+
+    v = pl.DataFrame(
+        {"id": [1, 2, 3, 4] * 2, "criterion": "a", "verdict": ["MET", "MET", "UNMET", "UNMET", "MET", "UNMET", "UNMET", "UNMET"],
+         "judge": ["x"] * 4 + ["y"] * 4}  # fmt: skip
+    )
+    rows = _data(rt.charts.judge_agreement(pl.concat([v, v.with_columns(pl.lit("ensemble").alias("judge"))])).to_dict())
+    assert {(r["judge_a"], r["judge_b"]) for r in rows} == {("x", "x"), ("y", "y"), ("x", "y"), ("y", "x")}  # ensemble left out
+    xy = next(r for r in rows if (r["judge_a"], r["judge_b"]) == ("x", "y"))
+    assert xy["kappa"] == pytest.approx(m.cohen_kappa(v["verdict"][:4], v["verdict"][4:]))
+    with pytest.raises(ValueError, match="two judges"):
+        rt.charts.judge_agreement(v.filter(pl.col("judge") == "x"))
+
+
+def test_reliability_diagram() -> None:
+    from rubrictools import metrics as m
+
+    rng = __import__("numpy").random.default_rng(0)
+    p = rng.random(400)
+    y = (rng.random(400) < p**2).astype(int)  # overconfident
+    spec = rt.charts.reliability(y, p, n_bins=5).to_dict()
+    assert f"ECE {m.expected_calibration_error(y, p, n_bins=5):.3f}" in spec["title"]
+    assert spec["layer"][0]["mark"]["strokeDash"] == [4, 4]  # the diagonal
+
+
+def test_run_summary_from_a_graded_table() -> None:
+    v = pl.DataFrame(
+        {"id": [1, 1, 2, 2], "criterion": ["a", "b"] * 2, "verdict": ["MET", None, "MET", "UNMET"],
+         "error": [None, "HTTP 500", None, None], "judge": "m", "cached": [False, False, True, False],
+         "cost_usd": [0.01, 0.0, 0.01, 0.02], "latency_s": [0.5, 2.0, 0.0, 1.0]}  # fmt: skip
+    )
+    spec = rt.charts.run_summary(v).to_dict()
+    calls, cost, lat = spec["hconcat"]
+    outcomes = {r["outcome"]: r["len"] for r in _data(calls) if "outcome" in r} if "data" in calls else None
+    if outcomes is None:  # consolidated datasets
+        outcomes = {r["outcome"]: r["len"] for name, rows in spec["datasets"].items() for r in rows if "outcome" in r}
+    assert outcomes == {"new call": 2, "error": 1, "cache hit": 1}
+    assert "$0.0300 spent" in cost["title"]
+    assert "p50 1.00 s" in lat["title"]
+    with pytest.raises(ValueError, match="graded verdict table"):
+        rt.charts.run_summary(v.drop("latency_s"))

@@ -11,6 +11,7 @@ Metrics with inference return an :class:`Estimate` (a float with ``pvalue``/``se
 """
 
 from rubrictools.metrics._base import Estimate, rating_counts
+from rubrictools.metrics.calibration import brier_score, expected_calibration_error, reliability_table
 from rubrictools.metrics.resampling import Interval, Kernel, bootstrap, cluster_weights, interval
 from rubrictools.metrics.classification import accuracy, confusion_matrix, f1, mcc, precision, recall
 from rubrictools.metrics.correlation import kendall, pearson, spearman
@@ -25,9 +26,11 @@ __all__ = [
     "Kernel",
     "accuracy",
     "bootstrap",
+    "brier_score",
     "cluster_weights",
     "cohen_kappa",
     "confusion_matrix",
+    "expected_calibration_error",
     "f1",
     "fleiss_kappa",
     "gwet_ac1",
@@ -45,6 +48,7 @@ __all__ = [
     "precision",
     "rating_counts",
     "recall",
+    "reliability_table",
     "rmse",
     "spearman",
     "wasserstein",

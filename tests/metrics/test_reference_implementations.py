@@ -179,3 +179,20 @@ def test_gwet_ac1_two_raters_equals_multirater_form() -> None:
     pi = (cm.sum(0) + cm.sum(1)) / 2
     pe = (pi * (1 - pi)).sum() / 2
     assert m.gwet_ac1(t, p) == pytest.approx((np.trace(cm) - pe) / (1 - pe), abs=TOL)
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+@pytest.mark.parametrize("seed", range(10))
+def test_calibration_matches_sklearn(seed: int, strategy: str) -> None:
+    from sklearn.calibration import calibration_curve
+
+    rng = np.random.default_rng(seed)
+    p = rng.random(int(rng.integers(20, 500)))
+    y = (rng.random(p.size) < p ** rng.uniform(0.5, 2)).astype(int)
+    prob_true, prob_pred = calibration_curve(y, p, n_bins=8, strategy=strategy)
+    t = m.reliability_table(y, p, n_bins=8, strategy=strategy)
+    np.testing.assert_allclose(t["accuracy"].to_numpy(), prob_true, atol=TOL)
+    np.testing.assert_allclose(t["mean_confidence"].to_numpy(), prob_pred, atol=TOL)
+    assert m.brier_score(y, p) == pytest.approx(sklearn_metrics.brier_score_loss(y, p), abs=TOL)
+    ece = float(np.sum(t["n"].to_numpy() * np.abs(prob_true - prob_pred)) / p.size)
+    assert m.expected_calibration_error(y, p, n_bins=8, strategy=strategy) == pytest.approx(ece, abs=TOL)

@@ -25,9 +25,39 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from rubrictools.rubric import Rubric
 
-__all__ = ["confusion", "forest", "judge_agreement", "met_rates", "reliability", "run_summary", "score_distributions"]
+__all__ = ["confusion", "forest", "offline", "judge_agreement", "met_rates", "reliability", "run_summary", "score_distributions"]
 
 _MAX_ROWS = 5000
+
+
+def _offline_renderer(spec: dict, **metadata: Any) -> dict[str, Any]:
+    """A static SVG drawn by vl-convert (nbconvert HTML, GitHub and any viewer show it with no
+    network) plus the Vega-Lite spec under the v5 mimetype that JupyterLab renders
+    interactively with its own bundled vega."""
+    bundle: dict[str, Any] = {"application/vnd.vegalite.v5+json": spec, "text/plain": "<altair chart>"}
+    try:
+        import vl_convert as vlc
+
+        bundle["image/svg+xml"] = vlc.vegalite_to_svg(spec)
+    except Exception:  # vl-convert missing or the spec cannot be drawn statically: JupyterLab still renders it
+        pass
+    return bundle
+
+
+def offline() -> None:
+    """Render altair charts without any network: interactive Vega-Lite in JupyterLab, with a
+    static SVG (via ``vl-convert-python``) that nbconvert HTML and other viewers display.
+
+    >>> offline()
+    >>> import altair as alt
+    >>> alt.renderers.active
+    'rubrictools'
+    """
+    import altair as alt
+
+    if "rubrictools" not in alt.renderers.names():
+        alt.renderers.register("rubrictools", _offline_renderer)
+    alt.renderers.enable("rubrictools")
 
 
 def _alt() -> Any:

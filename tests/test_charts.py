@@ -129,3 +129,18 @@ def test_run_summary_from_a_graded_table() -> None:
     assert "p50 1.00 s" in lat["title"]
     with pytest.raises(ValueError, match="graded verdict table"):
         rt.charts.run_summary(v.drop("latency_s"))
+
+
+def test_offline_renderer_needs_no_network(support) -> None:
+    pytest.importorskip("vl_convert")
+    _, table = support
+    before = alt.renderers.active
+    try:
+        rt.charts.offline()
+        bundle = rt.charts.forest(table, metric="accuracy")._repr_mimebundle_()
+        bundle = bundle[0] if isinstance(bundle, tuple) else bundle
+        assert bundle["image/svg+xml"].lstrip().startswith("<svg")  # static: nbconvert HTML shows it as is
+        assert bundle["application/vnd.vegalite.v5+json"]["layer"]  # interactive in JupyterLab's bundled vega
+        assert "cdn" not in str(bundle).lower() and "<script" not in str(bundle)
+    finally:
+        alt.renderers.enable(before)

@@ -45,12 +45,12 @@ _EXPORTS: dict[str, str] = {
     "inter_rater": "rubrictools.reliability",
     "compare": "rubrictools.reliability",
 }
-_SUBMODULES = ("metrics", "datasets", "charts", "widgets")
+_SUBMODULES = ("metrics", "datasets", "charts", "widgets", "calibrate")
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__"])
 
 if TYPE_CHECKING:  # pragma: no cover
-    from rubrictools import charts, datasets, metrics, widgets
+    from rubrictools import calibrate, charts, datasets, metrics, widgets
     from rubrictools.ensembling import ensemble
     from rubrictools.reliability import agreement, compare, inter_rater
     from rubrictools.grading import agrade, estimate_cost, grade, usage

@@ -247,7 +247,10 @@ def _load_llm_rubric(name: str, folder: Path, card: dict[str, Any], text_path: s
         expected.alias("expected"),
         pl.max_horizontal("p1", "p2", "p3", "p4").alias("confidence"),
     )
-    tables = {"gpt35": g, "human_wide": h}
+    dist = g.unpivot(index=["text_id", "criterion"], on=["p1", "p2", "p3", "p4"], variable_name="label", value_name="prob").select(
+        pl.col("text_id").alias("id"), "criterion", pl.col("label").str.slice(1), "prob"
+    ).sort("id", "criterion", "label")
+    tables = {"gpt35": g, "human_wide": h, "distributions": dist}
     subs = None
     if part == "real":
         if (folder / "real_baselines.parquet").exists():

@@ -571,7 +571,11 @@ def _score_pairs(
 
     v = to_polars(verdicts, name="verdicts")
     if "score" in v.columns and "criterion" not in v.columns:
-        judge_scores = v.select("id", *[c for c in by if c in v.columns], pl.col("score").alias("j_value"))
+        judge_scores = v.select(
+            "id", *[c for c in by if c in v.columns], *(["rater"] if "rater" in v.columns else []), pl.col("score").alias("j_value")
+        )
+        if "rater" in judge_scores.columns:  # per-rater predictions (e.g. a calibrator's): pair with that rater
+            judge_scores = judge_scores.with_columns(pl.col("rater").cast(pl.String))
     else:
         if rubric is None:
             raise ValueError("score-level agreement needs the rubric (or score tables with a 'score' column)")
@@ -594,7 +598,9 @@ def _score_pairs(
     hs = hs.select("id", pl.col("rater").cast(pl.String), pl.col("score").cast(pl.Float64).alias("h_value"))
     if raters == "consensus":
         hs = hs.group_by("id", maintain_order=True).agg(pl.col("h_value").mean(), pl.lit("consensus").alias("rater"))
-    on = ["id"]
+    on = ["id", "rater"] if "rater" in judge_scores.columns and raters == "each" else ["id"]
+    if on == ["id"] and "rater" in judge_scores.columns:
+        judge_scores = judge_scores.group_by("id", maintain_order=True).agg(pl.col("j_value").mean())
     out = hs.join(judge_scores, on=on, how="left")
     return out
 

@@ -41,10 +41,36 @@ import polars as pl
 
 from rubrictools.verdicts import to_polars
 
-__all__ = ["Calibrator", "cross_validate", "fit", "load", "predict"]
+__all__ = ["Calibrator", "cross_validate", "distributions_from_verdicts", "fit", "load", "predict"]
 
 Model = Literal["multinomial", "platt", "isotonic"]
 AVERAGE = "__average__"
+
+
+def distributions_from_verdicts(verdicts: Any, *, judge: str | None = None) -> pl.DataFrame:
+    """The tidy ``id, criterion, label, prob`` table from a verdict table graded with
+    ``grade(..., distribution=True)`` (rows without a distribution are left out).
+
+    >>> import polars as pl
+    >>> v = pl.DataFrame({"id": [1], "criterion": ["a"], "judge": ["m"],
+    ...                   "distribution": [[{"label": "MET", "prob": 0.7}, {"label": "UNMET", "prob": 0.3}]]})
+    >>> distributions_from_verdicts(v)["prob"].to_list()
+    [0.7, 0.3]
+    """
+    v = to_polars(verdicts, name="verdicts")
+    if "distribution" not in v.columns:
+        raise ValueError("no 'distribution' column: grade with distribution=True")
+    if judge is not None:
+        v = v.filter(pl.col("judge") == judge)
+    elif "judge" in v.columns and v.filter(pl.col("judge") != "ensemble")["judge"].n_unique() > 1:
+        raise ValueError("several judges in the table: pass judge=")
+    return (
+        v.filter(pl.col("distribution").is_not_null())
+        .select("id", "criterion", pl.col("distribution"))
+        .explode("distribution")
+        .unnest("distribution")
+        .select("id", pl.col("criterion").cast(pl.String), pl.col("label").cast(pl.String), pl.col("prob").cast(pl.Float64))
+    )
 
 
 def _label_sort_key(x: str) -> tuple[int, float | str]:

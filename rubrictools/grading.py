@@ -175,6 +175,10 @@ class _Call(CallResult):
     cached: bool = False
     parsed: Any = None
     problems: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] | None = None  # extra request fields (logprobs) that also key the cache
+    dist_samples: int = -1  # -1: no distribution wanted; 0: logprobs only; k: fall back to k samples
+    dist: dict[str, float] | None = None
+    dist_source: str | None = None
 
 
 def _examples_by_criterion(examples: Any, column: str, max_examples: int) -> dict[str, list[tuple[str, str, str | None]]]:
@@ -299,6 +303,10 @@ class _Run:
             call.content, call.attempts = judge.reply(call), 1
             if not _parse(call):
                 call.error = next(iter(call.problems.values()))
+            elif call.dist_samples >= 0 and call.kind == "criterion":
+                label = call.parsed[0]
+                call.dist = {lab: float(lab == label) for lab in call.criterion.labels}
+                call.dist_source = "scripted"
             self._tick(call)
             return
         from rubrictools.judge.client import complete
@@ -314,7 +322,7 @@ class _Run:
                     call.error = BUDGET_ERROR
                     break
                 self.stats["calls"] += 1
-                res = await complete(judge, call.messages, call.response_format, max_attempts=budget)
+                res = await complete(judge, call.messages, call.response_format, max_attempts=budget, extra=call.extra)
                 budget -= res.attempts
                 call.add_usage(res)
                 if res.cost_usd:
@@ -325,14 +333,44 @@ class _Run:
                 call.content = res.content
                 if _parse(call):
                     call.error = None
+                    extra = None
+                    if call.dist_samples >= 0 and call.kind == "criterion":
+                        budget = await self._distribution(call, judge, res, budget)
+                        extra = json.dumps({"distribution": call.dist, "source": call.dist_source})
                     if self.cache is not None and call.key is not None:
                         self.cache.put(call.key, judge.model, CachedResponse(
-                            call.content or "", res.prompt_tokens, res.completion_tokens, res.cost_usd))
+                            call.content or "", call.prompt_tokens, call.completion_tokens, call.cost_usd, extra))
                     break
                 if call.kind != "item" or call.parsed is None:
                     call.error = next(iter(call.problems.values()))
             call.latency_s = time.perf_counter() - t0
         self._tick(call)
+
+
+    async def _distribution(self, call: _Call, judge: Any, res: Any, budget: int) -> int:
+        """Fill ``call.dist`` from the answer's logprobs, else from ``dist_samples`` sampled answers."""
+        from rubrictools.judge.client import complete
+        from rubrictools.judge.distribution import from_logprobs, from_samples
+
+        dist = from_logprobs(res.content, res.logprobs, call.criterion)
+        if dist is not None:
+            call.dist, call.dist_source = dist, "logprobs"
+            return budget
+        if call.dist_samples > 0 and budget > 0 and not (self.max_cost is not None and self.spent >= self.max_cost):
+            self.stats["calls"] += 1
+            more = await complete(judge, call.messages, call.response_format, max_attempts=budget,
+                                  extra={"n": call.dist_samples, "temperature": 1.0})  # fmt: skip
+            budget -= more.attempts
+            call.add_usage(more)
+            if more.cost_usd:
+                self.spent += more.cost_usd
+            if more.error is None:
+                dist = from_samples(more.choices or [more.content], call.criterion)
+                if dist is not None:
+                    call.dist, call.dist_source = dist, f"samples:{len(more.choices or [more.content])}"
+                    return budget
+        call.dist, call.dist_source = None, "unavailable"
+        return budget
 
 
 def _progress_bar(total: int, enabled: bool, desc: str) -> Any:
@@ -354,6 +392,15 @@ async def _execute(calls: list[_Call], judges: Sequence[Any], cache: ResponseCac
             if hit is None:
                 continue
             c.content = hit.content
+            if c.dist_samples >= 0 and c.kind == "criterion":
+                try:
+                    stored = json.loads(hit.extra) if hit.extra else None
+                except ValueError:
+                    stored = None
+                if not stored or "source" not in stored:  # cached without a distribution: ask again
+                    c.content = None
+                    continue
+                c.dist, c.dist_source = stored.get("distribution"), stored["source"]
             if _parse(c):
                 c.cached, c.attempts = True, 0
                 c.prompt_tokens, c.completion_tokens, c.cost_usd = hit.prompt_tokens, hit.completion_tokens, hit.cost_usd
@@ -396,7 +443,7 @@ def _rows(calls: list[_Call], judges: Sequence[Any]) -> dict[str, list[Any]]:
     cols: dict[str, list[Any]] = {k: [] for k in (
         "__row", "__pos", "__judge", "id", "criterion", "verdict", "value", "explanation", "error", "judge", "weight",
         "prompt_tokens", "completion_tokens", "cost_usd", "cached", "attempts", "latency_s", "raw_response",
-        "option_order", "llm_raw_score")}
+        "option_order", "llm_raw_score", "distribution", "distribution_source")}
 
     def add(call: _Call, pos: int, name: str, verdict: Any, value: Any, expl: Any, err: Any, weight: float,
             share: int, n_share: int, order: Any = None, llm: Any = None) -> None:
@@ -425,6 +472,10 @@ def _rows(calls: list[_Call], judges: Sequence[Any]) -> dict[str, list[Any]]:
         cols["raw_response"].append(call.content if err is not None else None)
         cols["option_order"].append(order)
         cols["llm_raw_score"].append(llm)
+        has_dist = call.kind == "criterion" and call.dist_samples >= 0
+        dist = call.dist if (has_dist and err is None and call.dist) else None
+        cols["distribution"].append(None if dist is None else [{"label": k, "prob": float(v)} for k, v in dist.items()])
+        cols["distribution_source"].append(call.dist_source if has_dist else None)
 
     for call in calls:
         if call.kind == "criterion":
@@ -462,7 +513,9 @@ def _rows(calls: list[_Call], judges: Sequence[Any]) -> dict[str, list[Any]]:
 def _assemble(cols: dict[str, list[Any]], inp: _Inputs, judges: Sequence[Any], mode: Mode, aggregate: str) -> pl.DataFrame:
     schema = {k: (v if v is not None else inp.id_dtype) for k, v in VERDICT_SCHEMA.items()}
     schema.update({"__row": pl.Int64(), "__pos": pl.Int64(), "__judge": pl.Int64(), "raw_response": pl.String(),
-                   "option_order": pl.List(pl.Int64()), "llm_raw_score": pl.Float64()})
+                   "option_order": pl.List(pl.Int64()), "llm_raw_score": pl.Float64(),
+                   "distribution": pl.List(pl.Struct({"label": pl.String(), "prob": pl.Float64()})),
+                   "distribution_source": pl.String()})
     df = pl.DataFrame(cols, schema=schema)
     if len(judges) > 1:
         jw = {j.label: float(getattr(j, "weight", 1.0)) for j in judges}
@@ -472,6 +525,8 @@ def _assemble(cols: dict[str, list[Any]], inp: _Inputs, judges: Sequence[Any], m
             pl.lit(len(judges)).cast(pl.Int64).alias("__judge"),
             pl.lit(None, dtype=pl.String).alias("raw_response"),
             pl.lit(None, dtype=pl.List(pl.Int64)).alias("option_order"),
+            pl.lit(None, dtype=pl.List(pl.Struct({"label": pl.String(), "prob": pl.Float64()}))).alias("distribution"),
+            pl.lit(None, dtype=pl.String).alias("distribution_source"),
         )
         pos = df.select("__row", "criterion", "__pos").unique(["__row", "criterion"])
         agg = agg.join(pos, on=["__row", "criterion"], how="left")
@@ -484,6 +539,8 @@ def _assemble(cols: dict[str, list[Any]], inp: _Inputs, judges: Sequence[Any], m
         drop.append("llm_raw_score")
     if df["option_order"].null_count() == df.height:
         drop.append("option_order")
+    if df["distribution_source"].null_count() == df.height:
+        drop += ["distribution", "distribution_source"]
     return df.drop(drop)
 
 
@@ -537,6 +594,8 @@ async def agrade(
     cache: bool | str | Path | ResponseCache | None = True,
     max_cost_usd: float | None = None,
     progress: bool = True,
+    distribution: bool = False,
+    distribution_samples: int = 10,
     _cancel: threading.Event | None = None,
     **judge_kwargs: Any,
 ) -> pl.DataFrame:
@@ -548,12 +607,24 @@ async def agrade(
     _check_budget(judges, max_cost_usd)
     ex = _examples_by_criterion(examples, column, max_examples)
     calls = _build_calls(inp, judges, mode, part=grade_part, examples=ex, shuffle_options=shuffle_options, seed=seed)
+    if distribution:
+        if mode != "per_criterion":
+            raise ValueError("distribution=True needs mode='per_criterion' (one answer per criterion)")
+        if distribution_samples < 0:
+            raise ValueError("distribution_samples must be >= 0")
+        for c in calls:
+            c.dist_samples = distribution_samples
+            if isinstance(judges[c.judge_i], Judge):
+                c.extra = {"logprobs": True, "top_logprobs": 20}
     store = _open_cache(cache)
     if store is not None:
         for c in calls:
             j = judges[c.judge_i]
             if isinstance(j, Judge):
-                c.key = cache_key({**j.request_identity(), "messages": c.messages, "response_format": c.response_format})
+                ident = {**j.request_identity(), "messages": c.messages, "response_format": c.response_format}
+                if c.extra is not None:
+                    ident.update(extra=c.extra, distribution_samples=c.dist_samples)
+                c.key = cache_key(ident)
     try:
         await _execute(calls, judges, store, max_cost_usd, progress, _cancel or threading.Event())
     finally:
@@ -599,6 +670,14 @@ def grade(df: Any, rubric: Rubric | None = None, **kwargs: Any) -> pl.DataFrame:
         Stop making calls once this much has been spent; the rest become error rows.
     progress
         Show a tqdm progress bar.
+    distribution, distribution_samples
+        ``distribution=True`` (per-criterion mode) also records the judge's probability for
+        every allowed label in a ``distribution`` column (list of ``{label, prob}``), from the
+        token logprobs at the verdict (``logprobs=True, top_logprobs=20``) or, when those are
+        missing or cannot separate the labels, from ``distribution_samples`` answers sampled
+        at temperature 1 (``0`` disables sampling). ``distribution_source`` says which
+        (``logprobs``, ``samples:n``, ``scripted`` or ``unavailable``). Feed it to
+        :mod:`rubrictools.calibrate` via ``calibrate.distributions_from_verdicts``.
     **judge_kwargs
         Passed to :class:`~rubrictools.Judge` when ``model`` is a string
         (``api_base``, ``api_key``, ``temperature``, ``max_concurrency``, ``max_retries``, ...).

@@ -28,6 +28,9 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     body: str | None = None  # raw body override (e.g. an error JSON)
+    label_probs: dict[str, float] | None = None  # top alternatives at the verdict token when logprobs are asked
+    samples: list[str] | None = None  # contents of the n choices when n > 1 is asked (cycled)
+    no_logprobs: bool = False  # behave like a provider that ignores the logprobs request
 
 
 Script = Callable[[dict[str, Any]], "Reply | str"]
@@ -58,6 +61,33 @@ def default_script(request: dict[str, Any]) -> str:
         names = re.findall(r"^Criterion name: (.+)$", user_text(request), re.M)
         return json.dumps({"verdicts": [{"criterion": n, "verdict": verdict, "explanation": "fake"} for n in names]})
     return json.dumps({"verdict": verdict, "explanation": f"fake judge saw {len(sub)} chars"})
+
+
+def fake_logprobs(text: str, label_probs: dict[str, float] | None, top: int) -> list[dict[str, Any]]:
+    """OpenAI-style token logprobs for ``text``: the verdict's value is one token whose top
+    alternatives follow ``label_probs``; every other token is certain. Tokens are split so
+    that the value's opening quote belongs to the token before it, as real tokenizers often do."""
+    import math
+    import re
+
+    m = re.search(r'"verdict"\s*:\s*"', text)
+    if m is None:
+        return [{"token": text, "logprob": 0.0, "top_logprobs": []}]
+    start = m.end()
+    end = text.find('"', start)
+    value = text[start:end]
+    pieces = [(text[:start], None), (value, label_probs), (text[end:], None)]
+    out = []
+    for tok, probs in pieces:
+        if not tok:
+            continue
+        if probs:
+            alts = sorted(probs.items(), key=lambda kv: -kv[1])[: max(top, 1)]
+            lp = math.log(probs.get(tok, max(min(probs.values()), 1e-9)))
+            out.append({"token": tok, "logprob": lp, "top_logprobs": [{"token": k, "logprob": math.log(v)} for k, v in alts if v > 0]})
+        else:
+            out.append({"token": tok, "logprob": 0.0, "top_logprobs": [{"token": tok, "logprob": 0.0}]})
+    return out
 
 
 class FakeLLMServer:
@@ -116,12 +146,20 @@ class FakeLLMServer:
         if reply.body is not None:
             return web.Response(status=200, text=reply.body, content_type="application/json")
         content = reply.content or ""
+        n = int(body.get("n") or 1)
+        contents = [content] if n == 1 else [(reply.samples or [content])[i % len(reply.samples or [content])] for i in range(n)]
+        choices = []
+        for i, text in enumerate(contents):
+            choice: dict[str, Any] = {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            if body.get("logprobs") and not reply.no_logprobs:
+                choice["logprobs"] = {"content": fake_logprobs(text, reply.label_probs, int(body.get("top_logprobs") or 0))}
+            choices.append(choice)
         payload = {
             "id": f"chatcmpl-fake-{len(self.requests)}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "fake"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "choices": choices,
             "usage": {"prompt_tokens": max(1, len(user_text(body)) // 4), "completion_tokens": max(1, len(content) // 4),
                       "total_tokens": max(1, len(user_text(body)) // 4) + max(1, len(content) // 4)},
         }

@@ -48,6 +48,7 @@ class CachedResponse:
     prompt_tokens: int | None
     completion_tokens: int | None
     cost_usd: float | None
+    extra: str | None = None  # JSON: what else the answer carried (e.g. the judge's label distribution)
 
 
 class ResponseCache:
@@ -62,8 +63,11 @@ class ResponseCache:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, content TEXT NOT NULL, "
-            "prompt_tokens INTEGER, completion_tokens INTEGER, cost_usd REAL, created REAL)"
+            "prompt_tokens INTEGER, completion_tokens INTEGER, cost_usd REAL, created REAL, extra TEXT)"
         )
+        cols = {row[1] for row in self._conn.execute("PRAGMA table_info(responses)")}
+        if "extra" not in cols:  # a cache written by an earlier version
+            self._conn.execute("ALTER TABLE responses ADD COLUMN extra TEXT")
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.path)!r})"
@@ -75,17 +79,19 @@ class ResponseCache:
         with self._lock:
             for i in range(0, len(keys), 900):
                 chunk = keys[i : i + 900]
-                q = f"SELECT key, content, prompt_tokens, completion_tokens, cost_usd FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
-                for k, content, pt, ct, cost in self._conn.execute(q, chunk):
-                    out[k] = CachedResponse(content, pt, ct, cost)
+                q = f"SELECT key, content, prompt_tokens, completion_tokens, cost_usd, extra FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
+                for k, content, pt, ct, cost, extra in self._conn.execute(q, chunk):
+                    out[k] = CachedResponse(content, pt, ct, cost, extra)
         return out
 
     def put(self, key: str, model: str, response: CachedResponse) -> None:
         """Store one reply and commit it immediately."""
         with self._lock:
             self._conn.execute(
-                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (key, model, response.content, response.prompt_tokens, response.completion_tokens, response.cost_usd, time.time()),
+                "INSERT OR REPLACE INTO responses (key, model, content, prompt_tokens, completion_tokens, cost_usd, created, extra) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, model, response.content, response.prompt_tokens, response.completion_tokens, response.cost_usd, time.time(),
+                 response.extra),
             )
 
     def __len__(self) -> int:

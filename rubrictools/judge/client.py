@@ -36,6 +36,8 @@ class CallResult:
     attempts: int = 0
     latency_s: float = 0.0
     error: str | None = None
+    logprobs: list[dict[str, Any]] | None = None
+    choices: list[str | None] | None = None
 
     def add_usage(self, other: CallResult) -> None:
         """Add ``other``'s HTTP attempts, tokens and cost to this result (a retried call pays for each try)."""
@@ -116,6 +118,7 @@ async def complete(
     response_format: dict[str, Any] | None,
     *,
     max_attempts: int,
+    extra: dict[str, Any] | None = None,
 ) -> CallResult:
     """Send ``messages`` with at most ``max_attempts`` HTTP requests.
 
@@ -140,6 +143,8 @@ async def complete(
         kwargs["api_key"] = judge.api_key.get_secret_value()
     if response_format is not None:
         kwargs["response_format"] = response_format
+    if extra:
+        kwargs.update(extra)  # e.g. logprobs/top_logprobs, or n samples at temperature 1
     t0 = time.perf_counter()
     attempts = 0
     last_error = "no attempt made"
@@ -166,5 +171,10 @@ async def complete(
             cost = float(litellm.completion_cost(completion_response=resp, model=judge.model))
         except Exception:
             cost = None
-        return CallResult(content, pt, ct, cost, attempts, time.perf_counter() - t0, None)
+        from rubrictools.judge.distribution import normalise_logprobs
+
+        first = resp.choices[0] if resp.choices else None
+        lp = normalise_logprobs(getattr(first, "logprobs", None)) if first is not None else None
+        choices = [c.message.content for c in resp.choices] if resp.choices and len(resp.choices) > 1 else None
+        return CallResult(content, pt, ct, cost, attempts, time.perf_counter() - t0, None, lp, choices)
     return CallResult(None, None, None, None, attempts, time.perf_counter() - t0, last_error)

@@ -545,13 +545,16 @@ def _assemble(cols: dict[str, list[Any]], inp: _Inputs, judges: Sequence[Any], m
 
 
 # --------------------------------------------------------------------------- public
-def _open_cache(cache: bool | str | Path | ResponseCache | None) -> ResponseCache | None:
+def _open_cache(cache: bool | str | Path | ResponseCache | None, judges: Sequence[Any] = ()) -> ResponseCache | None:
     if cache is False or cache is None:
         return None
     if isinstance(cache, ResponseCache):
         return cache
     if cache is True:
-        return ResponseCache(default_cache_path())
+        paths = {str(j.cache) for j in judges if isinstance(j, Judge) and j.cache is not None}
+        if len(paths) > 1:
+            raise ValueError(f"judges name different cache files {sorted(paths)}; pass grade(cache=...) to choose one")
+        return ResponseCache(paths.pop() if paths else default_cache_path())
     return ResponseCache(cache)
 
 
@@ -616,7 +619,7 @@ async def agrade(
             c.dist_samples = distribution_samples
             if isinstance(judges[c.judge_i], Judge):
                 c.extra = {"logprobs": True, "top_logprobs": 20}
-    store = _open_cache(cache)
+    store = _open_cache(cache, judges)
     if store is not None:
         for c in calls:
             j = judges[c.judge_i]
@@ -697,22 +700,30 @@ def grade(df: Any, rubric: Rubric | None = None, **kwargs: Any) -> pl.DataFrame:
         return asyncio.run(coro)
     # Inside a running loop (Jupyter): run on a private loop in a worker thread.
     result: dict[str, Any] = {}
+    finished = threading.Event()
 
     def target() -> None:
         try:
             result["value"] = asyncio.run(coro)
         except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
             result["error"] = e
+        finally:
+            finished.set()
 
     t = threading.Thread(target=target, name="rubrictools-grade", daemon=True)
     t.start()
     try:
-        while t.is_alive():
-            t.join(0.1)
+        # wait on an Event, not Thread.join: a join interrupted by Ctrl-C can later return early
+        while not finished.wait(0.1):
+            pass
     except KeyboardInterrupt:
-        cancel.set()  # no new calls; finished answers are already in the cache
-        with contextlib.suppress(KeyboardInterrupt):
-            t.join()
+        cancel.set()  # no new calls; calls in flight finish and their answers are cached
+        while True:
+            try:
+                finished.wait()
+                break
+            except KeyboardInterrupt:  # a second Ctrl-C while in-flight calls finish
+                continue
         raise
     if "error" in result:
         raise result["error"]

@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -365,3 +366,62 @@ def test_resume_after_sigkill_repeats_no_successful_call(rubric, tmp_path):
         assert v["cached"].sum() == len(done)
         con = sqlite3.connect(cache)
         assert con.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 180
+
+
+def test_cache_location_on_the_judge(df, rubric, server, tmp_path):
+    path = tmp_path / "judge_cache.sqlite"
+    judge = rt.Judge(model=MODEL, api_base=server.url, api_key=SECRET, cache=str(path))
+    run(df, rubric, server, tmp_path, model=judge, cache=True)
+    assert path.exists() and len(ResponseCache(path)) == 12
+    n = server.hits
+    again = run(df, rubric, server, tmp_path, model=judge, cache=True)
+    assert server.hits == n and again["cached"].all()
+    other = rt.Judge(model="openai/other", api_base=server.url, api_key=SECRET, cache=str(tmp_path / "b.sqlite"))
+    with pytest.raises(ValueError, match="different cache files"):
+        run(df, rubric, server, tmp_path, model=[judge, other], cache=True)
+    assert SECRET not in path.read_bytes().decode("latin-1")
+
+
+def test_progress_bar_reports_calls_errors_and_cost(df, rubric, server, tmp_path, capsys):
+    server.inject(Reply(status=400))  # one call fails for good (400 is not retried)
+    run(df, rubric, server, tmp_path, progress=True)
+    err = capsys.readouterr().err
+    assert "grading" in err and "12/12" in err
+    assert "errors=1" in err and "calls=12" in err
+    run(df, rubric, server, tmp_path, progress=True)  # all cached except the failed one: a bar of 1
+    assert "1/1" in capsys.readouterr().err
+
+
+def test_ctrl_c_inside_a_running_loop_stops_cleanly_and_resumes(df, rubric, server, tmp_path):
+    """As in Jupyter: grade() is called while an event loop runs (ipykernel turns Ctrl-C into a
+    KeyboardInterrupt in the main thread); new calls stop, every finished answer stays in the
+    cache, and a re-run repeats none of them."""
+    server.latency = 0.15
+    cache_path = tmp_path / "cache.sqlite"
+
+    def interrupt_after_four_calls() -> None:
+        deadline = time.time() + 30
+        while server.hits < 4 and time.time() < deadline:
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    async def notebook_cell():
+        threading.Thread(target=interrupt_after_four_calls, daemon=True).start()
+        run(df, rubric, server, tmp_path, cache=cache_path, max_concurrency=2)
+
+    loop = asyncio.new_event_loop()  # run_until_complete installs no SIGINT handler, like a kernel's loop
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            loop.run_until_complete(notebook_cell())
+    finally:
+        loop.close()
+    hits_at_stop = server.hits
+    done = len(ResponseCache(cache_path))
+    assert 4 <= done < 12 and hits_at_stop < 12  # stopped mid-run: no new calls after the interrupt
+    time.sleep(0.5)
+    assert server.hits == hits_at_stop
+    server.latency = 0.0
+    before = server.hits
+    out = run(df, rubric, server, tmp_path, cache=cache_path)
+    assert out["error"].null_count() == out.height
+    assert server.hits - before == 12 - done  # answered calls are never repeated

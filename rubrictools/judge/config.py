@@ -40,6 +40,9 @@ class Judge(BaseModel):
         (defaults to ``model``).
     litellm_kwargs
         Extra keyword arguments for ``litellm.acompletion`` (part of the cache key).
+    cache
+        Where this judge's answers are cached (a SQLite path) when ``grade(cache=True)``;
+        ``None`` uses the user cache dir (``$RUBRICTOOLS_CACHE_DIR`` overrides it).
 
     Example
     -------
@@ -65,6 +68,7 @@ class Judge(BaseModel):
     weight: float = 1.0
     name: str | None = None
     litellm_kwargs: dict[str, Any] = Field(default_factory=dict)
+    cache: str | None = None
 
     @field_validator("max_concurrency")
     @classmethod

@@ -36,7 +36,13 @@ from rubrictools.metrics.classification import (
 from rubrictools.metrics.correlation import distinct_pairs, kendall_weighted, pearson_weighted, spearman_weighted
 from rubrictools.metrics.distribution import cdf_distances_weighted, js_from_counts
 from rubrictools.metrics.errors import error_stats, errors_from_stats
-from rubrictools.metrics.kappa import chance_corrected_from_unit_stats, kappa_from_confusion, unit_agreement_stats
+from rubrictools.metrics.kappa import (
+    ac1_from_confusion,
+    chance_corrected_from_unit_stats,
+    kappa_from_confusion,
+    kappa_test_from_confusion,
+    unit_agreement_stats,
+)
 from rubrictools.metrics.multirater import alpha_from_stats, alpha_unit_stats, icc_from_stats, icc_unit_stats
 from rubrictools.verdicts import HOLISTIC, to_polars
 
@@ -327,12 +333,7 @@ def _confusion_kernel(h: np.ndarray, j: np.ndarray, k: int, pos: int | None, nam
             elif name == "kappa_quadratic":
                 out[name] = kappa_from_confusion(cm, "quadratic")
             elif name == "gwet_ac1":
-                n = cm.sum((-2, -1))
-                pa = np.trace(cm, axis1=-2, axis2=-1) / np.where(n > 0, n, np.nan)
-                pi = (cm.sum(-1) + cm.sum(-2)) / (2 * np.where(n > 0, n, np.nan))[:, None]
-                pe = (pi * (1 - pi)).sum(-1) / (k - 1) if k > 1 else np.full(n.shape, np.nan)
-                with np.errstate(all="ignore"):
-                    out[name] = np.where(pe < 1, (pa - pe) / (1 - pe), np.nan)
+                out[name] = ac1_from_confusion(cm)
             elif name == "js_divergence":
                 out[name] = js_from_counts(cm.sum(-1), cm.sum(-2))
             elif name == "judge_rate":
@@ -418,15 +419,9 @@ def _pvalues(names: list[str], h: np.ndarray, j: np.ndarray, *, labels: list[int
         warnings.simplefilter("ignore")
         for name in names:
             if name == "cohen_kappa" and labels is not None:
-                from scipy.special import ndtr
-
-                from rubrictools.metrics.kappa import _kappa_se
-
                 k = len(labels)
                 cm = np.bincount(h.astype(np.int64) * k + j.astype(np.int64), minlength=k * k).reshape(k, k).astype(float)
-                kap = float(kappa_from_confusion(cm))
-                se0 = _kappa_se(cm, kap, None)[1]
-                out[name] = float(2 * ndtr(-abs(kap / se0))) if se0 > 0 and np.isfinite(kap) else float("nan")
+                out[name] = kappa_test_from_confusion(cm).pvalue
             elif name == "pearson":
                 out[name] = m.pearson(h, j).pvalue
             elif name == "spearman":
@@ -733,10 +728,9 @@ def agreement(
             names = [n for n in names if n in CRITERION_METRICS]
             kernels = _criterion_kernels(g, kind, k, pos, names)
             res = _evaluate(kernels, g["__cluster"].to_numpy(), plan)
-            pv = _pvalues([n for n in names if n in _PVALUE and n != "cohen_kappa"] + (["cohen_kappa"] if "cohen_kappa" in names else []),
-                          g["h_code"].to_numpy(), g["j_code"].to_numpy(), labels=list(range(k)))  # fmt: skip
-            if kind == "nominal":
-                pv = {n: p for n, p in pv.items() if n == "cohen_kappa"}
+            # p-values only for the metrics that were computed (e.g. no rank tests on nominal labels)
+            pv = _pvalues([n for n in names if n in _PVALUE and n in res], g["h_code"].to_numpy(), g["j_code"].to_numpy(),
+                          labels=list(range(k)))  # fmt: skip
             group = dict(zip(by_list, key))
             rows += _rows(group, names, res, pv, g.height, g["id"].n_unique(), int(excl.get(key, 0)), kind, plan.weights is not None)
         for key, n_ex in excl.items():  # groups with no usable pair at all
@@ -813,7 +807,6 @@ def inter_rater(
     rated = h.filter(pl.col("h_code").is_not_null())
     plan = _plan(rated["id"], bootstrap, seed, stratify, method, ci, human)
     rated = rated.join(plan.index, on="id", how="left")
-    raters_all = rated["rater"].unique(maintain_order=True).to_list()
     groups = rated.partition_by(by_list, as_dict=True, maintain_order=True) if by_list else {(): rated}
     excl = {tuple(r[:-1]): r[-1] for r in n_missing.iter_rows()}
     rows: list[dict[str, Any]] = []
@@ -830,11 +823,9 @@ def inter_rater(
         g = g.join(units.select("id", "__u"), on="id")
         u = g["__u"].to_numpy().astype(np.int64)
         n_units = units.height
-        rater_ix = {r: i for i, r in enumerate(raters_all)}
-        rcol = np.array([rater_ix[r] for r in g["rater"].unique(maintain_order=True).to_list()])
         rmap = {r: i for i, r in enumerate(g["rater"].unique(maintain_order=True).to_list())}
         ri = g["rater"].replace_strict(rmap, return_dtype=pl.Int64).to_numpy()
-        n_r = len(rcol)
+        n_r = len(rmap)
         codes = np.full((n_units, n_r), -1, dtype=np.int64)
         codes[u, ri] = g["h_code"].to_numpy()
         vals = np.full((n_units, n_r), np.nan)

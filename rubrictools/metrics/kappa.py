@@ -28,11 +28,13 @@ from rubrictools.metrics._base import Estimate, NanPolicy, paired, rating_counts
 from rubrictools.metrics.classification import _confusion
 
 __all__ = [
+    "ac1_from_confusion",
     "chance_corrected_from_unit_stats",
     "cohen_kappa",
     "disagreement_weights",
     "gwet_ac1",
     "kappa_from_confusion",
+    "kappa_test_from_confusion",
     "unit_agreement_stats",
 ]
 
@@ -112,14 +114,37 @@ def cohen_kappa(
     >>> round(k, 4), round(k.se, 4)
     (0.5, 0.375)
     """
+    cm, _ = _confusion(y_true, y_pred, labels, sample_weight, nan_policy)
+    return kappa_test_from_confusion(cm, weights)
+
+
+def kappa_test_from_confusion(cm: np.ndarray, weights: Weights = None) -> Estimate:
+    """Cohen's kappa of one ``(K, K)`` confusion matrix with ``se``, ``se0`` and the two-sided
+    z-test ``pvalue`` of kappa = 0 (see :func:`cohen_kappa`)."""
     from scipy.special import ndtr
 
-    cm, _ = _confusion(y_true, y_pred, labels, sample_weight, nan_policy)
     kappa = float(kappa_from_confusion(cm, weights))
     se, se0 = _kappa_se(cm, kappa, weights)
     z = kappa / se0 if se0 > 0 else float("nan")
     pvalue = float(2 * ndtr(-abs(z))) if np.isfinite(z) else float("nan")
     return Estimate(kappa, se=se, se0=se0, pvalue=pvalue)
+
+
+def ac1_from_confusion(cm: np.ndarray) -> np.ndarray:
+    """Gwet's AC1 of two raters for a stack of confusion matrices ``(..., K, K)`` over K categories:
+    ``pa = trace / n``, ``pi_k = (row_k + col_k) / (2 n)``, ``pe = sum_k pi_k (1 - pi_k) / (K - 1)``.
+
+    >>> round(float(ac1_from_confusion(np.array([[3.0, 1.0], [0.0, 0.0]]))), 4)
+    0.68
+    """
+    k = cm.shape[-1]
+    n = cm.sum(axis=(-2, -1))
+    pa = safe_div(np.trace(cm, axis1=-2, axis2=-1), n)
+    pi = safe_div(cm.sum(-1) + cm.sum(-2), 2 * n[..., None])
+    if k < 2:
+        return np.full(np.shape(n), np.nan)
+    pe = (pi * (1 - pi)).sum(-1) / (k - 1)
+    return safe_div(pa - pe, 1 - pe)
 
 
 # ----------------------------------------------------------------------------- Gwet / Fleiss

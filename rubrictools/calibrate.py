@@ -80,6 +80,17 @@ def _label_sort_key(x: str) -> tuple[int, float | str]:
         return (1, x)
 
 
+def _numeric_label(label: pl.Expr) -> pl.Expr:
+    """Numeric labels in one spelling ("1", " 1 " and "1.0" -> "1.0") on both the judge's and the
+    humans' side; other labels unchanged."""
+    return (
+        pl.when(label.str.contains(r"^\s*-?\d+(\.\d+)?\s*$"))
+        .then(label.str.strip_chars().cast(pl.Float64, strict=False).cast(pl.String))
+        .otherwise(label)
+        .alias("label")
+    )
+
+
 def _dist_frame(distributions: Any) -> pl.DataFrame:
     d = to_polars(distributions, name="distributions")
     missing = {"id", "criterion", "label", "prob"} - set(d.columns)
@@ -88,12 +99,7 @@ def _dist_frame(distributions: Any) -> pl.DataFrame:
     d = d.with_columns(pl.col("label").cast(pl.String), pl.col("criterion").cast(pl.String), pl.col("prob").cast(pl.Float64))
     if d["prob"].is_nan().any() or (d["prob"] < 0).any():
         raise ValueError("distributions: prob must be non-negative numbers")
-    d = d.with_columns(
-        pl.when(pl.col("label").str.contains(r"^\s*-?\d+(\.\d+)?\s*$"))
-        .then(pl.col("label").str.strip_chars().cast(pl.Float64, strict=False).cast(pl.String))
-        .otherwise(pl.col("label"))
-        .alias("label")
-    )  # numeric labels in one spelling ("1" and "1.0" alike), as in the human targets
+    d = d.with_columns(_numeric_label(pl.col("label")))
     return d.with_columns((pl.col("prob") / pl.col("prob").sum().over("id", "criterion")).fill_nan(None).alias("prob"))
 
 
@@ -246,12 +252,7 @@ def _targets(human: Any, target: str, ids: list[Any]) -> pl.DataFrame:
         h = h.with_columns(pl.lit("human").alias("rater"))
     h = h.filter(pl.col("criterion").cast(pl.String) == target).drop_nulls("label")
     h = h.with_columns(pl.col("label").cast(pl.String), pl.col("rater").cast(pl.String))
-    h = h.with_columns(
-        pl.when(pl.col("label").str.contains(r"^-?\d+(\.\d+)?$"))
-        .then(pl.col("label").cast(pl.Float64, strict=False).cast(pl.String))
-        .otherwise(pl.col("label"))
-        .alias("label")
-    )
+    h = h.with_columns(_numeric_label(pl.col("label")))
     return h.filter(pl.col("id").is_in(ids))
 
 
@@ -349,7 +350,7 @@ def _fit_multinomial(
     w0 = b0 = None
     theta0 = np.zeros(sum(sizes))
     if init is not None:
-        if init.model != "multinomial" or init.features != [] and len(init.features) != d:
+        if init.model != "multinomial":  # fit() reuses init.features, so the inputs line up
             raise ValueError("init must be a multinomial calibrator over the same features")
         lab_map = [init.labels.index(lab) for lab in labels]
         w0 = np.asarray(init.params["W"])[lab_map]

@@ -60,12 +60,16 @@ class VerdictExplorer:
                 self.body,
             ]
         )
+        self._apply_filters()
         self._refresh()
 
     # ---------------------------------------------------------------- state
     @property
     def filtered(self) -> pl.DataFrame:
-        """The rows matching the current filters."""
+        """The rows matching the current filters (computed once per filter change)."""
+        return self._filtered
+
+    def _apply_filters(self) -> None:
         cond = pl.lit(True)
         if self.criterion.value != ALL:
             cond &= pl.col("criterion").cast(pl.String) == self.criterion.value
@@ -82,7 +86,7 @@ class VerdictExplorer:
             if "__text" in self.table.columns:
                 text |= pl.col("__text").fill_null("").str.contains(q, literal=True)
             cond &= text
-        return self.table.filter(cond)
+        self._filtered = self.table.filter(cond)
 
     @property
     def n_pages(self) -> int:
@@ -95,6 +99,7 @@ class VerdictExplorer:
 
     def _on_filter(self, _: Any) -> None:
         self.page = 0
+        self._apply_filters()
         self._refresh()
 
     def _go(self, step: int) -> None:
@@ -104,7 +109,7 @@ class VerdictExplorer:
     def _refresh(self) -> None:
         f = self.filtered
         self.status.value = f"page {self.page + 1} of {self.n_pages} · {f.height} of {self.table.height} rows"
-        page = f.slice(self.page * self.page_size, self.page_size)
+        page = self.current
         cols = [c for c in ("id", "criterion", "judge", "verdict", "explanation", "error", "__text") if c in page.columns]
         head = "".join(f"<th style='text-align:left'>{'submission' if c == '__text' else c}</th>" for c in cols)
         rows = "".join(

@@ -99,6 +99,7 @@ class LabelWidget:
     def _load(self) -> None:
         if self.path is None or not self.path.exists():
             return
+        wanted = set(self.queue)
         for line in self.path.read_text().splitlines():
             try:
                 rec = json.loads(line)
@@ -107,7 +108,7 @@ class LabelWidget:
             if rec.get("rater") != self.rater:
                 continue
             key = (rec["id"], rec["criterion"])
-            if key not in set(self.queue):
+            if key not in wanted:
                 continue
             if rec.get("undo"):
                 self._labels.pop(key, None)

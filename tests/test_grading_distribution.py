@@ -9,8 +9,8 @@ import pytest
 
 import rubrictools as rt
 
-from .fake_server import FakeLLMServer, Reply, criterion_name, default_script, submission_text
-from .test_grading import MODEL, SECRET, run  # noqa: F401 - shared helpers
+from .fake_server import Reply, criterion_name, default_script, submission_text
+from .test_grading import _reset, run, server  # noqa: F401 - the loopback server fixtures and grading helper
 
 RUBRIC = rt.Rubric.from_dict(
     [
@@ -19,18 +19,6 @@ RUBRIC = rt.Rubric.from_dict(
             {"label": "warm", "value": 1.0}, {"label": "wary", "value": 0.5}, {"label": "cold", "value": 0.0}]},
     ]
 )  # "warm"/"wary" share a first letter: the logprob path must refuse to split them
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FakeLLMServer() as srv:
-        yield srv
-
-
-@pytest.fixture(autouse=True)
-def _reset(server):
-    server.reset()
-    server.latency = 0.0
 
 
 DF = pl.DataFrame({"qid": ["a", "b"], "text": ["good one", "meh"]})

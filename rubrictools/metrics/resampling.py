@@ -132,6 +132,18 @@ def _cluster_sums(stats: np.ndarray, local: np.ndarray, n_local: int) -> np.ndar
     return out
 
 
+def _blocked(kernel: Kernel, n: int, weight_rows: Callable[[int, int], np.ndarray]) -> dict[str, np.ndarray]:
+    """Evaluate a generic kernel on ``n`` weight rows, built ``weight_rows(lo, hi)`` a block at
+    a time so that no block holds more than ``_BLOCK_ELEMS`` weights."""
+    step = max(1, _BLOCK_ELEMS // max(kernel.rows, 1))
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in kernel.names}
+    for lo in range(0, n, step):
+        out = kernel.finish(weight_rows(lo, min(lo + step, n)))
+        for k in kernel.names:
+            parts[k].append(np.asarray(out[k]))
+    return {k: np.concatenate(v) for k, v in parts.items()}
+
+
 def evaluate(kernel: Kernel, row_cluster: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
     """Kernel values for each row of cluster ``weights`` ``(B, n_clusters)``; ``row_cluster``
     gives each row's cluster index (columns of ``weights``)."""
@@ -140,15 +152,7 @@ def evaluate(kernel: Kernel, row_cluster: np.ndarray, weights: np.ndarray) -> di
     if kernel.stats is not None:
         tot = wl @ _cluster_sums(kernel.stats, local, present.size)
         return kernel.finish(tot)
-    n_rows = kernel.rows
-    b = weights.shape[0]
-    step = max(1, _BLOCK_ELEMS // max(n_rows, 1))
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in kernel.names}
-    for lo in range(0, b, step):
-        out = kernel.finish(wl[lo : lo + step][:, local])
-        for k in kernel.names:
-            parts[k].append(np.asarray(out[k]))
-    return {k: np.concatenate(v) for k, v in parts.items()}
+    return _blocked(kernel, weights.shape[0], lambda lo, hi: wl[lo:hi][:, local])
 
 
 def jackknife(kernel: Kernel, row_cluster: np.ndarray, *, seed: int = 0) -> dict[str, np.ndarray]:
@@ -162,18 +166,13 @@ def jackknife(kernel: Kernel, row_cluster: np.ndarray, *, seed: int = 0) -> dict
     if kernel.stats is not None:
         sums = _cluster_sums(kernel.stats, local, n)
         return kernel.finish(sums.sum(0)[None, :] - sums)
-    n_rows = kernel.rows
-    step = max(1, _BLOCK_ELEMS // max(n_rows, 1))
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in kernel.names}
-    for lo in range(0, n, step):
-        hi = min(lo + step, n)
-        w = np.ones((hi - lo, n_rows))
+    def leave_out(lo: int, hi: int) -> np.ndarray:
+        w = np.ones((hi - lo, kernel.rows))
         rows_in = (local >= lo) & (local < hi)
         w[local[rows_in] - lo, np.flatnonzero(rows_in)] = 0.0
-        out = kernel.finish(w)
-        for k in kernel.names:
-            parts[k].append(np.asarray(out[k]))
-    return {k: np.concatenate(v) for k, v in parts.items()}
+        return w
+
+    return _blocked(kernel, n, leave_out)
 
 
 def interval(

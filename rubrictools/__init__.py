@@ -21,6 +21,13 @@ _EXPORTS: dict[str, str] = {
     "Rubric": "rubrictools.rubric",
     "Criterion": "rubrictools.rubric",
     "Option": "rubrictools.rubric",
+    "Group": "rubrictools.rubric",
+    "NumericRange": "rubrictools.rubric",
+    "Rule": "rubrictools.rules",
+    "apply_rules": "rubrictools.rules",
+    "lint": "rubrictools.linting",
+    "rubric_report": "rubrictools.quality",
+    "improve": "rubrictools.improvement",
     "MET": "rubrictools.rubric",
     "UNMET": "rubrictools.rubric",
     "CANNOT_ASSESS": "rubrictools.rubric",
@@ -56,7 +63,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from rubrictools.grading import agrade, estimate_cost, grade, usage
     from rubrictools.judge.config import Judge
     from rubrictools.judge.scripted import ScriptedJudge
-    from rubrictools.rubric import CANNOT_ASSESS, MET, UNMET, Criterion, Option, Rubric
+    from rubrictools.rubric import CANNOT_ASSESS, MET, UNMET, Criterion, Group, NumericRange, Option, Rubric
+    from rubrictools.rules import Rule, apply_rules
+    from rubrictools.linting import lint
+    from rubrictools.quality import rubric_report
+    from rubrictools.improvement import improve
     from rubrictools.scoring import LengthPenalty, score, word_count
     from rubrictools.verdicts import HOLISTIC, VERDICT_SCHEMA, validate_verdicts
 

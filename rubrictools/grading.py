@@ -35,7 +35,14 @@ from rubrictools.judge.aggregate import aggregate_votes
 from rubrictools.judge.cache import CachedResponse, ResponseCache, cache_key, default_cache_path
 from rubrictools.judge.client import CallResult
 from rubrictools.judge.config import Judge
-from rubrictools.judge.parsing import ParseError, parse_criterion, parse_holistic, parse_item
+from rubrictools.judge.parsing import (
+    ParseError,
+    parse_criterion,
+    parse_evidence,
+    parse_holistic,
+    parse_item,
+    parse_item_evidence,
+)
 from rubrictools.judge.prompts import (
     HOLISTIC_SCHEMA,
     Submission,
@@ -53,6 +60,7 @@ from rubrictools.verdicts import HOLISTIC, VERDICT_SCHEMA, to_polars
 __all__ = ["agrade", "estimate_cost", "grade", "usage"]
 
 Mode = Literal["per_criterion", "per_item", "holistic"]
+OnUnsupported = Literal["flag", "downgrade"]
 BUDGET_ERROR = "budget exceeded: call not made (max_cost_usd reached)"
 CANCELLED_ERROR = "cancelled: call not made (run interrupted)"
 
@@ -179,6 +187,8 @@ class _Call(CallResult):
     dist_samples: int = -1  # -1: no distribution wanted; 0: logprobs only; k: fall back to k samples
     dist: dict[str, float] | None = None
     dist_source: str | None = None
+    evidence: frozenset[str] = frozenset()  # criteria whose verdict must quote the submission
+    judged: Rubric | None = None  # the criteria this call asks about (item mode: the non-rule ones)
 
 
 def _examples_by_criterion(examples: Any, column: str, max_examples: int) -> dict[str, list[tuple[str, str, str | None]]]:
@@ -206,6 +216,24 @@ def _permutation(seed: int, sid: Any, name: str, n: int) -> list[int]:
     return order
 
 
+def _graded_text(sub: Submission, part: str) -> str:
+    if part == "output" or sub.thinking is None:
+        return sub.output
+    return sub.thinking if part == "thinking" else f"{sub.thinking}\n{sub.output}"
+
+
+def _llm_part(rub: Rubric, memo: dict[int, Rubric | None]) -> Rubric | None:
+    """The rubric restricted to judge-decided criteria (``None`` when every criterion is a rule)."""
+    k = id(rub)
+    if k not in memo:
+        if not rub.has_rules:
+            memo[k] = rub
+        else:
+            crit = rub.llm_criteria
+            memo[k] = Rubric(list(crit)) if crit else None
+    return memo[k]
+
+
 def _build_calls(
     inp: _Inputs,
     judges: Sequence[Judge | ScriptedJudge],
@@ -215,11 +243,16 @@ def _build_calls(
     examples: dict[str, list[tuple[str, str, str | None]]],
     shuffle_options: bool,
     seed: int,
+    evidence: bool | None = None,
 ) -> list[_Call]:
     from rubrictools.judge.client import response_format_for
 
     calls: list[_Call] = []
     fmt_cache: dict[tuple[int, str], Any] = {}
+    llm_memo: dict[int, Rubric | None] = {}
+
+    def wants(c: Any) -> bool:
+        return bool(c.evidence) if evidence is None else evidence
 
     def fmt(ji: int, j: Any, schema: dict[str, Any], name: str) -> Any:
         if isinstance(j, ScriptedJudge):
@@ -231,24 +264,36 @@ def _build_calls(
 
     for row, (sid, rub, sub) in enumerate(zip(inp.ids, inp.rubrics, inp.subs)):
         q, ref = inp.queries[row], inp.references[row]
-        text = sub.output if part == "output" or sub.thinking is None else (
-            sub.thinking if part == "thinking" else f"{sub.thinking}\n{sub.output}")
+        text = _graded_text(sub, part)
+        judged = _llm_part(rub, llm_memo)
+        if mode == "holistic" and rub.has_rules:
+            raise ValueError(
+                "mode='holistic' asks for one number for the whole rubric; a rubric with rule criteria "
+                f"({[c.name for c in rub if c.rule is not None]}) needs mode='per_criterion' or 'per_item'"
+            )
+        if judged is None:
+            continue
         for ji, j in enumerate(judges):
             sp = getattr(j, "system_prompt", None)
             if mode == "per_criterion":
-                for c in rub:
+                for c in judged:
+                    ev = wants(c)
                     order = _permutation(seed, sid, c.name or "", len(c.options)) if (shuffle_options and c.options) else None
                     msgs = criterion_messages(c, sub, part=part, query=q, reference=ref,  # type: ignore[arg-type]
-                                              examples=examples.get(c.name or "", ()), option_order=order, system_prompt=sp)
+                                              examples=examples.get(c.name or "", ()), option_order=order, system_prompt=sp,
+                                              evidence=ev)  # fmt: skip
                     calls.append(_Call(judge_i=ji, kind="criterion", row=row, sid=sid, text=text, rubric=rub, criterion=c,
-                                       messages=msgs, response_format=fmt(ji, j, criterion_schema(c), "criterion_verdict"),
-                                       option_order=order))
+                                       messages=msgs, response_format=fmt(ji, j, criterion_schema(c, evidence=ev), "criterion_verdict"),
+                                       option_order=order, evidence=frozenset([c.name]) if ev else frozenset()))  # fmt: skip
             elif mode == "per_item":
                 orders = {c.name or "": _permutation(seed, sid, c.name or "", len(c.options))
-                          for c in rub if shuffle_options and c.options}
-                msgs = item_messages(rub, sub, part=part, query=q, reference=ref, option_orders=orders, system_prompt=sp)  # type: ignore[arg-type]
-                calls.append(_Call(judge_i=ji, kind="item", row=row, sid=sid, text=text, rubric=rub, messages=msgs,
-                                   response_format=fmt(ji, j, item_schema(rub), "rubric_verdicts")))
+                          for c in judged if shuffle_options and c.options}
+                ev_names = frozenset(c.name for c in judged if wants(c))
+                msgs = item_messages(judged, sub, part=part, query=q, reference=ref, option_orders=orders, system_prompt=sp,  # type: ignore[arg-type]
+                                     evidence=ev_names)  # fmt: skip
+                calls.append(_Call(judge_i=ji, kind="item", row=row, sid=sid, text=text, rubric=rub, judged=judged,
+                                   messages=msgs, evidence=ev_names,
+                                   response_format=fmt(ji, j, item_schema(judged, evidence=bool(ev_names)), "rubric_verdicts")))
             elif mode == "holistic":
                 msgs = holistic_messages(rub, sub, part=part, query=q, reference=ref, system_prompt=sp)  # type: ignore[arg-type]
                 calls.append(_Call(judge_i=ji, kind="holistic", row=row, sid=sid, text=text, rubric=rub, messages=msgs,
@@ -264,7 +309,7 @@ def _parse(call: _Call) -> bool:
         if call.kind == "criterion":
             call.parsed = parse_criterion(call.content, call.criterion)
         elif call.kind == "item":
-            call.parsed, call.problems = parse_item(call.content, call.rubric)
+            call.parsed, call.problems = parse_item(call.content, call.judged or call.rubric)
             return not call.problems
         else:
             call.parsed = parse_holistic(call.content)
@@ -439,14 +484,19 @@ async def _execute(calls: list[_Call], judges: Sequence[Any], cache: ResponseCac
 
 
 # --------------------------------------------------------------------------- rows
+_ROW_COLUMNS = (
+    "__row", "__pos", "__judge", "id", "criterion", "verdict", "value", "explanation", "error", "judge", "weight",
+    "prompt_tokens", "completion_tokens", "cost_usd", "cached", "attempts", "latency_s", "raw_response",
+    "option_order", "llm_raw_score", "distribution", "distribution_source", "evidence", "__ev", "__needs",
+    "__floor_label", "__floor_value",
+)  # fmt: skip
+
+
 def _rows(calls: list[_Call], judges: Sequence[Any]) -> dict[str, list[Any]]:
-    cols: dict[str, list[Any]] = {k: [] for k in (
-        "__row", "__pos", "__judge", "id", "criterion", "verdict", "value", "explanation", "error", "judge", "weight",
-        "prompt_tokens", "completion_tokens", "cost_usd", "cached", "attempts", "latency_s", "raw_response",
-        "option_order", "llm_raw_score", "distribution", "distribution_source")}
+    cols: dict[str, list[Any]] = {k: [] for k in _ROW_COLUMNS}
 
     def add(call: _Call, pos: int, name: str, verdict: Any, value: Any, expl: Any, err: Any, weight: float,
-            share: int, n_share: int, order: Any = None, llm: Any = None) -> None:
+            share: int, n_share: int, order: Any = None, llm: Any = None, crit: Any = None, quote: Any = None) -> None:
         def split_int(x: int | None) -> int | None:
             if x is None:
                 return None
@@ -476,30 +526,44 @@ def _rows(calls: list[_Call], judges: Sequence[Any]) -> dict[str, list[Any]]:
         dist = call.dist if (has_dist and err is None and call.dist) else None
         cols["distribution"].append(None if dist is None else [{"label": k, "prob": float(v)} for k, v in dist.items()])
         cols["distribution_source"].append(call.dist_source if has_dist else None)
+        ev = name in call.evidence
+        cols["evidence"].append(quote if ev and err is None else None)
+        cols["__ev"].append(ev and err is None)
+        floor = crit.floor_value if crit is not None else None
+        cols["__needs"].append(ev and err is None and value is not None and floor is not None and value > floor + 1e-12)
+        cols["__floor_label"].append(crit.lowest_label if crit is not None else None)
+        cols["__floor_value"].append(floor)
 
     for call in calls:
         if call.kind == "criterion":
             c = call.criterion
+            pos = call.rubric.names.index(c.name)
             if call.error is None and call.parsed is not None:
                 label, expl = call.parsed
-                add(call, call.rubric.names.index(c.name), c.name, label, c.value_of(label), expl, None, c.weight, 0, 1,
-                    call.option_order)
+                quote = parse_evidence(call.content) if call.evidence else None
+                add(call, pos, c.name, label, c.value_of(label), expl, None, c.weight, 0, 1, call.option_order,
+                    crit=c, quote=quote)  # fmt: skip
             else:
-                add(call, call.rubric.names.index(c.name), c.name, None, None, None, call.error or "unknown failure",
-                    c.weight, 0, 1, call.option_order)
+                add(call, pos, c.name, None, None, None, call.error or "unknown failure", c.weight, 0, 1,
+                    call.option_order, crit=c)  # fmt: skip
         elif call.kind == "item":
-            n = len(call.rubric)
+            judged = call.judged or call.rubric
+            names = call.rubric.names
+            n = len(judged)
             parsed = call.parsed or {}
-            for pos, c in enumerate(call.rubric):
+            quotes = parse_item_evidence(call.content, judged) if (call.evidence and parsed) else {}
+            for share, c in enumerate(judged):
+                pos = names.index(c.name)
                 if call.error is not None and not parsed:
-                    add(call, pos, c.name, None, None, None, call.error, c.weight, pos, n)
+                    add(call, pos, c.name, None, None, None, call.error, c.weight, share, n, crit=c)
                 elif c.name in parsed and c.name not in call.problems:
                     label, expl = parsed[c.name]
-                    add(call, pos, c.name, label, c.value_of(label), expl, None, c.weight, pos, n)
+                    add(call, pos, c.name, label, c.value_of(label), expl, None, c.weight, share, n, crit=c,
+                        quote=quotes.get(c.name))  # fmt: skip
                 else:
                     msg = call.problems.get(c.name) or call.problems.get("*") or call.error or "judge omitted this criterion"
                     add(call, pos, c.name, None, None, None, f"parse: {msg}" if not msg.startswith("parse") else msg,
-                        c.weight, pos, n)
+                        c.weight, share, n, crit=c)  # fmt: skip
         else:
             tpw = call.rubric.total_positive_weight
             if call.error is None and call.parsed is not None:
@@ -510,37 +574,93 @@ def _rows(calls: list[_Call], judges: Sequence[Any]) -> dict[str, list[Any]]:
     return cols
 
 
-def _assemble(cols: dict[str, list[Any]], inp: _Inputs, judges: Sequence[Any], mode: Mode, aggregate: str) -> pl.DataFrame:
+_QUOTE_CHARS = "\"'“”‘’«»`"
+
+
+def _normalise_text(e: pl.Expr) -> pl.Expr:
+    """Whitespace collapsed, typographic quotes and dashes made plain."""
+    return (
+        e.str.replace_all(r"[“”«»]", '"')
+        .str.replace_all(r"[‘’]", "'")
+        .str.replace_all(r"[–—]", "-")
+        .str.replace_all(r"\s+", " ")
+        .str.strip_chars()
+    )
+
+
+def _check_evidence(df: pl.DataFrame, texts: Sequence[str], on_unsupported: OnUnsupported) -> pl.DataFrame:
+    """Add ``evidence_ok``: the quote is in the graded text, exactly or after normalising
+    whitespace and typographic quotes (null where no quote was asked). A verdict that claims
+    something (MET, or above the lowest option) needs a quote; an empty quote is fine for the
+    lowest outcome. With ``on_unsupported="downgrade"`` an unsupported claim falls to the
+    criterion's lowest label and says so in its explanation."""
+    if df.height == 0 or not df["__ev"].any():
+        return df.with_columns(pl.lit(None, dtype=pl.Boolean).alias("evidence_ok"))
+    rows = pl.DataFrame({"__row": pl.Series(range(len(texts)), dtype=pl.Int64), "__text": pl.Series(list(texts), dtype=pl.String)})
+    df = df.join(rows, on="__row", how="left", maintain_order="left")
+    quote = pl.col("evidence").str.strip_chars(f" \n\t{_QUOTE_CHARS}").str.strip_chars(".…").str.strip_chars()
+    has_quote = quote.fill_null("").str.len_chars() > 0
+    t = pl.col("__text").fill_null("")
+    found = t.str.contains(quote, literal=True) | _normalise_text(t).str.contains(_normalise_text(quote), literal=True)
+    ok = pl.when(~pl.col("__ev")).then(None).when(has_quote).then(found.fill_null(False)).otherwise(~pl.col("__needs"))
+    df = df.with_columns(ok.alias("evidence_ok")).drop("__text")
+    if on_unsupported == "downgrade":
+        down = pl.col("__needs") & (pl.col("evidence_ok") == False)  # noqa: E712 - null stays null
+        df = df.with_columns(
+            pl.when(down)
+            .then(pl.format("[downgraded from {}: the quoted evidence is not in the submission] {}", pl.col("verdict"),
+                            pl.col("explanation").fill_null("")))  # fmt: skip
+            .otherwise(pl.col("explanation"))
+            .alias("explanation"),
+            pl.when(down).then(pl.col("__floor_label")).otherwise(pl.col("verdict")).alias("verdict"),
+            pl.when(down).then(pl.col("__floor_value")).otherwise(pl.col("value")).alias("value"),
+        )
+    return df
+
+
+def _assemble(cols: dict[str, list[Any]], inp: _Inputs, judges: Sequence[Any], mode: Mode, aggregate: str,
+              *, texts: Sequence[str] = (), rules: pl.DataFrame | None = None,
+              on_unsupported: OnUnsupported = "flag") -> pl.DataFrame:
     schema = {k: (v if v is not None else inp.id_dtype) for k, v in VERDICT_SCHEMA.items()}
     schema.update({"__row": pl.Int64(), "__pos": pl.Int64(), "__judge": pl.Int64(), "raw_response": pl.String(),
                    "option_order": pl.List(pl.Int64()), "llm_raw_score": pl.Float64(),
                    "distribution": pl.List(pl.Struct({"label": pl.String(), "prob": pl.Float64()})),
-                   "distribution_source": pl.String()})
+                   "distribution_source": pl.String(), "evidence": pl.String(), "__ev": pl.Boolean(),
+                   "__needs": pl.Boolean(), "__floor_label": pl.String(), "__floor_value": pl.Float64()})
     df = pl.DataFrame(cols, schema=schema)
+    asked_evidence = bool(df["__ev"].any()) if df.height else False
+    df = _check_evidence(df, texts, on_unsupported)
+
+    def conform(extra: pl.DataFrame, **values: Any) -> pl.DataFrame:
+        fill = [pl.lit(values.get(c), dtype=df.schema[c]).alias(c) for c in df.columns if c not in extra.columns or c in values]
+        return extra.with_columns(fill).select(df.columns).cast(df.schema)  # type: ignore[arg-type]
+
     if len(judges) > 1:
         jw = {j.label: float(getattr(j, "weight", 1.0)) for j in judges}
         votes = df.with_columns(pl.col("judge").replace_strict(jw, return_dtype=pl.Float64).alias("judge_weight"))
         overrides = {c.name: c.aggregation for r in {id(r): r for r in inp.rubrics}.values() for c in r if c.aggregation}
-        agg = aggregate_votes(votes, overrides, aggregate).with_columns(
-            pl.lit(len(judges)).cast(pl.Int64).alias("__judge"),
-            pl.lit(None, dtype=pl.String).alias("raw_response"),
-            pl.lit(None, dtype=pl.List(pl.Int64)).alias("option_order"),
-            pl.lit(None, dtype=pl.List(pl.Struct({"label": pl.String(), "prob": pl.Float64()}))).alias("distribution"),
-            pl.lit(None, dtype=pl.String).alias("distribution_source"),
-        )
+        agg = aggregate_votes(votes, overrides, aggregate).with_columns(pl.lit(len(judges)).cast(pl.Int64).alias("__judge"))
         pos = df.select("__row", "criterion", "__pos").unique(["__row", "criterion"])
         agg = agg.join(pos, on=["__row", "criterion"], how="left")
         llm = df.group_by("__row", "criterion").agg(pl.col("llm_raw_score").mean())
         agg = agg.join(llm, on=["__row", "criterion"], how="left")
-        df = pl.concat([df, agg.select(df.columns).cast(df.schema)], how="vertical")
+        agg = agg.drop([c for c in ("raw_response", "option_order", "distribution", "distribution_source", "evidence",
+                                    "evidence_ok") if c in agg.columns])  # fmt: skip
+        df = pl.concat([df, conform(agg)], how="vertical")
+    if rules is not None and rules.height:
+        src = "rule" if df["distribution_source"].null_count() < df.height else None
+        df = pl.concat([df, conform(rules.with_columns(pl.lit(len(judges) + 1).cast(pl.Int64).alias("__judge")),
+                                    distribution_source=src)], how="vertical")  # fmt: skip
     df = df.sort(["__row", "__pos", "__judge"])
-    drop = ["__row", "__pos", "__judge"]
+    drop = ["__row", "__pos", "__judge", "__ev", "__needs", "__floor_label", "__floor_value"]
     if mode != "holistic":
         drop.append("llm_raw_score")
     if df["option_order"].null_count() == df.height:
         drop.append("option_order")
     if df["distribution_source"].null_count() == df.height:
         drop += ["distribution", "distribution_source"]
+    if not asked_evidence:
+        drop += ["evidence", "evidence_ok"]
     return df.drop(drop)
 
 
@@ -599,17 +719,24 @@ async def agrade(
     progress: bool = True,
     distribution: bool = False,
     distribution_samples: int = 10,
+    evidence: bool | None = None,
+    on_unsupported: OnUnsupported = "flag",
     _cancel: threading.Event | None = None,
     **judge_kwargs: Any,
 ) -> pl.DataFrame:
     """Async version of :func:`grade` (``await rt.agrade(...)``); same arguments and result."""
+    if on_unsupported not in ("flag", "downgrade"):
+        raise ValueError(f"on_unsupported must be 'flag' or 'downgrade', got {on_unsupported!r}")
     if mode not in ("per_criterion", "per_item", "holistic"):
         raise ValueError(f"mode must be 'per_criterion', 'per_item' or 'holistic', got {mode!r}")
     inp = _prepare(df, rubric, column, id_column, query_column, reference_column, rubric_column)
     judges = _resolve_judges(model, judge_kwargs)
     _check_budget(judges, max_cost_usd)
     ex = _examples_by_criterion(examples, column, max_examples)
-    calls = _build_calls(inp, judges, mode, part=grade_part, examples=ex, shuffle_options=shuffle_options, seed=seed)
+    calls = _build_calls(inp, judges, mode, part=grade_part, examples=ex, shuffle_options=shuffle_options, seed=seed,
+                         evidence=evidence)  # fmt: skip
+    texts = [_graded_text(sub, grade_part) for sub in inp.subs]
+    rules = _rule_rows(inp, texts)
     if distribution:
         if mode != "per_criterion":
             raise ValueError("distribution=True needs mode='per_criterion' (one answer per criterion)")
@@ -633,7 +760,27 @@ async def agrade(
     finally:
         if store is not None and not isinstance(cache, ResponseCache):
             store.close()
-    return _assemble(_rows(calls, judges), inp, judges, mode, aggregate)
+    return _assemble(_rows(calls, judges), inp, judges, mode, aggregate, texts=texts, rules=rules,
+                     on_unsupported=on_unsupported)
+
+
+def _rule_rows(inp: _Inputs, texts: list[str]) -> pl.DataFrame | None:
+    """Verdict rows of every rule criterion, evaluated as polars expressions per distinct rubric."""
+    from rubrictools.rules import rule_table
+
+    by_rubric: dict[int, list[int]] = {}
+    for i, r in enumerate(inp.rubrics):
+        if r.has_rules:
+            by_rubric.setdefault(id(r), []).append(i)
+    if not by_rubric:
+        return None
+    ids = pl.Series("id", inp.ids, dtype=inp.id_dtype)
+    text = pl.Series("text", texts, dtype=pl.String)
+    parts = []
+    for rows in by_rubric.values():
+        idx = pl.Series(rows, dtype=pl.Int64)
+        parts.append(rule_table(ids.gather(idx), text.gather(idx), inp.rubrics[rows[0]], rows=idx))
+    return pl.concat(parts)
 
 
 def grade(df: Any, rubric: Rubric | None = None, **kwargs: Any) -> pl.DataFrame:
@@ -681,6 +828,13 @@ def grade(df: Any, rubric: Rubric | None = None, **kwargs: Any) -> pl.DataFrame:
         at temperature 1 (``0`` disables sampling). ``distribution_source`` says which
         (``logprobs``, ``samples:n``, ``scripted`` or ``unavailable``). Feed it to
         :mod:`rubrictools.calibrate` via ``calibrate.distributions_from_verdicts``.
+    evidence, on_unsupported
+        ``evidence=True`` asks the judge to quote the passage behind every verdict (``None``:
+        only for criteria with ``evidence=True``; ``False``: never). The quote goes in an
+        ``evidence`` column and ``evidence_ok`` says whether it is in the submission (exact or
+        whitespace-normalised match). A verdict that claims something (MET, or above the
+        lowest option) without a matching quote is flagged (``on_unsupported="flag"``) or
+        falls to the criterion's lowest label (``"downgrade"``).
     **judge_kwargs
         Passed to :class:`~rubrictools.Judge` when ``model`` is a string
         (``api_base``, ``api_key``, ``temperature``, ``max_concurrency``, ``max_retries``, ...).
@@ -690,15 +844,21 @@ def grade(df: Any, rubric: Rubric | None = None, **kwargs: Any) -> pl.DataFrame:
     polars.DataFrame
         The verdict table (:data:`rubrictools.VERDICT_SCHEMA` plus ``raw_response``), in input
         order, one row per (submission, criterion, judge) plus ``judge="ensemble"`` rows for
-        ensembles.
+        ensembles. Rule criteria (``Criterion(rule=...)``) are decided without any call, once
+        per submission, in rows with ``judge="rule"``.
     """
     cancel = threading.Event()
-    coro = agrade(df, rubric, _cancel=cancel, **kwargs)
+    return run_sync(agrade(df, rubric, _cancel=cancel, **kwargs), cancel)
+
+
+def run_sync(coro: Any, cancel: threading.Event | None = None) -> Any:
+    """Run a coroutine to completion from sync code, also inside a running event loop
+    (Jupyter): there it runs on a private loop in a worker thread. On Ctrl-C, ``cancel`` is
+    set (no new calls start), calls in flight finish, then KeyboardInterrupt is re-raised."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
-    # Inside a running loop (Jupyter): run on a private loop in a worker thread.
     result: dict[str, Any] = {}
     finished = threading.Event()
 
@@ -717,7 +877,8 @@ def grade(df: Any, rubric: Rubric | None = None, **kwargs: Any) -> pl.DataFrame:
         while not finished.wait(0.1):
             pass
     except KeyboardInterrupt:
-        cancel.set()  # no new calls; calls in flight finish and their answers are cached
+        if cancel is not None:
+            cancel.set()  # no new calls; calls in flight finish and their answers are cached
         while True:
             try:
                 finished.wait()

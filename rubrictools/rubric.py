@@ -30,17 +30,24 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from rubrictools.rules import Rule
+
 if TYPE_CHECKING:  # pragma: no cover
     import polars as pl
 
-__all__ = ["BINARY_LABELS", "CANNOT_ASSESS", "MET", "UNMET", "Criterion", "Option", "Rubric"]
+__all__ = [
+    "BINARY_LABELS", "CANNOT_ASSESS", "MET", "UNMET", "Criterion", "Group", "NumericRange", "Option", "Rubric",
+    "Threshold",
+]  # fmt: skip
 
 MET = "MET"
 UNMET = "UNMET"
 CANNOT_ASSESS = "CANNOT_ASSESS"
 BINARY_LABELS: tuple[str, str, str] = (MET, UNMET, CANNOT_ASSESS)
 
-Scale = Literal["ordinal", "nominal"]
+Scale = Literal["ordinal", "nominal", "numeric"]
+GroupAggregation = Literal["weighted_mean", "min", "max", "all", "any"]
+MAX_ENUMERATED_POINTS = 1001
 Aggregation = Literal["majority", "weighted", "unanimous", "any", "mean", "median"]
 
 
@@ -62,6 +69,7 @@ class Option(BaseModel):
     label: str = Field(min_length=1)
     value: float = 0.0
     na: bool = False
+    description: str | None = None
 
     @field_validator("label")
     @classmethod
@@ -76,6 +84,163 @@ class Option(BaseModel):
         if not math.isfinite(v) or not 0.0 <= v <= 1.0:
             raise ValueError(f"option value must be a finite number in [0, 1], got {v!r}")
         return float(v)
+
+
+def format_number(x: float) -> str:
+    """Canonical text of a numeric verdict: ``3.0 -> "3"``, ``2.5 -> "2.5"``."""
+    x = float(x)
+    return str(int(x)) if x.is_integer() and abs(x) < 1e15 else repr(x)
+
+
+class NumericRange(BaseModel):
+    """The range of a numeric criterion: ``min..max``, optionally on a ``step`` grid.
+
+    A judge's number ``x`` earns ``(x - min) / (max - min)`` of the weight. ``anchors`` maps
+    points of the scale to what they mean (shown to the judge).
+
+    >>> NumericRange(min=0, max=5, step=1, anchors={0: "unclear", 5: "crystal clear"}).unit(4)
+    0.8
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    min: float
+    max: float
+    step: float | None = None
+    anchors: dict[float, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check(self) -> NumericRange:
+        for name in ("min", "max"):
+            if not math.isfinite(getattr(self, name)):
+                raise ValueError(f"range.{name} must be finite")
+        if not self.max > self.min:
+            raise ValueError(f"range.max ({self.max:g}) must be greater than range.min ({self.min:g})")
+        if self.step is not None:
+            if not (math.isfinite(self.step) and self.step > 0):
+                raise ValueError(f"range.step must be a positive number, got {self.step!r}")
+            n = (self.max - self.min) / self.step
+            if abs(n - round(n)) > 1e-9 * max(1.0, n):
+                raise ValueError(f"range.step {self.step:g} does not divide max - min = {self.max - self.min:g}")
+        for k, text in self.anchors.items():
+            if not self.contains(k):
+                raise ValueError(f"range.anchors: {k:g} is not a point of the scale {self.describe()}")
+            if not str(text).strip():
+                raise ValueError(f"range.anchors: the anchor at {k:g} is blank")
+        return self
+
+    def contains(self, x: float) -> bool:
+        """True when ``x`` is a point of the scale (in range and on the step grid)."""
+        if not (math.isfinite(x) and self.min - 1e-12 <= x <= self.max + 1e-12):
+            return False
+        if self.step is None:
+            return True
+        k = (x - self.min) / self.step
+        return abs(k - round(k)) <= 1e-9 * max(1.0, abs(k))
+
+    def unit(self, x: float) -> float:
+        """``x`` mapped to ``[0, 1]``."""
+        return min(1.0, max(0.0, (float(x) - self.min) / (self.max - self.min)))
+
+    @property
+    def points(self) -> tuple[float, ...] | None:
+        """Every point of a stepped scale (``None`` for a continuous or very fine one)."""
+        if self.step is None:
+            return None
+        n = int(round((self.max - self.min) / self.step))
+        if n + 1 > MAX_ENUMERATED_POINTS:
+            return None
+        return tuple(round(self.min + i * self.step, 12) for i in range(n + 1))
+
+    def describe(self) -> str:
+        """``"0 to 5 in steps of 1"``."""
+        out = f"{format_number(self.min)} to {format_number(self.max)}"
+        return out + (f" in steps of {format_number(self.step)}" if self.step is not None else "")
+
+
+class Group(BaseModel):
+    """A scoring group: a named set of criteria with its own aggregation and weight.
+
+    ``aggregation`` turns the members' credits into a sub-score in ``[0, 1]``:
+    ``weighted_mean`` (the rubric formula restricted to the group), ``min``, ``max``,
+    ``all`` (1 when every member earns full credit) or ``any`` (1 when one does).
+    A member's *credit* is its score fraction for a reward and ``1 - fraction`` for a penalty.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1)
+    weight: float = 1.0
+    aggregation: GroupAggregation = "weighted_mean"
+    description: str | None = None
+
+    @field_validator("weight")
+    @classmethod
+    def _weight_ok(cls, v: float) -> float:
+        if not math.isfinite(v) or v < 0:
+            raise ValueError(f"group weight must be a finite number >= 0, got {v!r}")
+        return float(v)
+
+
+class Threshold(BaseModel):
+    """A decision cut-off: scores ``>= min`` (and below the previous cut-off) get ``label``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    label: str = Field(min_length=1)
+    min: float
+
+    @field_validator("min")
+    @classmethod
+    def _finite(cls, v: float) -> float:
+        if not math.isfinite(v):
+            raise ValueError(f"threshold min must be finite, got {v!r}")
+        return float(v)
+
+
+def parse_thresholds(value: Any, *, where: str = "thresholds") -> tuple[Threshold, ...]:
+    """Accept ``{"pass": 0.8, "fail": 0}``, ``[("pass", 0.8), ...]`` or ``[{"label", "min"}, ...]``.
+
+    Cut-offs must be strictly decreasing in the order given (highest label first).
+
+    >>> [t.label for t in parse_thresholds({"pass": 0.8, "borderline": 0.5, "fail": 0})]
+    ['pass', 'borderline', 'fail']
+    """
+    if value is None:
+        return ()
+    if isinstance(value, Mapping):
+        items: list[Any] = [{"label": k, "min": v} for k, v in value.items()]
+    elif isinstance(value, (list, tuple)):
+        items = []
+        for i, t in enumerate(value):
+            if isinstance(t, Threshold):
+                items.append(t.model_dump())
+            elif isinstance(t, Mapping):
+                items.append(dict(t))
+            elif isinstance(t, (list, tuple)) and len(t) == 2:
+                a, b = t
+                items.append({"label": a, "min": b} if isinstance(a, str) else {"label": b, "min": a})
+            else:
+                raise ValueError(f"{where}[{i}]: expected (label, min), {{'label', 'min'}} or a Threshold, got {t!r}")
+    else:
+        raise ValueError(f"{where}: expected a mapping label -> min or a list of (label, min), got {type(value).__name__}")
+    out = []
+    for i, d in enumerate(items):
+        try:
+            out.append(Threshold.model_validate(d))
+        except ValidationError as e:
+            msg = "; ".join(f"field {'.'.join(map(str, x['loc'])) or 'threshold'!r}: {x['msg']}" for x in e.errors())
+            raise ValueError(f"{where}[{i}]: {msg}") from None
+    for prev, cur in zip(out, out[1:]):
+        if not cur.min < prev.min:
+            raise ValueError(
+                f"{where}: cut-offs must be strictly decreasing (highest first); {cur.label!r} ({cur.min:g}) "
+                f"comes after {prev.label!r} ({prev.min:g})"
+            )
+    labels = [normalize_label(t.label) for t in out]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"{where}: duplicate labels {[t.label for t in out]}")
+    return tuple(out)
 
 
 class Criterion(BaseModel):
@@ -93,12 +258,30 @@ class Criterion(BaseModel):
     options
         ``None`` for a binary criterion; otherwise at least two non-NA :class:`Option`.
     scale
-        ``"ordinal"`` (ordered options, default) or ``"nominal"``; multi-choice only.
-        ``scale_type`` (autorubric's key) is accepted as an alias.
+        ``"ordinal"`` (ordered options, default) or ``"nominal"`` for multi-choice criteria;
+        ``"numeric"`` for a number on ``range``. ``scale_type`` (autorubric's key) is an alias.
+    range
+        A :class:`NumericRange` (``{"min": 0, "max": 5, "step": 1, "anchors": {...}}``):
+        the judge answers a number, normalised to ``[0, 1]`` for scoring.
     group
-        Optional section name, kept from sectioned rubric files.
+        Group name: a declared :class:`Group` of the rubric, or a section name kept from
+        sectioned rubric files.
     aggregation
         Optional per-criterion ensemble aggregation override.
+    rule
+        A deterministic :class:`~rubrictools.rules.Rule` (regex, substring, length,
+        JSON schema) deciding the criterion without an LLM; ``requirement`` then defaults to
+        the rule's description.
+    disqualifier, cap
+        ``disqualifier=True``: when MET, the submission's score is capped at ``cap``
+        (default 0) and ``score`` says why. A disqualifier adds nothing to the weighted sum
+        (its weight is 0).
+    required
+        When the criterion earns its lowest outcome (UNMET, the lowest option, the range
+        minimum), the score is capped at ``cap`` (default 0), like a disqualifier.
+    evidence
+        Ask the judge to quote the passage supporting its verdict; the quote is checked
+        against the submission (``evidence_ok`` column of the verdict table).
 
     Example
     -------
@@ -108,20 +291,19 @@ class Criterion(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
-    requirement: str
+    requirement: str = ""
     weight: float = 10.0
     name: str | None = None
     options: tuple[Option, ...] | None = None
     scale: Scale | None = Field(default=None, alias="scale_type")
+    range: NumericRange | None = None
     group: str | None = None
     aggregation: Aggregation | None = None
-
-    @field_validator("requirement")
-    @classmethod
-    def _requirement_not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("requirement must not be blank")
-        return v
+    rule: Rule | None = None
+    disqualifier: bool = False
+    required: bool = False
+    cap: float | None = None
+    evidence: bool = False
 
     @field_validator("name")
     @classmethod
@@ -137,11 +319,43 @@ class Criterion(BaseModel):
             raise ValueError(f"weight must be finite, got {v!r}")
         return float(v)
 
+    @field_validator("cap")
+    @classmethod
+    def _cap_in_unit_interval(cls, v: float | None) -> float | None:
+        if v is not None and not (math.isfinite(v) and 0.0 <= v <= 1.0):
+            raise ValueError(f"cap must be a score in [0, 1], got {v!r}")
+        return v
+
     @model_validator(mode="after")
-    def _check_options(self) -> Criterion:
+    def _check_kind(self) -> Criterion:
+        if not self.requirement.strip():
+            if self.rule is None:
+                raise ValueError("requirement must not be blank")
+            object.__setattr__(self, "requirement", f"The submission {self.rule.describe()}")
+        if self.rule is not None and (self.options is not None or self.range is not None or self.scale is not None):
+            raise ValueError("a rule criterion is binary (MET when the rule holds): drop options/range/scale")
+        if self.disqualifier:
+            if self.required:
+                raise ValueError("a criterion is either a disqualifier (MET caps the score) or required, not both")
+            if self.options is not None or self.range is not None:
+                raise ValueError("a disqualifier must be binary (MET triggers it): drop options/range")
+            if "weight" in self.model_fields_set and self.weight != 0:
+                raise ValueError(
+                    f"a disqualifier acts through its cap, not its weight; omit weight or set it to 0 (got {self.weight:g})"
+                )
+            object.__setattr__(self, "weight", 0.0)
+        if self.cap is not None and not (self.disqualifier or self.required):
+            raise ValueError("cap only applies to a disqualifier or a required criterion")
+        if self.range is not None or self.scale == "numeric":
+            if self.range is None:
+                raise ValueError("a numeric criterion needs range={'min': ..., 'max': ...}")
+            if self.options is not None:
+                raise ValueError("a numeric criterion has a range, not options")
+            object.__setattr__(self, "scale", "numeric")
+            return self
         if self.options is None:
             if self.scale is not None:
-                raise ValueError("scale only applies to multi-choice criteria (set options)")
+                raise ValueError("scale only applies to multi-choice criteria (set options) or numeric ones (set range)")
             return self
         if sum(not o.na for o in self.options) < 2:
             raise ValueError("a multi-choice criterion needs at least 2 non-NA options")
@@ -160,8 +374,8 @@ class Criterion(BaseModel):
     # ------------------------------------------------------------------ queries
     @property
     def is_binary(self) -> bool:
-        """True when the criterion has no options (MET/UNMET/CANNOT_ASSESS)."""
-        return self.options is None
+        """True when the criterion answers MET/UNMET/CANNOT_ASSESS."""
+        return self.options is None and self.range is None
 
     @property
     def is_multi_choice(self) -> bool:
@@ -169,13 +383,29 @@ class Criterion(BaseModel):
         return self.options is not None
 
     @property
+    def is_numeric(self) -> bool:
+        """True when the judge answers a number on ``range``."""
+        return self.range is not None
+
+    @property
+    def is_rule(self) -> bool:
+        """True when a deterministic rule decides the criterion (no LLM)."""
+        return self.rule is not None
+
+    @property
     def kind(self) -> str:
-        """``"binary"``, ``"ordinal"`` or ``"nominal"``."""
+        """``"binary"``, ``"ordinal"``, ``"nominal"`` or ``"numeric"``."""
+        if self.range is not None:
+            return "numeric"
         return "binary" if self.options is None else str(self.scale)
 
     @property
     def labels(self) -> tuple[str, ...]:
-        """Every label a judge may answer, in presentation order."""
+        """Every label a judge may answer, in presentation order (numeric: the grid
+        points of a stepped range, empty for a continuous one)."""
+        if self.range is not None:
+            pts = self.range.points
+            return tuple(format_number(p) for p in pts) if pts is not None else ()
         if self.options is None:
             return BINARY_LABELS
         return tuple(o.label for o in self.options)
@@ -185,7 +415,15 @@ class Criterion(BaseModel):
 
         >>> Criterion(requirement="x").canonical_label(" met ")
         'MET'
+        >>> Criterion(requirement="x", range={"min": 0, "max": 5, "step": 0.5}).canonical_label("3.50")
+        '3.5'
         """
+        if self.range is not None:
+            try:
+                x = float(str(label).strip())
+            except ValueError:
+                return None
+            return format_number(x) if self.range.contains(x) else None
         key = normalize_label(label)
         for lab in self.labels:
             if normalize_label(lab) == key:
@@ -202,6 +440,8 @@ class Criterion(BaseModel):
             raise ValueError(
                 f"criterion {self.name!r}: label {label!r} not allowed; expected one of {list(self.labels)}"
             )
+        if self.range is not None:
+            return self.range.unit(float(canon))
         if self.options is None:
             return {MET: 1.0, UNMET: 0.0, CANNOT_ASSESS: None}[canon]
         opt = next(o for o in self.options if o.label == canon)
@@ -219,19 +459,63 @@ class Criterion(BaseModel):
         values = [o.value for o in self.options if not o.na]
         return max(values) if self.weight < 0 else min(values)
 
+    @property
+    def floor_value(self) -> float:
+        """The lowest score fraction a verdict can have (UNMET, the lowest option, ``range.min``)."""
+        if self.options is None:
+            return 0.0
+        return min(o.value for o in self.options if not o.na)
+
+    @property
+    def lowest_label(self) -> str | None:
+        """The label with the lowest score fraction (``None`` for a continuous numeric range)."""
+        if self.range is not None:
+            return format_number(self.range.min)
+        if self.options is None:
+            return UNMET
+        return min((o for o in self.options if not o.na), key=lambda o: o.value).label
+
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form (only non-default fields), loadable by :meth:`Rubric.from_dict`."""
         d: dict[str, Any] = {"name": self.name, "requirement": self.requirement, "weight": self.weight}
+        if self.rule is not None:
+            d["rule"] = self.rule.model_dump(exclude_defaults=True)
+            if self.requirement == f"The submission {self.rule.describe()}":
+                del d["requirement"]
         if self.options is not None:
-            d["options"] = [
-                {"label": o.label, "value": o.value, **({"na": True} if o.na else {})} for o in self.options
-            ]
+            d["options"] = [o.model_dump(exclude_defaults=True) | {"value": o.value} for o in self.options]
             d["scale"] = self.scale
+        if self.range is not None:
+            d["range"] = self.range.model_dump(exclude_defaults=True)
         if self.group is not None:
             d["group"] = self.group
         if self.aggregation is not None:
             d["aggregation"] = self.aggregation
+        for flag in ("disqualifier", "required", "evidence"):
+            if getattr(self, flag):
+                d[flag] = True
+        if self.disqualifier:
+            del d["weight"]
+        if self.cap is not None:
+            d["cap"] = self.cap
         return d
+
+
+def _kind_note(c: Criterion) -> str:
+    notes = []
+    if c.options is not None:
+        notes.append(f"{c.kind}: {' / '.join(c.labels)}")
+    if c.range is not None:
+        notes.append(f"numeric {c.range.describe()}")
+    if c.rule is not None:
+        notes.append("rule")
+    if c.disqualifier:
+        notes.append(f"disqualifier (cap {c.cap or 0:g})")
+    if c.required:
+        notes.append(f"required (cap {c.cap or 0:g})")
+    if c.evidence:
+        notes.append("evidence")
+    return f" [{'; '.join(notes)}]" if notes else ""
 
 
 def _flatten(data: Any) -> list[tuple[dict[str, Any], str | None]]:
@@ -241,7 +525,7 @@ def _flatten(data: Any) -> list[tuple[dict[str, Any], str | None]]:
     ``{"sections": [...]}``; ``{"rubric": <any of the above>}``; ``{"criteria": [...]}``.
     """
     if isinstance(data, Mapping):
-        allowed = {"rubric", "sections", "criteria", "name", "title", "description"}
+        allowed = {"rubric", "sections", "criteria", "name", "title", "description", "groups", "thresholds"}
         unknown = set(data) - allowed
         if unknown:
             raise ValueError(f"rubric: unknown top-level keys {sorted(unknown)}; expected one of {sorted(allowed)}")
@@ -307,11 +591,71 @@ class Rubric(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     criteria: tuple[Criterion, ...]
+    groups: tuple[Group, ...] = ()
+    thresholds: tuple[Threshold, ...] = ()
 
     def __init__(self, criteria: Sequence[Criterion] | None = None, /, **data: Any) -> None:
         if criteria is not None:
             data["criteria"] = criteria
         super().__init__(**data)
+
+    @field_validator("thresholds", mode="before")
+    @classmethod
+    def _parse_thresholds(cls, v: Any) -> Any:
+        return parse_thresholds(v)
+
+    @field_validator("groups", mode="before")
+    @classmethod
+    def _parse_groups(cls, v: Any) -> Any:
+        if v is None:
+            return ()
+        if isinstance(v, Mapping):  # {"name": {"weight": ..., "aggregation": ...}}
+            v = [{"name": k, **(dict(g) if isinstance(g, Mapping) else {"weight": g})} for k, g in v.items()]
+        out = []
+        for i, g in enumerate(v):
+            if isinstance(g, Group):
+                out.append(g)
+                continue
+            try:
+                out.append(Group.model_validate(g))
+            except ValidationError as e:
+                msg = "; ".join(f"field {'.'.join(map(str, x['loc'])) or 'group'!r}: {x['msg']}" for x in e.errors())
+                raise ValueError(f"groups[{i}]: {msg}") from None
+        return tuple(out)
+
+    @model_validator(mode="after")
+    def _check_groups(self) -> Rubric:
+        if not self.groups:
+            return self
+        names = [normalize_label(g.name) for g in self.groups]
+        dup = sorted({g.name for g, k in zip(self.groups, names) if names.count(k) > 1})
+        if dup:
+            raise ValueError(f"groups: duplicate group name(s) {dup}")
+        declared = {normalize_label(g.name): g.name for g in self.groups}
+        members: dict[str, int] = {}
+        for i, c in enumerate(self.criteria):
+            if c.group is None:
+                if c.disqualifier:
+                    continue
+                raise ValueError(
+                    f"criterion {i} ({c.name!r}): field 'group': the rubric declares groups "
+                    f"{[g.name for g in self.groups]}, so every scored criterion must name one"
+                )
+            key = normalize_label(c.group)
+            if key not in declared:
+                raise ValueError(
+                    f"criterion {i} ({c.name!r}): field 'group': unknown group {c.group!r}; "
+                    f"declared groups are {[g.name for g in self.groups]}"
+                )
+            if c.group != declared[key]:
+                object.__setattr__(c, "group", declared[key])
+            members[declared[key]] = members.get(declared[key], 0) + 1
+        empty = [g.name for g in self.groups if g.name not in members]
+        if empty:
+            raise ValueError(f"groups: {empty} have no criteria")
+        if sum(g.weight for g in self.groups) <= 0:
+            raise ValueError("groups: at least one group needs a positive weight")
+        return self
 
     @model_validator(mode="before")
     @classmethod
@@ -365,6 +709,21 @@ class Rubric(BaseModel):
         return tuple(c.name or "" for c in self.criteria)
 
     @property
+    def has_rules(self) -> bool:
+        """True when some criterion is decided by a deterministic rule."""
+        return any(c.rule is not None for c in self.criteria)
+
+    @property
+    def llm_criteria(self) -> tuple[Criterion, ...]:
+        """The criteria a judge decides (every criterion without a rule)."""
+        return tuple(c for c in self.criteria if c.rule is None)
+
+    def group_of(self, name: str) -> Group | None:
+        """The declared :class:`Group` of criterion ``name`` (``None`` when not grouped)."""
+        g = self[name].group
+        return next((x for x in self.groups if x.name == g), None)
+
+    @property
     def total_positive_weight(self) -> float:
         """Sum of the positive weights (the normalising denominator)."""
         return float(sum(max(0.0, c.weight) for c in self.criteria))
@@ -403,6 +762,8 @@ class Rubric(BaseModel):
 
         rows: dict[str, list[Any]] = {k: [] for k in ("criterion", "label", "key", "value", "weight", "worst_value")}
         for c in self.criteria:
+            if c.range is not None:  # numbers are validated by expression, not by lookup
+                continue
             for lab in c.labels:
                 rows["criterion"].append(c.name)
                 rows["label"].append(lab)
@@ -433,6 +794,21 @@ class Rubric(BaseModel):
         """
         if isinstance(data, Rubric):
             return data
+        extras: dict[str, Any] = {}
+        while isinstance(data, Mapping) and "rubric" in data and not ({"groups", "thresholds"} & set(data)):
+            data = data["rubric"]
+        if isinstance(data, Mapping) and ({"groups", "thresholds"} & set(data)):
+            data = dict(data)
+            extras = {k: data.pop(k) for k in ("groups", "thresholds") if k in data}
+            if "rubric" in data:
+                data = data["rubric"]
+        try:
+            if "thresholds" in extras:
+                extras["thresholds"] = parse_thresholds(extras["thresholds"])
+            if "groups" in extras:
+                extras["groups"] = cls._parse_groups(extras["groups"])
+        except ValueError as e:
+            raise ValueError(str(e)) from None
         items = _flatten(data)
         if not items:
             raise ValueError("a rubric needs at least one criterion")
@@ -446,7 +822,7 @@ class Rubric(BaseModel):
             except ValidationError as e:
                 raise ValueError(_format_validation_error(i, name, e)) from None
         try:
-            return cls(criteria)
+            return cls(criteria, **extras)
         except ValidationError as e:
             raise ValueError("; ".join(x["msg"].removeprefix("Value error, ") for x in e.errors())) from None
 
@@ -483,9 +859,31 @@ class Rubric(BaseModel):
         return cls.from_json(text) if ext == ".json" else cls.from_yaml(text)
 
     # ------------------------------------------------------------------ writing
-    def to_dict(self) -> list[dict[str, Any]]:
-        """List of criterion dicts; ``Rubric.from_dict(r.to_dict()) == r``."""
-        return [c.to_dict() for c in self.criteria]
+    def to_dict(self) -> list[dict[str, Any]] | dict[str, Any]:
+        """List of criterion dicts (a ``{"criteria", "groups", "thresholds"}`` mapping when the
+        rubric declares groups or thresholds); ``Rubric.from_dict(r.to_dict()) == r``."""
+        crit = [c.to_dict() for c in self.criteria]
+        if not self.groups and not self.thresholds:
+            return crit
+        out: dict[str, Any] = {"criteria": crit}
+        if self.groups:
+            out["groups"] = [g.model_dump(exclude_defaults=True) for g in self.groups]
+        if self.thresholds:
+            out["thresholds"] = [{"label": t.label, "min": t.min} for t in self.thresholds]
+        return out
+
+    def to_markdown(self) -> str:
+        """A prompt-ready Markdown table of the rubric (see :func:`rubrictools.interop.to_markdown`)."""
+        from rubrictools.interop import to_markdown
+
+        return to_markdown(self)
+
+    @classmethod
+    def from_rubrify(cls, source: Any) -> Rubric:
+        """Load a rubrify rubric (JSON text, a path, or its dumped dict); see :mod:`rubrictools.interop`."""
+        from rubrictools.interop import from_rubrify
+
+        return from_rubrify(source)
 
     def to_json(self, indent: int | None = 2) -> str:
         """JSON text of :meth:`to_dict`."""
@@ -533,8 +931,11 @@ class Rubric(BaseModel):
     def __str__(self) -> str:
         lines = [f"Rubric with {len(self)} criteria (total positive weight {self.total_positive_weight:g})"]
         for c in self.criteria:
-            extra = "" if c.options is None else f" [{c.kind}: {' / '.join(c.labels)}]"
-            lines.append(f"  {c.name:<12} {c.weight:>+7g}  {c.requirement}{extra}")
+            lines.append(f"  {c.name:<12} {c.weight:>+7g}  {c.requirement}{_kind_note(c)}")
+        for g in self.groups:
+            lines.append(f"  group {g.name!r}: weight {g.weight:g}, {g.aggregation}")
+        if self.thresholds:
+            lines.append("  decisions: " + ", ".join(f"{t.label} >= {t.min:g}" for t in self.thresholds))
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -542,7 +943,9 @@ class Rubric(BaseModel):
         rows = []
         for i, c in enumerate(self.criteria, 1):
             colour = "#b91c1c" if c.weight < 0 else "#166534"
-            if c.options is None:
+            if c.range is not None or c.rule is not None or c.disqualifier:
+                kind = esc(_kind_note(c).strip(" []") or c.kind)
+            elif c.options is None:
                 kind = "binary"
             else:
                 opts = ", ".join(

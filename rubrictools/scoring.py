@@ -21,6 +21,22 @@ A failed judge call (``error`` not null) is never a CANNOT_ASSESS: by default
 (``on_error="null"``) the submission's score is null and ``error`` names the criterion;
 ``on_error="skip"`` drops errored criteria like ``skip``; ``on_error="worst"`` scores them
 at their worst realisable outcome (UNMET for rewards, MET for penalties).
+
+Groups (``Rubric(groups=...)``): each declared group *g* gets a sub-score ``s_g`` in [0, 1]
+from its kept members, reported as a ``score:<group>`` column. With member credit
+``u_i = c_i / w_i`` for rewards and ``1 + c_i / |w_i|`` for penalties:
+
+* ``weighted_mean``: the formula above restricted to the group;
+* ``min`` / ``max``: ``min_i u_i`` / ``max_i u_i``;
+* ``all``: 1 when every ``u_i = 1``, else 0; ``any``: 1 when some ``u_i = 1``, else 0.
+
+The normalised score is then ``sum_g W_g s_g / sum_g W_g`` over the groups with a sub-score.
+
+Disqualifiers and required criteria: when a disqualifier is MET, or a required criterion
+earns its lowest outcome, the score is capped at the criterion's ``cap`` (default 0; the
+lowest cap wins) and ``disqualified`` names the criteria. Decision thresholds (the rubric's
+or ``thresholds=``) then label the final score in a ``decision`` column: the first cut-off
+the score reaches, highest first; a score below every cut-off, or a null score, gets null.
 """
 
 from __future__ import annotations
@@ -94,15 +110,16 @@ def word_count(df: Any, column: str = "submission", id_column: str = "id") -> pl
 
 
 def _select_judge(v: pl.DataFrame, judge: str | None) -> pl.DataFrame:
+    rule = pl.col("judge") == "rule"  # rule rows are shared by every judge
     if judge is not None:
-        out = v.filter(pl.col("judge") == judge)
-        if out.height == 0:
+        out = v.filter((pl.col("judge") == judge) | rule)
+        if out.height == 0 or (judge != "rule" and out.filter(~rule.fill_null(False)).height == 0):
             raise ValueError(f"no verdicts from judge {judge!r}; judges present: {v['judge'].unique().to_list()}")
         return out
     if v.select(pl.struct("id", "criterion").is_duplicated().any()).item():
         judges = v["judge"].unique().to_list()
         if "ensemble" in judges:
-            return v.filter(pl.col("judge") == "ensemble")
+            return v.filter((pl.col("judge") == "ensemble") | rule)
         raise ValueError(
             f"verdict table has several rows per (id, criterion) (judges {judges}); pass judge=... "
             "or aggregate them first"
@@ -121,6 +138,7 @@ def score(
     length_penalty: LengthPenalty | None = None,
     lengths: Any = None,
     judge: str | None = None,
+    thresholds: Any = None,
 ) -> pl.DataFrame:
     """Score every submission of a verdict table.
 
@@ -141,14 +159,19 @@ def score(
         frame with ``id, length`` (see :func:`word_count`) or a mapping id -> count.
     judge
         Which judge's rows to score when the table holds several (defaults to ``"ensemble"``
-        rows when present).
+        rows when present). Rule rows (``judge="rule"``) are always included.
+    thresholds
+        Decision cut-offs (``{"pass": 0.8, "borderline": 0.5, "fail": 0}`` or a list of
+        ``(label, min)``, highest first); defaults to the rubric's; ``False`` for none.
 
     Returns
     -------
     polars.DataFrame
         One row per submission, in order of first appearance:
-        ``id, score, raw_score, cannot_assess_count, error_count, error``
-        (plus ``length_penalty`` when one is applied).
+        ``id, score, raw_score, cannot_assess_count, error_count, error``, plus
+        ``score:<group>`` per declared group, ``disqualified`` when the rubric has
+        disqualifiers or required criteria, ``length_penalty`` when one is applied and
+        ``decision`` when thresholds apply.
 
     Example
     -------
@@ -193,7 +216,37 @@ def score(
     contrib = pl.when(is_ok).then(pl.col("value") * w).when(is_na).then(na_c).otherwise(err_c)
     v = v.with_columns(keep.alias("__keep"), contrib.alias("__c"), is_na.alias("__na"), is_err.alias("__err"))
 
+    groups = rubric.groups if rubric is not None else ()
+    gates = [c for c in rubric if c.disqualifier or c.required] if rubric is not None else []
+    extra_aggs: list[pl.Expr] = []
+    if groups:
+        v = v.with_columns(
+            pl.col("criterion").replace_strict({c.name: c.group for c in rubric}, default=None,  # type: ignore[union-attr]
+                                               return_dtype=pl.String).alias("__group"),  # fmt: skip
+            pl.when(w > 0).then(pl.col("__c") / w).when(w < 0).then(1.0 + pl.col("__c") / w.abs()).alias("__u"),
+        )
+        for g in groups:
+            extra_aggs.append(_group_expr(g).alias(f"__g:{g.name}"))
+    if gates:
+        cap = {c.name: (c.cap or 0.0) for c in gates}
+        dq = [c.name for c in gates if c.disqualifier]
+        floor = {c.name: c.floor_value for c in gates if c.required}
+        hit = is_ok & (
+            (pl.col("criterion").is_in(dq) & (pl.col("value") >= 1.0 - 1e-12))
+            | (pl.col("criterion").is_in(list(floor))
+               & (pl.col("value") <= pl.col("criterion").replace_strict(floor, default=None, return_dtype=pl.Float64) + 1e-12))
+        )  # fmt: skip
+        v = v.with_columns(
+            hit.fill_null(False).alias("__hit"),
+            pl.col("criterion").replace_strict(cap, default=None, return_dtype=pl.Float64).alias("__cap"),
+        )
+        extra_aggs += [
+            pl.col("__cap").filter("__hit").min().alias("__capped"),
+            pl.col("criterion").filter("__hit").str.join(", ").alias("__dq"),
+        ]
+
     per_id = v.group_by("id", maintain_order=True).agg(
+        *extra_aggs,
         pl.col("__c").filter("__keep").sum().alias("S"),
         w.filter(pl.col("__keep") & (w > 0)).sum().alias("P"),
         (-w).filter(pl.col("__keep") & (w <= 0)).sum().alias("N"),
@@ -228,17 +281,41 @@ def score(
     per_id = per_id.with_columns(error_msg.alias("error"))
 
     S, P, N = pl.col("S"), pl.col("P"), pl.col("N")
-    normalised = pl.when(P > 0).then((S / P).clip(0.0, 1.0)).when(N > 0).then((1.0 + S / N).clip(0.0, 1.0)).otherwise(0.0)
-    base = normalised if normalize else S
+    normalised = _normalised(S, P, N)
     undefined = pl.col("error").is_not_null() | (pl.col("n_kept") == 0)
+    group_cols: list[str] = []
+    if groups:
+        gs = [pl.col(f"__g:{g.name}") for g in groups]
+        num = pl.sum_horizontal([x.fill_null(0.0) * g.weight for x, g in zip(gs, groups)])
+        den = pl.sum_horizontal([pl.when(x.is_not_null()).then(g.weight).otherwise(0.0) for x, g in zip(gs, groups)])
+        grouped = pl.when(den > 0).then(num / den).otherwise(None)
+        if rubric is not None and "__holistic" in per_id.columns:
+            grouped = pl.when(pl.col("__holistic")).then(normalised).otherwise(grouped)
+        normalised = grouped
+        per_id = per_id.with_columns(
+            [pl.when(undefined).then(None).otherwise(x).alias(f"score:{g.name}") for x, g in zip(gs, groups)]
+        )
+        group_cols = [f"score:{g.name}" for g in groups]
+    base = normalised if normalize else S
     if cannot_assess == "fail":
         base = pl.when(pl.col("cannot_assess_count") > 0).then(0.0).otherwise(base)
+    if gates:
+        ceiling = pl.col("__capped") if normalize else pl.col("__capped") * P
+        base = pl.when(pl.col("__capped").is_not_null()).then(pl.min_horizontal(base, ceiling)).otherwise(base)
     out = per_id.with_columns(
         pl.when(undefined).then(None).otherwise(base).cast(pl.Float64).alias("score"),
         pl.when(undefined).then(None).otherwise(S).cast(pl.Float64).alias("raw_score"),
     )
 
-    cols = ["id", "score", "raw_score", "cannot_assess_count", "error_count", "error"]
+    cols = ["id", "score", "raw_score", "cannot_assess_count", "error_count", "error", *group_cols]
+    if gates:
+        out = out.with_columns(
+            pl.when(pl.col("__dq").str.len_chars() > 0)
+            .then(pl.format("capped at {} by {}", pl.col("__capped").round(3).cast(pl.String), pl.col("__dq")))
+            .otherwise(None)
+            .alias("disqualified")
+        )
+        cols.append("disqualified")
     if length_penalty is not None:
         lens = _lengths_frame(lengths, id_dtype)
         out = out.join(lens, on="id", how="left", maintain_order="left")
@@ -252,7 +329,48 @@ def score(
             (adjusted.clip(lower_bound=0.0) if normalize else adjusted).alias("score"),
         )
         cols.append("length_penalty")
+    cuts = _resolve_thresholds(thresholds, rubric)
+    if cuts:
+        decision = pl.lit(None, dtype=pl.String)
+        for t in reversed(cuts):
+            decision = pl.when(pl.col("score") >= t.min).then(pl.lit(t.label)).otherwise(decision)
+        out = out.with_columns(decision.alias("decision"))
+        cols.append("decision")
     return out.select(cols)
+
+
+def _normalised(S: pl.Expr, P: pl.Expr, N: pl.Expr) -> pl.Expr:
+    return pl.when(P > 0).then((S / P).clip(0.0, 1.0)).when(N > 0).then((1.0 + S / N).clip(0.0, 1.0)).otherwise(0.0)
+
+
+def _group_expr(g: Any) -> pl.Expr:
+    """Sub-score of group ``g`` over its kept members with a non-zero weight."""
+    member = (pl.col("__group") == g.name) & pl.col("__keep") & (pl.col("weight") != 0)
+    u = pl.col("__u").filter(member)
+    if g.aggregation == "weighted_mean":
+        w = pl.col("weight")
+        S = pl.col("__c").filter(member).sum()
+        P = w.filter(member & (w > 0)).sum()
+        N = (-w).filter(member & (w < 0)).sum()
+        return pl.when(member.any()).then(_normalised(S, P, N)).otherwise(None)
+    if g.aggregation == "min":
+        return u.min()
+    if g.aggregation == "max":
+        return u.max()
+    full = u >= 1.0 - 1e-12
+    if g.aggregation == "all":
+        return pl.when(member.any()).then(full.all().cast(pl.Float64)).otherwise(None)
+    return pl.when(member.any()).then(full.any().cast(pl.Float64)).otherwise(None)
+
+
+def _resolve_thresholds(thresholds: Any, rubric: Rubric | None) -> tuple[Any, ...]:
+    if thresholds is False:
+        return ()
+    if thresholds is None:
+        return rubric.thresholds if rubric is not None else ()
+    from rubrictools.rubric import parse_thresholds
+
+    return parse_thresholds(thresholds)
 
 
 def _lengths_frame(lengths: Any, id_dtype: pl.DataType) -> pl.DataFrame:

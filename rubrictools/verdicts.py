@@ -93,6 +93,33 @@ def _label_key(expr: pl.Expr) -> pl.Expr:
     return expr.str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase()
 
 
+def _numeric_labels(df: pl.DataFrame, numeric: list[Any]) -> pl.DataFrame:
+    """Fill ``__label``/``__value`` of numeric criteria: the canonical number and its position
+    in the range, null when the verdict is not a number of the scale."""
+    spec = pl.DataFrame(
+        {
+            "criterion": [c.name for c in numeric],
+            "__lo": [c.range.min for c in numeric],
+            "__hi": [c.range.max for c in numeric],
+            "__step": [c.range.step for c in numeric],
+        },
+        schema={"criterion": pl.String, "__lo": pl.Float64, "__hi": pl.Float64, "__step": pl.Float64},
+    )
+    df = df.join(spec, on="criterion", how="left", maintain_order="left")
+    x = pl.col("verdict").str.strip_chars().cast(pl.Float64, strict=False)
+    k = (x - pl.col("__lo")) / pl.col("__step")
+    on_grid = pl.col("__step").is_null() | ((k - k.round()).abs() <= 1e-9 * pl.max_horizontal(k.abs(), pl.lit(1.0)))
+    valid = x.is_not_null() & x.is_finite() & (x >= pl.col("__lo") - 1e-12) & (x <= pl.col("__hi") + 1e-12) & on_grid
+    integral = (x == x.round()) & (x.abs() < 1e15)
+    canon = pl.when(integral).then(x.cast(pl.Int64).cast(pl.String)).otherwise(x.cast(pl.String))
+    unit = ((x - pl.col("__lo")) / (pl.col("__hi") - pl.col("__lo"))).clip(0.0, 1.0)
+    is_num = pl.col("__lo").is_not_null()
+    return df.with_columns(
+        pl.when(is_num).then(pl.when(valid).then(canon)).otherwise(pl.col("__label")).alias("__label"),
+        pl.when(is_num).then(pl.when(valid).then(unit)).otherwise(pl.col("__value")).alias("__value"),
+    ).drop("__lo", "__hi", "__step")
+
+
 def validate_verdicts(verdicts: Any, rubric: Rubric | None = None) -> pl.DataFrame:
     """Check a verdict table and complete it to the full schema.
 
@@ -129,7 +156,7 @@ def validate_verdicts(verdicts: Any, rubric: Rubric | None = None) -> pl.DataFra
     if rubric is not None:
         labels = rubric.label_frame()
         holistic = pl.col("criterion") == HOLISTIC
-        unknown = df.filter(~holistic & ~pl.col("criterion").is_in(labels["criterion"].unique().implode()))
+        unknown = df.filter(~holistic & ~pl.col("criterion").is_in(pl.Series(list(rubric.names), dtype=pl.String).implode()))
         if unknown.height:
             names = unknown["criterion"].unique(maintain_order=True).head(5).to_list()
             raise ValueError(f"verdict table: criteria {names} are not in the rubric {list(rubric.names)}")
@@ -147,10 +174,14 @@ def validate_verdicts(verdicts: Any, rubric: Rubric | None = None) -> pl.DataFra
                 maintain_order="left",
             )
         )
+        numeric = [c for c in rubric if c.range is not None]
+        if numeric:
+            df = _numeric_labels(df, numeric)
         bad = df.filter(ok & ~holistic & pl.col("verdict").is_not_null() & pl.col("__label").is_null())
         if bad.height:
             r = bad.row(0, named=True)
-            allowed = list(rubric[r["criterion"]].labels)
+            rc = rubric[r["criterion"]]
+            allowed: Any = list(rc.labels) if rc.range is None else f"a number from {rc.range.describe()}"
             raise ValueError(
                 f"verdict table: {bad.height} row(s) have labels the rubric does not allow; first: "
                 f"id={r['id']!r}, criterion={r['criterion']!r}, verdict={r['verdict']!r} (allowed: {allowed})"

@@ -9,7 +9,8 @@ from typing import Any
 
 from rubrictools.rubric import Criterion, Rubric, normalize_label
 
-__all__ = ["ParseError", "extract_json", "parse_criterion", "parse_holistic", "parse_item"]
+__all__ = ["ParseError", "evidence_of", "extract_json", "parse_criterion", "parse_evidence", "parse_holistic", "parse_item",
+           "parse_item_evidence"]
 
 
 class ParseError(ValueError):
@@ -50,8 +51,48 @@ def _label(criterion: Criterion, raw: Any) -> str:
         raise ParseError(f"verdict for {criterion.name!r} is not a string: {raw!r}")
     canon = criterion.canonical_label(str(raw))
     if canon is None:
+        if criterion.range is not None:
+            raise ParseError(f"verdict {raw!r} is not a number from {criterion.range.describe()} for criterion {criterion.name!r}")
         raise ParseError(f"verdict {raw!r} is not one of {list(criterion.labels)} for criterion {criterion.name!r}")
     return canon
+
+
+def evidence_of(obj: Any) -> str | None:
+    """The ``evidence`` (or ``quote``) string of a reply object, ``None`` when absent."""
+    if not isinstance(obj, dict):
+        return None
+    raw = _field(obj, "evidence", "quote", "supporting_quote")
+    if isinstance(raw, list):
+        raw = " ".join(str(x) for x in raw if x is not None)
+    return None if raw is None else str(raw)
+
+
+def parse_evidence(text: str | None) -> str | None:
+    """The quote of a per-criterion reply (``None`` when the reply has none or is not JSON)."""
+    try:
+        return evidence_of(extract_json(text))
+    except ParseError:
+        return None
+
+
+def parse_item_evidence(text: str | None, rubric: Rubric) -> dict[str, str | None]:
+    """Criterion name -> quote of a per-item reply (criteria without a quote are absent)."""
+    try:
+        obj = extract_json(text)
+    except ParseError:
+        return {}
+    entries = obj.get("verdicts") if isinstance(obj, dict) else obj
+    if isinstance(entries, dict):
+        entries = [{"criterion": k, **(v if isinstance(v, dict) else {})} for k, v in entries.items()]
+    if not isinstance(entries, list):
+        return {}
+    by_key = {normalize_label(n): n for n in rubric.names}
+    out: dict[str, str | None] = {}
+    for e in entries:
+        name = by_key.get(normalize_label(str(_field(e, "criterion", "name", "id") or ""))) if isinstance(e, dict) else None
+        if name is not None:
+            out[name] = evidence_of(e)
+    return out
 
 
 def _field(obj: dict[str, Any], *names: str) -> Any:

@@ -12,31 +12,43 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from rubrictools.rubric import MET, UNMET, Criterion
+from rubrictools.rubric import MET, UNMET, Criterion, format_number
 
 __all__ = ["ScriptedJudge"]
 
-Rule = Callable[[str, Criterion], "str | tuple[str, str]"]
+Rule = Callable[[str, Criterion], "str | tuple[str, str] | tuple[str, str, str | None]"]
 
 _WORD = re.compile(r"[a-z0-9]{4,}")
 _STOP = {"that", "this", "with", "from", "have", "does", "their", "there", "which", "about", "response",
          "submission", "answer", "states", "mentions", "gives", "uses", "least", "more", "than", "into"}
 
 
-def overlap_rule(text: str, criterion: Criterion) -> tuple[str, str]:
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+
+
+def overlap_rule(text: str, criterion: Criterion) -> tuple[str, str, str | None]:
     """Crude heuristic: MET when >= 50% of the requirement's content words occur in the text.
 
-    Multi-choice criteria pick the option at the same fraction of the option list.
+    Multi-choice criteria pick the option at the same fraction of the option list, numeric
+    ones the point at that fraction of the range. The evidence is the first sentence that
+    holds a requirement word.
     """
     words = {w for w in _WORD.findall(criterion.requirement.lower()) if w not in _STOP}
     present = {w for w in words if w in text.lower()}
     frac = len(present) / len(words) if words else 0.0
     why = f"scripted heuristic: {len(present)}/{len(words)} requirement words found"
+    quote = next((m.group(0).strip() for m in _SENTENCE.finditer(text) if any(w in m.group(0).lower() for w in present)), None)
+    if criterion.range is not None:
+        r = criterion.range
+        x = r.min + frac * (r.max - r.min)
+        if r.step is not None:
+            x = r.min + round((x - r.min) / r.step) * r.step
+        return format_number(x), why, quote
     if criterion.options is None:
-        return (MET if frac >= 0.5 else UNMET), why
+        return (MET if frac >= 0.5 else UNMET), why, quote
     scored = [o for o in criterion.options if not o.na]
     scored.sort(key=lambda o: o.value)
-    return scored[min(len(scored) - 1, int(frac * len(scored)))].label, why
+    return scored[min(len(scored) - 1, int(frac * len(scored)))].label, why, quote
 
 
 class ScriptedJudge:
@@ -48,8 +60,9 @@ class ScriptedJudge:
         Optional DataFrame with ``id, criterion, verdict`` (and optionally ``explanation``):
         the judge answers these labels for those submissions.
     rule
-        ``rule(submission_text, criterion) -> label | (label, explanation)`` used for pairs
-        not found in ``verdicts``; defaults to a lexical-overlap heuristic.
+        ``rule(submission_text, criterion) -> label | (label, explanation) | (label,
+        explanation, evidence)`` used for pairs not found in ``verdicts``; defaults to a
+        lexical-overlap heuristic. ``evidence`` is the quote sent when one is asked for.
     name
         Value of the ``judge`` column (default ``"scripted"``).
 
@@ -71,38 +84,49 @@ class ScriptedJudge:
         self.model = name
         self.weight = weight
         self.max_concurrency = 1_000_000
-        self._table: dict[tuple[str, str], tuple[str, str | None]] = {}
+        self._table: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
         if verdicts is not None:
             from rubrictools.verdicts import to_polars
 
             frame = to_polars(verdicts, name="verdicts")
             has_expl = "explanation" in frame.columns
+            has_ev = "evidence" in frame.columns
             for r in frame.iter_rows(named=True):
                 self._table[(str(r["id"]), str(r["criterion"]))] = (
                     r["verdict"],
                     r["explanation"] if has_expl else None,
+                    r["evidence"] if has_ev else None,
                 )
 
     def __repr__(self) -> str:
         return f"ScriptedJudge(name={self.label!r}, scripted verdicts={len(self._table)}; not a real model)"
 
-    def judge_criterion(self, sid: Any, text: str, criterion: Criterion) -> tuple[str, str]:
+    def judge_criterion(self, sid: Any, text: str, criterion: Criterion) -> tuple[str, str, str | None]:
+        """``(label, explanation, evidence)`` for one pair."""
         hit = self._table.get((str(sid), str(criterion.name)))
         if hit is not None:
-            return hit[0], hit[1] or "scripted verdict from the supplied table"
+            return hit[0], hit[1] or "scripted verdict from the supplied table", hit[2]
         out = self.rule(text, criterion)
-        return (out, "scripted rule") if isinstance(out, str) else (out[0], out[1])
+        if isinstance(out, str):
+            return out, "scripted rule", None
+        return out[0], out[1], (out[2] if len(out) > 2 else None)  # type: ignore[misc]
 
     def reply(self, call: Any) -> str:
         """The JSON text a real judge would have sent for ``call``."""
         text = call.text
+        asked = getattr(call, "evidence", frozenset())
+
+        def entry(name: str, label: str, expl: str, quote: str | None) -> dict[str, Any]:
+            e: dict[str, Any] = {"verdict": label, "explanation": expl}
+            if name in asked:
+                e["evidence"] = quote or ""
+            return e
+
         if call.kind == "criterion":
-            label, expl = self.judge_criterion(call.sid, text, call.criterion)
-            return json.dumps({"verdict": label, "explanation": expl})
-        answers = {c.name: self.judge_criterion(call.sid, text, c) for c in call.rubric}
+            return json.dumps(entry(call.criterion.name, *self.judge_criterion(call.sid, text, call.criterion)))
+        judged = getattr(call, "judged", None) or call.rubric
+        answers = {c.name: self.judge_criterion(call.sid, text, c) for c in judged}
         if call.kind == "item":
-            return json.dumps(
-                {"verdicts": [{"criterion": n, "verdict": lab, "explanation": e} for n, (lab, e) in answers.items()]}
-            )
+            return json.dumps({"verdicts": [{"criterion": n, **entry(n, *a)} for n, a in answers.items()]})
         s = call.rubric.score([answers[n][0] for n in call.rubric.names])
         return json.dumps({"score": round(100 * (s or 0.0), 2), "explanation": "scripted: rubric score of the rule's verdicts"})

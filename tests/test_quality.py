@@ -1,0 +1,72 @@
+"""`rt.rubric_report`: discrimination, redundancy, judge consistency, human agreement, cost."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+import rubrictools as rt
+
+
+@pytest.fixture
+def setup():
+    rng = np.random.default_rng(0)
+    n = 120
+    truth = {c: rng.random(n) < 0.5 for c in ("a", "b", "d")}
+    truth["c"] = np.ones(n, dtype=bool)  # never discriminates
+    truth["dup"] = truth["a"].copy()  # redundant with a
+    rubric = rt.Rubric.from_dict([{"name": k, "requirement": f"Req {k}", "weight": w}
+                                  for k, w in [("a", 10), ("b", 10), ("c", 5), ("d", 2), ("dup", 5)]])
+    ids = np.arange(n)
+
+    def table(flip):  # the judge flips each criterion's truth with its own rate
+        rows = []
+        for c, t in truth.items():
+            j = np.where(rng.random(n) < flip.get(c, 0.02), ~t, t)
+            rows.append(pl.DataFrame({"id": ids, "criterion": c, "verdict": np.where(j, "MET", "UNMET")}))
+        return pl.concat(rows)
+
+    human = pl.concat([pl.DataFrame({"id": ids, "criterion": c, "label": np.where(t, "MET", "UNMET"), "rater": "h"})
+                       for c, t in truth.items()])
+    return rubric, table, human
+
+
+def test_report_flags_the_planted_problems(setup):
+    rubric, table, human = setup
+    v = table({"b": 0.35})
+    rep = rt.rubric_report(rubric, v, human)
+    t = rep.table
+    assert t["criterion"].to_list() == list(rubric.names)
+    row = {r["criterion"]: r for r in t.iter_rows(named=True)}
+    assert not row["c"]["discriminates"] and "never discriminates" in row["c"]["flags"]
+    assert row["a"]["most_correlated"] == "dup" and row["a"]["correlation"] > 0.85 and "redundant with dup" in row["a"]["flags"]
+    assert row["b"]["human_kappa"] < 0.4 and "low human agreement" in row["b"]["flags"]
+    assert row["b"]["score_gain"] == max(r["score_gain"] for r in row.values() if r["score_gain"] is not None)
+    assert rep.weakest(1) == ["b"]
+    assert any("'b'" in f for f in rep.findings) and "<li>" in rep._repr_html_()
+    spec = rep.chart().to_dict()
+    assert len(spec["hconcat"]) == 2
+
+
+def test_report_without_humans_and_with_several_judges(setup):
+    rubric, table, _ = setup
+    j1 = table({}).with_columns(pl.lit("j1").alias("judge"))
+    j2 = table({"d": 0.5}).with_columns(pl.lit("j2").alias("judge"))
+    v = pl.concat([j1, j2, rt.ensemble(pl.concat([j1, j2]), rubric)], how="diagonal_relaxed")
+    rep = rt.rubric_report(rubric, v)
+    t = rep.table
+    assert t["human_kappa"].null_count() == t.height and t["score_gain"].null_count() == t.height
+    jk = dict(zip(t["criterion"], t["judge_kappa"]))
+    assert jk["d"] < 0.4 < jk["a"] and "judges disagree" in t.filter(pl.col("criterion") == "d")["flags"].item()
+    assert rep.weakest(1) == ["d"]
+    with pytest.raises(ValueError, match="several judges"):
+        rt.rubric_report(rubric, pl.concat([j1, j2]))
+    assert rt.rubric_report(rubric, pl.concat([j1, j2]), judge="j1").table["n"].to_list() == [120] * 5
+
+
+def test_demo_dataset_report():
+    d = rt.datasets.load("demo_support")
+    rep = rt.rubric_report(d.rubric, d.verdicts, d.human)
+    assert rep.weakest(1) == ["polite"]
+    assert rep.table["score_gain"].null_count() == 0

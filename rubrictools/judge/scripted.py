@@ -51,6 +51,18 @@ def overlap_rule(text: str, criterion: Criterion) -> tuple[str, str, str | None]
     return scored[min(len(scored) - 1, int(frac * len(scored)))].label, why, quote
 
 
+def _positional_arity(fn: Callable[..., Any]) -> int:
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 2
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return 3
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+
+
 class ScriptedJudge:
     """A judge that replies from a script instead of a model (clearly not a real LLM).
 
@@ -62,7 +74,8 @@ class ScriptedJudge:
     rule
         ``rule(submission_text, criterion) -> label | (label, explanation) | (label,
         explanation, evidence)`` used for pairs not found in ``verdicts``; defaults to a
-        lexical-overlap heuristic. ``evidence`` is the quote sent when one is asked for.
+        lexical-overlap heuristic. ``evidence`` is the quote sent when one is asked for. A
+        rule taking a third argument also receives the submission's id.
     name
         Value of the ``judge`` column (default ``"scripted"``).
 
@@ -80,6 +93,7 @@ class ScriptedJudge:
 
     def __init__(self, verdicts: Any = None, *, rule: Rule | None = None, name: str = "scripted", weight: float = 1.0) -> None:
         self.rule: Rule = rule or overlap_rule
+        self._rule_takes_id = _positional_arity(self.rule) >= 3
         self.label = name
         self.model = name
         self.weight = weight
@@ -106,7 +120,7 @@ class ScriptedJudge:
         hit = self._table.get((str(sid), str(criterion.name)))
         if hit is not None:
             return hit[0], hit[1] or "scripted verdict from the supplied table", hit[2]
-        out = self.rule(text, criterion)
+        out = self.rule(text, criterion, sid) if self._rule_takes_id else self.rule(text, criterion)  # type: ignore[call-arg]
         if isinstance(out, str):
             return out, "scripted rule", None
         return out[0], out[1], (out[2] if len(out) > 2 else None)  # type: ignore[misc]

@@ -835,6 +835,11 @@ def grade(df: Any, rubric: Rubric | None = None, **kwargs: Any) -> pl.DataFrame:
         whitespace-normalised match). A verdict that claims something (MET, or above the
         lowest option) without a matching quote is flagged (``on_unsupported="flag"``) or
         falls to the criterion's lowest label (``"downgrade"``).
+    output, batch_size
+        Stream instead of holding everything in memory: ``df`` may then also be a parquet
+        path or glob; it is graded ``batch_size`` rows at a time into parquet parts under the
+        ``output`` directory, resumably, and a LazyFrame over the parts is returned (see
+        :mod:`rubrictools.streaming`).
     **judge_kwargs
         Passed to :class:`~rubrictools.Judge` when ``model`` is a string
         (``api_base``, ``api_key``, ``temperature``, ``max_concurrency``, ``max_retries``, ...).
@@ -847,6 +852,12 @@ def grade(df: Any, rubric: Rubric | None = None, **kwargs: Any) -> pl.DataFrame:
         ensembles. Rule criteria (``Criterion(rule=...)``) are decided without any call, once
         per submission, in rows with ``judge="rule"``.
     """
+    output = kwargs.pop("output", None)
+    batch_size = kwargs.pop("batch_size", 10_000)
+    if output is not None:
+        from rubrictools.streaming import grade_to_parquet
+
+        return grade_to_parquet(df, rubric, output, batch_size=batch_size, **kwargs)  # type: ignore[return-value]
     cancel = threading.Event()
     return run_sync(agrade(df, rubric, _cancel=cancel, **kwargs), cancel)
 

@@ -30,7 +30,7 @@ Example
 >>> r = rt.Rubric.from_dict([{"name": "good", "requirement": "The answer is good"},
 ...                          {"name": "clear", "requirement": "Is clear and concise", "weight": -5}])
 >>> rt.lint(r).select("criterion", "check").rows()
-[('clear', 'penalty_phrased_as_quality'), ('good', 'vague')]
+[('clear', 'penalty_phrased_as_quality'), ('good', 'vague'), ('clear', 'vague')]
 """
 
 from __future__ import annotations

@@ -1,0 +1,88 @@
+"""Streaming `grade(..., output=...)`: chunked parquet parts, flat memory, resumable."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+import rubrictools as rt
+
+from .test_grading import MODEL, SECRET, _reset, server  # noqa: F401 - module-scoped loopback server fixtures
+
+
+@pytest.fixture
+def source(tmp_path):
+    df = pl.DataFrame({"key": [f"k{i:04d}" for i in range(2500)], "text": ["good" if i % 3 else "bad" for i in range(2500)]})
+    path = tmp_path / "in.parquet"
+    df.write_parquet(path)
+    return path, df
+
+
+@pytest.fixture
+def rubric():
+    return rt.Rubric.from_dict([{"name": "good", "requirement": "The answer is good"}, {"name": "short", "rule": {"max_words": 3}}])
+
+
+def test_parquet_source_is_graded_in_parts_in_order(source, rubric, tmp_path):
+    path, df = source
+    judge = rt.ScriptedJudge(rule=lambda t, c: "MET" if t == "good" else "UNMET")
+    out = rt.grade(path, rubric, model=judge, column="text", id_column="key", output=tmp_path / "v", batch_size=1000,
+                   progress=False)  # fmt: skip
+    assert isinstance(out, pl.LazyFrame)
+    assert sorted(p.name for p in (tmp_path / "v").glob("part-*.parquet")) == [f"part-0000{i}.parquet" for i in range(3)]
+    v = out.collect()
+    assert v.height == 5000 and v["id"].unique(maintain_order=True).to_list() == df["key"].to_list()
+    assert v.filter(pl.col("criterion") == "good")["verdict"].to_list() == ["MET" if t == "good" else "UNMET" for t in df["text"]]
+    s = rt.score(out, rubric)  # score reads the lazy scan
+    assert s.height == 2500 and s["score"].mean() == pytest.approx(2 / 3 * 1.0 + 1 / 3 * 0.5, abs=1e-3)
+
+
+def test_row_ids_are_global_without_an_id_column(rubric, tmp_path):
+    lf = pl.LazyFrame({"submission": ["good"] * 25})
+    out = rt.grade(lf, rubric, model=rt.ScriptedJudge(rule=lambda t, c: "MET"), output=tmp_path / "v", batch_size=10,
+                   progress=False).collect()  # fmt: skip
+    assert out.filter(pl.col("criterion") == "good")["id"].to_list() == list(range(25))
+
+
+def test_resume_skips_finished_parts_and_repeats_no_call(source, rubric, server, tmp_path):
+    _, df = source
+    path = tmp_path / "small.parquet"
+    df.head(500).write_parquet(path)
+    kw = dict(model=MODEL, api_base=server.url, api_key=SECRET, column="text", id_column="key", output=tmp_path / "v",
+              batch_size=200, progress=False, max_concurrency=64)  # fmt: skip
+    rt.grade(path, rubric, cache=False, **kw)
+    assert server.hits == 500  # one LLM criterion per row; the rule made no call
+    (tmp_path / "v" / "part-00001.parquet").unlink()  # as if the run had died during part 1
+    server.reset()
+    out = rt.grade(path, rubric, cache=False, **kw).collect()
+    assert server.hits == 200 and out.height == 1000  # only the missing part was graded again
+    # with the response cache, even an unfinished part repeats no call
+    server.reset()
+    kw["output"] = tmp_path / "v2"
+    rt.grade(path, rubric, cache=tmp_path / "c.sqlite", **kw)
+    (tmp_path / "v2" / "part-00002.parquet").unlink()
+    server.reset()
+    rt.grade(path, rubric, cache=tmp_path / "c.sqlite", **kw)
+    assert server.hits == 0
+    assert SECRET not in json.dumps(json.loads((tmp_path / "v" / "_manifest.json").read_text()))
+
+
+def test_mixing_settings_in_one_directory_is_refused(source, rubric, tmp_path):
+    path, _ = source
+    judge = rt.ScriptedJudge(rule=lambda t, c: "MET")
+    rt.grade(path, rubric, model=judge, column="text", output=tmp_path / "v", batch_size=1000, progress=False)
+    with pytest.raises(ValueError, match="graded with other settings"):
+        rt.grade(path, rubric, model=judge, column="text", output=tmp_path / "v", batch_size=500, progress=False)
+    other = rt.Rubric.from_dict([{"name": "good", "requirement": "Different words"}])
+    with pytest.raises(ValueError, match="graded with other settings"):
+        rt.grade(path, other, model=judge, column="text", output=tmp_path / "v", batch_size=1000, progress=False)
+    (tmp_path / "w").mkdir()
+    pl.DataFrame({"x": [1]}).write_parquet(tmp_path / "w" / "part-00000.parquet")
+    with pytest.raises(ValueError, match="no _manifest.json"):
+        rt.grade(path, rubric, model=judge, column="text", output=tmp_path / "w", progress=False)
+    with pytest.raises(FileNotFoundError):
+        rt.grade(tmp_path / "missing.parquet", rubric, model=judge, output=tmp_path / "x", progress=False)
+    with pytest.raises(ValueError, match="column='nope'"):
+        rt.grade(path, rubric, model=judge, column="nope", output=tmp_path / "y", progress=False)

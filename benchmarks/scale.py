@@ -1,0 +1,121 @@
+"""Streaming at scale against the loopback fake server: calls/s, peak memory, resume cost.
+
+The parent process runs the fake server (low latency); each grading run is a child process, so
+its peak RSS is the grader's alone. Three measurements:
+
+1. a streaming run (``grade(parquet, output=dir, batch_size=B)``) over N submissions x 3 LLM
+   criteria: wall time, calls/s, peak RSS;
+2. the same at N/4 submissions: peak RSS should not grow with N (flat memory);
+3. a run killed with SIGKILL part-way, then resumed: calls repeated (should be 0) and the
+   resume's wall time.
+
+Run: python benchmarks/scale.py [--n 100000 --batch 5000 --concurrency 64 --latency 0.002]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+MODEL = "openai/gpt-4.1-mini"
+RUBRIC = [
+    {"name": "good", "requirement": "The answer is good"},
+    {"name": "clear", "requirement": "The answer is clear", "weight": 5},
+    {"name": "rude", "requirement": "The answer is rude", "weight": -5},
+]
+
+
+def child(args: argparse.Namespace) -> None:
+    import resource
+
+    import rubrictools as rt
+
+    t0 = time.perf_counter()
+    out = rt.grade(args.input, rt.Rubric.from_dict(RUBRIC), model=MODEL, api_base=args.url, api_key="sk-bench",
+                   output=args.output, batch_size=args.batch, max_concurrency=args.concurrency, cache=args.cache,
+                   progress=False)  # fmt: skip
+    rows = out.select(__import__("polars").len()).collect().item()
+    dt = time.perf_counter() - t0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"seconds": dt, "rows": rows, "peak_rss_mb": rss}))
+
+
+def run_child(url: str, inp: Path, out: Path, cache: Path, batch: int, conc: int) -> subprocess.Popen:
+    cmd = [sys.executable, __file__, "--child", "--url", url, "--input", str(inp), "--output", str(out), "--cache", str(cache),
+           "--batch", str(batch), "--concurrency", str(conc)]  # fmt: skip
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=100_000)
+    ap.add_argument("--batch", type=int, default=5_000)
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--latency", type=float, default=0.002)
+    ap.add_argument("--child", action="store_true")
+    ap.add_argument("--url")
+    ap.add_argument("--input")
+    ap.add_argument("--output")
+    ap.add_argument("--cache")
+    args = ap.parse_args()
+    if args.child:
+        child(args)
+        return
+
+    import polars as pl
+
+    from tests.fake_server import FakeLLMServer
+
+    tmp = Path(tempfile.mkdtemp(prefix="rt-scale-"))
+    words = ["good", "bad", "fine", "clear", "rude", "ok"]
+    with FakeLLMServer(latency=args.latency) as srv:
+        results = {}
+        for label, n in (("full", args.n), ("quarter", args.n // 4)):
+            inp = tmp / f"in-{label}.parquet"
+            pl.DataFrame({"submission": [f"answer {i} is {words[i % 6]}" for i in range(n)]}).write_parquet(inp)
+            srv.reset()
+            p = run_child(srv.url, inp, tmp / f"out-{label}", tmp / f"cache-{label}.sqlite", args.batch, args.concurrency)
+            res = json.loads(p.communicate()[0].strip().splitlines()[-1])
+            res.update(calls=srv.hits, calls_per_s=srv.hits / res["seconds"], n=n)
+            results[label] = res
+            print(f"{label:>8}: {n:,} submissions x 3 criteria = {srv.hits:,} calls in {res['seconds']:.1f} s "
+                  f"({res['calls_per_s']:.0f} calls/s), peak RSS {res['peak_rss_mb']:.0f} MB, batch {args.batch:,}")  # fmt: skip
+
+        # kill part-way, then resume
+        n = args.n // 4
+        inp = tmp / "in-quarter.parquet"
+        out, cache = tmp / "out-kill", tmp / "cache-kill.sqlite"
+        srv.reset()
+        p = run_child(srv.url, inp, out, cache, args.batch, args.concurrency)
+        target = int(0.6 * 3 * n)
+        while srv.hits < target and p.poll() is None:
+            time.sleep(0.05)
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+        before = srv.hits
+        parts = len(list(out.glob("part-*.parquet")))
+        time.sleep(0.5)
+        srv.reset()
+        p = run_child(srv.url, inp, out, cache, args.batch, args.concurrency)
+        res = json.loads(p.communicate()[0].strip().splitlines()[-1])
+        keys = [json.dumps(r["messages"], sort_keys=True) for r in srv.requests]
+        print(f"  resume: killed after {before:,} calls ({parts} parts written); the resumed run made {srv.hits:,} calls "
+              f"for the {3 * n - before:,} unanswered (+ in-flight at the kill), finished in {res['seconds']:.1f} s, "
+              f"{res['rows']:,} verdict rows; distinct requests {len(set(keys)):,}")  # fmt: skip
+        flat = results["full"]["peak_rss_mb"] / max(results["quarter"]["peak_rss_mb"], 1)
+        print(f"  memory: peak RSS at N={args.n:,} is {flat:.2f}x the peak at N={args.n // 4:,} (flat when ~1)")
+
+
+if __name__ == "__main__":
+    main()

@@ -118,6 +118,17 @@ def main() -> None:
         rt_hits = srv.hits
 
         srv.reset()
+        rt.grade(df.head(1), rubric, model=MODEL, api_base=srv.url, api_key=KEY, cache=False, progress=False,
+                 transport="direct")  # warm-up
+        srv.reset()
+        t0 = time.perf_counter()
+        vd = rt.grade(df, rubric, model=MODEL, api_base=srv.url, api_key=KEY, cache=False, progress=False,
+                      max_concurrency=args.concurrency, transport="direct")
+        t_direct = time.perf_counter() - t0
+        assert vd["error"].null_count() == vd.height
+        direct_hits = srv.hits
+
+        srv.reset()
         t_bare = asyncio.run(bare_litellm(srv, requests, args.concurrency))
 
         ar_res = run_autorubric(srv, df, rubric, args.concurrency)
@@ -125,14 +136,17 @@ def main() -> None:
         print(f"{args.items} submissions x {args.criteria} criteria = {n_calls} calls; latency {args.latency * 1000:.0f} ms; "
               f"concurrency {args.concurrency}")
         print(f"  rubrictools grade     {t_rt:7.2f} s  {n_calls / t_rt:8.1f} calls/s  ({rt_hits} HTTP requests)")
+        print(f"  rubrictools direct    {t_direct:7.2f} s  {n_calls / t_direct:8.1f} calls/s  ({direct_hits} HTTP requests; "
+              "transport='direct', OpenAI-compatible endpoints)")
         print(f"  bare litellm          {t_bare:7.2f} s  {n_calls / t_bare:8.1f} calls/s")
         if ar_res is None:
             print("  autorubric evaluate   (not installed)")
         else:
             t_ar, hits = ar_res
             print(f"  autorubric evaluate   {t_ar:7.2f} s  {n_calls / t_ar:8.1f} calls/s  ({hits} HTTP requests)")
-            print(f"  rubrictools / autorubric calls/s: {t_ar / t_rt:.2f}x")
-        print(f"  rubrictools / bare litellm calls/s: {t_bare / t_rt:.2f}x")
+            print(f"  rubrictools / autorubric calls/s: {t_ar / t_rt:.2f}x (litellm transport), "
+                  f"{t_ar / t_direct:.2f}x (direct transport)")
+        print(f"  rubrictools / bare litellm calls/s: {t_bare / t_rt:.2f}x (litellm transport), {t_bare / t_direct:.2f}x (direct)")
 
         # fully cached re-run of many pairs
         items = max(1, args.cached_pairs // args.criteria)

@@ -760,6 +760,10 @@ async def agrade(
     finally:
         if store is not None and not isinstance(cache, ResponseCache):
             store.close()
+        if any(isinstance(j, Judge) and j.transport == "direct" for j in judges):
+            from rubrictools.judge.client import aclose_clients
+
+            await aclose_clients()
     return _assemble(_rows(calls, judges), inp, judges, mode, aggregate, texts=texts, rules=rules,
                      on_unsupported=on_unsupported)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import time
@@ -145,6 +146,8 @@ async def complete(
         kwargs["response_format"] = response_format
     if extra:
         kwargs.update(extra)  # e.g. logprobs/top_logprobs, or n samples at temperature 1
+    if judge.transport == "direct":
+        return await _direct(judge, kwargs, max_attempts)
     t0 = time.perf_counter()
     attempts = 0
     last_error = "no attempt made"
@@ -177,4 +180,106 @@ async def complete(
         lp = normalise_logprobs(getattr(first, "logprobs", None)) if first is not None else None
         choices = [c.message.content for c in resp.choices] if resp.choices and len(resp.choices) > 1 else None
         return CallResult(content, pt, ct, cost, attempts, time.perf_counter() - t0, None, lp, choices)
+    return CallResult(None, None, None, None, attempts, time.perf_counter() - t0, last_error)
+
+
+# --------------------------------------------------------------------------- direct transport
+_CLIENTS: dict[int, Any] = {}
+_PRICES: dict[str, tuple[float, float] | None] = {}
+
+
+class HTTPStatusError(Exception):
+    """An HTTP error answer from an OpenAI-compatible endpoint (direct transport)."""
+
+    def __init__(self, status_code: int, body: str, headers: Any) -> None:
+        super().__init__(f"HTTP {status_code}: {body[:300]}")
+        self.status_code = status_code
+        self.headers = headers
+
+
+def _http_client() -> Any:
+    """One pooled aiohttp session per event loop (closed by :func:`aclose_clients`)."""
+    import aiohttp
+
+    loop = asyncio.get_running_loop()
+    client = _CLIENTS.get(id(loop))
+    if client is None or client.closed:
+        client = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300))
+        _CLIENTS[id(loop)] = client
+    return client
+
+
+async def aclose_clients() -> None:
+    """Close the direct transport's session of the running loop (end of a grading run)."""
+    client = _CLIENTS.pop(id(asyncio.get_running_loop()), None)
+    if client is not None:
+        await client.close()
+
+
+def _unit_prices(model: str) -> tuple[float, float] | None:
+    """(dollars per prompt token, per completion token) from litellm's price table, cached."""
+    if model not in _PRICES:
+        try:
+            p, _ = _litellm().cost_per_token(model=model, prompt_tokens=1_000_000, completion_tokens=0)
+            _, c = _litellm().cost_per_token(model=model, prompt_tokens=0, completion_tokens=1_000_000)
+            _PRICES[model] = (float(p) / 1e6, float(c) / 1e6)
+        except Exception:
+            _PRICES[model] = None
+    return _PRICES[model]
+
+
+_NOT_BODY = {"model", "timeout", "num_retries", "max_retries", "api_base", "api_key"}
+
+
+async def _direct(judge: Judge, kwargs: dict[str, Any], max_attempts: int) -> CallResult:
+    """``complete`` over plain HTTP to ``{api_base}/chat/completions`` (OpenAI wire format)."""
+    import aiohttp
+
+    base = (judge.api_base or "https://api.openai.com/v1").rstrip("/")
+    model = judge.model.split("/", 1)[1] if judge.model.startswith("openai/") else judge.model
+    body = {"model": model, **{k: v for k, v in kwargs.items() if k not in _NOT_BODY}}
+    headers = {"Content-Type": "application/json"}
+    if judge.api_key is not None:
+        headers["Authorization"] = f"Bearer {judge.api_key.get_secret_value()}"
+    client = _http_client()
+    t0 = time.perf_counter()
+    attempts = 0
+    last_error = "no attempt made"
+    while attempts < max_attempts:
+        attempts += 1
+        try:
+            async with client.post(f"{base}/chat/completions", json=body, headers=headers,
+                                   timeout=aiohttp.ClientTimeout(total=judge.timeout)) as r:  # fmt: skip
+                text = await r.text()
+                if r.status >= 400:
+                    raise HTTPStatusError(r.status, text, r.headers)
+            data = json.loads(text)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure becomes an explicit error
+            if isinstance(exc, asyncio.TimeoutError):
+                exc = TimeoutError(f"no answer within {judge.timeout:g} s")
+            last_error = scrub(f"{type(exc).__name__}: {exc}", judge)[:500]
+            retryable = isinstance(exc, (TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)) or (
+                isinstance(exc, HTTPStatusError) and (exc.status_code == 429 or exc.status_code >= 500)
+            )
+            if not retryable or attempts >= max_attempts:
+                break
+            wait = _retry_after(exc)
+            if wait is None:
+                wait = random.uniform(0, min(judge.backoff_max, judge.backoff_base * 2 ** (attempts - 1)))
+            await asyncio.sleep(min(wait, max(judge.backoff_max, 0.0) * 2))
+            continue
+        choices = data.get("choices") or []
+        first = choices[0] if choices else {}
+        content = (first.get("message") or {}).get("content")
+        usage = data.get("usage") or {}
+        pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        prices = _unit_prices(judge.model)
+        cost = None if prices is None or pt is None or ct is None else pt * prices[0] + ct * prices[1]
+        from rubrictools.judge.distribution import normalise_logprobs
+
+        lp = normalise_logprobs(first.get("logprobs")) if first else None
+        many = [(c.get("message") or {}).get("content") for c in choices] if len(choices) > 1 else None
+        return CallResult(content, pt, ct, cost, attempts, time.perf_counter() - t0, None, lp, many)
     return CallResult(None, None, None, None, attempts, time.perf_counter() - t0, last_error)

@@ -43,6 +43,12 @@ class Judge(BaseModel):
     cache
         Where this judge's answers are cached (a SQLite path) when ``grade(cache=True)``;
         ``None`` uses the user cache dir (``$RUBRICTOOLS_CACHE_DIR`` overrides it).
+    transport
+        ``"litellm"`` (default: every provider litellm knows) or ``"direct"``: POST to an
+        OpenAI-compatible ``{api_base}/chat/completions`` with one pooled aiohttp session, for
+        self-hosted servers (vLLM, TGI, llama.cpp, gateways) and OpenAI itself when
+        throughput matters; same retries, cache keys, costs (litellm's price table) and rows.
+        ``litellm_kwargs`` are sent as extra body fields.
 
     Example
     -------
@@ -69,6 +75,7 @@ class Judge(BaseModel):
     name: str | None = None
     litellm_kwargs: dict[str, Any] = Field(default_factory=dict)
     cache: str | None = None
+    transport: Literal["litellm", "direct"] = "litellm"
 
     @field_validator("max_concurrency")
     @classmethod

@@ -9,7 +9,7 @@ its peak RSS is the grader's alone. Three measurements:
 3. a run killed with SIGKILL part-way, then resumed: calls repeated (should be 0) and the
    resume's wall time.
 
-Run: python benchmarks/scale.py [--n 100000 --batch 5000 --concurrency 64 --latency 0.002]
+Run: python benchmarks/scale.py [--n 100000 --batch 5000 --concurrency 64 --latency 0.002 --transport direct]
 """
 
 from __future__ import annotations
@@ -44,16 +44,19 @@ def child(args: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     out = rt.grade(args.input, rt.Rubric.from_dict(RUBRIC), model=MODEL, api_base=args.url, api_key="sk-bench",
                    output=args.output, batch_size=args.batch, max_concurrency=args.concurrency, cache=args.cache,
-                   progress=False)  # fmt: skip
+                   progress=False, transport=args.transport)  # fmt: skip
     rows = out.select(__import__("polars").len()).collect().item()
     dt = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"seconds": dt, "rows": rows, "peak_rss_mb": rss}))
 
 
+TRANSPORT = "litellm"
+
+
 def run_child(url: str, inp: Path, out: Path, cache: Path, batch: int, conc: int) -> subprocess.Popen:
     cmd = [sys.executable, __file__, "--child", "--url", url, "--input", str(inp), "--output", str(out), "--cache", str(cache),
-           "--batch", str(batch), "--concurrency", str(conc)]  # fmt: skip
+           "--batch", str(batch), "--concurrency", str(conc), "--transport", TRANSPORT]  # fmt: skip
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
 
 
@@ -63,6 +66,7 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=5_000)
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--latency", type=float, default=0.002)
+    ap.add_argument("--transport", default="litellm", choices=["litellm", "direct"])
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--url")
     ap.add_argument("--input")
@@ -72,6 +76,8 @@ def main() -> None:
     if args.child:
         child(args)
         return
+    global TRANSPORT
+    TRANSPORT = args.transport
 
     import polars as pl
 
@@ -90,7 +96,8 @@ def main() -> None:
             res.update(calls=srv.hits, calls_per_s=srv.hits / res["seconds"], n=n)
             results[label] = res
             print(f"{label:>8}: {n:,} submissions x 3 criteria = {srv.hits:,} calls in {res['seconds']:.1f} s "
-                  f"({res['calls_per_s']:.0f} calls/s), peak RSS {res['peak_rss_mb']:.0f} MB, batch {args.batch:,}")  # fmt: skip
+                  f"({res['calls_per_s']:.0f} calls/s), peak RSS {res['peak_rss_mb']:.0f} MB, batch {args.batch:,}, "
+                  f"{args.transport} transport")  # fmt: skip
 
         # kill part-way, then resume
         n = args.n // 4

@@ -48,6 +48,7 @@ from rubrictools.judge.prompts import (
     Submission,
     criterion_messages,
     criterion_schema,
+    graded_text,
     holistic_messages,
     item_messages,
     item_schema,
@@ -216,12 +217,6 @@ def _permutation(seed: int, sid: Any, name: str, n: int) -> list[int]:
     return order
 
 
-def _graded_text(sub: Submission, part: str) -> str:
-    if part == "output" or sub.thinking is None:
-        return sub.output
-    return sub.thinking if part == "thinking" else f"{sub.thinking}\n{sub.output}"
-
-
 def _llm_part(rub: Rubric, memo: dict[int, Rubric | None]) -> Rubric | None:
     """The rubric restricted to judge-decided criteria (``None`` when every criterion is a rule)."""
     k = id(rub)
@@ -264,7 +259,7 @@ def _build_calls(
 
     for row, (sid, rub, sub) in enumerate(zip(inp.ids, inp.rubrics, inp.subs)):
         q, ref = inp.queries[row], inp.references[row]
-        text = _graded_text(sub, part)
+        text = graded_text(sub, part)
         judged = _llm_part(rub, llm_memo)
         if mode == "holistic" and rub.has_rules:
             raise ValueError(
@@ -735,7 +730,7 @@ async def agrade(
     ex = _examples_by_criterion(examples, column, max_examples)
     calls = _build_calls(inp, judges, mode, part=grade_part, examples=ex, shuffle_options=shuffle_options, seed=seed,
                          evidence=evidence)  # fmt: skip
-    texts = [_graded_text(sub, grade_part) for sub in inp.subs]
+    texts = [graded_text(sub, grade_part) for sub in inp.subs]
     rules = _rule_rows(inp, texts)
     if distribution:
         if mode != "per_criterion":

@@ -155,7 +155,7 @@ def _llm_proposer(judge: Any) -> Callable[[Criterion, pl.DataFrame], dict[str, A
     return propose
 
 
-def _resolve_proposer(proposer: Any, model: Any, judge_kwargs: dict[str, Any]) -> Callable[[Criterion, pl.DataFrame], Any]:
+def _resolve_proposer(proposer: Any, model: Any, grade_kwargs: dict[str, Any]) -> Callable[[Criterion, pl.DataFrame], Any]:
     from rubrictools.judge.config import Judge
     from rubrictools.judge.scripted import ScriptedJudge
 
@@ -167,7 +167,12 @@ def _resolve_proposer(proposer: Any, model: Any, judge_kwargs: dict[str, Any]) -
     if isinstance(p, (list, tuple)):
         raise ValueError("with an ensemble, pass proposer= (one model, a Judge or a function)")
     if isinstance(p, str):
-        keep = {k: v for k, v in judge_kwargs.items() if k in Judge.model_fields}
+        import inspect
+
+        from rubrictools.grading import agrade
+
+        own = inspect.signature(agrade).parameters  # grade's own settings (e.g. cache) are not the Judge's
+        keep = {k: v for k, v in grade_kwargs.items() if k in Judge.model_fields and k not in own}
         p = Judge(model=p, **keep)
     if isinstance(p, Judge):
         return _llm_proposer(p)
@@ -262,8 +267,7 @@ def improve(
         if col not in frame.columns:
             raise ValueError(f"{name}={col!r} is not a column of df (columns: {frame.columns})")
     h = _human_frame(human)
-    judge_kwargs = {k: v for k, v in grade_kwargs.items() if k not in _GRADE_ONLY}
-    propose = _resolve_proposer(proposer, model, judge_kwargs)
+    propose = _resolve_proposer(proposer, model, grade_kwargs)
 
     labelled = set(h["id"].to_list()) & set(frame[id_column].to_list())
     if len(labelled) < 4:
@@ -345,13 +349,6 @@ def improve(
         rows.append(row)
     history = pl.DataFrame(rows, schema=_HISTORY_SCHEMA)
     return Improvement(rubric=current, initial=rubric, history=history, verdicts=verdicts, split=split)
-
-
-_GRADE_ONLY = {
-    "cache", "progress", "examples", "max_examples", "shuffle_options", "seed", "grade_part", "max_cost_usd",
-    "query_column", "reference_column", "rubric_column", "aggregate", "distribution", "distribution_samples",
-    "evidence", "on_unsupported",
-}  # fmt: skip
 
 
 def _fmt(x: Any, sign: bool = False) -> str:

@@ -138,15 +138,15 @@ def _score_gain(rubric: Rubric, v: pl.DataFrame, human: pl.DataFrame) -> dict[st
     h = human.select("id", "criterion", pl.col("rater").cast(pl.String), pl.col("label").alias("h_label"))
     pairs = h.select("id", "rater").unique(maintain_order=True)
     base = v.select("id", "criterion", "verdict", "error").join(pairs, on="id", how="inner")
-    human_scores = score(
-        h.rename({"h_label": "verdict"}).with_columns(pl.concat_str(pl.col("id").cast(pl.String), pl.lit("\x1f"),
-                                                                    pl.col("rater")).alias("id")),  # fmt: skip
-        rubric,
-    ).filter(pl.col("score").is_not_null())
+    def per_rater(table: pl.DataFrame) -> pl.DataFrame:
+        """Score each (id, rater) as its own submission."""
+        pair_id = pl.concat_str(pl.col("id").cast(pl.String), pl.lit("\x1f"), pl.col("rater")).alias("id")
+        return score(table.with_columns(pair_id).drop("rater"), rubric)
+
+    human_scores = per_rater(h.rename({"h_label": "verdict"})).filter(pl.col("score").is_not_null())
 
     def corr(table: pl.DataFrame) -> float:
-        sc = score(table.with_columns(pl.concat_str(pl.col("id").cast(pl.String), pl.lit("\x1f"), pl.col("rater")).alias("id"))
-                   .drop("rater"), rubric)  # fmt: skip
+        sc = per_rater(table)
         both = sc.join(human_scores.select("id", pl.col("score").alias("h")), on="id", how="inner").drop_nulls(["score", "h"])
         if both.height < 3 or both["score"].std() == 0 or both["h"].std() == 0:
             return float("nan")
@@ -247,11 +247,10 @@ def rubric_report(
         from rubrictools.reliability import _human_frame
 
         h = _human_frame(human)
-        llm_names = [c.name for c in rubric]
         ag = agreement(v, h, rubric, level="criterion", metrics=["cohen_kappa", "accuracy"], bootstrap=0)
         for r in ag.iter_rows(named=True):
             (hk if r["metric"] == "cohen_kappa" else ha)[r["criterion"]] = r["value"]
-        if set(h["criterion"].unique().to_list()) >= set(llm_names):
+        if set(h["criterion"].unique().to_list()) >= set(names):
             gain = _score_gain(rubric, v, h)
     table = table.with_columns(
         pl.col("criterion").replace_strict(hk, default=None, return_dtype=pl.Float64).alias("human_kappa"),

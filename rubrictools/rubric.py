@@ -229,8 +229,7 @@ def parse_thresholds(value: Any, *, where: str = "thresholds") -> tuple[Threshol
         try:
             out.append(Threshold.model_validate(d))
         except ValidationError as e:
-            msg = "; ".join(f"field {'.'.join(map(str, x['loc'])) or 'threshold'!r}: {x['msg']}" for x in e.errors())
-            raise ValueError(f"{where}[{i}]: {msg}") from None
+            raise ValueError(f"{where}[{i}]: {_field_errors(e, 'threshold')}") from None
     for prev, cur in zip(out, out[1:]):
         if not cur.min < prev.min:
             raise ValueError(
@@ -562,16 +561,21 @@ def _flatten(data: Any) -> list[tuple[dict[str, Any], str | None]]:
     return out
 
 
-def _format_validation_error(index: int, name: str | None, err: ValidationError) -> str:
+def _field_errors(err: ValidationError, what: str) -> str:
+    """``field 'x': message; ...`` for a pydantic error on a ``what`` (criterion, group...)."""
     parts = []
     for e in err.errors():
-        field = ".".join(str(p) for p in e["loc"]) or "criterion"
+        field = ".".join(str(p) for p in e["loc"]) or what
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
-            msg = "unknown key (not a criterion field)"
+            msg = f"unknown key (not a {what} field)"
         parts.append(f"field {field!r}: {msg}")
+    return "; ".join(parts)
+
+
+def _format_validation_error(index: int, name: str | None, err: ValidationError) -> str:
     label = f"criterion {index}" + (f" ({name!r})" if name else "")
-    return f"{label}: " + "; ".join(parts)
+    return f"{label}: " + _field_errors(err, "criterion")
 
 
 class Rubric(BaseModel):
@@ -619,8 +623,7 @@ class Rubric(BaseModel):
             try:
                 out.append(Group.model_validate(g))
             except ValidationError as e:
-                msg = "; ".join(f"field {'.'.join(map(str, x['loc'])) or 'group'!r}: {x['msg']}" for x in e.errors())
-                raise ValueError(f"groups[{i}]: {msg}") from None
+                raise ValueError(f"groups[{i}]: {_field_errors(e, 'group')}") from None
         return tuple(out)
 
     @model_validator(mode="after")

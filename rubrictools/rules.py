@@ -251,7 +251,7 @@ def apply_rules(
     """
     import polars as pl
 
-    from rubrictools.judge.prompts import split_submission
+    from rubrictools.judge.prompts import graded_text, split_submission
     from rubrictools.rubric import Rubric as _Rubric
     from rubrictools.verdicts import to_polars
 
@@ -266,10 +266,7 @@ def apply_rules(
     if col.dtype == pl.String and not col.str.contains("(?i)</output>").any():
         texts = col
     else:  # structured or marked submissions: split per row
-        subs = [split_submission(x) for x in col.to_list()]
-        texts = pl.Series([s.output if grade_part == "output" or s.thinking is None else
-                           (s.thinking if grade_part == "thinking" else f"{s.thinking}\n{s.output}") for s in subs],
-                          dtype=pl.String)  # fmt: skip
+        texts = pl.Series([graded_text(split_submission(x), grade_part) for x in col.to_list()], dtype=pl.String)
     return rule_table(ids, texts, rubric).drop("__row", "__pos")
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import random
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -23,6 +24,9 @@ _RETRYABLE_NAMES = {
     "Timeout",
     "APITimeoutError",
     "APIConnectionError",
+    "TimeoutError",  # direct transport: no answer within the timeout
+    "ClientConnectionError",  # direct transport (aiohttp): refused, reset, disconnected
+    "ClientPayloadError",
 }
 
 
@@ -126,7 +130,6 @@ async def complete(
     Retries 429, 5xx, timeouts and connection errors with exponential backoff and full
     jitter, honouring ``Retry-After``; any other error fails at once.
     """
-    litellm = _litellm()
     kwargs: dict[str, Any] = {
         "model": judge.model,
         "messages": messages,
@@ -146,15 +149,46 @@ async def complete(
         kwargs["response_format"] = response_format
     if extra:
         kwargs.update(extra)  # e.g. logprobs/top_logprobs, or n samples at temperature 1
-    if judge.transport == "direct":
-        return await _direct(judge, kwargs, max_attempts)
+    send = _direct_sender(judge, kwargs) if judge.transport == "direct" else _litellm_sender(judge, kwargs)
+    return await _with_retries(judge, max_attempts, send)
+
+
+Sender = Callable[[], Awaitable[CallResult]]
+
+
+def _litellm_sender(judge: Judge, kwargs: dict[str, Any]) -> Sender:
+    """One ``litellm.acompletion`` request, its answer as a CallResult (attempts and latency unset)."""
+    litellm = _litellm()
+
+    async def send() -> CallResult:
+        from rubrictools.judge.distribution import normalise_logprobs
+
+        resp = await litellm.acompletion(**kwargs)
+        content = resp.choices[0].message.content if resp.choices else None
+        usage = getattr(resp, "usage", None)
+        try:
+            cost: float | None = float(litellm.completion_cost(completion_response=resp, model=judge.model))
+        except Exception:
+            cost = None
+        first = resp.choices[0] if resp.choices else None
+        lp = normalise_logprobs(getattr(first, "logprobs", None)) if first is not None else None
+        choices = [c.message.content for c in resp.choices] if resp.choices and len(resp.choices) > 1 else None
+        return CallResult(content, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None),
+                          cost, logprobs=lp, choices=choices)  # fmt: skip
+
+    return send
+
+
+async def _with_retries(judge: Judge, max_attempts: int, send: Sender) -> CallResult:
+    """At most ``max_attempts`` calls of ``send``; retryable failures back off (full jitter,
+    ``Retry-After`` honoured), any other failure ends the call with an error."""
     t0 = time.perf_counter()
     attempts = 0
     last_error = "no attempt made"
     while attempts < max_attempts:
         attempts += 1
         try:
-            resp = await litellm.acompletion(**kwargs)
+            res = await send()
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - every failure becomes an explicit error
@@ -166,22 +200,9 @@ async def complete(
                 wait = random.uniform(0, min(judge.backoff_max, judge.backoff_base * 2 ** (attempts - 1)))
             await asyncio.sleep(min(wait, max(judge.backoff_max, 0.0) * 2))
             continue
-        content = resp.choices[0].message.content if resp.choices else None
-        usage = getattr(resp, "usage", None)
-        pt = getattr(usage, "prompt_tokens", None)
-        ct = getattr(usage, "completion_tokens", None)
-        try:
-            cost = float(litellm.completion_cost(completion_response=resp, model=judge.model))
-        except Exception:
-            cost = None
-        from rubrictools.judge.distribution import normalise_logprobs
-
-        first = resp.choices[0] if resp.choices else None
-        lp = normalise_logprobs(getattr(first, "logprobs", None)) if first is not None else None
-        choices = [c.message.content for c in resp.choices] if resp.choices and len(resp.choices) > 1 else None
-        return CallResult(content, pt, ct, cost, attempts, time.perf_counter() - t0, None, lp, choices)
+        res.attempts, res.latency_s = attempts, time.perf_counter() - t0
+        return res
     return CallResult(None, None, None, None, attempts, time.perf_counter() - t0, last_error)
-
 
 # --------------------------------------------------------------------------- direct transport
 _CLIENTS: dict[int, Any] = {}
@@ -231,8 +252,8 @@ def _unit_prices(model: str) -> tuple[float, float] | None:
 _NOT_BODY = {"model", "timeout", "num_retries", "max_retries", "api_base", "api_key"}
 
 
-async def _direct(judge: Judge, kwargs: dict[str, Any], max_attempts: int) -> CallResult:
-    """``complete`` over plain HTTP to ``{api_base}/chat/completions`` (OpenAI wire format)."""
+def _direct_sender(judge: Judge, kwargs: dict[str, Any]) -> Sender:
+    """One POST to ``{api_base}/chat/completions`` (OpenAI wire format) as a CallResult."""
     import aiohttp
 
     base = (judge.api_base or "https://api.openai.com/v1").rstrip("/")
@@ -242,44 +263,27 @@ async def _direct(judge: Judge, kwargs: dict[str, Any], max_attempts: int) -> Ca
     if judge.api_key is not None:
         headers["Authorization"] = f"Bearer {judge.api_key.get_secret_value()}"
     client = _http_client()
-    t0 = time.perf_counter()
-    attempts = 0
-    last_error = "no attempt made"
-    while attempts < max_attempts:
-        attempts += 1
+
+    async def send() -> CallResult:
+        from rubrictools.judge.distribution import normalise_logprobs
+
         try:
             async with client.post(f"{base}/chat/completions", json=body, headers=headers,
                                    timeout=aiohttp.ClientTimeout(total=judge.timeout)) as r:  # fmt: skip
                 text = await r.text()
                 if r.status >= 400:
                     raise HTTPStatusError(r.status, text, r.headers)
-            data = json.loads(text)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - every failure becomes an explicit error
-            if isinstance(exc, asyncio.TimeoutError):
-                exc = TimeoutError(f"no answer within {judge.timeout:g} s")
-            last_error = scrub(f"{type(exc).__name__}: {exc}", judge)[:500]
-            retryable = isinstance(exc, (TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)) or (
-                isinstance(exc, HTTPStatusError) and (exc.status_code == 429 or exc.status_code >= 500)
-            )
-            if not retryable or attempts >= max_attempts:
-                break
-            wait = _retry_after(exc)
-            if wait is None:
-                wait = random.uniform(0, min(judge.backoff_max, judge.backoff_base * 2 ** (attempts - 1)))
-            await asyncio.sleep(min(wait, max(judge.backoff_max, 0.0) * 2))
-            continue
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"no answer within {judge.timeout:g} s") from None
+        data = json.loads(text)
         choices = data.get("choices") or []
         first = choices[0] if choices else {}
-        content = (first.get("message") or {}).get("content")
         usage = data.get("usage") or {}
         pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
         prices = _unit_prices(judge.model)
         cost = None if prices is None or pt is None or ct is None else pt * prices[0] + ct * prices[1]
-        from rubrictools.judge.distribution import normalise_logprobs
-
         lp = normalise_logprobs(first.get("logprobs")) if first else None
         many = [(c.get("message") or {}).get("content") for c in choices] if len(choices) > 1 else None
-        return CallResult(content, pt, ct, cost, attempts, time.perf_counter() - t0, None, lp, many)
-    return CallResult(None, None, None, None, attempts, time.perf_counter() - t0, last_error)
+        return CallResult((first.get("message") or {}).get("content"), pt, ct, cost, logprobs=lp, choices=many)
+
+    return send

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from rubrictools.rubric import BINARY_LABELS, Criterion, Rubric, format_number
 
-__all__ = ["Submission", "holistic_messages", "item_messages", "criterion_messages", "split_submission"]
+__all__ = ["Submission", "graded_text", "holistic_messages", "item_messages", "criterion_messages", "split_submission"]
 
 GradePart = Literal["output", "thinking", "all"]
 
@@ -83,6 +83,13 @@ def split_submission(value: Any) -> Submission:
 
         return Submission(output=section("output") or "", thinking=section("thinking"))
     return Submission(output=text)
+
+
+def graded_text(sub: Submission, part: str) -> str:
+    """The text that is graded: the output, the thinking, or both (``part``)."""
+    if part == "output" or sub.thinking is None:
+        return sub.output
+    return sub.thinking if part == "thinking" else f"{sub.thinking}\n{sub.output}"
 
 
 def _submission_block(sub: Submission, part: GradePart) -> tuple[str, str]:

@@ -47,6 +47,9 @@ _EXPORTS: dict[str, str] = {
     "Judge": "rubrictools.judge.config",
     "ScriptedJudge": "rubrictools.judge.scripted",
     "ensemble": "rubrictools.ensembling",
+    "submit_batch": "rubrictools.batching",
+    "collect_batch": "rubrictools.batching",
+    "BatchJob": "rubrictools.batching",
     # agreement with humans
     "agreement": "rubrictools.reliability",
     "inter_rater": "rubrictools.reliability",
@@ -59,6 +62,7 @@ __all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__"])
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools import calibrate, charts, datasets, metrics, widgets
     from rubrictools.ensembling import ensemble
+    from rubrictools.batching import BatchJob, collect_batch, submit_batch
     from rubrictools.reliability import agreement, compare, inter_rater
     from rubrictools.grading import agrade, estimate_cost, grade, usage
     from rubrictools.judge.config import Judge

@@ -720,6 +720,71 @@ async def agrade(
     **judge_kwargs: Any,
 ) -> pl.DataFrame:
     """Async version of :func:`grade` (``await rt.agrade(...)``); same arguments and result."""
+    plan = _plan(df, rubric, model=model, column=column, id_column=id_column, query_column=query_column,
+                 reference_column=reference_column, rubric_column=rubric_column, mode=mode, aggregate=aggregate,
+                 examples=examples, max_examples=max_examples, shuffle_options=shuffle_options, seed=seed,
+                 grade_part=grade_part, max_cost_usd=max_cost_usd, distribution=distribution,
+                 distribution_samples=distribution_samples, evidence=evidence, on_unsupported=on_unsupported,
+                 judge_kwargs=judge_kwargs)  # fmt: skip
+    judges = plan.judges
+    store = _open_cache(cache, judges)
+    if store is not None:
+        _assign_keys(plan)
+    try:
+        await _execute(plan.calls, judges, store, max_cost_usd, progress, _cancel or threading.Event())
+    finally:
+        if store is not None and not isinstance(cache, ResponseCache):
+            store.close()
+        if any(isinstance(j, Judge) and j.transport == "direct" for j in judges):
+            from rubrictools.judge.client import aclose_clients
+
+            await aclose_clients()
+    return plan.verdicts()
+
+
+@dataclass
+class _Plan:
+    """Everything a grading run asks, before any call: shared by live and batch grading."""
+
+    inp: _Inputs
+    judges: list[Judge | ScriptedJudge]
+    calls: list[_Call]
+    texts: list[str]
+    rules: pl.DataFrame | None
+    mode: Mode
+    aggregate: str
+    on_unsupported: OnUnsupported
+
+    def verdicts(self) -> pl.DataFrame:
+        """The verdict table from the calls' current answers and errors."""
+        return _assemble(_rows(self.calls, self.judges), self.inp, self.judges, self.mode, self.aggregate,
+                         texts=self.texts, rules=self.rules, on_unsupported=self.on_unsupported)  # fmt: skip
+
+
+def _plan(
+    df: Any,
+    rubric: Rubric | None,
+    *,
+    model: Any,
+    column: str,
+    id_column: str | None,
+    query_column: str | None,
+    reference_column: str | None,
+    rubric_column: str | None,
+    mode: Mode,
+    aggregate: str,
+    examples: Any,
+    max_examples: int,
+    shuffle_options: bool,
+    seed: int,
+    grade_part: Literal["output", "thinking", "all"],
+    max_cost_usd: float | None,
+    distribution: bool,
+    distribution_samples: int,
+    evidence: bool | None,
+    on_unsupported: OnUnsupported,
+    judge_kwargs: dict[str, Any],
+) -> _Plan:
     if on_unsupported not in ("flag", "downgrade"):
         raise ValueError(f"on_unsupported must be 'flag' or 'downgrade', got {on_unsupported!r}")
     if mode not in ("per_criterion", "per_item", "holistic"):
@@ -741,26 +806,18 @@ async def agrade(
             c.dist_samples = distribution_samples
             if isinstance(judges[c.judge_i], Judge):
                 c.extra = {"logprobs": True, "top_logprobs": 20}
-    store = _open_cache(cache, judges)
-    if store is not None:
-        for c in calls:
-            j = judges[c.judge_i]
-            if isinstance(j, Judge):
-                ident = {**j.request_identity(), "messages": c.messages, "response_format": c.response_format}
-                if c.extra is not None:
-                    ident.update(extra=c.extra, distribution_samples=c.dist_samples)
-                c.key = cache_key(ident)
-    try:
-        await _execute(calls, judges, store, max_cost_usd, progress, _cancel or threading.Event())
-    finally:
-        if store is not None and not isinstance(cache, ResponseCache):
-            store.close()
-        if any(isinstance(j, Judge) and j.transport == "direct" for j in judges):
-            from rubrictools.judge.client import aclose_clients
+    return _Plan(inp, judges, calls, texts, rules, mode, aggregate, on_unsupported)
 
-            await aclose_clients()
-    return _assemble(_rows(calls, judges), inp, judges, mode, aggregate, texts=texts, rules=rules,
-                     on_unsupported=on_unsupported)
+
+def _assign_keys(plan: _Plan) -> None:
+    """Set each LLM call's cache key: a hash of everything that changes the answer, no secrets."""
+    for c in plan.calls:
+        j = plan.judges[c.judge_i]
+        if isinstance(j, Judge):
+            ident = {**j.request_identity(), "messages": c.messages, "response_format": c.response_format}
+            if c.extra is not None:
+                ident.update(extra=c.extra, distribution_samples=c.dist_samples)
+            c.key = cache_key(ident)
 
 
 def _rule_rows(inp: _Inputs, texts: list[str]) -> pl.DataFrame | None:
@@ -839,6 +896,12 @@ def grade(df: Any, rubric: Rubric | None = None, **kwargs: Any) -> pl.DataFrame:
         path or glob; it is graded ``batch_size`` rows at a time into parquet parts under the
         ``output`` directory, resumably, and a LazyFrame over the parts is returned (see
         :mod:`rubrictools.streaming`).
+    batch, batch_dir, poll_interval
+        ``batch=True`` sends the requests as provider batch jobs (about half price, answered
+        within 24 h) instead of live calls, waits for them (polling every ``poll_interval``
+        seconds) and returns the same verdict table; the job is kept in ``batch_dir`` so a
+        closed notebook can collect it later (see :mod:`rubrictools.batching`,
+        :func:`~rubrictools.submit_batch` and :func:`~rubrictools.collect_batch`).
     **judge_kwargs
         Passed to :class:`~rubrictools.Judge` when ``model`` is a string
         (``api_base``, ``api_key``, ``temperature``, ``max_concurrency``, ``max_retries``, ...).
@@ -853,6 +916,17 @@ def grade(df: Any, rubric: Rubric | None = None, **kwargs: Any) -> pl.DataFrame:
     """
     output = kwargs.pop("output", None)
     batch_size = kwargs.pop("batch_size", 10_000)
+    batch = kwargs.pop("batch", False)
+    batch_dir = kwargs.pop("batch_dir", None)
+    poll_interval = kwargs.pop("poll_interval", 30.0)
+    if batch:
+        if output is not None:
+            raise ValueError("batch=True and output= cannot be combined; submit_batch a slice at a time instead")
+        from rubrictools.batching import submit_batch
+
+        progress = kwargs.pop("progress", True)
+        job = submit_batch(df, rubric, path=batch_dir, **kwargs)
+        return job.collect(poll_interval=poll_interval, progress=progress)
     if output is not None:
         from rubrictools.streaming import grade_to_parquet
 

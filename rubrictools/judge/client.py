@@ -14,7 +14,7 @@ from typing import Any
 
 from rubrictools.judge.config import Judge
 
-__all__ = ["CallResult", "complete", "response_format_for", "scrub"]
+__all__ = ["CallResult", "chat_body", "complete", "response_format_for", "scrub", "wire_model"]
 
 _RETRYABLE_NAMES = {
     "RateLimitError",
@@ -149,8 +149,39 @@ async def complete(
         kwargs["response_format"] = response_format
     if extra:
         kwargs.update(extra)  # e.g. logprobs/top_logprobs, or n samples at temperature 1
-    send = _direct_sender(judge, kwargs) if judge.transport == "direct" else _litellm_sender(judge, kwargs)
+    if judge.transport == "direct":
+        send = _direct_sender(judge, chat_body(judge, messages, response_format, extra))
+    else:
+        send = _litellm_sender(judge, kwargs)
     return await _with_retries(judge, max_attempts, send)
+
+
+def wire_model(model: str) -> str:
+    """The model name an OpenAI-compatible endpoint expects (litellm's provider prefix removed)."""
+    prefix, _, rest = model.partition("/")
+    return rest if rest and prefix in _WIRE_PREFIXES else model
+
+
+_WIRE_PREFIXES = {"openai", "azure", "hosted_vllm", "litellm_proxy", "text-completion-openai"}
+
+
+def chat_body(
+    judge: Judge,
+    messages: list[dict[str, str]],
+    response_format: dict[str, Any] | None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The OpenAI chat-completions request body of one call (no secrets): what the direct
+    transport posts and what a provider batch file holds per line."""
+    body: dict[str, Any] = {"model": wire_model(judge.model), "messages": messages, "temperature": judge.temperature,
+                            **judge.litellm_kwargs}  # fmt: skip
+    if judge.max_tokens is not None:
+        body["max_tokens"] = judge.max_tokens
+    if response_format is not None:
+        body["response_format"] = response_format
+    if extra:
+        body.update(extra)
+    return body
 
 
 Sender = Callable[[], Awaitable[CallResult]]
@@ -249,16 +280,11 @@ def _unit_prices(model: str) -> tuple[float, float] | None:
     return _PRICES[model]
 
 
-_NOT_BODY = {"model", "timeout", "num_retries", "max_retries", "api_base", "api_key"}
-
-
-def _direct_sender(judge: Judge, kwargs: dict[str, Any]) -> Sender:
-    """One POST to ``{api_base}/chat/completions`` (OpenAI wire format) as a CallResult."""
+def _direct_sender(judge: Judge, body: dict[str, Any]) -> Sender:
+    """One POST of ``body`` to ``{api_base}/chat/completions`` (OpenAI wire format) as a CallResult."""
     import aiohttp
 
     base = (judge.api_base or "https://api.openai.com/v1").rstrip("/")
-    model = judge.model.split("/", 1)[1] if judge.model.startswith("openai/") else judge.model
-    body = {"model": model, **{k: v for k, v in kwargs.items() if k not in _NOT_BODY}}
     headers = {"Content-Type": "application/json"}
     if judge.api_key is not None:
         headers["Authorization"] = f"Bearer {judge.api_key.get_secret_value()}"

@@ -615,7 +615,7 @@ def _check_evidence(df: pl.DataFrame, texts: Sequence[str], on_unsupported: OnUn
 
 def _assemble(cols: dict[str, list[Any]], inp: _Inputs, judges: Sequence[Any], mode: Mode, aggregate: str,
               *, texts: Sequence[str] = (), rules: pl.DataFrame | None = None,
-              on_unsupported: OnUnsupported = "flag") -> pl.DataFrame:
+              on_unsupported: OnUnsupported = "flag", keep: frozenset[str] = frozenset()) -> pl.DataFrame:
     schema = {k: (v if v is not None else inp.id_dtype) for k, v in VERDICT_SCHEMA.items()}
     schema.update({"__row": pl.Int64(), "__pos": pl.Int64(), "__judge": pl.Int64(), "raw_response": pl.String(),
                    "option_order": pl.List(pl.Int64()), "llm_raw_score": pl.Float64(),
@@ -647,14 +647,16 @@ def _assemble(cols: dict[str, list[Any]], inp: _Inputs, judges: Sequence[Any], m
         df = pl.concat([df, conform(rules.with_columns(pl.lit(len(judges) + 1).cast(pl.Int64).alias("__judge")),
                                     distribution_source=src)], how="vertical")  # fmt: skip
     df = df.sort(["__row", "__pos", "__judge"])
+    # optional columns appear when asked for (``keep``: the same columns for every slice of a
+    # large job, even one whose calls all failed), or when some row has them
     drop = ["__row", "__pos", "__judge", "__ev", "__needs", "__floor_label", "__floor_value"]
     if mode != "holistic":
         drop.append("llm_raw_score")
-    if df["option_order"].null_count() == df.height:
+    if "option_order" not in keep and df["option_order"].null_count() == df.height:
         drop.append("option_order")
-    if df["distribution_source"].null_count() == df.height:
+    if "distribution" not in keep and df["distribution_source"].null_count() == df.height:
         drop += ["distribution", "distribution_source"]
-    if not asked_evidence:
+    if "evidence" not in keep and not asked_evidence:
         drop += ["evidence", "evidence_ok"]
     return df.drop(drop)
 
@@ -757,8 +759,16 @@ class _Plan:
 
     def verdicts(self) -> pl.DataFrame:
         """The verdict table from the calls' current answers and errors."""
+        keep = set()
+        if any(c.evidence for c in self.calls):
+            keep.add("evidence")
+        if any(c.dist_samples >= 0 for c in self.calls):
+            keep.add("distribution")
+        if any(c.option_order is not None for c in self.calls):
+            keep.add("option_order")
         return _assemble(_rows(self.calls, self.judges), self.inp, self.judges, self.mode, self.aggregate,
-                         texts=self.texts, rules=self.rules, on_unsupported=self.on_unsupported)  # fmt: skip
+                         texts=self.texts, rules=self.rules, on_unsupported=self.on_unsupported,
+                         keep=frozenset(keep))  # fmt: skip
 
 
 def _plan(
@@ -941,7 +951,10 @@ def run_sync(coro: Any, cancel: threading.Event | None = None) -> Any:
     set (no new calls start), calls in flight finish, then KeyboardInterrupt is re-raised."""
     try:
         asyncio.get_running_loop()
+        in_loop = True
     except RuntimeError:
+        in_loop = False
+    if not in_loop:  # outside the except block, so a failure is not chained to "no running event loop"
         return asyncio.run(coro)
     result: dict[str, Any] = {}
     finished = threading.Event()

@@ -121,6 +121,8 @@ class FakeLLMServer:
         self.batch_lines_per_poll: int | None = None  # None: a batch finishes at its first status poll
         self.batch_expire_after: int | None = None  # lines answered before a batch expires
         self.batch_polls = 0
+        self.in_flight = 0
+        self.peak_in_flight = 0  # most chat requests being answered at once
         self.api_faults: list[Reply] = []  # replies served (in order) to files/batches calls before normal service
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -154,6 +156,7 @@ class FakeLLMServer:
             self.batch_lines_per_poll = None
             self.batch_expire_after = None
             self.batch_polls = 0
+            self.peak_in_flight = 0
             self.api_faults.clear()
 
     # ------------------------------------------------------------------ serving
@@ -196,10 +199,16 @@ class FakeLLMServer:
         body = await request.json()
         with self._lock:
             self.headers_seen.append(dict(request.headers))
-        reply, status, payload = self._answer(body)
-        delay = reply.delay or self.latency
-        if delay:
-            await asyncio.sleep(delay)
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            reply, status, payload = self._answer(body)
+            delay = reply.delay or self.latency
+            if delay:
+                await asyncio.sleep(delay)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
         if isinstance(payload, str):
             return web.Response(status=status, text=payload, headers=reply.headers if status != 200 else None,
                                 content_type="application/json")  # fmt: skip

@@ -9,7 +9,15 @@ its peak RSS is the grader's alone. Three measurements:
 3. a run killed with SIGKILL part-way, then resumed: calls repeated (should be 0) and the
    resume's wall time.
 
+With ``--engine ray``: the same N x 3 criteria through ``rt.ray.grade`` on a local Ray instance
+(``--workers`` grader actors, cluster-wide ``--concurrency``), then the re-run after an
+interrupt (``overwrite=True``: the per-node cache answers every call). With ``--engine batch``:
+``rt.submit_batch`` + ``collect`` through the fake server's batch API (request files built,
+uploaded, answered, downloaded and turned into verdicts).
+
 Run: python benchmarks/scale.py [--n 100000 --batch 5000 --concurrency 64 --latency 0.002 --transport direct]
+     python benchmarks/scale.py --engine ray --n 100000 --workers 2 --concurrency 128
+     python benchmarks/scale.py --engine batch --n 100000
 """
 
 from __future__ import annotations
@@ -67,6 +75,8 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--latency", type=float, default=0.002)
     ap.add_argument("--transport", default="litellm", choices=["litellm", "direct"])
+    ap.add_argument("--engine", default="stream", choices=["stream", "ray", "batch"])
+    ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--url")
     ap.add_argument("--input")
@@ -78,6 +88,12 @@ def main() -> None:
         return
     global TRANSPORT
     TRANSPORT = args.transport
+    if args.engine == "ray":
+        ray_engine(args)
+        return
+    if args.engine == "batch":
+        batch_engine(args)
+        return
 
     import polars as pl
 
@@ -122,6 +138,72 @@ def main() -> None:
               f"{res['rows']:,} verdict rows; distinct requests {len(set(keys)):,}")  # fmt: skip
         flat = results["full"]["peak_rss_mb"] / max(results["quarter"]["peak_rss_mb"], 1)
         print(f"  memory: peak RSS at N={args.n:,} is {flat:.2f}x the peak at N={args.n // 4:,} (flat when ~1)")
+
+
+def _inputs(n: int, path: Path) -> Path:
+    import polars as pl
+
+    words = ["good", "bad", "fine", "clear", "rude", "ok"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pl.DataFrame({"id": range(n), "submission": [f"answer {i} is {words[i % 6]}" for i in range(n)]}).write_parquet(path)
+    return path
+
+
+def ray_engine(args: argparse.Namespace) -> None:
+    import ray
+
+    import rubrictools as rt
+    from tests.fake_server import FakeLLMServer
+
+    tmp = Path(tempfile.mkdtemp(prefix="rt-scale-ray-"))
+    os.environ["RUBRICTOOLS_CACHE_DIR"] = str(tmp / "cache")  # the workers' per-node caches
+    src = _inputs(args.n, tmp / "in" / "answers.parquet")
+    t0 = time.perf_counter()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    print(f"ray.init: {time.perf_counter() - t0:.1f} s")
+    rubric = rt.Rubric.from_dict(RUBRIC)
+    with FakeLLMServer(latency=args.latency) as srv:
+        kw = dict(model=MODEL, api_base=srv.url, api_key="sk-bench", id_column="id", output=tmp / "out",
+                  concurrency=args.concurrency, num_workers=args.workers, batch_size=args.batch, transport=args.transport)
+        lim = rt.ray.make_limiter(args.concurrency)
+        t0 = time.perf_counter()
+        lf = rt.ray.grade(str(src.parent), rubric, limiter=lim, **kw)
+        dt = time.perf_counter() - t0
+        rows = lf.select(__import__("polars").len()).collect().item()
+        peak = ray.get(lim.stats.remote())["peak"]
+        print(f"ray: {args.n:,} submissions x 3 criteria = {srv.hits:,} calls in {dt:.1f} s ({srv.hits / dt:.0f} calls/s), "
+              f"{rows:,} verdict rows, {args.workers} grader actors, cluster-wide limit {args.concurrency} "
+              f"(peak slots leased {peak}, peak requests in flight at the server {srv.peak_in_flight}), "
+              f"{args.transport} transport")  # fmt: skip
+        srv.reset()
+        t0 = time.perf_counter()
+        rt.ray.grade(str(src.parent), rubric, overwrite=True, **kw).select(__import__("polars").len()).collect()
+        print(f"ray re-run after an interrupt (overwrite=True): {srv.hits:,} calls repeated, {time.perf_counter() - t0:.1f} s")
+    ray.shutdown()
+
+
+def batch_engine(args: argparse.Namespace) -> None:
+    import polars as pl
+
+    import rubrictools as rt
+    from tests.fake_server import FakeLLMServer
+
+    tmp = Path(tempfile.mkdtemp(prefix="rt-scale-batch-"))
+    df = pl.read_parquet(_inputs(args.n, tmp / "answers.parquet"))
+    rubric = rt.Rubric.from_dict(RUBRIC)
+    with FakeLLMServer() as srv:
+        t0 = time.perf_counter()
+        job = rt.submit_batch(df, rubric, model=MODEL, api_base=srv.url, api_key="sk-bench", id_column="id",
+                              path=tmp / "job", cache=tmp / "cache.sqlite")  # fmt: skip
+        t_submit = time.perf_counter() - t0
+        job.wait(poll_interval=0.05, progress=False)
+        t1 = time.perf_counter()
+        v = job.collect(progress=False)
+        t_collect = time.perf_counter() - t1
+        cost = v["cost_usd"].sum()
+        print(f"batch: {args.n:,} submissions x 3 criteria = {v.height:,} requests in {len(job.rounds)} provider batches; "
+              f"build + upload + create {t_submit:.1f} s ({v.height / t_submit:,.0f} requests/s), download + verdicts "
+              f"{t_collect:.1f} s ({v.height / t_collect:,.0f} rows/s); cost at batch prices ${cost:.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":

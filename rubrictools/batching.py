@@ -206,6 +206,7 @@ class BatchJob:
             raise ValueError(f"{handle} is not a rubrictools batch handle (format {self._h.get('format')!r})")
         self._api_key = api_key
         self._judges = _judges
+        self._parsed: dict[int, dict[str, _Result]] = {}
 
     # ------------------------------------------------------------------ state
     def __repr__(self) -> str:
@@ -366,10 +367,10 @@ class BatchJob:
                 tmp = target.with_suffix(".jsonl.tmp")
                 tmp.write_bytes(blob.content)
                 os.replace(tmp, target)
-            prices = batch_prices(judge.model)
-            for line in _read_lines(self.path / f"results-{k:05d}.jsonl"):
-                call = by_key.get(line.get("custom_id", ""))
-                res = _line_result(line, prices)
+            parsed = self._round_results(k, r)
+            good = []
+            for cid, res in parsed.items():
+                call = by_key.get(cid)
                 if call is None or res.error is not None:
                     continue
                 probe = _probe(call, res)
@@ -378,21 +379,31 @@ class BatchJob:
                     if call.dist_samples >= 0 and call.kind == "criterion":
                         dist, src = _distribution(probe, res)
                         extra = json.dumps({"distribution": dist, "source": src})
-                    store.put(call.key, judge.model, CachedResponse(res.content or "", res.prompt_tokens,
-                                                                    res.completion_tokens, res.cost_usd, extra))  # fmt: skip
+                    good.append((cid, judge.model, CachedResponse(res.content or "", res.prompt_tokens,
+                                                                  res.completion_tokens, res.cost_usd, extra)))  # fmt: skip
+            store.put_many(good)
             r["downloaded"] = True
             self._save()
 
-    def _results(self) -> dict[str, _Result]:
-        """custom_id -> result over every downloaded file (later batches win)."""
-        out: dict[str, _Result] = {}
-        for k, r in enumerate(self.rounds):
+    def _round_results(self, k: int, r: dict[str, Any]) -> dict[str, _Result]:
+        """custom_id -> result of one downloaded batch (parsed once per session)."""
+        if k not in self._parsed:
             prices = batch_prices(r["model"])
+            out: dict[str, _Result] = {}
             for kind in ("errors", "results"):
                 for line in _read_lines(self.path / f"{kind}-{k:05d}.jsonl"):
                     cid = line.get("custom_id")
                     if cid:
                         out[cid] = _line_result(line, prices)
+            self._parsed[k] = out
+        return self._parsed[k]
+
+    def _results(self) -> dict[str, _Result]:
+        """custom_id -> result over every downloaded file (later batches win)."""
+        out: dict[str, _Result] = {}
+        for k, r in enumerate(self.rounds):
+            if r.get("downloaded"):
+                out.update(self._round_results(k, r))
         return out
 
     def collect(self, *, wait: bool = True, poll_interval: float = 30.0, timeout: float | None = None,

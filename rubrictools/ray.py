@@ -218,7 +218,12 @@ def grade(
     if not ray.is_initialized():
         ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
     if isinstance(ds, (str, Path)):
-        ds = ray.data.read_parquet(str(ds))
+        from rubrictools.streaming import scan_source
+
+        rows = scan_source(ds).select(pl.len()).collect().item()  # parquet metadata only
+        blocks = max(num_workers, math.ceil(rows / batch_size))  # enough blocks to keep every grader busy
+        # a file with one large row group reads as one block: split it (no shuffle)
+        ds = ray.data.read_parquet(str(ds), override_num_blocks=blocks).repartition(blocks)
     elif not hasattr(ds, "map_batches"):
         from rubrictools.verdicts import to_polars
 

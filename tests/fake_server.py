@@ -376,7 +376,7 @@ class FakeLLMServer:
         return web.json_response(self._public(b))
 
     async def _start(self, ready: threading.Event) -> None:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app = web.Application(client_max_size=256 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_post("/chat/completions", self._handle)
         for prefix in ("/v1", ""):

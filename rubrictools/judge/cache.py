@@ -94,6 +94,22 @@ class ResponseCache:
                  response.extra),
             )
 
+    def put_many(self, items: Iterable[tuple[str, str, CachedResponse]]) -> int:
+        """Store many ``(key, model, response)`` replies in one transaction; returns how many."""
+        now = time.time()
+        rows = [(k, m, r.content, r.prompt_tokens, r.completion_tokens, r.cost_usd, now, r.extra) for k, m, r in items]
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO responses (key, model, content, prompt_tokens, completion_tokens, cost_usd, "
+                    "created, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)  # fmt: skip
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        return len(rows)
+
     def __len__(self) -> int:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])

@@ -110,7 +110,7 @@ def main() -> None:
 
     import polars as pl
 
-    from tests.fake_server import FakeLLMServer
+    from rubrictools.testing import FakeLLMServer
 
     tmp = Path(tempfile.mkdtemp(prefix="rt-scale-"))
     words = ["good", "bad", "fine", "clear", "rude", "ok"]
@@ -166,7 +166,7 @@ def ray_engine(args: argparse.Namespace) -> None:
     import ray
 
     import rubrictools as rt
-    from tests.fake_server import FakeLLMServer
+    from rubrictools.testing import FakeLLMServer
 
     tmp = Path(tempfile.mkdtemp(prefix="rt-scale-ray-"))
     os.environ["RUBRICTOOLS_CACHE_DIR"] = str(tmp / "cache")  # the workers' per-node caches
@@ -199,7 +199,7 @@ def batch_engine(args: argparse.Namespace) -> None:
     import polars as pl
 
     import rubrictools as rt
-    from tests.fake_server import FakeLLMServer
+    from rubrictools.testing import FakeLLMServer
 
     tmp = Path(tempfile.mkdtemp(prefix="rt-scale-batch-"))
     df = pl.read_parquet(_inputs(args.n, tmp / "answers.parquet"))

@@ -55,12 +55,12 @@ _EXPORTS: dict[str, str] = {
     "inter_rater": "rubrictools.reliability",
     "compare": "rubrictools.reliability",
 }
-_SUBMODULES = ("metrics", "datasets", "charts", "widgets", "calibrate", "ray")
+_SUBMODULES = ("metrics", "datasets", "charts", "widgets", "calibrate", "ray", "testing")
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__"])
 
 if TYPE_CHECKING:  # pragma: no cover
-    from rubrictools import calibrate, charts, datasets, metrics, ray, widgets
+    from rubrictools import calibrate, charts, datasets, metrics, ray, testing, widgets
     from rubrictools.ensembling import ensemble
     from rubrictools.batching import BatchJob, collect_batch, submit_batch
     from rubrictools.reliability import agreement, compare, inter_rater

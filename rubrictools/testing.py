@@ -1,0 +1,456 @@
+"""A loopback OpenAI-compatible server for offline tests, benchmarks and demos.
+
+``rt.testing.FakeLLMServer`` answers on 127.0.0.1 with a random port, so a pipeline built on
+rubrictools can be tested end to end (the real litellm path, retries, caching, batch jobs)
+without a key or a network. It is not a model: its default script says MET when the
+submission contains "good".
+
+Example
+-------
+>>> from rubrictools.testing import FakeLLMServer
+>>> with FakeLLMServer() as srv:  # doctest: +SKIP
+...     rt.grade(df, rubric, model="openai/gpt-4.1-mini", api_base=srv.url, api_key="fake")
+
+The rubrictools test suite starts and stops it itself. It answers with
+scripted replies and can inject delays, HTTP 429 (with Retry-After), 500, hangs (timeouts),
+malformed JSON and wrong labels. Every request is recorded (``server.requests``).
+
+It also speaks the provider batch API: ``POST /v1/files`` (multipart upload), ``GET
+/v1/files/{id}[/content]``, ``POST /v1/batches``, ``GET /v1/batches/{id}`` and ``POST
+/v1/batches/{id}/cancel``. Each status poll moves a batch on (all lines at once, or
+``batch_lines_per_poll`` at a time); lines are answered by the same script and injected
+faults as live calls (a non-200 reply becomes a line of the error file); with
+``batch_expire_after`` a batch expires after that many lines and the rest go to the error
+file with code ``batch_expired``, as OpenAI's do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+
+@dataclass
+class Reply:
+    """What the server sends for one request."""
+
+    content: str | None = None
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    body: str | None = None  # raw body override (e.g. an error JSON)
+    label_probs: dict[str, float] | None = None  # top alternatives at the verdict token when logprobs are asked
+    samples: list[str] | None = None  # contents of the n choices when n > 1 is asked (cycled)
+    no_logprobs: bool = False  # behave like a provider that ignores the logprobs request
+
+
+Script = Callable[[dict[str, Any]], "Reply | str"]
+
+
+def user_text(request: dict[str, Any]) -> str:
+    return "\n".join(m.get("content", "") for m in request["messages"] if m["role"] == "user")
+
+
+def criterion_name(request: dict[str, Any]) -> str | None:
+    m = re.search(r"^Criterion name: (.+)$", user_text(request), re.M)
+    return m.group(1).strip() if m else None
+
+
+def submission_text(request: dict[str, Any]) -> str:
+    m = re.search(r"<submission>\n(.*)\n</submission>", user_text(request), re.S)
+    return m.group(1) if m else ""
+
+
+def default_script(request: dict[str, Any]) -> str:
+    """MET when the submission contains 'good', per criterion; per-item and holistic too."""
+    sub = submission_text(request).lower()
+    verdict = "MET" if "good" in sub else "UNMET"
+    system = request["messages"][0]["content"]
+    if "ONE overall score" in system:
+        return json.dumps({"score": 80 if verdict == "MET" else 20, "explanation": "fake holistic"})
+    if "EVERY criterion" in system:
+        names = re.findall(r"^Criterion name: (.+)$", user_text(request), re.M)
+        return json.dumps({"verdicts": [{"criterion": n, "verdict": verdict, "explanation": "fake"} for n in names]})
+    return json.dumps({"verdict": verdict, "explanation": f"fake judge saw {len(sub)} chars"})
+
+
+def fake_logprobs(text: str, label_probs: dict[str, float] | None, top: int) -> list[dict[str, Any]]:
+    """OpenAI-style token logprobs for ``text``: the verdict's value is one token whose top
+    alternatives follow ``label_probs``; every other token is certain. Tokens are split so
+    that the value's opening quote belongs to the token before it, as real tokenizers often do."""
+    import math
+    import re
+
+    m = re.search(r'"verdict"\s*:\s*"', text)
+    if m is None:
+        return [{"token": text, "logprob": 0.0, "top_logprobs": []}]
+    start = m.end()
+    end = text.find('"', start)
+    value = text[start:end]
+    pieces = [(text[:start], None), (value, label_probs), (text[end:], None)]
+    out = []
+    for tok, probs in pieces:
+        if not tok:
+            continue
+        if probs:
+            alts = sorted(probs.items(), key=lambda kv: -kv[1])[: max(top, 1)]
+            lp = math.log(probs.get(tok, max(min(probs.values()), 1e-9)))
+            out.append({"token": tok, "logprob": lp, "top_logprobs": [{"token": k, "logprob": math.log(v)} for k, v in alts if v > 0]})
+        else:
+            out.append({"token": tok, "logprob": 0.0, "top_logprobs": [{"token": tok, "logprob": 0.0}]})
+    return out
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+class FakeLLMServer:
+    """Run with ``with FakeLLMServer() as srv: ... srv.url ...``."""
+
+    def __init__(self, script: Script | None = None, *, latency: float = 0.0) -> None:
+        self.script: Script = script or default_script
+        self.latency = latency
+        self.requests: list[dict[str, Any]] = []
+        self.headers_seen: list[dict[str, str]] = []
+        self.faults: list[Reply] = []
+        # provider batch API (/v1/files + /v1/batches)
+        self.files: dict[str, dict[str, Any]] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.batch_requests: list[dict[str, Any]] = []  # chat bodies answered inside batches
+        self.batch_lines_per_poll: int | None = None  # None: a batch finishes at its first status poll
+        self.batch_expire_after: int | None = None  # lines answered before a batch expires
+        self.batch_polls = 0
+        self.in_flight = 0
+        self.peak_in_flight = 0  # most chat requests being answered at once
+        self.api_faults: list[Reply] = []  # replies served (in order) to files/batches calls before normal service
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    # ------------------------------------------------------------------ control
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def hits(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    def inject(self, *replies: Reply) -> None:
+        """Queue replies served (in order) before the script is consulted again."""
+        with self._lock:
+            self.faults.extend(replies)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.headers_seen.clear()
+            self.faults.clear()
+            self.files.clear()
+            self.batches.clear()
+            self.batch_requests.clear()
+            self.batch_lines_per_poll = None
+            self.batch_expire_after = None
+            self.batch_polls = 0
+            self.peak_in_flight = 0
+            self.api_faults.clear()
+
+    # ------------------------------------------------------------------ serving
+    def _answer(self, body: dict[str, Any], *, record: bool = True) -> tuple[Reply, int, str | dict[str, Any]]:
+        """(reply, HTTP status, JSON payload or raw text) for one chat-completions request body."""
+        with self._lock:
+            if record:
+                self.requests.append(body)
+            fault = self.faults.pop(0) if self.faults else None
+        reply = fault
+        if reply is None:
+            out = self.script(body)
+            reply = out if isinstance(out, Reply) else Reply(content=out)
+        if reply.status != 200:
+            text = reply.body or json.dumps({"error": {"message": f"fake error {reply.status}", "type": "fake", "code": reply.status}})
+            return reply, reply.status, text
+        if reply.body is not None:
+            return reply, 200, reply.body
+        content = reply.content or ""
+        n = int(body.get("n") or 1)
+        contents = [content] if n == 1 else [(reply.samples or [content])[i % len(reply.samples or [content])] for i in range(n)]
+        choices = []
+        for i, text in enumerate(contents):
+            choice: dict[str, Any] = {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            if body.get("logprobs") and not reply.no_logprobs:
+                choice["logprobs"] = {"content": fake_logprobs(text, reply.label_probs, int(body.get("top_logprobs") or 0))}
+            choices.append(choice)
+        payload = {
+            "id": f"chatcmpl-fake-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "fake"),
+            "choices": choices,
+            "usage": {"prompt_tokens": max(1, len(user_text(body)) // 4), "completion_tokens": max(1, len(content) // 4),
+                      "total_tokens": max(1, len(user_text(body)) // 4) + max(1, len(content) // 4)},
+        }
+        return reply, 200, payload
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        with self._lock:
+            self.headers_seen.append(dict(request.headers))
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            reply, status, payload = self._answer(body)
+            delay = reply.delay or self.latency
+            if delay:
+                await asyncio.sleep(delay)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+        if isinstance(payload, str):
+            return web.Response(status=status, text=payload, headers=reply.headers if status != 200 else None,
+                                content_type="application/json")  # fmt: skip
+        return web.json_response(payload, headers=reply.headers)
+
+
+    # ------------------------------------------------------------------ batch API
+    def _new_file(self, content: bytes, filename: str, purpose: str) -> dict[str, Any]:
+        fid = f"file-fake{len(self.files) + 1:04d}"
+        meta = {"id": fid, "object": "file", "bytes": len(content), "created_at": int(time.time()),
+                "filename": filename, "purpose": purpose, "status": "processed"}  # fmt: skip
+        self.files[fid] = {"meta": meta, "content": content}
+        return meta
+
+    def file_lines(self, file_id: str) -> list[dict[str, Any]]:
+        """The JSON lines of an uploaded or produced file (for tests)."""
+        return [json.loads(x) for x in self.files[file_id]["content"].decode().splitlines() if x.strip()]
+
+    def _api_fault(self) -> web.StreamResponse | None:
+        with self._lock:
+            fault = self.api_faults.pop(0) if self.api_faults else None
+        if fault is None:
+            return None
+        text = fault.body or json.dumps({"error": {"message": f"fake error {fault.status}", "type": "fake"}})
+        return web.Response(status=fault.status, text=text, headers=fault.headers, content_type="application/json")
+
+    async def _upload(self, request: web.Request) -> web.StreamResponse:
+        form = await request.post()
+        if (fault := self._api_fault()) is not None:
+            return fault
+        f = form.get("file")
+        if f is None or not hasattr(f, "file"):
+            return web.json_response({"error": {"message": "no file", "type": "invalid_request_error"}}, status=400)
+        with self._lock:
+            meta = self._new_file(f.file.read(), getattr(f, "filename", "upload.jsonl"), str(form.get("purpose", "")))
+        return web.json_response(meta)
+
+    async def _file_meta(self, request: web.Request) -> web.StreamResponse:
+        f = self.files.get(request.match_info["fid"])
+        if f is None:
+            return web.json_response({"error": {"message": "no such file", "type": "invalid_request_error"}}, status=404)
+        return web.json_response(f["meta"])
+
+    async def _file_content(self, request: web.Request) -> web.StreamResponse:
+        f = self.files.get(request.match_info["fid"])
+        if f is None:
+            return web.json_response({"error": {"message": "no such file", "type": "invalid_request_error"}}, status=404)
+        return web.Response(body=f["content"], content_type="application/octet-stream")
+
+    async def _create_batch(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        if (fault := self._api_fault()) is not None:
+            return fault
+        with self._lock:
+            self.headers_seen.append(dict(request.headers))
+            f = self.files.get(body.get("input_file_id", ""))
+            if f is None:
+                return web.json_response({"error": {"message": "input file not found", "type": "invalid_request_error"}}, status=400)
+            errors, lines, seen = [], [], set()
+            for i, raw in enumerate(f["content"].decode().splitlines(), start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    line = json.loads(raw)
+                except ValueError:
+                    errors.append({"code": "invalid_json_line", "message": "not JSON", "line": i})
+                    continue
+                cid = line.get("custom_id")
+                if not cid:
+                    errors.append({"code": "missing_custom_id", "message": "custom_id is required", "line": i})
+                elif cid in seen:
+                    errors.append({"code": "duplicate_custom_id", "message": f"duplicate custom_id {cid}", "line": i})
+                elif line.get("url") != body.get("endpoint"):
+                    errors.append({"code": "mismatched_url", "message": "url differs from the batch endpoint", "line": i})
+                seen.add(cid)
+                lines.append(line)
+            now = int(time.time())
+            bid = f"batch_fake{len(self.batches) + 1:04d}"
+            b: dict[str, Any] = {
+                "id": bid, "object": "batch", "endpoint": body.get("endpoint"), "input_file_id": f["meta"]["id"],
+                "completion_window": body.get("completion_window", "24h"), "status": "validating",
+                "errors": {"object": "list", "data": errors} if errors else None,
+                "output_file_id": None, "error_file_id": None, "created_at": now, "in_progress_at": None,
+                "expires_at": now + 86400, "finalizing_at": None, "completed_at": None, "failed_at": None,
+                "expired_at": None, "cancelling_at": None, "cancelled_at": None,
+                "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+                "metadata": body.get("metadata"),
+                "_pending": [] if errors else lines, "_out": [], "_err": [], "_answered": 0,
+            }  # fmt: skip
+            self.batches[bid] = b
+        return web.json_response(self._public(b))
+
+    @staticmethod
+    def _public(b: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in b.items() if not k.startswith("_")}
+
+    def _finish(self, b: dict[str, Any], status: str) -> None:
+        now = int(time.time())
+        code = {"expired": "batch_expired", "cancelled": "batch_cancelled"}.get(status)
+        for line in b["_pending"]:
+            b["_err"].append({"id": f"batch_req_{line['custom_id']}", "custom_id": line["custom_id"], "response": None,
+                              "error": {"code": code, "message": f"request not executed: batch {status}"}})  # fmt: skip
+        b["_pending"] = []
+        for kind in ("_out", "_err"):
+            if b[kind]:
+                content = "".join(json.dumps(x) + "\n" for x in b[kind]).encode()
+                meta = self._new_file(content, f"{b['id']}{kind}.jsonl", "batch_output")
+                b["output_file_id" if kind == "_out" else "error_file_id"] = meta["id"]
+        b["request_counts"] = {"total": b["request_counts"]["total"], "completed": len(b["_out"]), "failed": len(b["_err"])}
+        b["status"] = status
+        b[f"{status}_at"] = now
+        b["finalizing_at"] = b["finalizing_at"] or now
+
+    def _advance(self, b: dict[str, Any]) -> None:
+        """One status poll moves a batch on: validating -> in_progress -> completed (or expired)."""
+        if b["status"] in ("completed", "failed", "expired", "cancelled"):
+            return
+        if b["status"] == "cancelling":
+            self._finish(b, "cancelled")
+            return
+        if b["status"] == "validating":
+            if b["errors"]:
+                b["status"], b["failed_at"] = "failed", int(time.time())
+                return
+            b["status"], b["in_progress_at"] = "in_progress", int(time.time())
+            if self.batch_lines_per_poll is not None:
+                return
+        k = len(b["_pending"]) if self.batch_lines_per_poll is None else self.batch_lines_per_poll
+        if self.batch_expire_after is not None:
+            k = min(k, max(0, self.batch_expire_after - b["_answered"]))
+        for line in b["_pending"][:k]:
+            chat = line.get("body") or {}
+            self.batch_requests.append(chat)
+            _, status, payload = self._answer(chat, record=False)
+            body = payload if isinstance(payload, dict) else _json_or_text(payload)
+            entry = {"id": f"batch_req_{line['custom_id']}", "custom_id": line["custom_id"],
+                     "response": {"status_code": status, "request_id": f"req_{b['_answered']}", "body": body}, "error": None}
+            (b["_out"] if status == 200 else b["_err"]).append(entry)
+            b["_answered"] += 1
+        del b["_pending"][:k]
+        b["request_counts"]["completed"] = len(b["_out"])
+        b["request_counts"]["failed"] = len(b["_err"])
+        if not b["_pending"]:
+            self._finish(b, "completed")
+        elif self.batch_expire_after is not None and b["_answered"] >= self.batch_expire_after:
+            self._finish(b, "expired")
+
+    async def _get_batch(self, request: web.Request) -> web.StreamResponse:
+        if (fault := self._api_fault()) is not None:
+            return fault
+        with self._lock:
+            b = self.batches.get(request.match_info["bid"])
+            if b is None:
+                return web.json_response({"error": {"message": "no such batch", "type": "invalid_request_error"}}, status=404)
+            self.batch_polls += 1
+        self._advance(b)
+        return web.json_response(self._public(b))
+
+    async def _cancel_batch(self, request: web.Request) -> web.StreamResponse:
+        b = self.batches.get(request.match_info["bid"])
+        if b is None:
+            return web.json_response({"error": {"message": "no such batch", "type": "invalid_request_error"}}, status=404)
+        if b["status"] in ("validating", "in_progress"):
+            b["status"], b["cancelling_at"] = "cancelling", int(time.time())
+        return web.json_response(self._public(b))
+
+    async def _start(self, ready: threading.Event) -> None:
+        app = web.Application(client_max_size=256 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._handle)
+        app.router.add_post("/chat/completions", self._handle)
+        for prefix in ("/v1", ""):
+            app.router.add_post(f"{prefix}/files", self._upload)
+            app.router.add_get(f"{prefix}/files/{{fid}}", self._file_meta)
+            app.router.add_get(f"{prefix}/files/{{fid}}/content", self._file_content)
+            app.router.add_post(f"{prefix}/batches", self._create_batch)
+            app.router.add_get(f"{prefix}/batches/{{bid}}", self._get_batch)
+            app.router.add_post(f"{prefix}/batches/{{bid}}/cancel", self._cancel_batch)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        ready.set()
+
+    def start(self) -> FakeLLMServer:
+        ready = threading.Event()
+
+        def run() -> None:
+            self._loop = asyncio.new_event_loop()
+            self._loop.run_until_complete(self._start(ready))
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="fake-llm-server", daemon=True)
+        self._thread.start()
+        if not ready.wait(10):
+            raise RuntimeError("fake LLM server did not start")
+        return self
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+        loop = self._loop
+
+        async def shutdown() -> None:
+            if self._runner is not None:
+                await self._runner.cleanup()
+            loop.stop()
+
+        asyncio.run_coroutine_threadsafe(shutdown(), loop)
+        if self._thread is not None:
+            self._thread.join(10)
+        self._loop = None
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+__all__ = ["FakeLLMServer", "Reply", "criterion_name", "default_script", "fake_logprobs", "submission_text", "user_text"]
+
+
+if __name__ == "__main__":  # serve for manual experiments / subprocess tests
+    import sys
+
+    latency = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
+    srv = FakeLLMServer(latency=latency).start()
+    print(srv.url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        srv.stop()

@@ -250,6 +250,7 @@ class BatchJob:
         from rubrictools.judge.client import _litellm
 
         lit = _litellm()
+        _resume_creating(self)
         changed = False
         for r in self.rounds:
             if r["status"] in TERMINAL:
@@ -583,13 +584,67 @@ def _submit_rounds(job: BatchJob, plan: Any, store: ResponseCache, *, max_reques
             data = b"".join(chunk)
             (job.path / name).write_bytes(data)
             f = _api(judge, job._api_key, f"upload {name}", lit.create_file, file=(name, data), purpose="batch")
-            b = _api(judge, job._api_key, f"create batch from {f.id}", lit.create_batch, completion_window="24h",
-                     endpoint=ENDPOINT, input_file_id=f.id,
-                     metadata={"rubrictools_job": job._h["digest"][:16], "part": str(k)})  # fmt: skip
-            job.rounds.append({"batch_id": b.id, "input_file_id": f.id, "judge": judge.label, "model": judge.model,
-                               "requests": len(chunk), "requests_file": name, "status": b.status, "completed": 0,
+            # recorded before the batch exists: a crash from here on is resumed by adopting the
+            # batch made from this file, if the provider has one, instead of paying twice
+            job.rounds.append({"batch_id": None, "input_file_id": f.id, "judge": judge.label, "model": judge.model,
+                               "requests": len(chunk), "requests_file": name, "status": "creating", "completed": 0,
                                "failed": 0, "output_file_id": None, "error_file_id": None, "created": time.time()})  # fmt: skip
-            job._save()  # record the batch id at once: a crash after this never submits it twice
+            job._save()
+            _create_round(job, job.rounds[-1], judge)
+
+
+def _find_batch(job: BatchJob, judge: Judge, input_file_id: str) -> Any:
+    """The provider's batch made from ``input_file_id`` among its most recent ones, or None."""
+    from rubrictools.judge.client import _litellm
+
+    page = _api(judge, job._api_key, "list batches", _litellm().list_batches, limit=100)
+    for b in getattr(page, "data", None) or []:
+        fid = getattr(b, "input_file_id", None) if not isinstance(b, dict) else b.get("input_file_id")
+        if fid == input_file_id:
+            return b
+    return None
+
+
+def _create_round(job: BatchJob, r: dict[str, Any], judge: Judge) -> None:
+    """Create the batch of a recorded round, idempotently: before every attempt, look for a
+    batch already made from the round's file (a create whose answer was lost, or a crash
+    before the handle was saved) and adopt it."""
+    from rubrictools.judge.client import _is_retryable, _litellm, _retry_after, scrub
+
+    meta = {"rubrictools_job": job._h["digest"][:16], "part": r["requests_file"]}
+    attempts = 0
+    while True:
+        attempts += 1
+        b = _find_batch(job, judge, r["input_file_id"]) if attempts > 1 or r.get("status") == "creating-retry" else None
+        if b is None:
+            try:
+                b = _litellm().create_batch(completion_window="24h", endpoint=ENDPOINT, input_file_id=r["input_file_id"],
+                                            metadata=meta, **_credentials(judge, job._api_key))  # fmt: skip
+            except Exception as exc:  # noqa: BLE001
+                if not _is_retryable(exc) or attempts > judge.max_retries:
+                    r["status"] = "creating-retry"  # the next resume looks for the batch first
+                    job._save()
+                    msg = scrub(f"{type(exc).__name__}: {exc}", judge)
+                    if job._api_key:
+                        msg = msg.replace(job._api_key, "***")
+                    raise RuntimeError(f"batch API: create batch from {r['input_file_id']} failed after {attempts} "
+                                       f"attempt(s): {msg[:500]}") from None  # fmt: skip
+                wait = _retry_after(exc)
+                time.sleep(min(wait if wait is not None else random.uniform(0, judge.backoff_base * 2 ** (attempts - 1)),
+                               max(judge.backoff_max, 0.0) * 2))  # fmt: skip
+                continue
+        status = getattr(b, "status", None) if not isinstance(b, dict) else b.get("status")
+        r.update(batch_id=getattr(b, "id", None) if not isinstance(b, dict) else b.get("id"), status=status)
+        job._save()
+        return
+
+
+def _resume_creating(job: BatchJob) -> None:
+    """Finish rounds left between upload and batch creation by an interrupted submission."""
+    for r in job.rounds:
+        if r["status"] in ("creating", "creating-retry"):
+            r["status"] = "creating-retry"
+            _create_round(job, r, job._judge(r["judge"]))
 
 
 def _check_cost(judge: Judge, plan: Any, keys: set[str], max_cost_usd: float) -> None:

@@ -16,7 +16,7 @@ scripted replies and can inject delays, HTTP 429 (with Retry-After), 500, hangs 
 malformed JSON and wrong labels. Every request is recorded (``server.requests``).
 
 It also speaks the provider batch API: ``POST /v1/files`` (multipart upload), ``GET
-/v1/files/{id}[/content]``, ``POST /v1/batches``, ``GET /v1/batches/{id}`` and ``POST
+/v1/files/{id}[/content]``, ``POST /v1/batches``, ``GET /v1/batches[/{id}]`` and ``POST
 /v1/batches/{id}/cancel``. Each status poll moves a batch on (all lines at once, or
 ``batch_lines_per_poll`` at a time); lines are answered by the same script and injected
 faults as live calls (a non-200 reply becomes a line of the error file); with
@@ -132,6 +132,7 @@ class FakeLLMServer:
         self.batch_lines_per_poll: int | None = None  # None: a batch finishes at its first status poll
         self.batch_expire_after: int | None = None  # lines answered before a batch expires
         self.batch_polls = 0
+        self.batch_create_lost = 0  # batches created whose answer is then lost (HTTP 502)
         self.in_flight = 0
         self.peak_in_flight = 0  # most chat requests being answered at once
         self.api_faults: list[Reply] = []  # replies served (in order) to files/batches calls before normal service
@@ -168,6 +169,7 @@ class FakeLLMServer:
             self.batch_expire_after = None
             self.batch_polls = 0
             self.peak_in_flight = 0
+            self.batch_create_lost = 0
             self.api_faults.clear()
 
     # ------------------------------------------------------------------ serving
@@ -310,7 +312,19 @@ class FakeLLMServer:
                 "_pending": [] if errors else lines, "_out": [], "_err": [], "_answered": 0,
             }  # fmt: skip
             self.batches[bid] = b
+            lost = self.batch_create_lost > 0
+            if lost:
+                self.batch_create_lost -= 1
+        if lost:  # the batch exists, but the client never hears of it
+            return web.json_response({"error": {"message": "bad gateway", "type": "fake"}}, status=502)
         return web.json_response(self._public(b))
+
+    async def _list_batches(self, request: web.Request) -> web.StreamResponse:
+        limit = int(request.query.get("limit", 20))
+        with self._lock:
+            data = [self._public(b) for b in reversed(list(self.batches.values()))][:limit]
+        return web.json_response({"object": "list", "data": data, "first_id": data[0]["id"] if data else None,
+                                  "last_id": data[-1]["id"] if data else None, "has_more": False})  # fmt: skip
 
     @staticmethod
     def _public(b: dict[str, Any]) -> dict[str, Any]:
@@ -395,6 +409,7 @@ class FakeLLMServer:
             app.router.add_get(f"{prefix}/files/{{fid}}", self._file_meta)
             app.router.add_get(f"{prefix}/files/{{fid}}/content", self._file_content)
             app.router.add_post(f"{prefix}/batches", self._create_batch)
+            app.router.add_get(f"{prefix}/batches", self._list_batches)
             app.router.add_get(f"{prefix}/batches/{{bid}}", self._get_batch)
             app.router.add_post(f"{prefix}/batches/{{bid}}/cancel", self._cancel_batch)
         self._runner = web.AppRunner(app, access_log=None)

@@ -309,3 +309,21 @@ def test_rubric_column_round_trips(server, tmp_path):
     v = collect(job)
     assert v.select("id", "criterion").rows() == [("x", "good"), ("y", "polite"), ("y", "good")]
     assert Path(job.path / "inputs.parquet").exists()
+
+
+def test_a_lost_create_answer_adopts_the_batch_instead_of_paying_twice(df, rubric, server, tmp_path):
+    server.batch_create_lost = 1  # the batch is created, but the answer is a 502
+    job = submit(df, rubric, server, tmp_path)
+    assert len(server.batches) == 1 and job.rounds[0]["batch_id"] == "batch_fake0001"
+    assert collect(job)["error"].null_count() == 12
+
+
+def test_a_crash_between_upload_and_create_is_resumed(df, rubric, server, tmp_path):
+    server.batch_create_lost = 1
+    with pytest.raises(RuntimeError, match="create batch"):
+        submit(df, rubric, server, tmp_path, max_retries=0)  # gives up: the round stays recorded
+    handle = json.loads((tmp_path / "job" / "handle.json").read_text())
+    assert handle["rounds"][0]["status"] == "creating-retry" and handle["rounds"][0]["batch_id"] is None
+    job = submit(df, rubric, server, tmp_path)
+    v = collect(job)
+    assert len(server.batches) == 1 and v["error"].null_count() == 12

@@ -83,6 +83,10 @@ def test_ray_grade_matches_local_grading_and_limits_cluster_concurrency(cluster,
     # lazily scored and compared like any verdict table
     s = rt.score(lf, rubric).sort("id")
     assert s.height == 60 and s.select("id", "score").equals(rt.score(local, rubric).sort("id").select("id", "score"))
+    human = local.filter(pl.col("error").is_null()).select("id", "criterion", pl.col("verdict").alias("label"))
+    a = rt.agreement(lf, human, bootstrap=0, level="criterion")
+    acc = a.filter(pl.col("metric") == "accuracy")
+    assert set(acc["criterion"]) == {"good", "short", "rude"} and (acc["value"] == 1.0).all()
     for f in (tmp_path / "out").rglob("*"):
         if f.is_file():
             assert SECRET.encode() not in f.read_bytes()

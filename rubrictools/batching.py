@@ -21,10 +21,22 @@ price when a model has none. Providers: OpenAI and OpenAI-compatible endpoints (
 
 Example
 -------
->>> import rubrictools as rt
->>> job = rt.submit_batch(df, rubric, model="openai/gpt-4.1-mini")  # doctest: +SKIP
->>> verdicts = job.collect()  # doctest: +SKIP
->>> verdicts = rt.collect_batch(job.path)  # from another session  # doctest: +SKIP
+Against :class:`rubrictools.testing.FakeLLMServer`, a local stand-in for the provider (its
+rule, not a model, says MET when the answer contains "good"):
+
+>>> import tempfile
+>>> import polars as pl, rubrictools as rt
+>>> from rubrictools.testing import FakeLLMServer
+>>> rubric = rt.Rubric.from_dict([{"name": "good", "requirement": "The answer is good"}])
+>>> df = pl.DataFrame({"id": [1, 2], "submission": ["a good answer", "a poor one"]})
+>>> with FakeLLMServer() as srv:
+...     job = rt.submit_batch(df, rubric, model="openai/gpt-4.1-mini", api_base=srv.url, api_key="sk-fake",
+...                           id_column="id", path=f"{tempfile.mkdtemp()}/job", cache=False)
+...     verdicts = job.collect(poll_interval=0.01, progress=False)
+>>> verdicts.select("id", "verdict").rows()
+[(1, 'MET'), (2, 'UNMET')]
+
+In a new session, ``rt.collect_batch(path, api_key=...)`` collects the same job.
 """
 
 from __future__ import annotations

@@ -50,6 +50,7 @@ _EXPORTS: dict[str, str] = {
     "submit_batch": "rubrictools.batching",
     "collect_batch": "rubrictools.batching",
     "BatchJob": "rubrictools.batching",
+    "BatchGroup": "rubrictools.batching",
     # agreement with humans
     "agreement": "rubrictools.reliability",
     "inter_rater": "rubrictools.reliability",
@@ -62,7 +63,7 @@ __all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__"])
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools import calibrate, charts, datasets, metrics, ray, testing, widgets
     from rubrictools.ensembling import ensemble
-    from rubrictools.batching import BatchJob, collect_batch, submit_batch
+    from rubrictools.batching import BatchGroup, BatchJob, collect_batch, submit_batch
     from rubrictools.reliability import agreement, compare, inter_rater
     from rubrictools.grading import agrade, estimate_cost, grade, usage
     from rubrictools.judge.config import Judge

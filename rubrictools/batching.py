@@ -57,9 +57,10 @@ import polars as pl
 from rubrictools.judge.cache import CachedResponse, ResponseCache, default_cache_path
 from rubrictools.judge.config import Judge
 
-__all__ = ["BatchJob", "collect_batch", "submit_batch"]
+__all__ = ["BatchGroup", "BatchJob", "collect_batch", "submit_batch"]
 
 HANDLE = "handle.json"
+GROUP = "slices.json"
 FORMAT = "rubrictools-batch/1"
 ENDPOINT = "/v1/chat/completions"
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
@@ -564,8 +565,9 @@ def _digest(plan: Any) -> str:
 
 
 def _submit_rounds(job: BatchJob, plan: Any, store: ResponseCache, *, max_requests: int = MAX_REQUESTS,
-                   max_bytes: int = MAX_BYTES, max_cost_usd: float | None = None) -> None:
-    """Upload and create provider batches for every request not answered yet (one set per judge)."""
+                   max_bytes: int = MAX_BYTES, max_cost_usd: float | None = None, skip: set[str] | None = None) -> None:
+    """Upload and create provider batches for every request not answered yet and not in
+    ``skip`` (one set per judge)."""
     from rubrictools.judge.client import _litellm, chat_body
 
     answered = set(store.get_many(c.key for c in plan.calls if c.key is not None))
@@ -573,7 +575,7 @@ def _submit_rounds(job: BatchJob, plan: Any, store: ResponseCache, *, max_reques
     for ji, judge in enumerate(plan.judges):
         lines: dict[str, bytes] = {}
         for c in plan.calls:
-            if c.judge_i != ji or c.key in answered or c.key in lines:
+            if c.judge_i != ji or c.key in answered or c.key in lines or (skip and c.key in skip):
                 continue
             body = chat_body(judge, c.messages, c.response_format, c.extra)
             line = {"custom_id": c.key, "method": "POST", "url": ENDPOINT, "body": body}
@@ -683,6 +685,105 @@ def _check_cost(judge: Judge, plan: Any, keys: set[str], max_cost_usd: float) ->
         )
 
 
+# --------------------------------------------------------------------------- slices
+class BatchGroup:
+    """The batch jobs of one large input, one per slice (``submit_batch(..., slice_rows=N)``).
+
+    ``collect(output=dir)`` writes each slice's verdict table as ``part-NNNNN.parquet`` and
+    returns a lazy scan, so collecting millions of rows needs the memory of one slice.
+    """
+
+    def __init__(self, path: str | Path, *, api_key: str | None = None) -> None:
+        self.path = Path(path)
+        meta = json.loads((self.path / GROUP).read_text())
+        self.rows, self.slice_rows = meta["rows"], meta["slice_rows"]
+        self.jobs = [BatchJob(self.path / name, api_key=api_key) for name in meta["slices"]
+                     if (self.path / name / HANDLE).exists()]  # fmt: skip
+        self.expected = len(meta["slices"])
+
+    def __repr__(self) -> str:
+        rounds = [r["status"] for j in self.jobs for r in j.rounds]
+        state = ", ".join(f"{rounds.count(k)} {k}" for k in sorted(set(rounds))) or "nothing to submit"
+        return (f"BatchGroup({str(self.path)!r}: {self.rows:,} rows in {len(self.jobs)}/{self.expected} submitted "
+                f"slices of {self.slice_rows:,}; provider batches: {state})")  # fmt: skip
+
+    @property
+    def done(self) -> bool:
+        return len(self.jobs) == self.expected and all(j.done for j in self.jobs)
+
+    def status(self, refresh: bool = True) -> pl.DataFrame:
+        """:meth:`BatchJob.status` of every slice, with a ``slice`` column."""
+        return pl.concat([j.status(refresh).with_columns(pl.lit(k).alias("slice")) for k, j in enumerate(self.jobs)])
+
+    def wait(self, *, poll_interval: float = 30.0, timeout: float | None = None, progress: bool = True) -> BatchGroup:
+        """Poll every slice's batches until all are final (TimeoutError after ``timeout`` s)."""
+        if len(self.jobs) != self.expected:
+            raise RuntimeError(f"only {len(self.jobs)} of {self.expected} slices were submitted; run the same "
+                               "submit_batch call again to submit the rest")  # fmt: skip
+        t0 = time.monotonic()
+        for j in self.jobs:
+            left = None if timeout is None else max(0.0, timeout - (time.monotonic() - t0))
+            j.wait(poll_interval=poll_interval, timeout=left, progress=progress)
+        return self
+
+    def collect(self, *, output: str | Path | None = None, wait: bool = True, poll_interval: float = 30.0,
+                timeout: float | None = None, progress: bool = True) -> pl.DataFrame | pl.LazyFrame:
+        """Every slice's verdict table: concatenated, or written to ``output`` as parquet parts
+        and returned as a LazyFrame."""
+        if wait:
+            self.wait(poll_interval=poll_interval, timeout=timeout, progress=progress)
+        if output is None:
+            return pl.concat([j.collect(wait=False, progress=False) for j in self.jobs], how="vertical_relaxed")
+        out = Path(output)
+        out.mkdir(parents=True, exist_ok=True)
+        for k, j in enumerate(self.jobs):
+            part = out / f"part-{k:05d}.parquet"
+            tmp = part.with_suffix(".parquet.tmp")
+            j.collect(wait=False, progress=False).write_parquet(tmp)
+            os.replace(tmp, part)
+        return pl.scan_parquet(out / "part-*.parquet")
+
+    def unanswered(self) -> int:
+        return sum(j.unanswered() for j in self.jobs)
+
+    def resubmit(self) -> BatchGroup:
+        """:meth:`BatchJob.resubmit` for every slice with unanswered requests."""
+        for j in self.jobs:
+            if j.unanswered():
+                j.resubmit()
+        return self
+
+
+def _submit_slices(df: Any, rubric: Any, *, path: str | Path | None, slice_rows: int, **kwargs: Any) -> BatchGroup:
+    from rubrictools.streaming import scan_source
+
+    if path is None:
+        raise ValueError("slice_rows needs path= (the directory that holds one job per slice)")
+    if slice_rows < 1:
+        raise ValueError("slice_rows must be >= 1")
+    lf = scan_source(df)
+    id_column = kwargs.pop("id_column", None)
+    n = lf.select(pl.len()).collect().item()
+    root = Path(path)
+    root.mkdir(parents=True, exist_ok=True)
+    names = [f"slice-{k:05d}" for k in range(max(1, -(-n // slice_rows)))]
+    meta = {"rows": n, "slice_rows": slice_rows, "slices": names}
+    if (root / GROUP).exists():
+        old = json.loads((root / GROUP).read_text())
+        if old != meta:
+            raise ValueError(f"{root} holds a sliced job of {old['rows']} rows in slices of {old['slice_rows']}; "
+                             "choose another path")  # fmt: skip
+    else:
+        _write_json(root / GROUP, meta)
+    for k, name in enumerate(names):
+        chunk = lf.slice(k * slice_rows, slice_rows).collect()
+        if id_column is None:  # global row numbers stay unique across slices
+            chunk = chunk.with_row_index("__rt_row", offset=k * slice_rows).with_columns(pl.col("__rt_row").cast(pl.Int64))
+        # an existing slice directory returns its job: an interrupted submission resumes
+        submit_batch(chunk, rubric, path=root / name, id_column=id_column or "__rt_row", **kwargs)
+    return BatchGroup(root, api_key=kwargs.get("api_key"))
+
+
 # --------------------------------------------------------------------------- public
 def submit_batch(
     df: Any,
@@ -695,8 +796,9 @@ def submit_batch(
     max_cost_usd: float | None = None,
     max_requests_per_batch: int = MAX_REQUESTS,
     examples: Any = None,
+    slice_rows: int | None = None,
     **kwargs: Any,
-) -> BatchJob:
+) -> BatchJob | BatchGroup:
     """Submit the grading of ``df`` as provider batch jobs; returns a :class:`BatchJob`.
 
     Takes :func:`rubrictools.grade`'s arguments (``column``, ``id_column``, ``mode``,
@@ -717,8 +819,19 @@ def submit_batch(
     max_requests_per_batch
         Larger jobs are split into several provider batches (OpenAI allows 50,000 lines and
         200 MB per file).
+    slice_rows
+        For inputs too large to plan in memory (``df`` may then be a LazyFrame or a parquet
+        path or glob): one job per slice of this many rows under ``path`` (required), so
+        memory depends on the slice, not on the input. Returns a :class:`BatchGroup`;
+        re-running an interrupted submission submits only the slices not yet submitted.
+        ``max_cost_usd`` then applies to each slice.
     """
     from rubrictools.grading import _assign_keys, _plan
+
+    if slice_rows is not None:
+        return _submit_slices(df, rubric, model=model, path=path, cache=cache, api_key=api_key,
+                              max_cost_usd=max_cost_usd, max_requests_per_batch=max_requests_per_batch,
+                              examples=examples, slice_rows=slice_rows, **kwargs)  # fmt: skip
     from rubrictools.judge.scripted import ScriptedJudge
     from rubrictools.rubric import Rubric
 
@@ -748,6 +861,13 @@ def submit_batch(
         if job._h["digest"] != digest:
             raise ValueError(f"{root} holds another batch job (different inputs, rubric or judges); choose another path")
         job._judges = None if api_key is not None else plan.judges  # type: ignore[assignment]
+        # a submission interrupted before every request was sent: send the ones never sent
+        sent = {cid for r in job.rounds for cid in _submitted_ids(root / r["requests_file"])}
+        store = ResponseCache(job._h["cache"])
+        try:
+            _submit_rounds(job, plan, store, max_requests=max_requests_per_batch, max_cost_usd=max_cost_usd, skip=sent)
+        finally:
+            store.close()
         return job
     root.mkdir(parents=True, exist_ok=True)
     if cache is False or cache is None:
@@ -801,7 +921,7 @@ def submit_batch(
 
 
 def collect_batch(
-    job: BatchJob | str | Path,
+    job: BatchJob | BatchGroup | str | Path,
     *,
     api_key: str | None = None,
     wait: bool = True,
@@ -811,6 +931,10 @@ def collect_batch(
 ) -> pl.DataFrame:
     """The verdict table of a batch job, by object or directory (e.g. from a new session);
     see :meth:`BatchJob.collect`."""
+    if isinstance(job, (str, Path)) and (Path(job) / GROUP).exists():
+        job = BatchGroup(job, api_key=api_key)
+    if isinstance(job, BatchGroup):
+        return job.collect(wait=wait, poll_interval=poll_interval, timeout=timeout, progress=progress)
     if not isinstance(job, BatchJob):
         job = BatchJob(job, api_key=api_key)
     elif api_key is not None:

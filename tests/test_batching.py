@@ -327,3 +327,53 @@ def test_a_crash_between_upload_and_create_is_resumed(df, rubric, server, tmp_pa
     job = submit(df, rubric, server, tmp_path)
     v = collect(job)
     assert len(server.batches) == 1 and v["error"].null_count() == 12
+
+
+def test_sliced_jobs_collect_to_parquet_and_resume_an_interrupted_submission(df, rubric, server, tmp_path, monkeypatch):
+    import rubrictools.batching as batching
+
+    real = batching._submit_rounds
+    calls = {"n": 0}
+
+    def flaky(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("process killed while submitting slice 2")
+        return real(*a, **k)
+
+    monkeypatch.setattr(batching, "_submit_rounds", flaky)
+    src = tmp_path / "answers.parquet"
+    df.write_parquet(src)
+    with pytest.raises(RuntimeError, match="slice 2"):
+        submit(str(src), rubric, server, tmp_path, slice_rows=2)
+    assert len(server.batches) == 1
+    group = submit(str(src), rubric, server, tmp_path, slice_rows=2)  # the same call again
+    assert isinstance(group, rt.BatchGroup) and len(server.batches) == 2 and len(group.jobs) == 2
+    lf = group.collect(output=tmp_path / "verdicts", poll_interval=0.01, progress=False)
+    assert isinstance(lf, pl.LazyFrame)
+    v = lf.collect()
+    assert v.select(COMPARE).equals(run(df, rubric, server, tmp_path, cache=False).select(COMPARE))
+    again = rt.collect_batch(tmp_path / "job", progress=False, poll_interval=0.01)  # reopened from disk
+    assert again.height == 12 and again["error"].null_count() == 12
+    assert group.status(refresh=False)["slice"].to_list() == [0, 1]
+
+
+def test_sliced_jobs_without_ids_number_rows_globally(df, rubric, server, tmp_path):
+    group = rt.submit_batch(df.drop("qid"), rubric, model=MODEL, api_base=server.url, api_key=SECRET, column="text",
+                            cache=tmp_path / "c.sqlite", path=tmp_path / "job", slice_rows=3)  # fmt: skip
+    v = group.collect(poll_interval=0.01, progress=False)
+    assert sorted(set(v["id"].to_list())) == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="needs path"):
+        rt.submit_batch(df, rubric, model=MODEL, column="text", slice_rows=2)
+
+
+def test_a_failed_submission_is_completed_by_running_it_again(df, rubric, server, tmp_path):
+    server.api_faults = [Reply(status=400)]  # the upload fails after the handle is written
+    with pytest.raises(RuntimeError, match="upload"):
+        submit(df, rubric, server, tmp_path)
+    assert server.batches == {}
+    job = submit(df, rubric, server, tmp_path)  # the same call again sends what was never sent
+    assert len(server.batches) == 1 and len(uploaded(server)) == 12
+    submit(df, rubric, server, tmp_path)  # and a third time sends nothing more
+    assert len(server.batches) == 1
+    assert collect(job)["error"].null_count() == 12

@@ -17,7 +17,7 @@ uploaded, answered, downloaded and turned into verdicts).
 
 Run: python benchmarks/scale.py [--n 100000 --batch 5000 --concurrency 64 --latency 0.002 --transport direct]
      python benchmarks/scale.py --engine ray --n 100000 --workers 2 --concurrency 128
-     python benchmarks/scale.py --engine batch --n 100000
+     python benchmarks/scale.py --engine batch --n 100000 [--slice-rows 20000]
 """
 
 from __future__ import annotations
@@ -90,6 +90,7 @@ def main() -> None:
     ap.add_argument("--transport", default="litellm", choices=["litellm", "direct"])
     ap.add_argument("--engine", default="stream", choices=["stream", "ray", "batch"])
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--slice-rows", type=int, default=0, help="batch engine: submit_batch(..., slice_rows=N)")
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--url")
     ap.add_argument("--input")
@@ -196,27 +197,43 @@ def ray_engine(args: argparse.Namespace) -> None:
 
 
 def batch_engine(args: argparse.Namespace) -> None:
+    """The fake provider runs in its own process, so this process's peak RSS is the client's."""
     import polars as pl
 
     import rubrictools as rt
-    from rubrictools.testing import FakeLLMServer
 
     tmp = Path(tempfile.mkdtemp(prefix="rt-scale-batch-"))
-    df = pl.read_parquet(_inputs(args.n, tmp / "answers.parquet"))
+    src = _inputs(args.n, tmp / "answers.parquet")
     rubric = rt.Rubric.from_dict(RUBRIC)
-    with FakeLLMServer() as srv:
+    server = subprocess.Popen([sys.executable, "-m", "rubrictools.testing"], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        url = server.stdout.readline().strip()  # type: ignore[union-attr]
+        kw = dict(model=MODEL, api_base=url, api_key="sk-bench", id_column="id", path=tmp / "job",
+                  cache=tmp / "cache.sqlite")
         t0 = time.perf_counter()
-        job = rt.submit_batch(df, rubric, model=MODEL, api_base=srv.url, api_key="sk-bench", id_column="id",
-                              path=tmp / "job", cache=tmp / "cache.sqlite")  # fmt: skip
+        if args.slice_rows:
+            job = rt.submit_batch(str(src), rubric, slice_rows=args.slice_rows, **kw)
+        else:
+            job = rt.submit_batch(pl.read_parquet(src), rubric, **kw)
         t_submit = time.perf_counter() - t0
         job.wait(poll_interval=0.05, progress=False)
         t1 = time.perf_counter()
-        v = job.collect(progress=False)
+        if args.slice_rows:
+            lf = job.collect(output=tmp / "verdicts", progress=False)
+            rows, cost = lf.select(pl.len(), pl.col("cost_usd").sum()).collect().row(0)
+            batches = sum(len(j.rounds) for j in job.jobs)
+        else:
+            v = job.collect(progress=False)
+            rows, cost, batches = v.height, v["cost_usd"].sum(), len(job.rounds)
         t_collect = time.perf_counter() - t1
-        cost = v["cost_usd"].sum()
-        print(f"batch: {args.n:,} submissions x 3 criteria = {v.height:,} requests in {len(job.rounds)} provider batches; "
-              f"build + upload + create {t_submit:.1f} s ({v.height / t_submit:,.0f} requests/s), download + verdicts "
-              f"{t_collect:.1f} s ({v.height / t_collect:,.0f} rows/s); cost at batch prices ${cost:.2f}")  # fmt: skip
+        how = f"slices of {args.slice_rows:,} rows" if args.slice_rows else "one job"
+        print(f"batch ({how}): {args.n:,} submissions x 3 criteria = {rows:,} requests in {batches} provider batches; "
+              f"build + upload + create {t_submit:.1f} s ({rows / t_submit:,.0f} requests/s), download + verdicts "
+              f"{t_collect:.1f} s ({rows / t_collect:,.0f} rows/s); cost at batch prices ${cost:.2f}; "
+              f"client peak RSS {peak_rss_mb():,.0f} MB (the fake provider runs in another process)")  # fmt: skip
+    finally:
+        server.terminate()
+        server.wait()
 
 
 if __name__ == "__main__":

@@ -41,20 +41,20 @@ In a new session, ``rt.collect_batch(path, api_key=...)`` collects the same job.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-import random
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from rubrictools.judge.cache import CachedResponse, ResponseCache, default_cache_path
+from rubrictools.judge.client import CallResult
 from rubrictools.judge.config import Judge
 
 __all__ = ["BatchGroup", "BatchJob", "collect_batch", "submit_batch"]
@@ -119,7 +119,7 @@ def _credentials(judge: Judge, api_key: str | None) -> dict[str, Any]:
 def _api(judge: Judge, api_key: str | None, what: str, fn: Callable[..., Any], **kwargs: Any) -> Any:
     """Call a litellm files/batches function with the judge's retry policy (429, 5xx,
     connection errors; ``Retry-After`` honoured); errors name ``what`` and never the key."""
-    from rubrictools.judge.client import _is_retryable, _retry_after, scrub
+    from rubrictools.judge.client import _is_retryable, backoff_delay, scrub
 
     attempts = 0
     while True:
@@ -132,10 +132,7 @@ def _api(judge: Judge, api_key: str | None, what: str, fn: Callable[..., Any], *
                 if api_key:
                     msg = msg.replace(api_key, "***")
                 raise RuntimeError(f"batch API: {what} failed after {attempts} attempt(s): {msg[:500]}") from None
-            wait = _retry_after(exc)
-            if wait is None:
-                wait = random.uniform(0, min(judge.backoff_max, judge.backoff_base * 2 ** (attempts - 1)))
-            time.sleep(min(wait, max(judge.backoff_max, 0.0) * 2))
+            time.sleep(backoff_delay(judge, exc, attempts))
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -161,19 +158,7 @@ def _read_lines(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-@dataclass
-class _Result:
-    """What a batch said about one request (one ``custom_id``)."""
-
-    content: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cost_usd: float | None = None
-    logprobs: Any = None
-    error: str | None = None
-
-
-def _line_result(line: dict[str, Any], prices: tuple[float, float] | None) -> _Result:
+def _line_result(line: dict[str, Any], prices: tuple[float, float] | None) -> CallResult:
     """One line of a batch output or error file as a result (answer or explicit error)."""
     resp = line.get("response") or {}
     err = line.get("error")
@@ -182,15 +167,15 @@ def _line_result(line: dict[str, Any], prices: tuple[float, float] | None) -> _R
     if err and not resp:
         code = err.get("code") if isinstance(err, dict) else None
         msg = err.get("message") if isinstance(err, dict) else str(err)
-        return _Result(error=f"batch: {code or 'error'}: {msg}")
+        return CallResult(error=f"batch: {code or 'error'}: {msg}")
     if status != 200 or not isinstance(body, dict):
         detail = body.get("error", body) if isinstance(body, dict) else body
         if isinstance(detail, dict):
             detail = detail.get("message") or json.dumps(detail)
-        return _Result(error=f"batch line failed: HTTP {status}: {str(detail)[:300]}")
+        return CallResult(error=f"batch line failed: HTTP {status}: {str(detail)[:300]}")
     choices = body.get("choices") or []
     if not choices:
-        return _Result(error="batch line failed: the answer has no choices")
+        return CallResult(error="batch line failed: the answer has no choices")
     first = choices[0]
     usage = body.get("usage") or {}
     pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
@@ -198,7 +183,7 @@ def _line_result(line: dict[str, Any], prices: tuple[float, float] | None) -> _R
     from rubrictools.judge.distribution import normalise_logprobs
 
     lp = normalise_logprobs(first.get("logprobs")) if first.get("logprobs") else None
-    return _Result((first.get("message") or {}).get("content"), pt, ct, cost, lp)
+    return CallResult((first.get("message") or {}).get("content"), pt, ct, cost, logprobs=lp)
 
 
 # --------------------------------------------------------------------------- job
@@ -219,7 +204,7 @@ class BatchJob:
             raise ValueError(f"{handle} is not a rubrictools batch handle (format {self._h.get('format')!r})")
         self._api_key = api_key
         self._judges = _judges
-        self._parsed: dict[int, dict[str, _Result]] = {}
+        self._parsed: dict[int, dict[str, CallResult]] = {}
 
     # ------------------------------------------------------------------ state
     def __repr__(self) -> str:
@@ -399,11 +384,11 @@ class BatchJob:
             r["downloaded"] = True
             self._save()
 
-    def _round_results(self, k: int, r: dict[str, Any]) -> dict[str, _Result]:
+    def _round_results(self, k: int, r: dict[str, Any]) -> dict[str, CallResult]:
         """custom_id -> result of one downloaded batch (parsed once per session)."""
         if k not in self._parsed:
             prices = batch_prices(r["model"])
-            out: dict[str, _Result] = {}
+            out: dict[str, CallResult] = {}
             for kind in ("errors", "results"):
                 for line in _read_lines(self.path / f"{kind}-{k:05d}.jsonl"):
                     cid = line.get("custom_id")
@@ -412,9 +397,9 @@ class BatchJob:
             self._parsed[k] = out
         return self._parsed[k]
 
-    def _results(self) -> dict[str, _Result]:
+    def _results(self) -> dict[str, CallResult]:
         """custom_id -> result over every downloaded file (later batches win)."""
-        out: dict[str, _Result] = {}
+        out: dict[str, CallResult] = {}
         for k, r in enumerate(self.rounds):
             if r.get("downloaded"):
                 out.update(self._round_results(k, r))
@@ -433,14 +418,9 @@ class BatchJob:
             self.wait(poll_interval=poll_interval, timeout=timeout, progress=progress)
         else:
             self.refresh()
-        plan = self._plan()
-        store = self._cache()
-        try:
-            self._download(store, plan)
+        with self._opened() as (plan, store):
             results = self._results()
             cached = store.get_many(c.key for c in plan.calls if c.key is not None)
-        finally:
-            store.close()
         where: dict[str, dict[str, Any]] = {}
         for k, r in enumerate(self.rounds):
             for cid in _submitted_ids(self.path / r["requests_file"]):
@@ -450,26 +430,16 @@ class BatchJob:
 
     def unanswered(self) -> int:
         """Requests (distinct cache keys) with no valid answer in the cache yet."""
-        plan = self._plan()
-        store = self._cache()
-        try:
+        with self._opened(download=False) as (plan, store):
             keys = {c.key for c in plan.calls if c.key is not None}
             return len(keys - set(store.get_many(keys)))
-        finally:
-            store.close()
 
     def resubmit(self) -> BatchJob:
         """Submit every request with no valid answer yet (failed, malformed, expired or
         cancelled lines) as new provider batches; answered ones are never sent again."""
-        if not self.done:
-            raise RuntimeError("batches of this job are still running; wait() or cancel() before resubmitting")
-        plan = self._plan()
-        store = self._cache()
-        try:
-            self._download(store, plan)
+        self._require_done("resubmitting")
+        with self._opened() as (plan, store):
             _submit_rounds(self, plan, store)
-        finally:
-            store.close()
         return self
 
     def retry(self, *, progress: bool = True, max_cost_usd: float | None = None) -> pl.DataFrame:
@@ -477,23 +447,34 @@ class BatchJob:
         rest. Returns the complete verdict table."""
         from rubrictools.grading import _execute, run_sync
 
+        self._require_done("retrying live")
+        with self._opened() as (plan, store):
+            run_sync(_execute(plan.calls, plan.judges, store, max_cost_usd, progress, threading.Event()))
+        return plan.verdicts()
+
+    def _require_done(self, action: str) -> None:
         if not self.done:
-            raise RuntimeError("batches of this job are still running; wait() or cancel() before retrying live")
+            raise RuntimeError(f"batches of this job are still running; wait() or cancel() before {action}")
+
+    @contextlib.contextmanager
+    def _opened(self, *, download: bool = True) -> Iterator[tuple[Any, ResponseCache]]:
+        """The job's rebuilt plan and its open response cache, with the files of finished
+        batches downloaded into it first (unless ``download=False``)."""
         plan = self._plan()
         store = self._cache()
         try:
-            self._download(store, plan)
-            run_sync(_execute(plan.calls, plan.judges, store, max_cost_usd, progress, threading.Event()))
+            if download:
+                self._download(store, plan)
+            yield plan, store
         finally:
             store.close()
-        return plan.verdicts()
 
 
 def _submitted_ids(path: Path) -> list[str]:
     return [line["custom_id"] for line in _read_lines(path) if "custom_id" in line]
 
 
-def _probe(call: Any, res: _Result) -> Any:
+def _probe(call: Any, res: CallResult) -> Any:
     """A copy of ``call`` carrying ``res``'s answer (so parsing never mutates the plan)."""
     import copy
 
@@ -502,14 +483,14 @@ def _probe(call: Any, res: _Result) -> Any:
     return probe
 
 
-def _distribution(call: Any, res: _Result) -> tuple[dict[str, float] | None, str]:
+def _distribution(call: Any, res: CallResult) -> tuple[dict[str, float] | None, str]:
     from rubrictools.judge.distribution import from_logprobs
 
     dist = from_logprobs(res.content, res.logprobs, call.criterion) if res.logprobs else None
     return (dist, "logprobs") if dist is not None else (None, "unavailable")
 
 
-def _fill(plan: Any, results: dict[str, _Result], cached: dict[str, CachedResponse], where: dict[str, dict[str, Any]]) -> None:
+def _fill(plan: Any, results: dict[str, CallResult], cached: dict[str, CachedResponse], where: dict[str, dict[str, Any]]) -> None:
     """Set every call's answer or explicit error from batch results and the cache."""
     from rubrictools.grading import _parse
 
@@ -620,37 +601,33 @@ def _find_batch(job: BatchJob, judge: Judge, input_file_id: str) -> Any:
 
 
 def _create_round(job: BatchJob, r: dict[str, Any], judge: Judge) -> None:
-    """Create the batch of a recorded round, idempotently: before every attempt, look for a
-    batch already made from the round's file (a create whose answer was lost, or a crash
-    before the handle was saved) and adopt it."""
-    from rubrictools.judge.client import _is_retryable, _litellm, _retry_after, scrub
+    """Create the batch of a recorded round, idempotently: before every attempt but a fresh
+    round's first, look for a batch already made from the round's file (a create whose answer
+    was lost, or a crash before the handle was saved) and adopt it."""
+    from rubrictools.judge.client import _litellm
 
-    meta = {"rubrictools_job": job._h["digest"][:16], "part": r["requests_file"]}
-    attempts = 0
-    while True:
-        attempts += 1
-        b = _find_batch(job, judge, r["input_file_id"]) if attempts > 1 or r.get("status") == "creating-retry" else None
-        if b is None:
-            try:
-                b = _litellm().create_batch(completion_window="24h", endpoint=ENDPOINT, input_file_id=r["input_file_id"],
-                                            metadata=meta, **_credentials(judge, job._api_key))  # fmt: skip
-            except Exception as exc:  # noqa: BLE001
-                if not _is_retryable(exc) or attempts > judge.max_retries:
-                    r["status"] = "creating-retry"  # the next resume looks for the batch first
-                    job._save()
-                    msg = scrub(f"{type(exc).__name__}: {exc}", judge)
-                    if job._api_key:
-                        msg = msg.replace(job._api_key, "***")
-                    raise RuntimeError(f"batch API: create batch from {r['input_file_id']} failed after {attempts} "
-                                       f"attempt(s): {msg[:500]}") from None  # fmt: skip
-                wait = _retry_after(exc)
-                time.sleep(min(wait if wait is not None else random.uniform(0, judge.backoff_base * 2 ** (attempts - 1)),
-                               max(judge.backoff_max, 0.0) * 2))  # fmt: skip
-                continue
-        status = getattr(b, "status", None) if not isinstance(b, dict) else b.get("status")
-        r.update(batch_id=getattr(b, "id", None) if not isinstance(b, dict) else b.get("id"), status=status)
+    tries = 0
+
+    def create_or_adopt(**credentials: Any) -> Any:
+        nonlocal tries
+        tries += 1
+        if tries > 1 or r.get("status") == "creating-retry":
+            found = _find_batch(job, judge, r["input_file_id"])
+            if found is not None:
+                return found
+        return _litellm().create_batch(completion_window="24h", endpoint=ENDPOINT, input_file_id=r["input_file_id"],
+                                       metadata={"rubrictools_job": job._h["digest"][:16], "part": r["requests_file"]},
+                                       **credentials)  # fmt: skip
+
+    try:
+        b = _api(judge, job._api_key, f"create batch from {r['input_file_id']}", create_or_adopt)
+    except RuntimeError:
+        r["status"] = "creating-retry"  # the next resume looks for the batch first
         job._save()
-        return
+        raise
+    status = getattr(b, "status", None) if not isinstance(b, dict) else b.get("status")
+    r.update(batch_id=getattr(b, "id", None) if not isinstance(b, dict) else b.get("id"), status=status)
+    job._save()
 
 
 def _resume_creating(job: BatchJob) -> None:
@@ -747,10 +724,9 @@ class BatchGroup:
         return sum(j.unanswered() for j in self.jobs)
 
     def resubmit(self) -> BatchGroup:
-        """:meth:`BatchJob.resubmit` for every slice with unanswered requests."""
+        """:meth:`BatchJob.resubmit` for every slice."""
         for j in self.jobs:
-            if j.unanswered():
-                j.resubmit()
+            j.resubmit()  # submits nothing for a slice that is fully answered
         return self
 
 
@@ -826,7 +802,7 @@ def submit_batch(
         re-running an interrupted submission submits only the slices not yet submitted.
         ``max_cost_usd`` then applies to each slice.
     """
-    from rubrictools.grading import _assign_keys, _plan
+    from rubrictools.grading import _assign_keys, _cache_path, _plan
 
     if slice_rows is not None:
         return _submit_slices(df, rubric, model=model, path=path, cache=cache, api_key=api_key,
@@ -870,15 +846,7 @@ def submit_batch(
             store.close()
         return job
     root.mkdir(parents=True, exist_ok=True)
-    if cache is False or cache is None:
-        cache_path = root / "responses.sqlite"
-    elif cache is True:
-        paths = {str(j.cache) for j in plan.judges if isinstance(j, Judge) and j.cache is not None}
-        if len(paths) > 1:
-            raise ValueError(f"judges name different cache files {sorted(paths)}; pass cache=... to choose one")
-        cache_path = Path(paths.pop()) if paths else default_cache_path()
-    else:
-        cache_path = Path(cache)
+    cache_path = _cache_path(cache, plan.judges) or root / "responses.sqlite"
     # the graded columns only; per-row rubrics as JSON text
     inp = plan.inp
     cols = [c for c in (settings["column"], settings["id_column"], settings["query_column"], settings["reference_column"])

@@ -662,17 +662,24 @@ def _assemble(cols: dict[str, list[Any]], inp: _Inputs, judges: Sequence[Any], m
 
 
 # --------------------------------------------------------------------------- public
-def _open_cache(cache: bool | str | Path | ResponseCache | None, judges: Sequence[Any] = ()) -> ResponseCache | None:
+def _cache_path(cache: bool | str | Path | None, judges: Sequence[Any] = ()) -> Path | None:
+    """Where ``cache=`` says answers go: ``True`` is the judges' own cache file (they must
+    agree) or the user cache dir; a path is itself; ``False``/``None`` is no cache."""
     if cache is False or cache is None:
         return None
-    if isinstance(cache, ResponseCache):
-        return cache
     if cache is True:
         paths = {str(j.cache) for j in judges if isinstance(j, Judge) and j.cache is not None}
         if len(paths) > 1:
-            raise ValueError(f"judges name different cache files {sorted(paths)}; pass grade(cache=...) to choose one")
-        return ResponseCache(paths.pop() if paths else default_cache_path())
-    return ResponseCache(cache)
+            raise ValueError(f"judges name different cache files {sorted(paths)}; pass cache=... to choose one")
+        return Path(paths.pop()) if paths else default_cache_path()
+    return Path(cache)
+
+
+def _open_cache(cache: bool | str | Path | ResponseCache | None, judges: Sequence[Any] = ()) -> ResponseCache | None:
+    if isinstance(cache, ResponseCache):
+        return cache
+    path = _cache_path(cache, judges)
+    return None if path is None else ResponseCache(path)
 
 
 def _check_budget(judges: Sequence[Any], max_cost_usd: float | None) -> None:

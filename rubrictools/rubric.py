@@ -86,6 +86,13 @@ class Option(BaseModel):
         return float(v)
 
 
+def _require_finite(v: float, what: str) -> float:
+    """``v`` as a float, or a ValueError naming ``what`` when it is NaN or infinite."""
+    if not math.isfinite(v):
+        raise ValueError(f"{what} must be finite, got {v!r}")
+    return float(v)
+
+
 def format_number(x: float) -> str:
     """Canonical text of a numeric verdict: ``3.0 -> "3"``, ``2.5 -> "2.5"``."""
     x = float(x)
@@ -193,9 +200,7 @@ class Threshold(BaseModel):
     @field_validator("min")
     @classmethod
     def _finite(cls, v: float) -> float:
-        if not math.isfinite(v):
-            raise ValueError(f"threshold min must be finite, got {v!r}")
-        return float(v)
+        return _require_finite(v, "threshold min")
 
 
 def parse_thresholds(value: Any, *, where: str = "thresholds") -> tuple[Threshold, ...]:
@@ -314,9 +319,7 @@ class Criterion(BaseModel):
     @field_validator("weight")
     @classmethod
     def _weight_finite(cls, v: float) -> float:
-        if not math.isfinite(v):
-            raise ValueError(f"weight must be finite, got {v!r}")
-        return float(v)
+        return _require_finite(v, "weight")
 
     @field_validator("cap")
     @classmethod

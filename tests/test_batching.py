@@ -15,18 +15,13 @@ import rubrictools as rt
 from rubrictools.judge.cache import ResponseCache
 
 from .fake_server import Reply, default_script, submission_text
-from .test_grading import MODEL, ROOT, SECRET, _reset, df, rubric, run, server  # noqa: F401 - fixtures
+from .test_grading import MODEL, ROOT, SECRET, _reset, df, rubric, run, server, with_fake_judge  # noqa: F401 - fixtures
 
 COMPARE = ["id", "criterion", "verdict", "value", "explanation", "judge"]
 
 
 def submit(df, rubric, server, tmp_path, **kw):
-    kw.setdefault("model", MODEL)
-    if isinstance(kw["model"], str):
-        kw.setdefault("api_base", server.url)
-        kw.setdefault("api_key", SECRET)
-        kw.setdefault("backoff_base", 0.01)
-    kw.setdefault("cache", tmp_path / "cache.sqlite")
+    with_fake_judge(kw, server, tmp_path)
     kw.setdefault("path", tmp_path / "job")
     return rt.submit_batch(df, rubric, column="text", id_column="qid", **kw)
 

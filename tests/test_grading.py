@@ -56,13 +56,20 @@ def df():
     return pl.DataFrame({"qid": ["q3", "q1", "q2", "q9"], "text": ["good one", "bad one", "so good", "nope"]})
 
 
-def run(df, rubric, server, tmp_path, **kw):
+def with_fake_judge(kw, server, tmp_path):
+    """``kw`` with the defaults every grading test shares: the fake server's model, URL and
+    key, fast backoff, and a cache in ``tmp_path``."""
     kw.setdefault("model", MODEL)
     if isinstance(kw["model"], str):
         kw.setdefault("api_base", server.url)
         kw.setdefault("api_key", SECRET)
         kw.setdefault("backoff_base", 0.01)
     kw.setdefault("cache", tmp_path / "cache.sqlite")
+    return kw
+
+
+def run(df, rubric, server, tmp_path, **kw):
+    with_fake_judge(kw, server, tmp_path)
     kw.setdefault("progress", False)
     return rt.grade(df, rubric, column="text", id_column="qid", **kw)
 

@@ -210,6 +210,15 @@ def _litellm_sender(judge: Judge, kwargs: dict[str, Any]) -> Sender:
     return send
 
 
+def backoff_delay(judge: Judge, exc: BaseException, attempts: int) -> float:
+    """Seconds to wait before retry number ``attempts``: the server's ``Retry-After``, else
+    exponential backoff with full jitter; never more than twice ``backoff_max``."""
+    wait = _retry_after(exc)
+    if wait is None:
+        wait = random.uniform(0, min(judge.backoff_max, judge.backoff_base * 2 ** (attempts - 1)))
+    return min(wait, max(judge.backoff_max, 0.0) * 2)
+
+
 async def _with_retries(judge: Judge, max_attempts: int, send: Sender) -> CallResult:
     """At most ``max_attempts`` calls of ``send``; retryable failures back off (full jitter,
     ``Retry-After`` honoured), any other failure ends the call with an error."""
@@ -226,10 +235,7 @@ async def _with_retries(judge: Judge, max_attempts: int, send: Sender) -> CallRe
             last_error = scrub(f"{type(exc).__name__}: {exc}", judge)[:500]
             if not _is_retryable(exc) or attempts >= max_attempts:
                 break
-            wait = _retry_after(exc)
-            if wait is None:
-                wait = random.uniform(0, min(judge.backoff_max, judge.backoff_base * 2 ** (attempts - 1)))
-            await asyncio.sleep(min(wait, max(judge.backoff_max, 0.0) * 2))
+            await asyncio.sleep(backoff_delay(judge, exc, attempts))
             continue
         res.attempts, res.latency_s = attempts, time.perf_counter() - t0
         return res

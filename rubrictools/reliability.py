@@ -35,7 +35,7 @@ from rubrictools.metrics.classification import (
 )
 from rubrictools.metrics.correlation import distinct_pairs, kendall_weighted, pearson_weighted, spearman_weighted
 from rubrictools.metrics.distribution import cdf_distances_weighted, js_from_counts
-from rubrictools.metrics.errors import error_stats, errors_from_stats
+from rubrictools.metrics.errors import error_stats, errors_from_stats, rmse_affine_weighted
 from rubrictools.metrics.kappa import (
     ac1_from_confusion,
     chance_corrected_from_unit_stats,
@@ -64,8 +64,9 @@ CRITERION_METRICS: tuple[str, ...] = (
     "kappa_quadratic", "gwet_ac1", "spearman", "kendall", "mae", "judge_rate", "human_rate", "js_divergence",
 )  # fmt: skip
 SCORE_METRICS: tuple[str, ...] = (
-    "pearson", "spearman", "kendall", "rmse", "mae", "bias", "effect_size", "wasserstein", "ks",
+    "pearson", "spearman", "kendall", "rmse", "mae", "bias", "effect_size", "wasserstein", "ks", "rmse_affine",
 )  # fmt: skip
+_OPT_IN = {"rmse_affine"}  # asked for by name only
 INTER_RATER_METRICS: tuple[str, ...] = (
     "fleiss_kappa", "gwet_ac1", "percent_agreement", "krippendorff_alpha", "cohen_kappa_pairwise", "icc2", "icc3",
 )  # fmt: skip
@@ -398,6 +399,8 @@ def _score_kernels(hs: np.ndarray, js: np.ndarray, names: list[str]) -> list[bs.
         kernels.append(bs.Kernel(("spearman",), lambda w: {"spearman": spearman_weighted(hs, js, w)}, n_rows=hs.size))
     if "kendall" in names:
         kernels.append(_kendall_kernel(hs, js))
+    if "rmse_affine" in names:
+        kernels.append(bs.Kernel(("rmse_affine",), lambda w: {"rmse_affine": rmse_affine_weighted(hs, js, w)}, n_rows=hs.size))
     dist = [n for n in names if n in ("wasserstein", "ks")]
     if dist:
 
@@ -641,7 +644,8 @@ def agreement(
         human_rate (MET rates; ``MET`` is the positive class); ordinal -> accuracy,
         cohen_kappa, kappa_linear, kappa_quadratic, spearman, kendall, mae, js_divergence (of
         the two label distributions); nominal -> accuracy, f1_macro, cohen_kappa, gwet_ac1,
-        js_divergence; score -> all of :data:`SCORE_METRICS`.
+        js_divergence; score -> all of :data:`SCORE_METRICS` but ``rmse_affine`` (the RMSE
+        floor left after the best affine rescaling of the judge's scores; ask for it by name).
     raters
         ``"each"``: every human rating is paired with the judge (clusters keep a submission's
         raters together); ``"consensus"``: the majority label (median for ordinal, mean
@@ -740,7 +744,7 @@ def agreement(
     if spairs is not None:
         sframe = spairs.join(plan.index, on="id", how="left")
         usable = sframe.filter(pl.col("h_value").is_not_null() & pl.col("j_value").is_not_null())
-        names = [n for n in (chosen or SCORE_METRICS) if n in SCORE_METRICS]
+        names = [n for n in chosen if n in SCORE_METRICS] if chosen else [n for n in SCORE_METRICS if n not in _OPT_IN]
         sgroups = usable.partition_by(score_by, as_dict=True, maintain_order=True) if score_by else {(): usable}
         for key, g in sgroups.items():
             key = key if isinstance(key, tuple) else (key,)

@@ -273,3 +273,17 @@ def test_numeric_option_labels_match_numeric_verdicts() -> None:
     h = pl.DataFrame({"id": [1, 2, 3], "criterion": "pick", "label": [1, 2, 2]})
     out = rt.agreement(v, h, rubric, bootstrap=0, level="criterion", metrics=["accuracy"])
     assert out["value"].item() == pytest.approx(2 / 3)
+
+
+def test_rmse_affine_is_opt_in_and_bootstrapped() -> None:
+    rng = np.random.default_rng(3)
+    n = 300
+    h = rng.integers(1, 5, n).astype(float)
+    j = 0.5 * h + rng.normal(0, 1, n) + 1
+    judge, human = pl.DataFrame({"id": range(n), "score": j}), pl.DataFrame({"id": range(n), "score": h})
+    assert "rmse_affine" not in rt.agreement(judge, human, bootstrap=0)["metric"].to_list()
+    a = rt.agreement(judge, human, metrics=["rmse", "rmse_affine"], bootstrap=300, seed=0)
+    row = a.filter(pl.col("metric") == "rmse_affine").row(0, named=True)
+    assert row["value"] == pytest.approx(m.rmse_affine(h, j))
+    assert row["ci_low"] < row["value"] < row["ci_high"]
+    assert row["value"] < a.filter(pl.col("metric") == "rmse")["value"][0]  # this judge is miscalibrated

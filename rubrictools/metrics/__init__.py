@@ -16,7 +16,7 @@ from rubrictools.metrics.resampling import Interval, Kernel, bootstrap, cluster_
 from rubrictools.metrics.classification import accuracy, confusion_matrix, f1, mcc, precision, recall
 from rubrictools.metrics.correlation import kendall, pearson, spearman
 from rubrictools.metrics.distribution import js_divergence, ks_2samp, wasserstein
-from rubrictools.metrics.errors import mae, mean_bias, rmse
+from rubrictools.metrics.errors import mae, mean_bias, rmse, rmse_affine
 from rubrictools.metrics.kappa import cohen_kappa, gwet_ac1
 from rubrictools.metrics.multirater import fleiss_kappa, icc, krippendorff_alpha, percent_agreement
 
@@ -50,6 +50,7 @@ __all__ = [
     "recall",
     "reliability_table",
     "rmse",
+    "rmse_affine",
     "spearman",
     "wasserstein",
 ]

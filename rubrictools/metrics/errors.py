@@ -5,7 +5,11 @@ With ``d_i = y_pred_i - y_true_i`` (judge minus human):
 * ``rmse = sqrt(mean(d^2))``, ``mae = mean(|d|)``;
 * ``mean_bias = mean(d)`` (positive: the judge is more generous), with a paired t test
   (or Wilcoxon signed-rank) ``pvalue`` and the standardised effect size
-  ``d_z = mean(d) / sd(d)`` (Cohen's d for paired samples, ``sd`` with ``n - 1``).
+  ``d_z = mean(d) / sd(d)`` (Cohen's d for paired samples, ``sd`` with ``n - 1``);
+* ``rmse_affine = s_true * sqrt(1 - r^2)``: the RMSE left after the best affine
+  recalibration ``a + b * y_pred`` (``s_true`` with ``n``, ``r`` Pearson's). For any scores
+  ``rmse >= rmse_affine``; the gap is pure offset and scale error, and only a higher
+  correlation lowers the floor.
 
 All three are functions of the sums ``n, sum d, sum d^2, sum |d|`` (:func:`error_stats`),
 which the bootstrap resamples with one matrix product.
@@ -18,8 +22,9 @@ from typing import Any, Literal
 import numpy as np
 
 from rubrictools.metrics._base import Estimate, NanPolicy, paired, safe_div
+from rubrictools.metrics.correlation import pearson_weighted
 
-__all__ = ["error_stats", "errors_from_stats", "mae", "mean_bias", "rmse"]
+__all__ = ["error_stats", "errors_from_stats", "mae", "mean_bias", "rmse", "rmse_affine", "rmse_affine_weighted"]
 
 
 def error_stats(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
@@ -55,6 +60,37 @@ def rmse(y_true: Any, y_pred: Any, *, nan_policy: NanPolicy = "omit") -> float:
     """
     tot, _, _ = _tot(y_true, y_pred, nan_policy)
     return float(errors_from_stats(tot)["rmse"])
+
+
+def rmse_affine_weighted(y_true: np.ndarray, y_pred: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """:func:`rmse_affine` for each row of weights ``w`` ``(B, n)`` (row *i* counted ``w[b, i]`` times)."""
+    t = np.asarray(y_true, float)
+    t = t - t.mean() if t.size else t
+    w = np.atleast_2d(np.asarray(w, float))
+    sw = w.sum(-1)
+    mt = safe_div(w @ t, sw)
+    var = np.clip(safe_div(w @ (t * t), sw) - mt * mt, 0, None)
+    r = np.nan_to_num(pearson_weighted(y_pred, y_true, w), nan=0.0)  # constant scores: the mean is the best fit
+    return np.where(sw > 0, np.sqrt(var * (1.0 - r * r)), np.nan)
+
+
+def rmse_affine(y_true: Any, y_pred: Any, *, nan_policy: NanPolicy = "omit") -> float:
+    """RMSE after the best affine recalibration of ``y_pred``: ``s_true * sqrt(1 - r^2)``.
+
+    This is the RMSE of the least-squares line ``a + b * y_pred`` fitted to ``y_true`` on the
+    same pairs (``s_true``: standard deviation with ``n``; ``r``: Pearson's r; ``r = 0`` for
+    constant scores). No rescaling of these scores can do better, so ``rmse - rmse_affine``
+    is the part of the error that calibration of offset and scale can remove, and a target
+    RMSE ``e`` needs ``|r| >= sqrt(1 - e^2 / s_true^2)``. In-sample by construction: a floor,
+    not a held-out estimate.
+
+    >>> round(rmse_affine([1, 2, 3, 4], [10, 20, 30, 40]), 12)  # perfectly correlated: 0
+    0.0
+    >>> round(rmse_affine([1, 2, 3, 4], [1, 1, 1, 1]), 4)  # constant scores: the sd of y_true
+    1.118
+    """
+    t, p, _ = paired(y_true, y_pred, numeric=True, nan_policy=nan_policy)
+    return float(rmse_affine_weighted(t, p, np.ones((1, t.size)))[0]) if t.size else float("nan")
 
 
 def mae(y_true: Any, y_pred: Any, *, nan_policy: NanPolicy = "omit") -> float:

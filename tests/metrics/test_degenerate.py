@@ -35,6 +35,10 @@ def test_all_missing_and_empty() -> None:
     assert nan(m.accuracy(none, ["MET"] * 3))
     assert nan(m.cohen_kappa([], []))
     assert nan(m.rmse([np.nan, np.nan], [1.0, 2.0]))
+    assert nan(m.rmse_affine([np.nan, np.nan], [1.0, 2.0]))
+    # constant scores: the best affine map is the mean; constant truth: a perfect fit
+    assert m.rmse_affine([1.0, 2.0, 3.0], [5.0, 5.0, 5.0]) == pytest.approx(np.std([1.0, 2.0, 3.0]))
+    assert m.rmse_affine([2.0, 2.0, 2.0], [1.0, 5.0, 3.0]) == 0.0
     assert nan(m.wasserstein([], [1.0]))
     assert nan(m.js_divergence([None], ["MET"]))
     assert nan(m.krippendorff_alpha([[None, None], [None, None]]))

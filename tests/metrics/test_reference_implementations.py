@@ -116,6 +116,25 @@ def test_correlations_match_scipy(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+def test_rmse_affine_is_the_least_squares_line(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 200))
+    t = rng.integers(1, 5, n).astype(float)
+    p = t * rng.normal() + rng.normal(size=n) * 2 + 7
+    slope, intercept = np.polyfit(p, t, 1)
+    assert m.rmse_affine(t, p) == pytest.approx(np.sqrt(np.mean((t - (intercept + slope * p)) ** 2)), abs=TOL)
+    assert m.rmse_affine(t, p) <= m.rmse(t, p) + TOL  # no score has a lower RMSE than its floor
+    assert m.rmse_affine(t, p * -3 + 1) == pytest.approx(m.rmse_affine(t, p), abs=TOL)  # invariant to affine maps
+    # weighted form: row i counted w_i times equals the expanded data
+    w = rng.integers(0, 4, n).astype(float)
+    if w.sum() >= 3:
+        from rubrictools.metrics.errors import rmse_affine_weighted
+
+        got = rmse_affine_weighted(t, p, w[None, :])[0]
+        assert got == pytest.approx(m.rmse_affine(np.repeat(t, w.astype(int)), np.repeat(p, w.astype(int))), abs=TOL)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_errors_and_distributions_match_references(seed: int) -> None:
     rng = np.random.default_rng(seed)
     n = int(rng.integers(3, 200))

@@ -41,7 +41,7 @@ import polars as pl
 
 from rubrictools.verdicts import to_polars
 
-__all__ = ["Calibrator", "cross_validate", "distributions_from_verdicts", "fit", "load", "predict"]
+__all__ = ["REPORT_METRICS", "Calibrator", "cross_validate", "distributions_from_verdicts", "evaluate", "fit", "load", "predict"]
 
 Model = Literal["multinomial", "platt", "isotonic"]
 AVERAGE = "__average__"
@@ -397,6 +397,47 @@ def _fit_multinomial(
 
 
 # ------------------------------------------------------------------------------ evaluation
+REPORT_METRICS: tuple[str, ...] = ("rmse", "rmse_affine", "pearson", "spearman", "kendall")
+"""Metrics of :func:`cross_validate` and :func:`evaluate` (``rmse_affine``: the RMSE floor
+left after the best affine rescaling of a method's predictions, ``s_human * sqrt(1 - r^2)``)."""
+
+
+def _predict_held(cal: Calibrator, d: pl.DataFrame, held: pl.DataFrame, per_rater: bool) -> pl.DataFrame:
+    """``id, rater, calibrated, known_rater`` for the held-out (id, rater) pairs."""
+    pred = cal.predict(d.filter(pl.col("id").is_in(held["id"].unique().to_list())), held if per_rater else None)
+    if not per_rater:
+        pred = held.join(pred.drop("rater"), on="id", how="left")
+    known = pl.col("rater").is_in(cal.raters) if per_rater else pl.lit(False)
+    return pred.select("id", "rater", pl.col("expected").alias("calibrated"), known.alias("known_rater"))
+
+
+def _report(d: pl.DataFrame, t: pl.DataFrame, preds: pl.DataFrame, target: str, bootstrap: int, seed: int | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Metrics of the calibrated predictions and the judge's own baselines against ``t``."""
+    from rubrictools.reliability import agreement
+
+    judge = d.filter(pl.col("criterion") == target).with_columns(pl.col("label").cast(pl.Float64, strict=False).alias("v"))
+    ev = judge.group_by("id").agg((pl.col("v") * pl.col("prob")).sum().alias("expected"), pl.col("v").sort_by("prob").last().alias("argmax"))
+    table = (
+        t.select("id", "rater", pl.col("label").cast(pl.Float64).alias("human"))
+        .join(preds, on=["id", "rater"], how="inner")
+        .join(ev, on="id", how="left")
+    )
+    rows = []
+    human_scores = table.select("id", "rater", pl.col("human").alias("score"))
+    for method in ("calibrated", "expected", "argmax"):
+        judge_scores = table.select("id", "rater", pl.col(method).alias("score"))
+        a = agreement(judge_scores, human_scores, metrics=list(REPORT_METRICS), bootstrap=bootstrap, seed=seed)
+        rows.append(a.with_columns(pl.lit(method).alias("method")))
+    metrics = pl.concat(rows).select("method", "metric", "value", "ci_low", "ci_high", "n", "n_items")
+    return metrics, table
+
+
+def _numeric_target(cal_labels: list[str] | None, t: pl.DataFrame, target: str) -> None:
+    labels = cal_labels if cal_labels is not None else t["label"].unique().to_list()
+    if not all(_label_sort_key(str(lab))[0] == 0 for lab in labels):
+        raise ValueError(f"{target!r} has non-numeric labels {sorted(map(str, labels))}: RMSE and correlations need numeric labels")
+
+
 def cross_validate(
     distributions: Any,
     human: Any,
@@ -414,16 +455,18 @@ def cross_validate(
     Each fold's submissions are predicted by a calibrator fitted on the others (fine-tuned
     from one fitted on ``pretrain=(distributions, human)`` when given). Baselines use the
     judge's own distribution on ``target``: ``argmax`` and ``expected`` value. Returns
-    ``(metrics, predictions)``: metrics are RMSE, Pearson, Spearman and Kendall of each
-    method against the held-out human labels with cluster-bootstrap CIs (via
+    ``(metrics, predictions)``: metrics are :data:`REPORT_METRICS` of each method against
+    the held-out human labels with cluster-bootstrap CIs (via
     :func:`rubrictools.agreement`); predictions hold ``id, rater, human, calibrated,
-    argmax, expected`` per held-out label.
+    known_rater, expected, argmax`` per held-out label (``known_rater``: the rater had
+    labels in the training folds; otherwise the average-rater prediction is used).
     """
-    from rubrictools.reliability import agreement
-
     d = _dist_frame(distributions)
     t = _targets(human, target, d["id"].unique().to_list())
+    _numeric_target(None, t, target)
     ids = t["id"].unique(maintain_order=True).to_list()
+    if folds < 2 or folds > len(ids):
+        raise ValueError(f"folds must be between 2 and the number of labelled submissions ({len(ids)}); got {folds}")
     rng = np.random.default_rng(seed)
     fold_of = dict(zip(ids, rng.permutation(len(ids)) % folds))
     base = fit(*pretrain, target=target, **fit_kwargs) if pretrain is not None else None
@@ -431,27 +474,39 @@ def cross_validate(
     for k in range(folds):
         train_ids = [i for i in ids if fold_of[i] != k]
         test_ids = [i for i in ids if fold_of[i] == k]
-        if not test_ids:
-            continue
         cal = fit(d.filter(pl.col("id").is_in(train_ids)), t.filter(pl.col("id").is_in(train_ids)), target=target, init=base, **fit_kwargs)
-        held = t.filter(pl.col("id").is_in(test_ids)).select("id", "rater")
-        pred = cal.predict(d.filter(pl.col("id").is_in(test_ids)), held if per_rater else None)
-        if not per_rater:
-            pred = held.join(pred.drop("rater"), on="id", how="left")
-        parts.append(pred.select("id", "rater", pl.col("expected").alias("calibrated")))
-    preds = pl.concat(parts)
-    judge = d.filter(pl.col("criterion") == target).with_columns(pl.col("label").cast(pl.Float64, strict=False).alias("v"))
-    ev = judge.group_by("id").agg((pl.col("v") * pl.col("prob")).sum().alias("expected"), pl.col("v").sort_by("prob").last().alias("argmax"))
-    table = (
-        t.select("id", "rater", pl.col("label").cast(pl.Float64).alias("human"))
-        .join(preds, on=["id", "rater"], how="inner")
-        .join(ev, on="id", how="left")
-    )
-    rows = []
-    human_scores = table.select("id", "rater", pl.col("human").alias("score"))
-    for method in ("calibrated", "expected", "argmax"):
-        judge_scores = table.select("id", "rater", pl.col(method).alias("score"))
-        a = agreement(judge_scores, human_scores, metrics=["rmse", "pearson", "spearman", "kendall"], bootstrap=bootstrap, seed=seed)
-        rows.append(a.with_columns(pl.lit(method).alias("method")))
-    metrics = pl.concat(rows).select("method", "metric", "value", "ci_low", "ci_high", "n", "n_items")
-    return metrics, table
+        parts.append(_predict_held(cal, d, t.filter(pl.col("id").is_in(test_ids)).select("id", "rater"), per_rater))
+    return _report(d, t, pl.concat(parts), target, bootstrap, seed)
+
+
+def evaluate(
+    calibrator: Calibrator,
+    distributions: Any,
+    human: Any,
+    *,
+    bootstrap: int = 1000,
+    seed: int | None = 0,
+    per_rater: bool = True,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Score a fitted calibrator on held-out data, next to the uncalibrated baselines.
+
+    For a calibrator fitted on one set (last month's labels, another domain, synthetic
+    data) and tested on another. Same output as :func:`cross_validate`. Raters the
+    calibrator has not seen get the average-rater prediction (``known_rater`` false); with
+    ``per_rater=False`` everyone does. The target must have numeric labels.
+
+    >>> import polars as pl
+    >>> d = pl.DataFrame({"id": [1, 1, 2, 2, 3, 3], "criterion": "q", "label": ["1", "2"] * 3,
+    ...                   "prob": [0.9, 0.1, 0.2, 0.8, 0.6, 0.4]})
+    >>> h = pl.DataFrame({"id": [1, 2, 3], "criterion": "q", "rater": "a", "label": [1, 2, 1]})
+    >>> metrics, table = evaluate(fit(d, h, target="q"), d, h, bootstrap=0)
+    >>> metrics.filter(pl.col("metric") == "pearson")["method"].to_list()
+    ['calibrated', 'expected', 'argmax']
+    """
+    d = _dist_frame(distributions)
+    t = _targets(human, calibrator.target, d["id"].unique().to_list())
+    if t.height == 0:
+        raise ValueError(f"no human labels on {calibrator.target!r} for the submissions in distributions")
+    _numeric_target(calibrator.labels, t, calibrator.target)
+    preds = _predict_held(calibrator, d, t.select("id", "rater").unique(maintain_order=True), per_rater)
+    return _report(d, t, preds, calibrator.target, bootstrap, seed)

@@ -99,3 +99,47 @@ def test_cross_validation_on_llm_rubric_beats_the_uncalibrated_judge() -> None:
     assert preds.height == 223 and preds["calibrated"].null_count() == 0
     # held-out: every prediction came from a model that never saw its dialogue
     assert set(preds["id"]) == set(real.human.filter(pl.col("criterion") == "Q0").drop_nulls("label")["id"])
+
+
+def test_evaluate_scores_a_calibrator_on_another_set() -> None:
+    from rubrictools import metrics as m
+
+    real, synth = rt.datasets.load("llm_rubric_real"), rt.datasets.load("llm_rubric_synth")
+    cal = calibrate.fit(synth.tables["distributions"], synth.human, target="Q0")
+    metrics, table = calibrate.evaluate(cal, real.tables["distributions"], real.human, bootstrap=200, seed=0)
+    assert set(metrics["metric"]) == set(calibrate.REPORT_METRICS)
+    assert table.height == 223 and table["known_rater"].all()  # all 13 real judges rated synthetic dialogues
+    get = lambda meth, met: metrics.filter((pl.col("method") == meth) & (pl.col("metric") == met))["value"][0]  # noqa: E731
+    # the table's numbers are the metric functions on its own columns
+    y, p = table["human"].to_numpy(), table["calibrated"].to_numpy()
+    assert get("calibrated", "rmse") == pytest.approx(m.rmse(y, p))
+    assert get("calibrated", "pearson") == pytest.approx(float(m.pearson(y, p)))
+    assert get("calibrated", "rmse_affine") == pytest.approx(y.std() * np.sqrt(1 - float(m.pearson(y, p)) ** 2))
+    assert round(get("expected", "rmse"), 4) == 0.9187  # the published baseline, unchanged
+    for method in ("calibrated", "expected", "argmax"):
+        assert get(method, "rmse_affine") <= get(method, "rmse") + 1e-12
+    # transferred rater offsets beat the raw judge, but less than fitting on real dialogues does
+    assert get("calibrated", "rmse") < get("expected", "rmse")
+    assert 0.1 < get("calibrated", "pearson") < 0.35
+
+
+def test_evaluate_unknown_raters_and_bad_input() -> None:
+    real = rt.datasets.load("llm_rubric_real")
+    d, h = real.tables["distributions"], real.human
+    cal = calibrate.fit(d, h.filter(pl.col("rater") != "22"), target="Q0")
+    _, table = calibrate.evaluate(cal, d, h, bootstrap=0)
+    assert not table.filter(pl.col("rater") == "22")["known_rater"].any()
+    assert table.filter(pl.col("rater") != "22")["known_rater"].all()
+    # an unknown rater gets the average-rater prediction
+    avg = cal.predict(d)
+    row = table.filter(pl.col("rater") == "22").row(0, named=True)
+    assert row["calibrated"] == pytest.approx(avg.filter(pl.col("id") == row["id"])["expected"][0])
+    _, flat = calibrate.evaluate(cal, d, h, bootstrap=0, per_rater=False)
+    assert not flat["known_rater"].any()
+    with pytest.raises(ValueError, match="no human labels"):
+        calibrate.evaluate(cal, d, h.filter(pl.col("criterion") != "Q0"), bootstrap=0)
+    bd, bh, _, _ = _binary(50)
+    with pytest.raises(ValueError, match="non-numeric labels"):
+        calibrate.evaluate(calibrate.fit(bd, bh, target="c", model="platt"), bd, bh, bootstrap=0)
+    with pytest.raises(ValueError, match="folds must be"):
+        calibrate.cross_validate(d, h, target="Q0", folds=1)

@@ -4,6 +4,9 @@ Target: overall satisfaction (Q0) of the real dialogues (223 ratings, 13 judges)
 GPT-3.5's answer distributions on all 9 rubric questions. 10-fold cross-validation by
 dialogue; baselines are the judge's own Q0 distribution (expected value, argmax). Also the
 same with pre-training on the synthetic dialogues (662 ratings, 24 judges) and fine-tuning.
+``rmse_affine`` is each method's RMSE floor, ``s * sqrt(1 - r^2)``: no rescaling of its
+predictions does better. The repository's own synthetic-to-real protocol is in
+``llm_rubric_protocol.py``.
 
     python benchmarks/calibration.py
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import polars as pl
 
 import rubrictools as rt
@@ -36,7 +40,8 @@ def main() -> None:
     table = pl.DataFrame(rows).pivot(on="metric", index="method", values="value")
     with pl.Config(tbl_rows=20, tbl_cols=10, float_precision=4):
         print(table)
-    print(PAPER)
+    s = float(real.human.filter(pl.col("criterion") == "Q0")["label"].to_numpy().std())
+    print(f"{PAPER}; on these ratings (sd {s:.4f}) that needs Pearson >= {np.sqrt(1 - 0.25 / s**2):.3f}")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,10 @@ Models:
   label on the target criterion to a calibrated probability (logistic fit on the logit, or
   the pool-adjacent-violators monotone fit).
 
+Evaluation: :func:`cross_validate` (by submission; ``tune=True`` chooses the penalties by
+a nested search with :func:`tune`) and :func:`evaluate` (a fitted calibrator on another
+set), both next to the judge's uncalibrated baselines.
+
 >>> import polars as pl
 >>> d = pl.DataFrame({"id": [1, 1, 2, 2], "criterion": "q", "label": ["MET", "UNMET"] * 2, "prob": [0.9, 0.1, 0.4, 0.6]})
 >>> h = pl.DataFrame({"id": [1, 2], "criterion": "q", "rater": "a", "label": ["MET", "UNMET"]})
@@ -31,7 +35,9 @@ Models:
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -41,7 +47,8 @@ import polars as pl
 
 from rubrictools.verdicts import to_polars
 
-__all__ = ["REPORT_METRICS", "Calibrator", "cross_validate", "distributions_from_verdicts", "evaluate", "fit", "load", "predict"]
+__all__ = ["DEFAULT_GRID", "REPORT_METRICS", "Calibrator", "cross_validate", "distributions_from_verdicts", "evaluate", "fit", "load",
+           "predict", "tune"]  # fmt: skip
 
 Model = Literal["multinomial", "platt", "isotonic"]
 AVERAGE = "__average__"
@@ -253,7 +260,8 @@ def _targets(human: Any, target: str, ids: list[Any]) -> pl.DataFrame:
     h = h.filter(pl.col("criterion").cast(pl.String) == target).drop_nulls("label")
     h = h.with_columns(pl.col("label").cast(pl.String), pl.col("rater").cast(pl.String))
     h = h.with_columns(_numeric_label(pl.col("label")))
-    return h.filter(pl.col("id").is_in(ids))
+    # a rater who labelled one submission twice has two targets: number them to pair predictions 1:1
+    return h.filter(pl.col("id").is_in(ids)).with_columns(pl.int_range(pl.len()).over("id", "rater").alias("_occ"))
 
 
 def fit(
@@ -364,6 +372,8 @@ def _fit_multinomial(
                 br0[i] = np.asarray(init.params["br"])[j][lab_map]
         theta0 = np.concatenate([w0.ravel(), b0, wr0.ravel(), br0.ravel()])
     rows = np.arange(n)
+    onehot = np.zeros((n_r, n))  # per-rater sums as one matrix product
+    onehot[r, rows] = 1.0
 
     def f(t: np.ndarray) -> tuple[float, np.ndarray]:
         w, b, wr, br = unpack(t)
@@ -377,10 +387,8 @@ def _fit_multinomial(
         g /= n
         gw = g.T @ X
         gb = g.sum(0)
-        gwr = np.zeros_like(wr)
-        np.add.at(gwr, r, g[:, :, None] * X[:, None, :])
-        gbr = np.zeros_like(br)
-        np.add.at(gbr, r, g)
+        gwr = (onehot @ (g[:, :, None] * X[:, None, :]).reshape(n, k * d)).reshape(n_r, k, d)
+        gbr = onehot @ g
         gwr += 2 * l2_rater * wr
         gbr += 2 * l2_rater * br
         if w0 is not None:
@@ -398,17 +406,23 @@ def _fit_multinomial(
 
 # ------------------------------------------------------------------------------ evaluation
 REPORT_METRICS: tuple[str, ...] = ("rmse", "rmse_affine", "pearson", "spearman", "kendall")
+DEFAULT_GRID: dict[str, tuple[float, ...]] = {"l2_rater": (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)}
+"""What :func:`tune` searches by default: the rater-specific penalty, which matters most."""
 """Metrics of :func:`cross_validate` and :func:`evaluate` (``rmse_affine``: the RMSE floor
 left after the best affine rescaling of a method's predictions, ``s_human * sqrt(1 - r^2)``)."""
 
 
 def _predict_held(cal: Calibrator, d: pl.DataFrame, held: pl.DataFrame, per_rater: bool) -> pl.DataFrame:
-    """``id, rater, calibrated, known_rater`` for the held-out (id, rater) pairs."""
-    pred = cal.predict(d.filter(pl.col("id").is_in(held["id"].unique().to_list())), held if per_rater else None)
+    """``id, rater, calibrated, known_rater, p_true`` for the held-out labels ``held``
+    (``id, rater, label``); ``p_true``: the probability given to the human's label."""
+    pairs = held.select("id", "rater").unique(maintain_order=True)
+    pred = cal.predict(d.filter(pl.col("id").is_in(pairs["id"].to_list())), pairs if per_rater else None)
     if not per_rater:
-        pred = held.join(pred.drop("rater"), on="id", how="left")
+        pred = pairs.join(pred.drop("rater"), on="id", how="left")
     known = pl.col("rater").is_in(cal.raters) if per_rater else pl.lit(False)
-    return pred.select("id", "rater", pl.col("expected").alias("calibrated"), known.alias("known_rater"))
+    p_true = pl.coalesce([pl.when(pl.col("label") == lab).then(pl.col(f"p_{lab}")) for lab in cal.labels]).fill_null(0.0)
+    pred = held.select("id", "rater", "_occ", "label").join(pred.drop("label"), on=["id", "rater"], how="left")
+    return pred.select("id", "rater", "_occ", "label", pl.col("expected").alias("calibrated"), known.alias("known_rater"), p_true.alias("p_true"))
 
 
 def _report(d: pl.DataFrame, t: pl.DataFrame, preds: pl.DataFrame, target: str, bootstrap: int, seed: int | None) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -418,9 +432,10 @@ def _report(d: pl.DataFrame, t: pl.DataFrame, preds: pl.DataFrame, target: str, 
     judge = d.filter(pl.col("criterion") == target).with_columns(pl.col("label").cast(pl.Float64, strict=False).alias("v"))
     ev = judge.group_by("id").agg((pl.col("v") * pl.col("prob")).sum().alias("expected"), pl.col("v").sort_by("prob").last().alias("argmax"))
     table = (
-        t.select("id", "rater", pl.col("label").cast(pl.Float64).alias("human"))
-        .join(preds, on=["id", "rater"], how="inner")
+        t.select("id", "rater", "_occ", pl.col("label").cast(pl.Float64).alias("human"))
+        .join(preds.drop("label"), on=["id", "rater", "_occ"], how="inner")
         .join(ev, on="id", how="left")
+        .drop("_occ")
     )
     rows = []
     human_scores = table.select("id", "rater", pl.col("human").alias("score"))
@@ -438,6 +453,93 @@ def _numeric_target(cal_labels: list[str] | None, t: pl.DataFrame, target: str) 
         raise ValueError(f"{target!r} has non-numeric labels {sorted(map(str, labels))}: RMSE and correlations need numeric labels")
 
 
+def _fold_of(ids: list[Any], folds: int, seed: int) -> dict[Any, int]:
+    if folds < 2 or folds > len(ids):
+        raise ValueError(f"folds must be between 2 and the number of labelled submissions ({len(ids)}); got {folds}")
+    return dict(zip(ids, np.random.default_rng(seed).permutation(len(ids)) % folds))
+
+
+def _held_out(
+    d: pl.DataFrame, t: pl.DataFrame, target: str, folds: int, seed: int, init: Calibrator | None, per_rater: bool,
+    fit_kwargs: dict[str, Any], grid: dict[str, Sequence[float]] | None = None, tune_folds: int = 5,
+) -> pl.DataFrame:  # fmt: skip
+    """Predictions for every label from a calibrator fitted on the other folds (penalties
+    chosen by an inner :func:`tune` on the training folds when ``grid`` is given)."""
+    ids = t["id"].unique(maintain_order=True).to_list()
+    fold_of = _fold_of(ids, folds, seed)
+    parts = []
+    for k in range(folds):
+        train_ids = [i for i in ids if fold_of[i] != k]
+        test = t.filter(pl.col("id").is_in([i for i in ids if fold_of[i] == k]))
+        dt, tt = d.filter(pl.col("id").is_in(train_ids)), t.filter(pl.col("id").is_in(train_ids))
+        kwargs = dict(fit_kwargs)
+        if grid is not None:
+            best, _ = tune(dt, tt, target=target, grid=grid, folds=min(tune_folds, len(train_ids)), seed=seed, init=init, **fit_kwargs)
+            kwargs.update(best)
+        cal = fit(dt, tt, target=target, init=init, **kwargs)
+        part = _predict_held(cal, d, test, per_rater)
+        parts.append(part.with_columns([pl.lit(v, dtype=pl.Float64).alias(n) for n, v in kwargs.items() if grid and n in grid]))
+    return pl.concat(parts)
+
+
+def tune(
+    distributions: Any,
+    human: Any,
+    *,
+    target: str,
+    grid: dict[str, Sequence[float]] | None = None,
+    folds: int = 5,
+    seed: int = 0,
+    metric: Literal["rmse", "log_loss"] | None = None,
+    per_rater: bool = True,
+    **fit_kwargs: Any,
+) -> tuple[dict[str, float], pl.DataFrame]:
+    """Choose :func:`fit` settings by K-fold cross-validation (by submission) over a grid.
+
+    ``grid`` maps :func:`fit` keywords to candidate values (default :data:`DEFAULT_GRID`);
+    every combination is scored on held-out labels by ``metric``: ``"rmse"`` of the expected
+    label (the default for numeric labels) or ``"log_loss"``, the mean ``-log p`` of the
+    human's label (the default otherwise). Returns ``(best, scores)``: the best combination
+    (first on ties) and one row per combination with ``rmse`` (null for non-numeric labels),
+    ``log_loss``, ``n`` and ``best``. :func:`cross_validate` with ``tune=True`` runs this
+    inside each training fold, so its figures stay held out.
+
+    >>> import polars as pl
+    >>> d = pl.DataFrame({"id": [i for i in range(8) for _ in "12"], "criterion": "q", "label": ["1", "2"] * 8,
+    ...                   "prob": [0.8, 0.2, 0.3, 0.7] * 4})
+    >>> h = pl.DataFrame({"id": range(8), "criterion": "q", "rater": "a", "label": [1, 2] * 4})
+    >>> best, scores = tune(d, h, target="q", grid={"l2": [1e-3, 1.0]}, folds=2)
+    >>> best, scores["best"].to_list()
+    ({'l2': 0.001}, [True, False])
+    """
+    grid = {k: tuple(v) for k, v in (grid or DEFAULT_GRID).items()}
+    if not grid or any(len(v) == 0 for v in grid.values()):
+        raise ValueError("grid must map fit() keywords to non-empty lists of values")
+    clash = set(grid) & set(fit_kwargs)
+    if clash:
+        raise ValueError(f"{sorted(clash)} are both in grid and passed as fixed settings")
+    d = _dist_frame(distributions)
+    t = _targets(human, target, d["id"].unique().to_list())
+    if t.height == 0:
+        raise ValueError(f"no human labels on {target!r} for the submissions in distributions")
+    numeric = all(_label_sort_key(lab)[0] == 0 for lab in t["label"].unique().to_list())
+    metric = metric or ("rmse" if numeric else "log_loss")
+    if metric not in ("rmse", "log_loss") or (metric == "rmse" and not numeric):
+        raise ValueError("metric must be 'log_loss', or 'rmse' for numeric labels")
+    rows = []
+    for values in itertools.product(*grid.values()):
+        combo = dict(zip(grid, values))
+        pred = _held_out(d, t, target, folds, seed, fit_kwargs.get("init"), per_rater,
+                         {**{k: v for k, v in fit_kwargs.items() if k != "init"}, **combo})  # fmt: skip
+        rmse = float(((pred["calibrated"] - pred["label"].cast(pl.Float64)) ** 2).mean() ** 0.5) if numeric else None
+        log_loss = float(-np.log(np.clip(pred["p_true"].to_numpy(), 1e-15, None)).mean())
+        rows.append({**combo, "rmse": rmse, "log_loss": log_loss, "n": pred.height})
+    scores = pl.DataFrame(rows, schema_overrides={"rmse": pl.Float64})
+    at = int(np.argmin(scores[metric].to_numpy()))
+    best = {k: float(scores[k][at]) for k in grid}
+    return best, scores.with_columns((pl.int_range(pl.len()) == at).alias("best"))
+
+
 def cross_validate(
     distributions: Any,
     human: Any,
@@ -448,35 +550,32 @@ def cross_validate(
     pretrain: tuple[Any, Any] | None = None,
     bootstrap: int = 1000,
     per_rater: bool = True,
+    tune: bool | dict[str, Sequence[float]] = False,
+    tune_folds: int = 5,
     **fit_kwargs: Any,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """K-fold cross-validation by submission, next to the uncalibrated baselines.
 
     Each fold's submissions are predicted by a calibrator fitted on the others (fine-tuned
-    from one fitted on ``pretrain=(distributions, human)`` when given). Baselines use the
-    judge's own distribution on ``target``: ``argmax`` and ``expected`` value. Returns
-    ``(metrics, predictions)``: metrics are :data:`REPORT_METRICS` of each method against
-    the held-out human labels with cluster-bootstrap CIs (via
-    :func:`rubrictools.agreement`); predictions hold ``id, rater, human, calibrated,
-    known_rater, expected, argmax`` per held-out label (``known_rater``: the rater had
-    labels in the training folds; otherwise the average-rater prediction is used).
+    from one fitted on ``pretrain=(distributions, human)`` when given). ``tune=True`` (or a
+    grid, see :func:`tune`) chooses the penalties inside each training fold by a
+    ``tune_folds``-fold inner cross-validation: nested, so no choice has seen the fold it
+    predicts. Baselines use the judge's own distribution on ``target``: ``argmax`` and
+    ``expected`` value. Returns ``(metrics, predictions)``: metrics are
+    :data:`REPORT_METRICS` of each method against the held-out human labels with
+    cluster-bootstrap CIs (via :func:`rubrictools.agreement`); predictions hold ``id, rater,
+    human, calibrated, known_rater, p_true, expected, argmax`` per held-out label
+    (``known_rater``: the rater had labels in the training folds, otherwise the
+    average-rater prediction is used; ``p_true``: the calibrated probability of the human's
+    label), plus the chosen settings when tuned.
     """
     d = _dist_frame(distributions)
     t = _targets(human, target, d["id"].unique().to_list())
     _numeric_target(None, t, target)
-    ids = t["id"].unique(maintain_order=True).to_list()
-    if folds < 2 or folds > len(ids):
-        raise ValueError(f"folds must be between 2 and the number of labelled submissions ({len(ids)}); got {folds}")
-    rng = np.random.default_rng(seed)
-    fold_of = dict(zip(ids, rng.permutation(len(ids)) % folds))
     base = fit(*pretrain, target=target, **fit_kwargs) if pretrain is not None else None
-    parts = []
-    for k in range(folds):
-        train_ids = [i for i in ids if fold_of[i] != k]
-        test_ids = [i for i in ids if fold_of[i] == k]
-        cal = fit(d.filter(pl.col("id").is_in(train_ids)), t.filter(pl.col("id").is_in(train_ids)), target=target, init=base, **fit_kwargs)
-        parts.append(_predict_held(cal, d, t.filter(pl.col("id").is_in(test_ids)).select("id", "rater"), per_rater))
-    return _report(d, t, pl.concat(parts), target, bootstrap, seed)
+    grid = (DEFAULT_GRID if tune is True else tune) or None
+    preds = _held_out(d, t, target, folds, seed, base, per_rater, fit_kwargs, grid, tune_folds)
+    return _report(d, t, preds, target, bootstrap, seed)
 
 
 def evaluate(
@@ -508,5 +607,5 @@ def evaluate(
     if t.height == 0:
         raise ValueError(f"no human labels on {calibrator.target!r} for the submissions in distributions")
     _numeric_target(calibrator.labels, t, calibrator.target)
-    preds = _predict_held(calibrator, d, t.select("id", "rater").unique(maintain_order=True), per_rater)
+    preds = _predict_held(calibrator, d, t, per_rater)
     return _report(d, t, preds, calibrator.target, bootstrap, seed)

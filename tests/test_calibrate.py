@@ -143,3 +143,61 @@ def test_evaluate_unknown_raters_and_bad_input() -> None:
         calibrate.evaluate(calibrate.fit(bd, bh, target="c", model="platt"), bd, bh, bootstrap=0)
     with pytest.raises(ValueError, match="folds must be"):
         calibrate.cross_validate(d, h, target="Q0", folds=1)
+
+
+def test_tune_scores_every_combination_and_picks_the_best() -> None:
+    real = rt.datasets.load("llm_rubric_real")
+    d, h = real.tables["distributions"], real.human
+    grid = {"l2": [1e-3, 1e-1], "l2_rater": [1e-3, 1e-1]}
+    best, scores = calibrate.tune(d, h, target="Q0", grid=grid, folds=4)
+    assert scores.height == 4 and scores["best"].sum() == 1 and (scores["n"] == 223).all()
+    row = scores.filter("best").row(0, named=True)
+    assert best == {"l2": row["l2"], "l2_rater": row["l2_rater"]} and row["rmse"] == scores["rmse"].min()
+    # a score is the held-out RMSE of cross_validate with the same folds and settings
+    m, _ = calibrate.cross_validate(d, h, target="Q0", folds=4, bootstrap=0, l2=1e-1, l2_rater=1e-1)
+    got = scores.filter((pl.col("l2") == 1e-1) & (pl.col("l2_rater") == 1e-1))["rmse"][0]
+    assert got == pytest.approx(m.filter((pl.col("method") == "calibrated") & (pl.col("metric") == "rmse"))["value"][0])
+    # binary targets are tuned on log loss
+    bd, bh, _, _ = _binary(120)
+    best, scores = calibrate.tune(bd, bh, target="c", grid={"l2": [1e-4, 10.0]}, folds=3)
+    assert scores["rmse"].null_count() == 2 and best == {"l2": 1e-4}
+    with pytest.raises(ValueError, match="both in grid"):
+        calibrate.tune(d, h, target="Q0", grid={"l2": [1e-3]}, l2=1e-2)
+    with pytest.raises(ValueError, match="non-empty"):
+        calibrate.tune(d, h, target="Q0", grid={"l2": []})
+    with pytest.raises(ValueError, match="metric must be"):
+        calibrate.tune(bd, bh, target="c", metric="rmse")
+
+
+def test_nested_cross_validation_tunes_inside_training_folds_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = rt.datasets.load("llm_rubric_real")
+    d, h = real.tables["distributions"], real.human
+    seen: list[set] = []
+    original = calibrate.tune
+
+    def spy(dist: pl.DataFrame, hum: pl.DataFrame, **kw: object) -> tuple:
+        seen.append(set(hum["id"]))
+        return original(dist, hum, **kw)
+
+    monkeypatch.setattr(calibrate, "tune", spy)
+    grid = {"l2_rater": [1e-3, 1e-1]}
+    metrics, preds = calibrate.cross_validate(d, h, target="Q0", folds=5, bootstrap=0, tune=grid, tune_folds=3)
+    assert len(seen) == 5
+    for train_ids in seen:  # each inner search saw its training folds, never the fold it predicts
+        held = set(preds["id"]) - train_ids
+        assert len(held) > 0 and held.isdisjoint(train_ids)
+    assert set(preds["l2_rater"]) <= {1e-3, 1e-1} and preds.height == 223
+    # p_true is the calibrated probability of the human's label
+    assert ((preds["p_true"] > 0) & (preds["p_true"] < 1)).all()
+
+
+def test_double_labels_stay_one_row_each() -> None:
+    real = rt.datasets.load("llm_rubric_real")
+    d = real.tables["distributions"]
+    h = real.human.filter(pl.col("criterion") == "Q0")
+    twice = pl.concat([h, h.head(5).with_columns(pl.lit(1, dtype=h["label"].dtype).alias("label"))])  # 5 raters labelled again
+    metrics, table = calibrate.cross_validate(d, twice, target="Q0", folds=5, bootstrap=0)
+    assert table.height == twice.height
+    _, table = calibrate.evaluate(calibrate.fit(d, twice, target="Q0"), d, twice, bootstrap=0)
+    assert table.height == twice.height
+    assert table.group_by("id", "rater").len()["len"].max() == 2

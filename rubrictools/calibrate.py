@@ -45,6 +45,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from rubrictools.metrics.errors import rmse as _rmse
 from rubrictools.verdicts import to_polars
 
 __all__ = ["DEFAULT_GRID", "REPORT_METRICS", "Calibrator", "cross_validate", "distributions_from_verdicts", "evaluate", "fit", "load",
@@ -85,6 +86,11 @@ def _label_sort_key(x: str) -> tuple[int, float | str]:
         return (0, float(x))
     except ValueError:
         return (1, x)
+
+
+def _all_numeric(labels: Sequence[str]) -> bool:
+    """Whether every label reads as a number (so expected values and RMSE are defined)."""
+    return all(_label_sort_key(lab)[0] == 0 for lab in labels)
 
 
 def _numeric_label(label: pl.Expr) -> pl.Expr:
@@ -161,8 +167,7 @@ class Calibrator:
         r = np.array([rix.get(a, -1) for a in pairs["rater"].to_list()], dtype=np.int64)
         probs = self._probs(x[xi] if xi.size else np.zeros((0, x.shape[1])), r)
         out = pairs.with_columns([pl.Series(f"p_{lab}", probs[:, k]) for k, lab in enumerate(self.labels)])
-        numeric = [_label_sort_key(lab)[0] == 0 for lab in self.labels]
-        if all(numeric):
+        if _all_numeric(self.labels):
             vals = np.array([float(v) for v in self.labels])
             out = out.with_columns(pl.Series("expected", probs @ vals))
         else:
@@ -406,10 +411,10 @@ def _fit_multinomial(
 
 # ------------------------------------------------------------------------------ evaluation
 REPORT_METRICS: tuple[str, ...] = ("rmse", "rmse_affine", "pearson", "spearman", "kendall")
-DEFAULT_GRID: dict[str, tuple[float, ...]] = {"l2_rater": (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)}
-"""What :func:`tune` searches by default: the rater-specific penalty, which matters most."""
 """Metrics of :func:`cross_validate` and :func:`evaluate` (``rmse_affine``: the RMSE floor
 left after the best affine rescaling of a method's predictions, ``s_human * sqrt(1 - r^2)``)."""
+DEFAULT_GRID: dict[str, tuple[float, ...]] = {"l2_rater": (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)}
+"""What :func:`tune` searches by default: the rater-specific penalty, which matters most."""
 
 
 def _predict_held(cal: Calibrator, d: pl.DataFrame, held: pl.DataFrame, per_rater: bool) -> pl.DataFrame:
@@ -447,10 +452,9 @@ def _report(d: pl.DataFrame, t: pl.DataFrame, preds: pl.DataFrame, target: str, 
     return metrics, table
 
 
-def _numeric_target(cal_labels: list[str] | None, t: pl.DataFrame, target: str) -> None:
-    labels = cal_labels if cal_labels is not None else t["label"].unique().to_list()
-    if not all(_label_sort_key(str(lab))[0] == 0 for lab in labels):
-        raise ValueError(f"{target!r} has non-numeric labels {sorted(map(str, labels))}: RMSE and correlations need numeric labels")
+def _require_numeric(labels: Sequence[str], target: str) -> None:
+    if not _all_numeric(labels):
+        raise ValueError(f"{target!r} has non-numeric labels {sorted(labels)}: RMSE and correlations need numeric labels")
 
 
 def _fold_of(ids: list[Any], folds: int, seed: int) -> dict[Any, int]:
@@ -472,13 +476,12 @@ def _held_out(
         train_ids = [i for i in ids if fold_of[i] != k]
         test = t.filter(pl.col("id").is_in([i for i in ids if fold_of[i] == k]))
         dt, tt = d.filter(pl.col("id").is_in(train_ids)), t.filter(pl.col("id").is_in(train_ids))
-        kwargs = dict(fit_kwargs)
+        chosen: dict[str, float] = {}
         if grid is not None:
-            best, _ = tune(dt, tt, target=target, grid=grid, folds=min(tune_folds, len(train_ids)), seed=seed, init=init, **fit_kwargs)
-            kwargs.update(best)
-        cal = fit(dt, tt, target=target, init=init, **kwargs)
+            chosen, _ = tune(dt, tt, target=target, grid=grid, folds=min(tune_folds, len(train_ids)), seed=seed, init=init, **fit_kwargs)
+        cal = fit(dt, tt, target=target, init=init, **fit_kwargs, **chosen)
         part = _predict_held(cal, d, test, per_rater)
-        parts.append(part.with_columns([pl.lit(v, dtype=pl.Float64).alias(n) for n, v in kwargs.items() if grid and n in grid]))
+        parts.append(part.with_columns([pl.lit(v, dtype=pl.Float64).alias(n) for n, v in chosen.items()]))
     return pl.concat(parts)
 
 
@@ -492,6 +495,7 @@ def tune(
     seed: int = 0,
     metric: Literal["rmse", "log_loss"] | None = None,
     per_rater: bool = True,
+    init: Calibrator | None = None,
     **fit_kwargs: Any,
 ) -> tuple[dict[str, float], pl.DataFrame]:
     """Choose :func:`fit` settings by K-fold cross-validation (by submission) over a grid.
@@ -501,8 +505,9 @@ def tune(
     label (the default for numeric labels) or ``"log_loss"``, the mean ``-log p`` of the
     human's label (the default otherwise). Returns ``(best, scores)``: the best combination
     (first on ties) and one row per combination with ``rmse`` (null for non-numeric labels),
-    ``log_loss``, ``n`` and ``best``. :func:`cross_validate` with ``tune=True`` runs this
-    inside each training fold, so its figures stay held out.
+    ``log_loss``, ``n`` and ``best``. ``init`` fine-tunes from a fitted calibrator, as in
+    :func:`fit`. :func:`cross_validate` with ``tune=True`` runs this inside each training
+    fold, so its figures stay held out.
 
     >>> import polars as pl
     >>> d = pl.DataFrame({"id": [i for i in range(8) for _ in "12"], "criterion": "q", "label": ["1", "2"] * 8,
@@ -522,16 +527,15 @@ def tune(
     t = _targets(human, target, d["id"].unique().to_list())
     if t.height == 0:
         raise ValueError(f"no human labels on {target!r} for the submissions in distributions")
-    numeric = all(_label_sort_key(lab)[0] == 0 for lab in t["label"].unique().to_list())
+    numeric = _all_numeric(t["label"].unique().to_list())
     metric = metric or ("rmse" if numeric else "log_loss")
     if metric not in ("rmse", "log_loss") or (metric == "rmse" and not numeric):
         raise ValueError("metric must be 'log_loss', or 'rmse' for numeric labels")
     rows = []
     for values in itertools.product(*grid.values()):
         combo = dict(zip(grid, values))
-        pred = _held_out(d, t, target, folds, seed, fit_kwargs.get("init"), per_rater,
-                         {**{k: v for k, v in fit_kwargs.items() if k != "init"}, **combo})  # fmt: skip
-        rmse = float(((pred["calibrated"] - pred["label"].cast(pl.Float64)) ** 2).mean() ** 0.5) if numeric else None
+        pred = _held_out(d, t, target, folds, seed, init, per_rater, {**fit_kwargs, **combo})
+        rmse = _rmse(pred["label"].cast(pl.Float64).to_numpy(), pred["calibrated"].to_numpy()) if numeric else None
         log_loss = float(-np.log(np.clip(pred["p_true"].to_numpy(), 1e-15, None)).mean())
         rows.append({**combo, "rmse": rmse, "log_loss": log_loss, "n": pred.height})
     scores = pl.DataFrame(rows, schema_overrides={"rmse": pl.Float64})
@@ -571,7 +575,7 @@ def cross_validate(
     """
     d = _dist_frame(distributions)
     t = _targets(human, target, d["id"].unique().to_list())
-    _numeric_target(None, t, target)
+    _require_numeric(t["label"].unique().to_list(), target)
     base = fit(*pretrain, target=target, **fit_kwargs) if pretrain is not None else None
     grid = (DEFAULT_GRID if tune is True else tune) or None
     preds = _held_out(d, t, target, folds, seed, base, per_rater, fit_kwargs, grid, tune_folds)
@@ -606,6 +610,6 @@ def evaluate(
     t = _targets(human, calibrator.target, d["id"].unique().to_list())
     if t.height == 0:
         raise ValueError(f"no human labels on {calibrator.target!r} for the submissions in distributions")
-    _numeric_target(calibrator.labels, t, calibrator.target)
+    _require_numeric(calibrator.labels, calibrator.target)
     preds = _predict_held(calibrator, d, t, per_rater)
     return _report(d, t, preds, calibrator.target, bootstrap, seed)

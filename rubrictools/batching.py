@@ -347,7 +347,7 @@ class BatchJob:
     def _download(self, store: ResponseCache, plan: Any) -> None:
         """Fetch the output and error files of finished batches into the job directory and
         put every valid answer in the response cache."""
-        from rubrictools.grading import _parse
+        from rubrictools.grading import _dist_extra, _parse
         from rubrictools.judge.client import _litellm
 
         by_key: dict[str, Any] = {}
@@ -377,7 +377,7 @@ class BatchJob:
                     extra = None
                     if call.dist_samples >= 0 and call.kind == "criterion":
                         dist, src = _distribution(probe, res)
-                        extra = json.dumps({"distribution": dist, "source": src})
+                        extra = _dist_extra(dist, src)
                     good.append((cid, judge.model, CachedResponse(res.content or "", res.prompt_tokens,
                                                                   res.completion_tokens, res.cost_usd, extra)))  # fmt: skip
             store.put_many(good)
@@ -492,7 +492,7 @@ def _distribution(call: Any, res: CallResult) -> tuple[dict[str, float] | None, 
 
 def _fill(plan: Any, results: dict[str, CallResult], cached: dict[str, CachedResponse], where: dict[str, dict[str, Any]]) -> None:
     """Set every call's answer or explicit error from batch results and the cache."""
-    from rubrictools.grading import _parse
+    from rubrictools.grading import _from_cache, _parse
 
     paid: set[str] = set()
     for c in plan.calls:
@@ -514,16 +514,8 @@ def _fill(plan: Any, results: dict[str, CallResult], cached: dict[str, CachedRes
                 c.error = next(iter(c.problems.values()))
             continue
         hit = cached.get(c.key)
-        if hit is not None:  # answered before this job (or by a live retry)
-            c.content = hit.content
-            if _parse(c):
-                c.cached, c.attempts = True, 0
-                c.prompt_tokens, c.completion_tokens, c.cost_usd = hit.prompt_tokens, hit.completion_tokens, hit.cost_usd
-                if c.dist_samples >= 0 and c.kind == "criterion":
-                    stored = json.loads(hit.extra) if hit.extra else {}
-                    c.dist, c.dist_source = stored.get("distribution"), stored.get("source", "unavailable")
-                continue
-            c.content, c.parsed, c.problems = None, None, {}
+        if hit is not None and _from_cache(c, hit):  # answered before this job (or by a live retry)
+            continue
         if res is not None:
             c.error = res.error
         elif c.key in where and where[c.key]["status"] not in TERMINAL:

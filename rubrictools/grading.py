@@ -376,7 +376,7 @@ class _Run:
                     extra = None
                     if call.dist_samples >= 0 and call.kind == "criterion":
                         budget = await self._distribution(call, judge, res, budget)
-                        extra = json.dumps({"distribution": call.dist, "source": call.dist_source})
+                        extra = _dist_extra(call.dist, call.dist_source)
                     if self.cache is not None and call.key is not None:
                         self.cache.put(call.key, judge.model, CachedResponse(
                             call.content or "", call.prompt_tokens, call.completion_tokens, call.cost_usd, extra))
@@ -421,6 +421,32 @@ def _progress_bar(total: int, enabled: bool, desc: str) -> Any:
     return tqdm(total=total, desc=desc, unit="call")
 
 
+def _dist_extra(dist: dict[str, float] | None, source: str | None) -> str:
+    """How a call's distribution is kept beside its answer in the response cache."""
+    return json.dumps({"distribution": dist, "source": source})
+
+
+def _from_cache(c: _Call, hit: CachedResponse) -> bool:
+    """Answer ``c`` from a cache entry. False, leaving ``c`` unanswered, when the entry does
+    not parse (stale or foreign) or lacks the distribution the call asks for."""
+    c.content = hit.content
+    if c.dist_samples >= 0 and c.kind == "criterion":
+        try:
+            stored = json.loads(hit.extra) if hit.extra else None
+        except ValueError:
+            stored = None
+        if not stored or "source" not in stored:
+            c.content = None
+            return False
+        c.dist, c.dist_source = stored.get("distribution"), stored["source"]
+    if _parse(c):
+        c.cached, c.attempts = True, 0
+        c.prompt_tokens, c.completion_tokens, c.cost_usd = hit.prompt_tokens, hit.completion_tokens, hit.cost_usd
+        return True
+    c.content, c.parsed, c.problems, c.dist, c.dist_source = None, None, {}, None, None
+    return False
+
+
 async def _execute(calls: list[_Call], judges: Sequence[Any], cache: ResponseCache | None, max_cost_usd: float | None,
                    progress: bool, cancel: threading.Event) -> None:
     # 1. answers already in the cache
@@ -431,21 +457,7 @@ async def _execute(calls: list[_Call], judges: Sequence[Any], cache: ResponseCac
             hit = hits.get(c.key)  # type: ignore[arg-type]
             if hit is None:
                 continue
-            c.content = hit.content
-            if c.dist_samples >= 0 and c.kind == "criterion":
-                try:
-                    stored = json.loads(hit.extra) if hit.extra else None
-                except ValueError:
-                    stored = None
-                if not stored or "source" not in stored:  # cached without a distribution: ask again
-                    c.content = None
-                    continue
-                c.dist, c.dist_source = stored.get("distribution"), stored["source"]
-            if _parse(c):
-                c.cached, c.attempts = True, 0
-                c.prompt_tokens, c.completion_tokens, c.cost_usd = hit.prompt_tokens, hit.completion_tokens, hit.cost_usd
-            else:  # a stale or foreign entry: ask again
-                c.content, c.parsed, c.problems = None, None, {}
+            _from_cache(c, hit)  # when it does not parse, the call is asked again
     todo = [c for c in calls if not c.cached]
     bar = _progress_bar(len(todo), progress, "grading")
     run = _Run(judges, cache, max_cost_usd, bar, cancel)

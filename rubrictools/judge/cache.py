@@ -84,26 +84,26 @@ class ResponseCache:
                     out[k] = CachedResponse(content, pt, ct, cost, extra)
         return out
 
+    _INSERT = ("INSERT OR REPLACE INTO responses (key, model, content, prompt_tokens, completion_tokens, cost_usd, created, extra) "
+               "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")  # fmt: skip
+
+    @staticmethod
+    def _row(key: str, model: str, r: CachedResponse, now: float) -> tuple[Any, ...]:
+        return (key, model, r.content, r.prompt_tokens, r.completion_tokens, r.cost_usd, now, r.extra)
+
     def put(self, key: str, model: str, response: CachedResponse) -> None:
         """Store one reply and commit it immediately."""
         with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO responses (key, model, content, prompt_tokens, completion_tokens, cost_usd, created, extra) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (key, model, response.content, response.prompt_tokens, response.completion_tokens, response.cost_usd, time.time(),
-                 response.extra),
-            )
+            self._conn.execute(self._INSERT, self._row(key, model, response, time.time()))
 
     def put_many(self, items: Iterable[tuple[str, str, CachedResponse]]) -> int:
         """Store many ``(key, model, response)`` replies in one transaction; returns how many."""
         now = time.time()
-        rows = [(k, m, r.content, r.prompt_tokens, r.completion_tokens, r.cost_usd, now, r.extra) for k, m, r in items]
+        rows = [self._row(k, m, r, now) for k, m, r in items]
         with self._lock:
             self._conn.execute("BEGIN")
             try:
-                self._conn.executemany(
-                    "INSERT OR REPLACE INTO responses (key, model, content, prompt_tokens, completion_tokens, cost_usd, "
-                    "created, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)  # fmt: skip
+                self._conn.executemany(self._INSERT, rows)
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import polars as pl  # noqa: E402
 
 import rubrictools as rt  # noqa: E402
-from rubrictools.testing import FakeLLMServer, default_script  # noqa: E402
+from rubrictools.testing import FakeLLMServer, default_script
 
 MODEL = "openai/gpt-4.1-mini"
 KEY = "sk-bench"

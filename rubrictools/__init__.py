@@ -5,8 +5,10 @@
 >>> rubric.names
 ('answer',)
 
-The public API is re-exported here and imported lazily, so ``import rubrictools`` stays fast
-(litellm, altair and ipywidgets load only when a function that needs them is called).
+The package is the pipeline: ``rubric`` -> ``judge`` -> ``grading`` -> ``agreement`` (over
+``metrics``) -> ``calibration``, ``diagnostics``, ``charts``, ``widgets``. The public API is
+re-exported here and imported lazily, so ``import rubrictools`` stays fast (litellm, altair
+and ipywidgets load only when a function that needs them is called).
 """
 
 from __future__ import annotations
@@ -14,81 +16,129 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from rubrictools import moved
+
+__version__ = "0.2.0"
+
+__all__ = [
+    "CANNOT_ASSESS",
+    "HOLISTIC",
+    "MET",
+    "UNMET",
+    "VERDICT_SCHEMA",
+    "BatchGroup",
+    "BatchJob",
+    "Criterion",
+    "Group",
+    "Judge",
+    "LengthPenalty",
+    "NumericRange",
+    "Option",
+    "Rubric",
+    "Rule",
+    "ScriptedJudge",
+    "__version__",
+    "agrade",
+    "agreement",
+    "apply_rules",
+    "calibrate",
+    "charts",
+    "collect_batch",
+    "compare",
+    "datasets",
+    "ensemble",
+    "estimate_cost",
+    "grade",
+    "improve",
+    "inter_rater",
+    "lint",
+    "metrics",
+    "ray",
+    "rubric_report",
+    "score",
+    "submit_batch",
+    "testing",
+    "usage",
+    "validate_verdicts",
+    "widgets",
+    "word_count",
+]
 
 _EXPORTS: dict[str, str] = {
-    # rubric model
-    "Rubric": "rubrictools.rubric",
-    "Criterion": "rubrictools.rubric",
-    "Option": "rubrictools.rubric",
-    "Group": "rubrictools.rubric",
-    "NumericRange": "rubrictools.rubric",
-    "Rule": "rubrictools.rules",
-    "apply_rules": "rubrictools.rules",
-    "lint": "rubrictools.linting",
-    "rubric_report": "rubrictools.quality",
-    "improve": "rubrictools.improvement",
-    "MET": "rubrictools.rubric",
-    "UNMET": "rubrictools.rubric",
-    "CANNOT_ASSESS": "rubrictools.rubric",
-    # verdict table
-    "VERDICT_SCHEMA": "rubrictools.verdicts",
-    "HOLISTIC": "rubrictools.verdicts",
-    "validate_verdicts": "rubrictools.verdicts",
-    # scoring
-    "score": "rubrictools.scoring",
-    "LengthPenalty": "rubrictools.scoring",
-    "word_count": "rubrictools.scoring",
-    # grading
-    "grade": "rubrictools.grading",
-    "agrade": "rubrictools.grading",
-    "estimate_cost": "rubrictools.grading",
-    "usage": "rubrictools.grading",
-    "Judge": "rubrictools.judge.config",
-    "ScriptedJudge": "rubrictools.judge.scripted",
-    "ensemble": "rubrictools.ensembling",
-    "submit_batch": "rubrictools.batching",
-    "collect_batch": "rubrictools.batching",
-    "BatchJob": "rubrictools.batching",
-    "BatchGroup": "rubrictools.batching",
-    # agreement with humans
-    "agreement": "rubrictools.reliability",
-    "inter_rater": "rubrictools.reliability",
-    "compare": "rubrictools.reliability",
+    **dict.fromkeys(
+        ["Rubric", "Criterion", "Option", "Group", "NumericRange", "Rule", "MET", "UNMET", "CANNOT_ASSESS", "lint",
+         "score", "LengthPenalty", "word_count"],
+        "rubrictools.rubric",
+    ),  # fmt: skip
+    **dict.fromkeys(["VERDICT_SCHEMA", "HOLISTIC", "validate_verdicts"], "rubrictools.verdicts"),
+    **dict.fromkeys(["Judge", "ScriptedJudge"], "rubrictools.judge"),
+    **dict.fromkeys(
+        ["grade", "agrade", "estimate_cost", "usage", "ensemble", "apply_rules", "submit_batch", "collect_batch",
+         "BatchJob", "BatchGroup"],
+        "rubrictools.grading",
+    ),  # fmt: skip
+    **dict.fromkeys(["agreement", "inter_rater", "compare"], "rubrictools.human_agreement"),
+    **dict.fromkeys(["rubric_report", "improve"], "rubrictools.diagnostics"),
 }
-_SUBMODULES = ("metrics", "datasets", "charts", "widgets", "calibrate", "ray", "testing")
+_SUBMODULES: dict[str, str] = {
+    "metrics": "rubrictools.metrics",
+    "datasets": "rubrictools.datasets",
+    "charts": "rubrictools.charts",
+    "widgets": "rubrictools.widgets",
+    "calibrate": "rubrictools.calibration",
+    "ray": "rubrictools.grading.ray",
+    "testing": "rubrictools.testing",
+}
 
-__all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__"])
+moved.install()
 
 if TYPE_CHECKING:  # pragma: no cover
-    from rubrictools import calibrate, charts, datasets, metrics, ray, testing, widgets
-    from rubrictools.ensembling import ensemble
-    from rubrictools.batching import BatchGroup, BatchJob, collect_batch, submit_batch
-    from rubrictools.reliability import agreement, compare, inter_rater
-    from rubrictools.grading import agrade, estimate_cost, grade, usage
-    from rubrictools.judge.config import Judge
-    from rubrictools.judge.scripted import ScriptedJudge
-    from rubrictools.rubric import CANNOT_ASSESS, MET, UNMET, Criterion, Group, NumericRange, Option, Rubric
-    from rubrictools.rules import Rule, apply_rules
-    from rubrictools.linting import lint
-    from rubrictools.quality import rubric_report
-    from rubrictools.improvement import improve
-    from rubrictools.scoring import LengthPenalty, score, word_count
+    from rubrictools import calibration as calibrate
+    from rubrictools import charts, datasets, metrics, testing, widgets
+    from rubrictools.human_agreement import agreement, compare, inter_rater
+    from rubrictools.diagnostics import improve, rubric_report
+    from rubrictools.grading import (
+        BatchGroup,
+        BatchJob,
+        agrade,
+        apply_rules,
+        collect_batch,
+        ensemble,
+        estimate_cost,
+        grade,
+        submit_batch,
+        usage,
+    )
+    from rubrictools.grading import ray as ray
+    from rubrictools.judge import Judge, ScriptedJudge
+    from rubrictools.rubric import (
+        CANNOT_ASSESS,
+        MET,
+        UNMET,
+        Criterion,
+        Group,
+        LengthPenalty,
+        NumericRange,
+        Option,
+        Rubric,
+        Rule,
+        lint,
+        score,
+        word_count,
+    )
     from rubrictools.verdicts import HOLISTIC, VERDICT_SCHEMA, validate_verdicts
 
 
 def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
-        value = importlib.import_module(f"rubrictools.{name}")
-        globals()[name] = value
-        return value
-    module = _EXPORTS.get(name)
-    if module is None:
+        value = importlib.import_module(_SUBMODULES[name])
+    elif name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    else:
         raise AttributeError(f"module 'rubrictools' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return __all__
+    return list(__all__)

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.verdicts import to_polars
+from rubrictools.human_agreement import criterion_pairs, score_pairs
+from rubrictools.frames import to_polars
+from rubrictools.human_agreement import agreement
+from rubrictools.human_agreement import inter_rater
+from rubrictools.metrics.distribution import cdf_distances_weighted
+from rubrictools.metrics.probability import brier_score
+from rubrictools.metrics.probability import expected_calibration_error
+from rubrictools.metrics.probability import reliability_table
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -80,7 +87,7 @@ def forest(
     title: str | None = None,
     width: int = 260,
 ) -> alt.LayerChart | alt.FacetChart:
-    """Forest plot of an :func:`rubrictools.agreement` (or ``inter_rater``) table: one point per
+    """Forest plot of an :func:`rubrictools.human_agreement` (or ``inter_rater``) table: one point per
     group with its bootstrap interval, one panel per metric.
 
     ``metric`` selects metric(s) (default: every metric in the table); ``by`` is the group
@@ -126,13 +133,12 @@ def confusion(
     """Judge-vs-human confusion heatmaps, one per criterion, with counts and row percentages.
 
     Rows are the human label, columns the judge's; cells show the count and the share of
-    the human label's row. Pairs are formed as in :func:`rubrictools.agreement` (errors and NA
+    the human label's row. Pairs are formed as in :func:`rubrictools.human_agreement` (errors and NA
     excluded).
     """
-    from rubrictools.reliability import _criterion_pairs
 
     alt = _alt()
-    pairs = _criterion_pairs(verdicts, human, rubric, ["criterion"], "exclude", "each").frame
+    pairs = criterion_pairs(verdicts, human, rubric, ["criterion"], "exclude", "each").frame
     if criterion is not None:
         wanted = [criterion] if isinstance(criterion, str) else list(criterion)
         pairs = pairs.filter(pl.col("criterion").is_in(wanted))
@@ -180,11 +186,9 @@ def score_distributions(
 ) -> alt.Chart:
     """Histograms of judge and human rubric scores on the same items, with the Wasserstein
     distance and the KS statistic in the title."""
-    from rubrictools.metrics.distribution import cdf_distances_weighted
-    from rubrictools.reliability import _score_pairs
 
     alt = _alt()
-    pairs = _score_pairs(verdicts, human, rubric, [], "each", human_scores).drop_nulls(["h_value", "j_value"])
+    pairs = score_pairs(verdicts, human, rubric, [], "each", human_scores).drop_nulls(["h_value", "j_value"])
     if pairs.height == 0:
         raise ValueError("no scored pairs to plot")
     import numpy as np
@@ -215,7 +219,6 @@ def score_distributions(
 def met_rates(verdicts: Any, human: Any, rubric: Rubric | None = None, *, bootstrap: int = 500, seed: int | None = 0) -> alt.LayerChart:
     """Per-criterion MET rate of the judge and of the humans on the same pairs, with
     bootstrap intervals: a judge more lenient (or strict) than people shows at a glance."""
-    from rubrictools.reliability import agreement
 
     alt = _alt()
     t = agreement(verdicts, human, rubric, level="criterion", metrics=["judge_rate", "human_rate"], bootstrap=bootstrap, seed=seed)
@@ -235,7 +238,6 @@ def met_rates(verdicts: Any, human: Any, rubric: Rubric | None = None, *, bootst
 def judge_agreement(verdicts: Any, rubric: Rubric | None = None, *, criterion: str | None = None) -> alt.LayerChart:
     """Heatmap of pairwise Cohen's kappa between the judges of an ensemble (pooled over
     criteria, or one ``criterion``); the ``ensemble`` rows themselves are left out."""
-    from rubrictools.reliability import inter_rater
 
     alt = _alt()
     v = to_polars(verdicts, name="verdicts")
@@ -274,7 +276,6 @@ def judge_agreement(verdicts: Any, rubric: Rubric | None = None, *, criterion: s
 def reliability(y_true: Any, y_prob: Any, *, n_bins: int = 10, strategy: str = "uniform", title: str | None = None) -> alt.LayerChart:
     """Reliability diagram: accuracy vs mean confidence per bin (point size = items), the
     diagonal of perfect calibration, and the ECE and Brier score in the title."""
-    from rubrictools.metrics.calibration import brier_score, expected_calibration_error, reliability_table
 
     alt = _alt()
     t = reliability_table(y_true, y_prob, n_bins=n_bins, strategy=strategy)  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ True
 Every :class:`Dataset` has ``submissions`` (``id, submission, ...``; ``None`` when the source
 text is not shipped), ``rubric`` (``None`` for per-item rubrics, held in a ``rubric``
 column), ``human`` (long labels: ``id, criterion, rater, label``, the input of
-:func:`rubrictools.agreement`), ``verdicts`` (recorded judge outputs as a verdict table),
+:func:`rubrictools.human_agreement`), ``verdicts`` (recorded judge outputs as a verdict table),
 extra ``tables`` and a ``card`` (origin, licence, citation, what the labels mean).
 
 Files are read from ``$RUBRICTOOLS_DATASETS`` or the repository's ``datasets/`` folder.
@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
+from rubrictools.frames import to_polars
+from rubrictools.rubric import Rubric
 
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools.rubric import Rubric
@@ -147,7 +149,6 @@ def load(name: str, *, text_path: str | Path | None = None) -> Dataset:
 
 # ----------------------------------------------------------------------------- loaders
 def _load_demo(name: str, folder: Path, card: dict[str, Any]) -> Dataset:
-    from rubrictools.rubric import Rubric
 
     rubric = Rubric.from_file(folder / "rubric.json") if (folder / "rubric.json").exists() else None
     return Dataset(
@@ -161,7 +162,6 @@ def _load_demo(name: str, folder: Path, card: dict[str, Any]) -> Dataset:
 
 
 def _load_llmbar(folder: Path, card: dict[str, Any], text_path: str | Path | None) -> Dataset:
-    from rubrictools.rubric import Rubric
 
     j = pl.read_parquet(folder / "judgments.parquet").with_columns(
         pl.format("{}/{}", "subset", "item").alias("id")
@@ -292,7 +292,6 @@ def read_autorubric(source: str | Path | dict[str, Any]) -> Dataset:
     dataset or item prompt); ground truth becomes ``human`` labels (rater
     ``"ground_truth"``) aligned with the effective rubric's criteria by position.
     """
-    from rubrictools.rubric import Rubric
 
     if isinstance(source, dict):
         data = source
@@ -346,8 +345,6 @@ def write_autorubric(
     ``rubric``. An item gets ``ground_truth`` only when every criterion has a label (from
     ``rater``, or the only rater). Returns the dict; writes it when ``path`` is given.
     """
-    from rubrictools.rubric import Rubric
-    from rubrictools.verdicts import to_polars
 
     s = to_polars(submissions, name="submissions")
     labels: dict[tuple[Any, str], str] = {}

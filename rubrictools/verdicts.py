@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from rubrictools.frames import to_polars
+
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools.rubric import Rubric
 
@@ -67,20 +69,6 @@ VERDICT_SCHEMA: dict[str, pl.DataType | None] = {
     "latency_s": pl.Float64(),
 }
 """Column name -> dtype of a full verdict table (``None``: any dtype)."""
-
-
-def to_polars(df: Any, *, name: str = "df") -> pl.DataFrame:
-    """Return ``df`` as an eager polars DataFrame (accepts polars eager/lazy and pandas)."""
-    if isinstance(df, pl.DataFrame):
-        return df
-    if isinstance(df, pl.LazyFrame):
-        return df.collect()
-    mod = type(df).__module__
-    if mod.startswith("pandas"):
-        return pl.from_pandas(df.reset_index(drop=True) if hasattr(df, "reset_index") else df)
-    if isinstance(df, dict):
-        return pl.DataFrame(df)
-    raise TypeError(f"{name}: expected a polars or pandas DataFrame, got {type(df).__name__}")
 
 
 def empty_verdicts(id_dtype: pl.DataType = pl.String()) -> pl.DataFrame:

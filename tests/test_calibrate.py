@@ -7,6 +7,7 @@ import polars as pl
 import pytest
 
 import rubrictools as rt
+import rubrictools.calibration.evaluation as calibration_evaluation
 from rubrictools import calibrate
 
 
@@ -179,7 +180,7 @@ def test_nested_cross_validation_tunes_inside_training_folds_only(monkeypatch: p
         seen.append(set(hum["id"]))
         return original(dist, hum, **kw)
 
-    monkeypatch.setattr(calibrate, "tune", spy)
+    monkeypatch.setattr(calibration_evaluation, "tune", spy)
     grid = {"l2_rater": [1e-3, 1e-1]}
     metrics, preds = calibrate.cross_validate(d, h, target="Q0", folds=5, bootstrap=0, tune=grid, tune_folds=3)
     assert len(seen) == 5

@@ -7,6 +7,7 @@ import polars as pl
 import pytest
 
 import rubrictools as rt
+from rubrictools.human_agreement import SCORE
 from rubrictools import metrics as m
 
 RUBRIC = rt.Rubric.from_dict(
@@ -89,7 +90,7 @@ def test_agreement_values_equal_metric_functions() -> None:
 def test_score_level_rows_compare_rubric_scores() -> None:
     v, h = _data()
     out = rt.agreement(v, h, RUBRIC, bootstrap=0, level="score")
-    assert set(out["criterion"]) == {rt.reliability.SCORE}
+    assert set(out["criterion"]) == {SCORE}
     js = rt.score(v, RUBRIC).rename({"score": "j"})
     hs = []
     for r in ("ann", "bob"):
@@ -263,7 +264,7 @@ def test_compare_detects_a_real_difference_and_not_a_fake_one() -> None:
     same = out.filter(pl.col("criterion") == "error").row(0, named=True)
     assert same["diff"] == 0 and same["p_value"] == 1.0
     score = rt.compare(v, worse, h, RUBRIC, metric="pearson", bootstrap=300, seed=0)
-    assert score["criterion"].item() == rt.reliability.SCORE and score["diff"].item() > 0
+    assert score["criterion"].item() == SCORE and score["diff"].item() > 0
 
 
 def test_numeric_option_labels_match_numeric_verdicts() -> None:

@@ -8,7 +8,8 @@ import polars as pl
 import pytest
 
 import rubrictools as rt
-from rubrictools.rules import Rule, rule_verdicts
+from rubrictools.rubric import Rule
+from rubrictools.grading.rules import rule_verdicts
 
 
 def _v(texts, **rule):

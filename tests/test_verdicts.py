@@ -4,7 +4,8 @@ import polars as pl
 import pytest
 
 import rubrictools as rt
-from rubrictools.verdicts import VERDICT_SCHEMA, empty_verdicts, to_polars
+from rubrictools.verdicts import VERDICT_SCHEMA, empty_verdicts
+from rubrictools.frames import to_polars
 
 
 @pytest.fixture

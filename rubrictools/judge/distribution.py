@@ -27,6 +27,8 @@ import re
 from typing import Any
 
 from rubrictools.rubric import Criterion, normalize_label
+from rubrictools.judge.parsing import ParseError
+from rubrictools.judge.parsing import parse_criterion
 
 __all__ = ["from_logprobs", "from_samples", "normalise_logprobs"]
 
@@ -92,7 +94,6 @@ def from_logprobs(content: str | None, tokens: list[dict[str, Any]] | None, crit
 
 def from_samples(contents: list[str | None], criterion: Criterion) -> dict[str, float] | None:
     """Share of each label among sampled answers that parse (None if none parses)."""
-    from rubrictools.judge.parsing import ParseError, parse_criterion
 
     counts: dict[str, int] = {}
     for c in contents:

@@ -7,12 +7,13 @@ Its answers go through the same prompt/parse/verdict-table path as a real judge.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
 
+from rubrictools.judge.tasks.base import JudgeTask
 from rubrictools.rubric import MET, UNMET, Criterion, format_number
+from rubrictools.frames import to_polars
 
 __all__ = ["ScriptedJudge"]
 
@@ -100,7 +101,6 @@ class ScriptedJudge:
         self.max_concurrency = 1_000_000
         self._table: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
         if verdicts is not None:
-            from rubrictools.verdicts import to_polars
 
             frame = to_polars(verdicts, name="verdicts")
             has_expl = "explanation" in frame.columns
@@ -125,22 +125,7 @@ class ScriptedJudge:
             return out, "scripted rule", None
         return out[0], out[1], (out[2] if len(out) > 2 else None)  # type: ignore[misc]
 
-    def reply(self, call: Any) -> str:
-        """The JSON text a real judge would have sent for ``call``."""
-        text = call.text
-        asked = getattr(call, "evidence", frozenset())
-
-        def entry(name: str, label: str, expl: str, quote: str | None) -> dict[str, Any]:
-            e: dict[str, Any] = {"verdict": label, "explanation": expl}
-            if name in asked:
-                e["evidence"] = quote or ""
-            return e
-
-        if call.kind == "criterion":
-            return json.dumps(entry(call.criterion.name, *self.judge_criterion(call.sid, text, call.criterion)))
-        judged = getattr(call, "judged", None) or call.rubric
-        answers = {c.name: self.judge_criterion(call.sid, text, c) for c in judged}
-        if call.kind == "item":
-            return json.dumps({"verdicts": [{"criterion": n, **entry(n, *a)} for n, a in answers.items()]})
-        s = call.rubric.score([answers[n][0] for n in call.rubric.names])
-        return json.dumps({"score": round(100 * (s or 0.0), 2), "explanation": "scripted: rubric score of the rule's verdicts"})
+    def reply(self, task: JudgeTask) -> str:
+        """The JSON text a real judge would have sent for ``task``."""
+        subject = task.subject
+        return task.scripted_reply(lambda c: self.judge_criterion(subject.sid, subject.text, c))

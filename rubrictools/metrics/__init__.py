@@ -11,7 +11,7 @@ Metrics with inference return an :class:`Estimate` (a float with ``pvalue``/``se
 """
 
 from rubrictools.metrics._base import Estimate, rating_counts
-from rubrictools.metrics.calibration import brier_score, expected_calibration_error, reliability_table
+from rubrictools.metrics.probability import brier_score, expected_calibration_error, reliability_table
 from rubrictools.metrics.resampling import Interval, Kernel, bootstrap, cluster_weights, interval
 from rubrictools.metrics.classification import accuracy, confusion_matrix, f1, mcc, precision, recall
 from rubrictools.metrics.correlation import kendall, pearson, spearman

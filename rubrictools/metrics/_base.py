@@ -57,7 +57,7 @@ def _rebuild_estimate(value: float, extras: dict[str, float]) -> Estimate:
     return Estimate(value, **extras)
 
 
-def _is_missing(a: np.ndarray) -> np.ndarray:
+def is_missing(a: np.ndarray) -> np.ndarray:
     if a.dtype.kind == "f":
         return np.isnan(a)
     if a.dtype.kind == "O":
@@ -104,7 +104,7 @@ def paired(
             y = y.astype(float)
         except (TypeError, ValueError):
             raise ValueError(f"{names[0]}/{names[1]} must be numeric") from None
-    miss = _is_missing(x) | _is_missing(y)
+    miss = is_missing(x) | is_missing(y)
     if w is not None:
         miss |= np.isnan(w)
     if miss.any():
@@ -199,7 +199,7 @@ def rating_counts(ratings: Any, *, categories: Sequence[Any] | None = None) -> t
     """
     r = ratings_matrix(ratings)
     flat = r.reshape(-1)
-    miss = _is_missing(flat)
+    miss = is_missing(flat)
     (codes,), cats = encode_labels(flat[~miss], labels=categories)
     unit = np.repeat(np.arange(r.shape[0]), r.shape[1])[~miss]
     k = len(cats)

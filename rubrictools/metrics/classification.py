@@ -32,7 +32,7 @@ __all__ = [
 Average = Literal["binary", "macro", "micro", "weighted"] | None
 
 
-def _confusion(
+def confusion_counts(
     y_true: Any, y_pred: Any, labels: Sequence[Any] | None, sample_weight: Any, nan_policy: NanPolicy
 ) -> tuple[np.ndarray, np.ndarray]:
     t, p, w = paired(y_true, y_pred, sample_weight=sample_weight, nan_policy=nan_policy)
@@ -59,7 +59,7 @@ def confusion_matrix(
     >>> confusion_matrix(["MET", "MET", "UNMET"], ["MET", "UNMET", "UNMET"]).tolist()
     [[1.0, 1.0], [0.0, 1.0]]
     """
-    cm, _ = _confusion(y_true, y_pred, labels, sample_weight, nan_policy)
+    cm, _ = confusion_counts(y_true, y_pred, labels, sample_weight, nan_policy)
     if normalize == "true":
         cm = np.nan_to_num(safe_div(cm, cm.sum(axis=1, keepdims=True)))
     elif normalize == "pred":
@@ -152,7 +152,7 @@ def accuracy(y_true: Any, y_pred: Any, *, sample_weight: Any = None, nan_policy:
     >>> accuracy(["MET", "UNMET", "MET"], ["MET", "MET", "MET"])
     0.6666666666666666
     """
-    cm, _ = _confusion(y_true, y_pred, None, sample_weight, nan_policy)
+    cm, _ = confusion_counts(y_true, y_pred, None, sample_weight, nan_policy)
     return float(accuracy_from_confusion(cm))
 
 
@@ -166,7 +166,7 @@ def _prf(
     sample_weight: Any,
     nan_policy: NanPolicy,
 ) -> tuple[Any, Any, Any]:
-    cm, classes = _confusion(y_true, y_pred, labels, sample_weight, nan_policy)
+    cm, classes = confusion_counts(y_true, y_pred, labels, sample_weight, nan_policy)
     pos_index = None
     if average == "binary":
         cl = classes.tolist()
@@ -264,5 +264,5 @@ def mcc(
     >>> round(mcc([1, 1, 0, 0], [1, 0, 0, 0]), 4)
     0.5774
     """
-    cm, _ = _confusion(y_true, y_pred, labels, sample_weight, nan_policy)
+    cm, _ = confusion_counts(y_true, y_pred, labels, sample_weight, nan_policy)
     return float(mcc_from_confusion(cm))

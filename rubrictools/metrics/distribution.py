@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from rubrictools.metrics._base import Estimate, as_1d, encode_labels, safe_div, _is_missing
+from rubrictools.metrics._base import Estimate, as_1d, encode_labels, safe_div, is_missing
 
 __all__ = ["cdf_distances_weighted", "js_divergence", "js_from_counts", "ks_2samp", "wasserstein"]
 
@@ -117,7 +117,7 @@ def js_divergence(a: Any, b: Any, *, labels: Sequence[Any] | None = None, base: 
     1.0
     """
     x, y = as_1d(a, name="a"), as_1d(b, name="b")
-    x, y = x[~_is_missing(x)], y[~_is_missing(y)]
+    x, y = x[~is_missing(x)], y[~is_missing(y)]
     if x.size == 0 or y.size == 0:
         return float("nan")
     (cx, cy), classes = encode_labels(x, y, labels=labels)

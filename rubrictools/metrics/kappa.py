@@ -25,7 +25,7 @@ from typing import Any, Literal
 import numpy as np
 
 from rubrictools.metrics._base import Estimate, NanPolicy, paired, rating_counts, ratings_matrix, safe_div
-from rubrictools.metrics.classification import _confusion
+from rubrictools.metrics.classification import confusion_counts
 
 __all__ = [
     "ac1_from_confusion",
@@ -114,7 +114,7 @@ def cohen_kappa(
     >>> round(k, 4), round(k.se, 4)
     (0.5, 0.375)
     """
-    cm, _ = _confusion(y_true, y_pred, labels, sample_weight, nan_policy)
+    cm, _ = confusion_counts(y_true, y_pred, labels, sample_weight, nan_policy)
     return kappa_test_from_confusion(cm, weights)
 
 

@@ -7,48 +7,25 @@ be driven programmatically (``widget.next_button.click()``) and tested headless.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # pragma: no cover
-    from rubrictools.widgets.calibration import CalibrationWidget
-    from rubrictools.widgets.explorer import VerdictExplorer
-    from rubrictools.widgets.labelling import LabelWidget
+from rubrictools.widgets.adjudication import CalibrationWidget
+from rubrictools.widgets.explorer import VerdictExplorer
+from rubrictools.widgets.labelling import LabelWidget
 
 __all__ = ["CalibrationWidget", "LabelWidget", "VerdictExplorer", "calibrate", "explore", "label"]
 
 
 def calibrate(verdicts: Any, human: Any, rubric: Any = None, **kwargs: Any) -> CalibrationWidget:
     """Review judge/human disagreements one at a time; see :class:`CalibrationWidget`."""
-    from rubrictools.widgets.calibration import CalibrationWidget
-
     return CalibrationWidget(verdicts, human, rubric, **kwargs)
 
 
 def label(df: Any, rubric: Any, **kwargs: Any) -> LabelWidget:
     """Collect human labels per criterion; see :class:`LabelWidget`."""
-    from rubrictools.widgets.labelling import LabelWidget
-
     return LabelWidget(df, rubric, **kwargs)
 
 
 def explore(verdicts: Any, **kwargs: Any) -> VerdictExplorer:
     """Filter and page through a verdict table; see :class:`VerdictExplorer`."""
-    from rubrictools.widgets.explorer import VerdictExplorer
-
     return VerdictExplorer(verdicts, **kwargs)
-
-
-def __getattr__(name: str) -> Any:
-    if name == "CalibrationWidget":
-        from rubrictools.widgets.calibration import CalibrationWidget
-
-        return CalibrationWidget
-    if name == "LabelWidget":
-        from rubrictools.widgets.labelling import LabelWidget
-
-        return LabelWidget
-    if name == "VerdictExplorer":
-        from rubrictools.widgets.explorer import VerdictExplorer
-
-        return VerdictExplorer
-    raise AttributeError(name)

@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from rubrictools.verdicts import to_polars
+from rubrictools.frames import to_polars
 
 __all__ = ["VerdictExplorer"]
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.verdicts import to_polars
+from rubrictools.frames import to_polars
 
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools.rubric import Rubric
@@ -33,7 +33,7 @@ class LabelWidget:
     * ``skip`` moves on without a label (the pair comes back at the end), ``undo`` removes the
       last label and goes back to it; a progress bar counts labelled pairs;
     * ``path`` (JSON lines) persists each label immediately; :attr:`labels` is the long
-      ``id, criterion, rater, label`` table that :func:`rubrictools.agreement` takes.
+      ``id, criterion, rater, label`` table that :func:`rubrictools.human_agreement` takes.
 
     >>> import polars as pl, rubrictools as rt
     >>> r = rt.Rubric.from_dict([{"name": "a", "requirement": "is short"}])

@@ -3,7 +3,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from rubrictools.judge.aggregate import aggregate_votes
+from rubrictools.grading.votes import aggregate_votes
 
 VALUES = {"MET": 1.0, "UNMET": 0.0, "CANNOT_ASSESS": None, "lo": 0.0, "mid": 0.5, "hi": 1.0, "na": None}
 

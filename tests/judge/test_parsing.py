@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 
 from rubrictools.judge.parsing import ParseError, extract_json, parse_criterion, parse_holistic, parse_item
-from rubrictools.judge.prompts import criterion_messages, split_submission
+from rubrictools.judge.prompts import criterion_messages
+from rubrictools.submissions import split_submission
 from rubrictools.rubric import Criterion, Rubric
 
 BIN = Criterion(name="a", requirement="x")

@@ -1,0 +1,222 @@
+"""Is a calibrator better than the raw judge? Cross-validation, nested tuning and held-out evaluation."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any, Literal
+import numpy as np
+import polars as pl
+from rubrictools.metrics.errors import rmse as _rmse
+from rubrictools.human_agreement import agreement
+from rubrictools.calibration.model import Calibrator, all_numeric, dist_frame, fit, targets
+
+
+
+__all__ = ["DEFAULT_GRID", "REPORT_METRICS", "cross_validate", "evaluate", "tune"]
+
+
+REPORT_METRICS: tuple[str, ...] = ("rmse", "rmse_affine", "pearson", "spearman", "kendall")
+"""Metrics of :func:`cross_validate` and :func:`evaluate` (``rmse_affine``: the RMSE floor
+left after the best affine rescaling of a method's predictions, ``s_human * sqrt(1 - r^2)``)."""
+
+
+DEFAULT_GRID: dict[str, tuple[float, ...]] = {"l2_rater": (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)}
+"""What :func:`tune` searches by default: the rater-specific penalty, which matters most."""
+
+
+def _predict_held(cal: Calibrator, d: pl.DataFrame, held: pl.DataFrame, per_rater: bool) -> pl.DataFrame:
+    """``id, rater, calibrated, known_rater, p_true`` for the held-out labels ``held``
+    (``id, rater, label``); ``p_true``: the probability given to the human's label."""
+    pairs = held.select("id", "rater").unique(maintain_order=True)
+    pred = cal.predict(d.filter(pl.col("id").is_in(pairs["id"].to_list())), pairs if per_rater else None)
+    if not per_rater:
+        pred = pairs.join(pred.drop("rater"), on="id", how="left")
+    known = pl.col("rater").is_in(cal.raters) if per_rater else pl.lit(False)
+    p_true = pl.coalesce([pl.when(pl.col("label") == lab).then(pl.col(f"p_{lab}")) for lab in cal.labels]).fill_null(0.0)
+    pred = held.select("id", "rater", "_occ", "label").join(pred.drop("label"), on=["id", "rater"], how="left")
+    return pred.select("id", "rater", "_occ", "label", pl.col("expected").alias("calibrated"), known.alias("known_rater"), p_true.alias("p_true"))
+
+
+def _report(d: pl.DataFrame, t: pl.DataFrame, preds: pl.DataFrame, target: str, bootstrap: int, seed: int | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Metrics of the calibrated predictions and the judge's own baselines against ``t``."""
+
+    judge = d.filter(pl.col("criterion") == target).with_columns(pl.col("label").cast(pl.Float64, strict=False).alias("v"))
+    ev = judge.group_by("id").agg((pl.col("v") * pl.col("prob")).sum().alias("expected"), pl.col("v").sort_by("prob").last().alias("argmax"))
+    table = (
+        t.select("id", "rater", "_occ", pl.col("label").cast(pl.Float64).alias("human"))
+        .join(preds.drop("label"), on=["id", "rater", "_occ"], how="inner")
+        .join(ev, on="id", how="left")
+        .drop("_occ")
+    )
+    rows = []
+    human_scores = table.select("id", "rater", pl.col("human").alias("score"))
+    for method in ("calibrated", "expected", "argmax"):
+        judge_scores = table.select("id", "rater", pl.col(method).alias("score"))
+        a = agreement(judge_scores, human_scores, metrics=list(REPORT_METRICS), bootstrap=bootstrap, seed=seed)
+        rows.append(a.with_columns(pl.lit(method).alias("method")))
+    metrics = pl.concat(rows).select("method", "metric", "value", "ci_low", "ci_high", "n", "n_items")
+    return metrics, table
+
+
+def _require_numeric(labels: Sequence[str], target: str) -> None:
+    if not all_numeric(labels):
+        raise ValueError(f"{target!r} has non-numeric labels {sorted(labels)}: RMSE and correlations need numeric labels")
+
+
+def _fold_of(ids: list[Any], folds: int, seed: int) -> dict[Any, int]:
+    if folds < 2 or folds > len(ids):
+        raise ValueError(f"folds must be between 2 and the number of labelled submissions ({len(ids)}); got {folds}")
+    return dict(zip(ids, np.random.default_rng(seed).permutation(len(ids)) % folds))
+
+
+def _held_out(
+    d: pl.DataFrame, t: pl.DataFrame, target: str, folds: int, seed: int, init: Calibrator | None, per_rater: bool,
+    fit_kwargs: dict[str, Any], grid: dict[str, Sequence[float]] | None = None, tune_folds: int = 5,
+) -> pl.DataFrame:  # fmt: skip
+    """Predictions for every label from a calibrator fitted on the other folds (penalties
+    chosen by an inner :func:`tune` on the training folds when ``grid`` is given)."""
+    ids = t["id"].unique(maintain_order=True).to_list()
+    fold_of = _fold_of(ids, folds, seed)
+    parts = []
+    for k in range(folds):
+        train_ids = [i for i in ids if fold_of[i] != k]
+        test = t.filter(pl.col("id").is_in([i for i in ids if fold_of[i] == k]))
+        dt, tt = d.filter(pl.col("id").is_in(train_ids)), t.filter(pl.col("id").is_in(train_ids))
+        chosen: dict[str, float] = {}
+        if grid is not None:
+            chosen, _ = tune(dt, tt, target=target, grid=grid, folds=min(tune_folds, len(train_ids)), seed=seed, init=init, **fit_kwargs)
+        cal = fit(dt, tt, target=target, init=init, **fit_kwargs, **chosen)
+        part = _predict_held(cal, d, test, per_rater)
+        parts.append(part.with_columns([pl.lit(v, dtype=pl.Float64).alias(n) for n, v in chosen.items()]))
+    return pl.concat(parts)
+
+
+def tune(
+    distributions: Any,
+    human: Any,
+    *,
+    target: str,
+    grid: dict[str, Sequence[float]] | None = None,
+    folds: int = 5,
+    seed: int = 0,
+    metric: Literal["rmse", "log_loss"] | None = None,
+    per_rater: bool = True,
+    init: Calibrator | None = None,
+    **fit_kwargs: Any,
+) -> tuple[dict[str, float], pl.DataFrame]:
+    """Choose :func:`fit` settings by K-fold cross-validation (by submission) over a grid.
+
+    ``grid`` maps :func:`fit` keywords to candidate values (default :data:`DEFAULT_GRID`);
+    every combination is scored on held-out labels by ``metric``: ``"rmse"`` of the expected
+    label (the default for numeric labels) or ``"log_loss"``, the mean ``-log p`` of the
+    human's label (the default otherwise). Returns ``(best, scores)``: the best combination
+    (first on ties) and one row per combination with ``rmse`` (null for non-numeric labels),
+    ``log_loss``, ``n`` and ``best``. ``init`` fine-tunes from a fitted calibrator, as in
+    :func:`fit`. :func:`cross_validate` with ``tune=True`` runs this inside each training
+    fold, so its figures stay held out.
+
+    >>> import polars as pl
+    >>> d = pl.DataFrame({"id": [i for i in range(8) for _ in "12"], "criterion": "q", "label": ["1", "2"] * 8,
+    ...                   "prob": [0.8, 0.2, 0.3, 0.7] * 4})
+    >>> h = pl.DataFrame({"id": range(8), "criterion": "q", "rater": "a", "label": [1, 2] * 4})
+    >>> best, scores = tune(d, h, target="q", grid={"l2": [1e-3, 1.0]}, folds=2)
+    >>> best, scores["best"].to_list()
+    ({'l2': 0.001}, [True, False])
+    """
+    grid = {k: tuple(v) for k, v in (grid or DEFAULT_GRID).items()}
+    if not grid or any(len(v) == 0 for v in grid.values()):
+        raise ValueError("grid must map fit() keywords to non-empty lists of values")
+    clash = set(grid) & set(fit_kwargs)
+    if clash:
+        raise ValueError(f"{sorted(clash)} are both in grid and passed as fixed settings")
+    d = dist_frame(distributions)
+    t = targets(human, target, d["id"].unique().to_list())
+    if t.height == 0:
+        raise ValueError(f"no human labels on {target!r} for the submissions in distributions")
+    numeric = all_numeric(t["label"].unique().to_list())
+    metric = metric or ("rmse" if numeric else "log_loss")
+    if metric not in ("rmse", "log_loss") or (metric == "rmse" and not numeric):
+        raise ValueError("metric must be 'log_loss', or 'rmse' for numeric labels")
+    rows = []
+    for values in itertools.product(*grid.values()):
+        combo = dict(zip(grid, values))
+        pred = _held_out(d, t, target, folds, seed, init, per_rater, {**fit_kwargs, **combo})
+        rmse = _rmse(pred["label"].cast(pl.Float64).to_numpy(), pred["calibrated"].to_numpy()) if numeric else None
+        log_loss = float(-np.log(np.clip(pred["p_true"].to_numpy(), 1e-15, None)).mean())
+        rows.append({**combo, "rmse": rmse, "log_loss": log_loss, "n": pred.height})
+    scores = pl.DataFrame(rows, schema_overrides={"rmse": pl.Float64})
+    at = int(np.argmin(scores[metric].to_numpy()))
+    best = {k: float(scores[k][at]) for k in grid}
+    return best, scores.with_columns((pl.int_range(pl.len()) == at).alias("best"))
+
+
+def cross_validate(
+    distributions: Any,
+    human: Any,
+    *,
+    target: str,
+    folds: int = 10,
+    seed: int = 0,
+    pretrain: tuple[Any, Any] | None = None,
+    bootstrap: int = 1000,
+    per_rater: bool = True,
+    tune: bool | dict[str, Sequence[float]] = False,
+    tune_folds: int = 5,
+    **fit_kwargs: Any,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """K-fold cross-validation by submission, next to the uncalibrated baselines.
+
+    Each fold's submissions are predicted by a calibrator fitted on the others (fine-tuned
+    from one fitted on ``pretrain=(distributions, human)`` when given). ``tune=True`` (or a
+    grid, see :func:`tune`) chooses the penalties inside each training fold by a
+    ``tune_folds``-fold inner cross-validation: nested, so no choice has seen the fold it
+    predicts. Baselines use the judge's own distribution on ``target``: ``argmax`` and
+    ``expected`` value. Returns ``(metrics, predictions)``: metrics are
+    :data:`REPORT_METRICS` of each method against the held-out human labels with
+    cluster-bootstrap CIs (via :func:`rubrictools.human_agreement`); predictions hold ``id, rater,
+    human, calibrated, known_rater, p_true, expected, argmax`` per held-out label
+    (``known_rater``: the rater had labels in the training folds, otherwise the
+    average-rater prediction is used; ``p_true``: the calibrated probability of the human's
+    label), plus the chosen settings when tuned.
+    """
+    d = dist_frame(distributions)
+    t = targets(human, target, d["id"].unique().to_list())
+    _require_numeric(t["label"].unique().to_list(), target)
+    base = fit(*pretrain, target=target, **fit_kwargs) if pretrain is not None else None
+    grid = (DEFAULT_GRID if tune is True else tune) or None
+    preds = _held_out(d, t, target, folds, seed, base, per_rater, fit_kwargs, grid, tune_folds)
+    return _report(d, t, preds, target, bootstrap, seed)
+
+
+def evaluate(
+    calibrator: Calibrator,
+    distributions: Any,
+    human: Any,
+    *,
+    bootstrap: int = 1000,
+    seed: int | None = 0,
+    per_rater: bool = True,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Score a fitted calibrator on held-out data, next to the uncalibrated baselines.
+
+    For a calibrator fitted on one set (last month's labels, another domain, synthetic
+    data) and tested on another. Same output as :func:`cross_validate`. Raters the
+    calibrator has not seen get the average-rater prediction (``known_rater`` false); with
+    ``per_rater=False`` everyone does. The target must have numeric labels.
+
+    >>> import polars as pl
+    >>> d = pl.DataFrame({"id": [1, 1, 2, 2, 3, 3], "criterion": "q", "label": ["1", "2"] * 3,
+    ...                   "prob": [0.9, 0.1, 0.2, 0.8, 0.6, 0.4]})
+    >>> h = pl.DataFrame({"id": [1, 2, 3], "criterion": "q", "rater": "a", "label": [1, 2, 1]})
+    >>> metrics, table = evaluate(fit(d, h, target="q"), d, h, bootstrap=0)
+    >>> metrics.filter(pl.col("metric") == "pearson")["method"].to_list()
+    ['calibrated', 'expected', 'argmax']
+    """
+    d = dist_frame(distributions)
+    t = targets(human, calibrator.target, d["id"].unique().to_list())
+    if t.height == 0:
+        raise ValueError(f"no human labels on {calibrator.target!r} for the submissions in distributions")
+    _require_numeric(calibrator.labels, calibrator.target)
+    preds = _predict_held(calibrator, d, t, per_rater)
+    return _report(d, t, preds, calibrator.target, bootstrap, seed)

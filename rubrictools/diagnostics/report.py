@@ -1,0 +1,294 @@
+"""How well does each criterion of a rubric work? A report from verdicts (and human labels).
+
+:func:`rubric_report` answers, per criterion:
+
+* **discrimination**: the MET rate (binary) or mean score fraction, and its spread; a criterion
+  whose verdict is the same for (almost) every submission cannot rank anything;
+* **redundancy**: the largest Pearson correlation of its score fractions with another
+  criterion's, over the submissions both were judged on;
+* **judge consistency**: when several judges graded, their agreement on it (Fleiss' kappa);
+* **agreement with humans** (with ``human=``): Cohen's kappa and accuracy of the judge
+  against the human labels;
+* **cost of disagreement** (with ``human=``): how much the score-level Pearson correlation
+  with the humans' rubric scores would rise if the judge had answered *this* criterion as
+  each human did (the other criteria unchanged). The criteria with the largest gain are the
+  ones to fix first.
+
+Example
+-------
+>>> import rubrictools as rt
+>>> d = rt.datasets.load("demo_support")
+>>> rep = rt.rubric_report(d.rubric, d.verdicts, d.human)
+>>> rep.weakest(1)
+['polite']
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from rubrictools.human_agreement import human_frame
+from rubrictools.verdicts import HOLISTIC, validate_verdicts
+from rubrictools.human_agreement import agreement
+from rubrictools.human_agreement import inter_rater
+from rubrictools.rubric import Rubric as _Rubric
+from rubrictools.rubric import score
+
+if TYPE_CHECKING:  # pragma: no cover
+    import altair as alt
+
+    from rubrictools.rubric import Rubric
+
+__all__ = ["RubricReport", "rubric_report"]
+
+
+@dataclass
+class RubricReport:
+    """Per-criterion quality table (``table``), criterion correlations (``correlations``)
+    and the findings in words (``findings``). Renders as HTML in Jupyter; ``chart()`` draws it."""
+
+    table: pl.DataFrame
+    correlations: pl.DataFrame
+    rubric: Any = field(repr=False)
+    findings: list[str] = field(default_factory=list)
+
+    def weakest(self, n: int = 3) -> list[str]:
+        """The ``n`` criteria whose wording to fix first: lowest kappa with humans, else lowest
+        consistency across judges, else largest cost of disagreement, else least spread.
+        Criteria that never discriminate (whose kappa means little) come after the others."""
+        t = self.table
+        for col, desc in (("human_kappa", False), ("judge_kappa", False), ("score_gain", True)):
+            if col in t.columns and t[col].drop_nulls().len():
+                ranked = t.filter(pl.col(col).is_not_null()).sort(
+                    [pl.col("discriminates").not_(), pl.col(col)], descending=[False, desc], maintain_order=True
+                )
+                return ranked["criterion"].head(n).to_list()
+        return t.sort("spread")["criterion"].head(n).to_list()
+
+    def chart(self) -> alt.HConcatChart:
+        """Bars of agreement with humans (or MET rates) per criterion, beside a heatmap of the
+        criterion correlations."""
+        import altair as alt
+
+        t = self.table
+        metric = "human_kappa" if "human_kappa" in t.columns and t["human_kappa"].drop_nulls().len() else "met_rate"
+        title = "Judge vs human (Cohen's kappa)" if metric == "human_kappa" else "MET rate / mean score fraction"
+        data = t.select("criterion", pl.col(metric).alias("value"),
+                        pl.col("flags").list.join(", ").alias("flags"),
+                        (pl.col("flags").list.len() > 0).alias("flagged"))  # fmt: skip
+        order = t["criterion"].to_list()
+        bars = alt.Chart(alt.Data(values=data.to_dicts())).mark_bar().encode(
+            y=alt.Y("criterion:N", sort=order, title=None),
+            x=alt.X("value:Q", title=title, scale=alt.Scale(domain=[min(0.0, float(data["value"].min() or 0.0)), 1.0])),
+            color=alt.Color("flagged:N", scale=alt.Scale(domain=[False, True], range=["#4c78a8", "#e45756"]),
+                            legend=alt.Legend(title="flagged")),
+            tooltip=["criterion:N", alt.Tooltip("value:Q", format=".3f"), "flags:N"],
+        ).properties(width=260, height=22 * max(len(order), 2), title=title)
+        corr = self.correlations
+        heat = alt.Chart(alt.Data(values=corr.to_dicts())).mark_rect().encode(
+            x=alt.X("a:N", sort=order, title=None),
+            y=alt.Y("b:N", sort=order, title=None),
+            color=alt.Color("r:Q", scale=alt.Scale(scheme="redblue", domain=[-1, 1], reverse=True), title="Pearson r"),
+            tooltip=["a:N", "b:N", alt.Tooltip("r:Q", format=".2f")],
+        ).properties(width=22 * max(len(order), 2) + 40, height=22 * max(len(order), 2), title="Criterion correlations")
+        return alt.hconcat(bars, heat)
+
+    def _repr_html_(self) -> str:
+        items = "".join(f"<li>{html.escape(f)}</li>" for f in self.findings) or "<li>no problems found</li>"
+        return f"<div><b>Rubric report</b><ul>{items}</ul>{self.table._repr_html_()}</div>"
+
+    def __repr__(self) -> str:
+        return "RubricReport\n" + "\n".join(f"- {f}" for f in self.findings) + f"\n{self.table}"
+
+
+def _select(v: pl.DataFrame, judge: str | None) -> pl.DataFrame:
+    v = v.filter(pl.col("criterion") != HOLISTIC)
+    if judge is not None:
+        return v.filter((pl.col("judge") == judge) | (pl.col("judge") == "rule"))
+    judges = set(v["judge"].drop_nulls().unique().to_list())
+    if "ensemble" in judges:
+        return v.filter(pl.col("judge").is_in(["ensemble", "rule"]))
+    if len(judges - {"rule"}) > 1:
+        raise ValueError(f"verdicts come from several judges {sorted(judges)}; pass judge=... or aggregate them")
+    return v
+
+
+def _correlations(wide: pl.DataFrame, names: list[str]) -> pl.DataFrame:
+    """Pairwise-complete Pearson correlations of the criteria's score fractions (long form)."""
+    x = wide.select(names).to_numpy().astype(float)
+    rows = []
+    for i, a in enumerate(names):
+        for j, b in enumerate(names):
+            ok = np.isfinite(x[:, i]) & np.isfinite(x[:, j])
+            r = float("nan")
+            if ok.sum() >= 3 and x[ok, i].std() > 0 and x[ok, j].std() > 0:
+                r = 1.0 if i == j else float(np.corrcoef(x[ok, i], x[ok, j])[0, 1])
+            rows.append((a, b, r))
+    return pl.DataFrame(rows, schema={"a": pl.String, "b": pl.String, "r": pl.Float64}, orient="row").with_columns(
+        pl.col("r").fill_nan(None)
+    )
+
+
+def _score_gain(rubric: Rubric, v: pl.DataFrame, human: pl.DataFrame) -> dict[str, float]:
+    """Pearson(judge score, rater score) when one criterion takes each rater's label,
+    minus the same correlation with the judge's own verdicts, per criterion."""
+
+    names = [c.name for c in rubric]
+    h = human.select("id", "criterion", pl.col("rater").cast(pl.String), pl.col("label").alias("h_label"))
+    pairs = h.select("id", "rater").unique(maintain_order=True)
+    base = v.select("id", "criterion", "verdict", "error").join(pairs, on="id", how="inner")
+    def per_rater(table: pl.DataFrame) -> pl.DataFrame:
+        """Score each (id, rater) as its own submission."""
+        pair_id = pl.concat_str(pl.col("id").cast(pl.String), pl.lit("\x1f"), pl.col("rater")).alias("id")
+        return score(table.with_columns(pair_id).drop("rater"), rubric)
+
+    human_scores = per_rater(h.rename({"h_label": "verdict"})).filter(pl.col("score").is_not_null())
+
+    def corr(table: pl.DataFrame) -> float:
+        sc = per_rater(table)
+        both = sc.join(human_scores.select("id", pl.col("score").alias("h")), on="id", how="inner").drop_nulls(["score", "h"])
+        if both.height < 3 or both["score"].std() == 0 or both["h"].std() == 0:
+            return float("nan")
+        return float(np.corrcoef(both["score"].to_numpy(), both["h"].to_numpy())[0, 1])
+
+    with_h = base.join(h, on=["id", "criterion", "rater"], how="left")
+    r0 = corr(base)
+    out = {}
+    for n in names:
+        swap = (pl.col("criterion") == n) & pl.col("h_label").is_not_null()
+        t = with_h.with_columns(
+            pl.when(swap).then(pl.col("h_label")).otherwise(pl.col("verdict")).alias("verdict"),
+            pl.when(swap).then(None).otherwise(pl.col("error")).alias("error"),
+        ).drop("h_label")
+        out[n] = corr(t) - r0
+    return out
+
+
+def rubric_report(
+    rubric: Rubric | Any,
+    verdicts: Any,
+    human: Any = None,
+    *,
+    judge: str | None = None,
+    min_spread: float = 0.05,
+    redundancy: float = 0.8,
+    low_kappa: float = 0.4,
+) -> RubricReport:
+    """Per-criterion quality of a rubric from a verdict table (and, optionally, human labels).
+
+    Parameters
+    ----------
+    rubric, verdicts
+        The rubric and a verdict table graded with it. With several judges, the ensemble rows
+        are assessed (or ``judge=``) and judge consistency is measured across the judges.
+    human
+        Optional long label table ``id, criterion, label[, rater]``.
+    min_spread
+        A criterion "never discriminates" when its MET rate (or mean fraction) is within
+        ``min_spread`` of 0 or 1, or its fractions' standard deviation is below it.
+    redundancy
+        Flag pairs of criteria whose fractions correlate at ``|r| >= redundancy``.
+    low_kappa
+        Flag criteria whose kappa with humans (or across judges) is below this.
+
+    Returns
+    -------
+    RubricReport
+        ``table`` has one row per criterion: ``criterion, kind, weight, n, met_rate, spread,
+        discriminates, most_correlated, correlation, judge_kappa, human_kappa,
+        human_accuracy, score_gain, flags`` (columns that need human labels or several
+        judges are null without them).
+    """
+
+    rubric = rubric if isinstance(rubric, _Rubric) else _Rubric.from_dict(rubric)
+    allv = validate_verdicts(verdicts, rubric)
+    v = _select(allv, judge)
+    names = list(rubric.names)
+    ok = v.filter(pl.col("error").is_null())
+    stats = ok.group_by("criterion").agg(
+        pl.len().alias("n"),
+        pl.col("value").mean().alias("met_rate"),
+        pl.col("value").std(ddof=0).alias("spread"),
+    )
+    wide = ok.pivot(on="criterion", index="id", values="value", aggregate_function="first")
+    for n in names:
+        if n not in wide.columns:
+            wide = wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(n))
+    corr = _correlations(wide, names)
+    top = (
+        corr.filter((pl.col("a") != pl.col("b")) & pl.col("r").is_not_null())
+        .sort(pl.col("r").abs(), descending=True)
+        .group_by("a", maintain_order=True)
+        .first()
+        .select(pl.col("a").alias("criterion"), pl.col("b").alias("most_correlated"), pl.col("r").alias("correlation"))
+    )
+    table = rubric.criteria_frame().select("criterion", "kind", "weight").join(stats, on="criterion", how="left").join(
+        top, on="criterion", how="left"
+    )
+
+    # consistency across judges
+    judges = [j for j in allv["judge"].drop_nulls().unique().to_list() if j not in ("ensemble", "rule")]
+    jk: dict[str, float] = {}
+    if len(judges) > 1:
+        ratings = allv.filter(pl.col("judge").is_in(judges) & pl.col("error").is_null()).select(
+            "id", "criterion", pl.col("judge").alias("rater"), pl.col("verdict").alias("label")
+        )
+        ir = inter_rater(ratings, rubric, metrics=["fleiss_kappa"], bootstrap=0)
+        jk = dict(zip(ir["criterion"].to_list(), ir["value"].to_list()))
+    table = table.with_columns(pl.col("criterion").replace_strict(jk, default=None, return_dtype=pl.Float64).alias("judge_kappa"))
+
+    hk: dict[str, float] = {}
+    ha: dict[str, float] = {}
+    gain: dict[str, float] = {}
+    if human is not None:
+
+        h = human_frame(human)
+        ag = agreement(v, h, rubric, level="criterion", metrics=["cohen_kappa", "accuracy"], bootstrap=0)
+        for r in ag.iter_rows(named=True):
+            (hk if r["metric"] == "cohen_kappa" else ha)[r["criterion"]] = r["value"]
+        if set(h["criterion"].unique().to_list()) >= set(names):
+            gain = _score_gain(rubric, v, h)
+    table = table.with_columns(
+        pl.col("criterion").replace_strict(hk, default=None, return_dtype=pl.Float64).alias("human_kappa"),
+        pl.col("criterion").replace_strict(ha, default=None, return_dtype=pl.Float64).alias("human_accuracy"),
+        pl.col("criterion").replace_strict(gain, default=None, return_dtype=pl.Float64).alias("score_gain"),
+    ).with_columns(pl.col(c).fill_nan(None) for c in ("human_kappa", "human_accuracy", "score_gain", "judge_kappa"))
+
+    rate, spread = pl.col("met_rate"), pl.col("spread")
+    discriminates = (rate > min_spread) & (rate < 1 - min_spread) & (spread >= min_spread)
+    table = table.with_columns(discriminates.fill_null(False).alias("discriminates"))
+    flags: dict[str, list[str]] = {n: [] for n in names}
+    findings: list[str] = []
+    for r in table.iter_rows(named=True):
+        n = r["criterion"]
+        if r["n"] is None:
+            flags[n].append("no usable verdicts")
+            continue
+        if not r["discriminates"]:
+            flags[n].append("never discriminates")
+            findings.append(f"{n!r} barely varies (rate {r['met_rate']:.2f}, spread {r['spread'] or 0:.2f}): it cannot rank submissions")
+        if r["correlation"] is not None and abs(r["correlation"]) >= redundancy:
+            flags[n].append(f"redundant with {r['most_correlated']}")
+            if names.index(n) < names.index(r["most_correlated"]):
+                findings.append(f"{n!r} and {r['most_correlated']!r} move together (r = {r['correlation']:.2f}): one may be redundant")
+        if r["judge_kappa"] is not None and r["judge_kappa"] < low_kappa:
+            flags[n].append("judges disagree")
+            findings.append(f"judges disagree on {n!r} (Fleiss kappa {r['judge_kappa']:.2f}): its wording leaves room")
+        if r["human_kappa"] is not None and r["human_kappa"] < low_kappa:
+            flags[n].append("low human agreement")
+            findings.append(f"the judge and humans disagree on {n!r} (kappa {r['human_kappa']:.2f})")
+    if gain:
+        worst = max(gain, key=lambda k: gain[k] if np.isfinite(gain[k]) else -np.inf)
+        if np.isfinite(gain[worst]) and gain[worst] > 0:
+            flags[worst].append("costliest disagreement")
+            findings.append(f"fixing {worst!r} would help the score most: answering it as the humans did raises the "
+                            f"score correlation by {gain[worst]:+.3f}")  # fmt: skip
+    table = table.with_columns(
+        pl.col("criterion").replace_strict({k: v for k, v in flags.items()}, return_dtype=pl.List(pl.String)).alias("flags")
+    )
+    return RubricReport(table=table, correlations=corr, rubric=rubric, findings=findings)

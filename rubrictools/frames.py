@@ -1,0 +1,28 @@
+"""Inputs as polars: every public function accepts polars (eager or lazy) and pandas frames.
+
+>>> import polars as pl
+>>> to_polars(pl.LazyFrame({"a": [1]})).shape
+(1, 1)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+__all__ = ["to_polars"]
+
+
+def to_polars(df: Any, *, name: str = "df") -> pl.DataFrame:
+    """Return ``df`` as an eager polars DataFrame (accepts polars eager/lazy and pandas)."""
+    if isinstance(df, pl.DataFrame):
+        return df
+    if isinstance(df, pl.LazyFrame):
+        return df.collect()
+    mod = type(df).__module__
+    if mod.startswith("pandas"):
+        return pl.from_pandas(df.reset_index(drop=True) if hasattr(df, "reset_index") else df)
+    if isinstance(df, dict):
+        return pl.DataFrame(df)
+    raise TypeError(f"{name}: expected a polars or pandas DataFrame, got {type(df).__name__}")

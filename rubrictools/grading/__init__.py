@@ -1,0 +1,34 @@
+"""Grading: submissions + rubric + judges -> the verdict table.
+
+In pipeline order: ``options`` (every setting, declared once) -> ``inputs`` (checked before
+any call) -> ``plan`` (one :class:`~rubrictools.judge.Call` per judge task) -> ``executor``
+(the one worker pool: cache, retries, budget) -> ``assemble`` (rows, evidence, ensembles,
+rule criteria) -> the verdict table. ``live`` runs that on a frame; ``streaming`` on parquet
+slices; ``batch`` through provider batch jobs; ``ray`` on a cluster. ``api`` holds
+:func:`grade` and :func:`agrade`.
+"""
+
+from __future__ import annotations
+
+from rubrictools.grading.api import agrade, grade
+from rubrictools.grading.batch import BatchGroup, BatchJob, collect_batch, submit_batch
+from rubrictools.grading.cost import estimate_cost, usage
+from rubrictools.grading.ensembles import ensemble
+from rubrictools.grading.options import GradeOptions
+from rubrictools.grading.rules import apply_rules
+from rubrictools.grading.sync import run_sync
+
+__all__ = [
+    "BatchGroup",
+    "BatchJob",
+    "GradeOptions",
+    "agrade",
+    "apply_rules",
+    "collect_batch",
+    "ensemble",
+    "estimate_cost",
+    "grade",
+    "run_sync",
+    "submit_batch",
+    "usage",
+]

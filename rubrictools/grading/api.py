@@ -1,0 +1,307 @@
+"""`grade` and `agrade`: turn a column of submissions into a verdict table with LLM judges.
+
+Works the same in a script, a Jupyter cell (where an event loop already runs) and async code
+(:func:`agrade`). Every (submission, criterion) gets a row; a failed call is an explicit error
+row, never a silent verdict. Successful answers are cached on disk as they arrive, so a re-run
+makes no calls and an interrupted run resumes where it stopped. ``output=`` streams into
+parquet parts (:mod:`rubrictools.grading.streaming`); ``batch=True`` uses provider batch jobs
+(:mod:`rubrictools.grading.batch`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal, overload
+
+import polars as pl
+
+from rubrictools.grading.batch import submit_batch_plan
+from rubrictools.grading.live import grade_frame, grade_frame_async
+from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Mode, OnUnsupported
+from rubrictools.grading.streaming import grade_to_parquet
+from rubrictools.rubric import Rubric
+
+__all__ = ["agrade", "grade"]
+
+ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
+Transport = Literal["litellm", "direct"]
+
+
+@overload
+def grade(
+    df: Any,
+    rubric: Rubric | None = None,
+    *,
+    model: Any = None,
+    column: str = "submission",
+    id_column: str | None = None,
+    query_column: str | None = None,
+    reference_column: str | None = None,
+    rubric_column: str | None = None,
+    mode: Mode = "per_criterion",
+    aggregate: str = "majority",
+    examples: Any = None,
+    max_examples: int = 3,
+    shuffle_options: bool = False,
+    seed: int = 0,
+    grade_part: GradePart = "output",
+    cache: CacheSetting = True,
+    max_cost_usd: float | None = None,
+    progress: bool = True,
+    distribution: bool = False,
+    distribution_samples: int = 10,
+    evidence: bool | None = None,
+    on_unsupported: OnUnsupported = "flag",
+    api_base: str | None = None,
+    api_key: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    timeout: float | None = None,
+    max_concurrency: int | None = None,
+    max_retries: int | None = None,
+    backoff_base: float | None = None,
+    backoff_max: float | None = None,
+    response_format: ResponseFormat | None = None,
+    system_prompt: str | None = None,
+    litellm_kwargs: dict[str, Any] | None = None,
+    transport: Transport | None = None,
+    output: None = None,
+    batch_size: int = 10_000,
+    batch: bool = False,
+    batch_dir: str | Path | None = None,
+    poll_interval: float = 30.0,
+) -> pl.DataFrame: ...
+
+
+@overload
+def grade(
+    df: Any,
+    rubric: Rubric | None = None,
+    *,
+    model: Any = None,
+    column: str = "submission",
+    id_column: str | None = None,
+    query_column: str | None = None,
+    reference_column: str | None = None,
+    rubric_column: str | None = None,
+    mode: Mode = "per_criterion",
+    aggregate: str = "majority",
+    examples: Any = None,
+    max_examples: int = 3,
+    shuffle_options: bool = False,
+    seed: int = 0,
+    grade_part: GradePart = "output",
+    cache: CacheSetting = True,
+    max_cost_usd: float | None = None,
+    progress: bool = True,
+    distribution: bool = False,
+    distribution_samples: int = 10,
+    evidence: bool | None = None,
+    on_unsupported: OnUnsupported = "flag",
+    api_base: str | None = None,
+    api_key: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    timeout: float | None = None,
+    max_concurrency: int | None = None,
+    max_retries: int | None = None,
+    backoff_base: float | None = None,
+    backoff_max: float | None = None,
+    response_format: ResponseFormat | None = None,
+    system_prompt: str | None = None,
+    litellm_kwargs: dict[str, Any] | None = None,
+    transport: Transport | None = None,
+    output: str | Path,
+    batch_size: int = 10_000,
+    batch: bool = False,
+    batch_dir: str | Path | None = None,
+    poll_interval: float = 30.0,
+) -> pl.LazyFrame: ...
+
+
+def grade(
+    df: Any,
+    rubric: Rubric | None = None,
+    *,
+    model: Any = None,
+    column: str = "submission",
+    id_column: str | None = None,
+    query_column: str | None = None,
+    reference_column: str | None = None,
+    rubric_column: str | None = None,
+    mode: Mode = "per_criterion",
+    aggregate: str = "majority",
+    examples: Any = None,
+    max_examples: int = 3,
+    shuffle_options: bool = False,
+    seed: int = 0,
+    grade_part: GradePart = "output",
+    cache: CacheSetting = True,
+    max_cost_usd: float | None = None,
+    progress: bool = True,
+    distribution: bool = False,
+    distribution_samples: int = 10,
+    evidence: bool | None = None,
+    on_unsupported: OnUnsupported = "flag",
+    api_base: str | None = None,
+    api_key: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    timeout: float | None = None,
+    max_concurrency: int | None = None,
+    max_retries: int | None = None,
+    backoff_base: float | None = None,
+    backoff_max: float | None = None,
+    response_format: ResponseFormat | None = None,
+    system_prompt: str | None = None,
+    litellm_kwargs: dict[str, Any] | None = None,
+    transport: Transport | None = None,
+    output: str | Path | None = None,
+    batch_size: int = 10_000,
+    batch: bool = False,
+    batch_dir: str | Path | None = None,
+    poll_interval: float = 30.0,
+) -> pl.DataFrame | pl.LazyFrame:
+    """Grade every submission of ``df`` against ``rubric`` with one or more LLM judges.
+
+    Parameters
+    ----------
+    df
+        polars DataFrame or LazyFrame, or pandas DataFrame, one submission per row.
+    rubric
+        The :class:`~rubrictools.Rubric` (or rubric dict); optional with ``rubric_column``.
+    model
+        A litellm model string, a :class:`~rubrictools.Judge`, a
+        :class:`~rubrictools.ScriptedJudge` (offline, not a model; also ``"rubrictools/scripted"``),
+        or a list of them for an ensemble.
+    column, id_column
+        Submission column (strings, ``{"thinking", "output"}`` structs, or text with
+        ``<thinking>/<output>`` markers) and id column (row index when None; must be unique).
+    query_column, reference_column
+        Optional prompt and exemplar answer shown to the judge.
+    rubric_column
+        A column holding each row's own rubric (Rubric, dict/list, or JSON/YAML text).
+    mode
+        ``"per_criterion"`` (one call per submission x criterion), ``"per_item"`` (one call per
+        submission, aligned by criterion name) or ``"holistic"`` (one 0-100 score).
+    aggregate
+        Ensemble aggregation (see :mod:`rubrictools.judge.aggregate`).
+    examples, max_examples
+        Labelled few-shot examples (``submission, criterion, verdict[, explanation]``).
+    shuffle_options, seed
+        Present multi-choice options in a seeded random order (recorded in ``option_order``).
+    grade_part
+        For thinking/output submissions: grade the ``"output"`` (default), ``"thinking"`` or ``"all"``.
+    cache
+        ``True`` (user cache dir), a path, a :class:`ResponseCache` or ``False``.
+    max_cost_usd
+        Stop making calls once this much has been spent; the rest become error rows.
+    progress
+        Show a tqdm progress bar.
+    distribution, distribution_samples
+        ``distribution=True`` (per-criterion mode) also records the judge's probability for
+        every allowed label in a ``distribution`` column (list of ``{label, prob}``), from the
+        token logprobs at the verdict (``logprobs=True, top_logprobs=20``) or, when those are
+        missing or cannot separate the labels, from ``distribution_samples`` answers sampled
+        at temperature 1 (``0`` disables sampling). ``distribution_source`` says which
+        (``logprobs``, ``samples:n``, ``scripted`` or ``unavailable``). Feed it to
+        :mod:`rubrictools.calibrate` via ``calibrate.distributions_from_verdicts``.
+    evidence, on_unsupported
+        ``evidence=True`` asks the judge to quote the passage behind every verdict (``None``:
+        only for criteria with ``evidence=True``; ``False``: never). The quote goes in an
+        ``evidence`` column and ``evidence_ok`` says whether it is in the submission (exact or
+        whitespace-normalised match). A verdict that claims something (MET, or above the
+        lowest option) without a matching quote is flagged (``on_unsupported="flag"``) or
+        falls to the criterion's lowest label (``"downgrade"``).
+    output, batch_size
+        Stream instead of holding everything in memory: ``df`` may then also be a parquet
+        path or glob; it is graded ``batch_size`` rows at a time into parquet parts under the
+        ``output`` directory, resumably, and a LazyFrame over the parts is returned (see
+        :mod:`rubrictools.streaming`).
+    batch, batch_dir, poll_interval
+        ``batch=True`` sends the requests as provider batch jobs (about half price, answered
+        within 24 h) instead of live calls, waits for them (polling every ``poll_interval``
+        seconds) and returns the same verdict table; the job is kept in ``batch_dir`` so a
+        closed notebook can collect it later (see :mod:`rubrictools.batching`,
+        :func:`~rubrictools.submit_batch` and :func:`~rubrictools.collect_batch`).
+    api_base, api_key, temperature, max_tokens, timeout, max_concurrency, max_retries, backoff_base, backoff_max, response_format, system_prompt, litellm_kwargs, transport
+        Settings of the :class:`~rubrictools.Judge` built when ``model`` is a string (``None``:
+        the Judge's default); with a ``Judge`` object, set them on it instead.
+
+    Returns
+    -------
+    polars.DataFrame or polars.LazyFrame
+        A LazyFrame over the parquet parts when ``output`` is given; otherwise the verdict table (:data:`rubrictools.VERDICT_SCHEMA` plus ``raw_response``), in input
+        order, one row per (submission, criterion, judge) plus ``judge="ensemble"`` rows for
+        ensembles. Rule criteria (``Criterion(rule=...)``) are decided without any call, once
+        per submission, in rows with ``judge="rule"``.
+
+    Example
+    -------
+    >>> import polars as pl, rubrictools as rt
+    >>> rubric = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
+    >>> judge = rt.ScriptedJudge(rule=lambda text, c: "MET" if "hello" in text.lower() else "UNMET")
+    >>> df = pl.DataFrame({"id": [1, 2], "response": ["Hello there", "Go away"]})
+    >>> v = df.pipe(rt.grade, rubric, model=judge, column="response", id_column="id", progress=False)
+    >>> v.select("id", "criterion", "verdict").rows()
+    [(1, 'greets', 'MET'), (2, 'greets', 'UNMET')]
+    """
+    opts = GradeOptions.pick(locals())
+    if batch:
+        if output is not None:
+            raise ValueError("batch=True and output= cannot be combined; submit_batch a slice at a time instead")
+        job = submit_batch_plan(df, rubric, opts, path=batch_dir)
+        return job.collect(poll_interval=poll_interval, progress=progress)
+    if output is not None:
+        return grade_to_parquet(df, rubric, output, opts=opts, batch_size=batch_size)
+    return grade_frame(df, rubric, opts)
+
+
+async def agrade(
+    df: Any,
+    rubric: Rubric | None = None,
+    *,
+    model: Any = None,
+    column: str = "submission",
+    id_column: str | None = None,
+    query_column: str | None = None,
+    reference_column: str | None = None,
+    rubric_column: str | None = None,
+    mode: Mode = "per_criterion",
+    aggregate: str = "majority",
+    examples: Any = None,
+    max_examples: int = 3,
+    shuffle_options: bool = False,
+    seed: int = 0,
+    grade_part: GradePart = "output",
+    cache: CacheSetting = True,
+    max_cost_usd: float | None = None,
+    progress: bool = True,
+    distribution: bool = False,
+    distribution_samples: int = 10,
+    evidence: bool | None = None,
+    on_unsupported: OnUnsupported = "flag",
+    api_base: str | None = None,
+    api_key: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    timeout: float | None = None,
+    max_concurrency: int | None = None,
+    max_retries: int | None = None,
+    backoff_base: float | None = None,
+    backoff_max: float | None = None,
+    response_format: ResponseFormat | None = None,
+    system_prompt: str | None = None,
+    litellm_kwargs: dict[str, Any] | None = None,
+    transport: Transport | None = None,
+) -> pl.DataFrame:
+    """Async version of :func:`grade` for an in-memory frame (``await rt.agrade(...)``); same
+    parameters (except streaming and batch ones) and the same verdict table.
+
+    >>> import asyncio, polars as pl, rubrictools as rt
+    >>> rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "Says hello"}])
+    >>> v = asyncio.run(rt.agrade(pl.DataFrame({"submission": ["hello"]}), rubric, model="rubrictools/scripted", progress=False))
+    >>> v.height
+    1
+    """
+    return await grade_frame_async(df, rubric, GradeOptions.pick(locals()))

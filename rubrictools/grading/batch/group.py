@@ -1,0 +1,104 @@
+"""Sliced batch jobs (one job per slice of a large input) and collecting any job by its directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import polars as pl
+
+from rubrictools.grading.batch.files import GROUP, HANDLE
+from rubrictools.grading.batch.job import BatchJob
+
+__all__ = ["BatchGroup", "collect_batch"]
+
+
+class BatchGroup:
+    """The batch jobs of one large input, one per slice (``submit_batch(..., slice_rows=N)``).
+
+    ``collect(output=dir)`` writes each slice's verdict table as ``part-NNNNN.parquet`` and
+    returns a lazy scan, so collecting millions of rows needs the memory of one slice.
+    """
+
+    def __init__(self, path: str | Path, *, api_key: str | None = None) -> None:
+        self.path = Path(path)
+        meta = json.loads((self.path / GROUP).read_text())
+        self.rows, self.slice_rows = meta["rows"], meta["slice_rows"]
+        self.jobs = [BatchJob(self.path / name, api_key=api_key) for name in meta["slices"]
+                     if (self.path / name / HANDLE).exists()]  # fmt: skip
+        self.expected = len(meta["slices"])
+
+    def __repr__(self) -> str:
+        rounds = [r["status"] for j in self.jobs for r in j.rounds]
+        state = ", ".join(f"{rounds.count(k)} {k}" for k in sorted(set(rounds))) or "nothing to submit"
+        return (f"BatchGroup({str(self.path)!r}: {self.rows:,} rows in {len(self.jobs)}/{self.expected} submitted "
+                f"slices of {self.slice_rows:,}; provider batches: {state})")  # fmt: skip
+
+    @property
+    def done(self) -> bool:
+        return len(self.jobs) == self.expected and all(j.done for j in self.jobs)
+
+    def status(self, refresh: bool = True) -> pl.DataFrame:
+        """:meth:`BatchJob.status` of every slice, with a ``slice`` column."""
+        return pl.concat([j.status(refresh).with_columns(pl.lit(k).alias("slice")) for k, j in enumerate(self.jobs)])
+
+    def wait(self, *, poll_interval: float = 30.0, timeout: float | None = None, progress: bool = True) -> BatchGroup:
+        """Poll every slice's batches until all are final (TimeoutError after ``timeout`` s)."""
+        if len(self.jobs) != self.expected:
+            raise RuntimeError(f"only {len(self.jobs)} of {self.expected} slices were submitted; run the same "
+                               "submit_batch call again to submit the rest")  # fmt: skip
+        t0 = time.monotonic()
+        for j in self.jobs:
+            left = None if timeout is None else max(0.0, timeout - (time.monotonic() - t0))
+            j.wait(poll_interval=poll_interval, timeout=left, progress=progress)
+        return self
+
+    def collect(self, *, output: str | Path | None = None, wait: bool = True, poll_interval: float = 30.0,
+                timeout: float | None = None, progress: bool = True) -> pl.DataFrame | pl.LazyFrame:
+        """Every slice's verdict table: concatenated, or written to ``output`` as parquet parts
+        and returned as a LazyFrame."""
+        if wait:
+            self.wait(poll_interval=poll_interval, timeout=timeout, progress=progress)
+        if output is None:
+            return pl.concat([j.collect(wait=False, progress=False) for j in self.jobs], how="vertical_relaxed")
+        out = Path(output)
+        out.mkdir(parents=True, exist_ok=True)
+        for k, j in enumerate(self.jobs):
+            part = out / f"part-{k:05d}.parquet"
+            tmp = part.with_suffix(".parquet.tmp")
+            j.collect(wait=False, progress=False).write_parquet(tmp)
+            os.replace(tmp, part)
+        return pl.scan_parquet(out / "part-*.parquet")
+
+    def unanswered(self) -> int:
+        return sum(j.unanswered() for j in self.jobs)
+
+    def resubmit(self) -> BatchGroup:
+        """:meth:`BatchJob.resubmit` for every slice."""
+        for j in self.jobs:
+            j.resubmit()  # submits nothing for a slice that is fully answered
+        return self
+
+
+def collect_batch(
+    job: BatchJob | BatchGroup | str | Path,
+    *,
+    api_key: str | None = None,
+    wait: bool = True,
+    poll_interval: float = 30.0,
+    timeout: float | None = None,
+    progress: bool = True,
+) -> pl.DataFrame:
+    """The verdict table of a batch job, by object or directory (e.g. from a new session);
+    see :meth:`BatchJob.collect`."""
+    if isinstance(job, (str, Path)) and (Path(job) / GROUP).exists():
+        job = BatchGroup(job, api_key=api_key)
+    if isinstance(job, BatchGroup):
+        return job.collect(wait=wait, poll_interval=poll_interval, timeout=timeout, progress=progress)
+    if not isinstance(job, BatchJob):
+        job = BatchJob(job, api_key=api_key)
+    elif api_key is not None:
+        job.api_key, job.judge_objects = api_key, None
+    return job.collect(wait=wait, poll_interval=poll_interval, timeout=timeout, progress=progress)

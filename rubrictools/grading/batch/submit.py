@@ -1,0 +1,210 @@
+"""Submit a grading run as provider batch jobs: the requests live grading would send, at batch prices."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+
+from rubrictools.frames import to_polars
+from rubrictools.grading.batch.files import GROUP, HANDLE, MAX_REQUESTS, FORMAT, submitted_ids, write_json
+from rubrictools.grading.batch.group import BatchGroup
+from rubrictools.grading.batch.job import BatchJob
+from rubrictools.grading.batch.results import plan_digest
+from rubrictools.grading.batch.rounds import submit_rounds
+from rubrictools.grading.inputs import cache_path
+from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Mode, OnUnsupported
+from rubrictools.grading.plan import assign_keys, build_plan
+from rubrictools.grading.streaming import scan_source
+from rubrictools.judge import ResponseCache, ScriptedJudge, default_cache_path
+from rubrictools.judge.providers import provider_of
+from rubrictools.rubric import Rubric
+
+__all__ = ["submit_batch", "submit_batch_plan"]
+
+ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
+Transport = Literal["litellm", "direct"]
+
+
+def submit_batch(
+    df: Any,
+    rubric: Rubric | None = None,
+    *,
+    model: Any = None,
+    column: str = "submission",
+    id_column: str | None = None,
+    query_column: str | None = None,
+    reference_column: str | None = None,
+    rubric_column: str | None = None,
+    mode: Mode = "per_criterion",
+    aggregate: str = "majority",
+    examples: Any = None,
+    max_examples: int = 3,
+    shuffle_options: bool = False,
+    seed: int = 0,
+    grade_part: GradePart = "output",
+    cache: CacheSetting = True,
+    max_cost_usd: float | None = None,
+    progress: bool = True,
+    distribution: bool = False,
+    distribution_samples: int = 10,
+    evidence: bool | None = None,
+    on_unsupported: OnUnsupported = "flag",
+    api_base: str | None = None,
+    api_key: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    timeout: float | None = None,
+    max_concurrency: int | None = None,
+    max_retries: int | None = None,
+    backoff_base: float | None = None,
+    backoff_max: float | None = None,
+    response_format: ResponseFormat | None = None,
+    system_prompt: str | None = None,
+    litellm_kwargs: dict[str, Any] | None = None,
+    transport: Transport | None = None,
+    path: str | Path | None = None,
+    max_requests_per_batch: int = MAX_REQUESTS,
+    slice_rows: int | None = None,
+) -> BatchJob | BatchGroup:
+    """Submit the grading of ``df`` as provider batch jobs; returns a :class:`BatchJob`.
+
+    Takes :func:`rubrictools.grade`'s parameters, with the same meaning and defaults
+    (``distribution`` comes from logprobs only), and:
+
+    path
+        The job directory (default: ``<cache dir>/batches/<job digest>``). Submitting the
+        same job to the same directory again returns the existing job instead of paying twice.
+    cache
+        Where answers are kept (``True``: the judges' response cache, which live grading
+        shares; a path; ``False``: a cache inside the job directory). Requests already
+        answered there are not submitted.
+    api_key
+        Used for this session's calls only; never written to the job directory.
+    max_cost_usd
+        Refuse to submit when the requests could cost more (prompt tokens plus ``max_tokens``
+        per answer, at batch prices).
+    max_requests_per_batch
+        Larger jobs are split into several provider batches (OpenAI allows 50,000 lines and
+        200 MB per file).
+    slice_rows
+        For inputs too large to plan in memory (``df`` may then be a LazyFrame or a parquet
+        path or glob): one job per slice of this many rows under ``path`` (required), so
+        memory depends on the slice, not on the input. Returns a :class:`BatchGroup`;
+        re-running an interrupted submission submits only the slices not yet submitted.
+        ``max_cost_usd`` then applies to each slice.
+    """
+    opts = GradeOptions.pick(locals())
+    if slice_rows is not None:
+        return _submit_slices(df, rubric, opts, path=path, slice_rows=slice_rows,
+                              max_requests_per_batch=max_requests_per_batch)  # fmt: skip
+    return submit_batch_plan(df, rubric, opts, path=path, max_requests_per_batch=max_requests_per_batch)
+
+
+def _submit_slices(
+    df: Any, rubric: Rubric | None, opts: GradeOptions, *, path: str | Path | None, slice_rows: int,
+    max_requests_per_batch: int,
+) -> BatchGroup:  # fmt: skip
+    if path is None:
+        raise ValueError("slice_rows needs path= (the directory that holds one job per slice)")
+    if slice_rows < 1:
+        raise ValueError(f"slice_rows must be >= 1, got {slice_rows}")
+    lf = scan_source(df)
+    n = lf.select(pl.len()).collect().item()
+    root = Path(path)
+    root.mkdir(parents=True, exist_ok=True)
+    names = [f"slice-{k:05d}" for k in range(max(1, -(-n // slice_rows)))]
+    meta = {"rows": n, "slice_rows": slice_rows, "slices": names}
+    if (root / GROUP).exists():
+        old = json.loads((root / GROUP).read_text())
+        if old != meta:
+            raise ValueError(f"{root} holds a sliced job of {old['rows']} rows in slices of {old['slice_rows']}; "
+                             "choose another path")  # fmt: skip
+    else:
+        write_json(root / GROUP, meta)
+    slice_opts = opts.replace(id_column=opts.id_column or "__rt_row")
+    for k, name in enumerate(names):
+        chunk = lf.slice(k * slice_rows, slice_rows).collect()
+        if opts.id_column is None:  # global row numbers stay unique across slices
+            chunk = chunk.with_row_index("__rt_row", offset=k * slice_rows).with_columns(pl.col("__rt_row").cast(pl.Int64))
+        # an existing slice directory returns its job: an interrupted submission resumes
+        submit_batch_plan(chunk, rubric, slice_opts, path=root / name, max_requests_per_batch=max_requests_per_batch)
+    return BatchGroup(root, api_key=opts.api_key)
+
+
+def submit_batch_plan(
+    df: Any, rubric: Rubric | None, opts: GradeOptions, *, path: str | Path | None,
+    max_requests_per_batch: int = MAX_REQUESTS,
+) -> BatchJob:  # fmt: skip
+    """Plan ``df`` under ``opts`` and submit every request not answered yet as provider batches."""
+    if max_requests_per_batch < 1:
+        raise ValueError("max_requests_per_batch must be >= 1")
+    settings = opts.settings()
+    if isinstance(df, (str, Path, pl.LazyFrame)):
+        df = scan_source(df).collect()
+    plan = build_plan(df, rubric, opts.replace(max_cost_usd=None, distribution_samples=0))
+    for j in plan.judges:
+        if isinstance(j, ScriptedJudge):
+            raise ValueError("batch grading sends requests to a provider; a ScriptedJudge answers at once: use rt.grade")
+        provider_of(j.model)
+    assign_keys(plan)
+    digest = plan_digest(plan)
+    root = Path(path) if path is not None else default_cache_path().parent / "batches" / digest[:16]
+    handle = root / HANDLE
+    if handle.exists():
+        job = BatchJob(root, api_key=opts.api_key)
+        if job.handle["digest"] != digest:
+            raise ValueError(f"{root} holds another batch job (different inputs, rubric or judges); choose another path")
+        job.judge_objects = None if opts.api_key is not None else plan.judges  # type: ignore[assignment]
+        # a submission interrupted before every request was sent: send the ones never sent
+        sent = {cid for r in job.rounds for cid in submitted_ids(root / r["requests_file"])}
+        store = ResponseCache(job.handle["cache"])
+        try:
+            submit_rounds(job, plan, store, max_requests=max_requests_per_batch, max_cost_usd=opts.max_cost_usd, skip=sent)
+        finally:
+            store.close()
+        return job
+    root.mkdir(parents=True, exist_ok=True)
+    store_path = cache_path(opts.cache, plan.judges) or root / "responses.sqlite"
+    # the graded columns only; per-row rubrics as JSON text
+    inp = plan.inp
+    cols = [c for c in (settings["column"], settings["id_column"], settings["query_column"], settings["reference_column"])
+            if c is not None]  # fmt: skip
+    frame = inp.frame.select(list(dict.fromkeys(cols)))
+    if settings["rubric_column"] is not None:
+        frame = frame.with_columns(pl.Series(settings["rubric_column"], [r.to_json(indent=None) for r in inp.rubrics],
+                                             dtype=pl.String))  # fmt: skip
+    frame.write_parquet(root / "inputs.parquet")
+    if opts.examples is not None:
+        to_polars(opts.examples, name="examples").write_parquet(root / "examples.parquet")
+    base_rubric = None if rubric is None else (rubric if isinstance(rubric, Rubric) else Rubric.from_dict(rubric))
+    store = ResponseCache(store_path)
+    try:
+        keys = [c.key for c in plan.calls if c.key is not None]
+        hits = store.get_many(keys)
+        precached = sum(1 for k in keys if k in hits)
+        h = {
+            "format": FORMAT,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "digest": digest,
+            "settings": settings,
+            "rubric": None if base_rubric is None else base_rubric.to_dict(),
+            "judges": [j.model_dump(mode="json", exclude={"api_key"}) for j in plan.judges],  # type: ignore[union-attr]
+            "cache": str(store_path),
+            "calls": len(plan.calls),
+            "unique_requests": len(set(keys)),
+            "precached": precached,
+            "rounds": [],
+        }
+        write_json(handle, h)
+        job = BatchJob(root, api_key=opts.api_key)
+        job.judge_objects = None if opts.api_key is not None else plan.judges  # type: ignore[assignment]
+        submit_rounds(job, plan, store, max_requests=max_requests_per_batch, max_cost_usd=opts.max_cost_usd)
+    finally:
+        store.close()
+    return job
+
+

@@ -1,0 +1,95 @@
+"""What a run will cost before it starts (:func:`estimate_cost`) and what it did cost (:func:`usage`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from rubrictools.frames import to_polars
+from rubrictools.grading.inputs import prepare, resolve_judges
+from rubrictools.grading.options import GradeOptions, Mode
+from rubrictools.grading.plan import build_calls
+from rubrictools.judge import ScriptedJudge
+from rubrictools.judge.providers import load_litellm
+from rubrictools.rubric import Rubric
+
+__all__ = ["estimate_cost", "usage"]
+
+
+def estimate_cost(
+    df: Any,
+    rubric: Rubric | None = None,
+    *,
+    model: Any,
+    column: str = "submission",
+    id_column: str | None = None,
+    query_column: str | None = None,
+    reference_column: str | None = None,
+    rubric_column: str | None = None,
+    mode: Mode = "per_criterion",
+    completion_tokens: int = 80,
+    api_base: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    system_prompt: str | None = None,
+) -> pl.DataFrame:
+    """Calls, prompt tokens (litellm's token counter) and dollars before running anything.
+
+    ``completion_tokens`` is the assumed reply length per call (per criterion in
+    ``per_item`` mode): ``cost = prompt_tokens * p_in + calls * completion_tokens * p_out``
+    with litellm's prices. Returns one row per judge: ``judge, calls, prompt_tokens,
+    completion_tokens, cost_usd`` (null when the model has no known price).
+
+    >>> import polars as pl, rubrictools as rt
+    >>> rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "Says hello"}])
+    >>> rt.estimate_cost(pl.DataFrame({"submission": ["hi", "yo"]}), rubric, model="rubrictools/scripted")["calls"].item()
+    2
+    """
+    opts = GradeOptions.pick(locals())
+    inp = prepare(df, rubric, opts)
+    judges = resolve_judges(model, opts.judge_settings())
+    calls = build_calls(inp, judges, opts)
+    rows = []
+    for ji, j in enumerate(judges):
+        mine = [c for c in calls if c.judge_i == ji]
+        if isinstance(j, ScriptedJudge):
+            rows.append((j.label, len(mine), 0, 0, 0.0))
+            continue
+        litellm = load_litellm()
+        pt = sum(litellm.token_counter(model=j.model, messages=c.messages) for c in mine)
+        per_call = completion_tokens * (len(mine[0].task.subject.rubric) if mode == "per_item" and mine else 1)
+        ct = per_call * len(mine)
+        try:
+            p_cost, c_cost = litellm.cost_per_token(model=j.model, prompt_tokens=pt, completion_tokens=ct)
+            cost: float | None = float(p_cost + c_cost)
+        except Exception:
+            cost = None
+        rows.append((j.label, len(mine), pt, ct, cost))
+    schema = {"judge": pl.String, "calls": pl.Int64, "prompt_tokens": pl.Int64, "completion_tokens": pl.Int64,
+              "cost_usd": pl.Float64}  # fmt: skip
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def usage(verdicts: Any) -> pl.DataFrame:
+    """Summarise a grading run per judge: calls, cache hits, errors, tokens, cost, latency.
+
+    ``cost_usd`` is what this run spent (cache hits cost nothing); ``cost_saved_usd`` is
+    what the cached answers had cost when first made.
+    """
+    v = to_polars(verdicts, name="verdicts").filter(pl.col("judge") != "ensemble")
+    return (
+        v.group_by("judge", maintain_order=True)
+        .agg(
+            pl.len().alias("rows"),
+            pl.col("cached").sum().alias("cached"),
+            pl.col("error").is_not_null().sum().alias("errors"),
+            pl.col("attempts").sum().alias("http_attempts"),
+            pl.col("prompt_tokens").filter(~pl.col("cached")).sum().alias("prompt_tokens"),
+            pl.col("completion_tokens").filter(~pl.col("cached")).sum().alias("completion_tokens"),
+            pl.col("cost_usd").filter(~pl.col("cached")).sum().alias("cost_usd"),
+            pl.col("cost_usd").filter(pl.col("cached")).sum().alias("cost_saved_usd"),
+            pl.col("latency_s").filter(~pl.col("cached")).mean().alias("mean_latency_s"),
+            pl.col("latency_s").filter(~pl.col("cached")).max().alias("max_latency_s"),
+        )
+    )

@@ -1,0 +1,71 @@
+"""Combine the verdicts of several judges into one ensemble verdict per (submission, criterion).
+
+The same aggregation rules as ``grade(..., model=[...])`` (see
+:mod:`rubrictools.judge.aggregate`), applied to any verdict table with a ``judge`` column,
+e.g. recorded judgments from several models.
+
+>>> import polars as pl, rubrictools as rt
+>>> v = pl.DataFrame({"id": [1, 1, 1], "criterion": "a", "verdict": ["MET", "MET", "UNMET"],
+...                   "judge": ["x", "y", "z"], "weight": 1.0})
+>>> rt.ensemble(v).select("id", "verdict", "explanation").row(0)
+(1, 'MET', 'majority of 3 judges: MET x2, UNMET x1')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from rubrictools.grading.votes import AGGREGATIONS, aggregate_votes
+from rubrictools.verdicts import VERDICT_SCHEMA, validate_verdicts
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rubrictools.rubric import Rubric
+
+__all__ = ["ensemble"]
+
+
+def ensemble(
+    verdicts: Any,
+    rubric: Rubric | None = None,
+    *,
+    method: str = "majority",
+    per_criterion: Mapping[str, str] | None = None,
+    judge_weights: Mapping[str, float] | None = None,
+    judges: list[str] | None = None,
+    keep_votes: bool = False,
+) -> pl.DataFrame:
+    """Aggregate a multi-judge verdict table into ``judge="ensemble"`` rows.
+
+    ``method`` is one of ``majority``, ``weighted`` (by ``judge_weights``), ``any``,
+    ``unanimous``, ``mean`` or ``median`` (ordinal); ``per_criterion`` overrides it for some
+    criteria. Errored votes do not vote; a (submission, criterion) whose every vote failed
+    stays an error row. ``judges`` restricts the voters; ``keep_votes`` returns the votes
+    followed by the ensemble rows. Rows come back in first-seen submission order.
+    """
+    if method not in AGGREGATIONS:
+        raise ValueError(f"method must be one of {AGGREGATIONS}")
+    v = validate_verdicts(verdicts, rubric)
+    if "judge" not in v.columns or v["judge"].null_count():
+        raise ValueError("ensemble needs a 'judge' column naming the judge of every row")
+    if judges is not None:
+        v = v.filter(pl.col("judge").is_in(judges))
+    weights = dict(judge_weights or {})
+    unknown = set(weights) - set(v["judge"].unique().to_list())
+    if unknown:
+        raise ValueError(f"judge_weights name judges not in the table: {sorted(unknown)}")
+    rows = v.select(pl.col("id").unique(maintain_order=True)).with_row_index("__row").with_columns(pl.col("__row").cast(pl.Int64))
+    votes = v.join(rows, on="id", how="left", maintain_order="left").with_columns(
+        pl.col("judge").replace_strict(weights, default=1.0, return_dtype=pl.Float64).alias("judge_weight")
+    )
+    agg = aggregate_votes(votes, dict(per_criterion or {}), method).sort("__row", maintain_order=True)
+    out = agg.select([c for c in VERDICT_SCHEMA if c in agg.columns])
+    # usage columns the votes never had (recorded judgments) stay unknown, not 0 / True
+    unknown_usage = [c for c in ("prompt_tokens", "completion_tokens", "cost_usd", "cached", "attempts", "latency_s")
+                     if c in out.columns and v[c].null_count() == v.height]  # fmt: skip
+    out = out.with_columns([pl.lit(None, dtype=out.schema[c]).alias(c) for c in unknown_usage])
+    if keep_votes:
+        return pl.concat([v.select(out.columns), out], how="vertical_relaxed")
+    return out

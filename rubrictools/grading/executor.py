@@ -1,0 +1,180 @@
+"""The one executor: runs judge calls with a bounded worker pool, retries, budget and cache.
+
+It never looks at the judge mode: a call's task parses its reply, and everything else
+(concurrency per judge, the cost budget, cancellation, cache reads and writes, distributions)
+is the same for every mode, for live grading, streaming slices, batch retries and Ray blocks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from rubrictools.grading.answers import cache_entry, from_cache
+from rubrictools.grading.inputs import AnyJudge
+from rubrictools.judge import Call, CallResult, Judge, ResponseCache, ScriptedJudge, apply_answer
+from rubrictools.judge.transport import complete
+
+__all__ = ["BUDGET_ERROR", "CANCELLED_ERROR", "execute"]
+
+BUDGET_ERROR = "budget exceeded: call not made (max_cost_usd reached)"
+CANCELLED_ERROR = "cancelled: call not made (run interrupted)"
+
+
+class _Run:
+    """Shared state of one execution: semaphores per judge, money spent, progress."""
+
+    def __init__(self, judges: Sequence[AnyJudge], cache: ResponseCache | None, max_cost_usd: float | None,
+                 progress: Any, cancel: threading.Event) -> None:  # fmt: skip
+        self.judges = judges
+        self.cache = cache
+        self.max_cost = max_cost_usd
+        self.spent = 0.0
+        self.bar = progress
+        self.cancel = cancel
+        self.sems = [asyncio.Semaphore(getattr(j, "max_concurrency", 16)) for j in judges]
+        self.stats = {"calls": 0, "errors": 0}
+
+    def over_budget(self) -> bool:
+        return self.max_cost is not None and self.spent >= self.max_cost
+
+    def _tick(self, call: Call) -> None:
+        if self.bar is None:
+            return
+        if call.error or not call.answered:
+            self.stats["errors"] += 1
+        self.bar.update(1)
+        self.bar.set_postfix(calls=self.stats["calls"], errors=self.stats["errors"], cost=f"${self.spent:.4f}",
+                             refresh=False)  # fmt: skip
+
+    async def _send(self, judge: Judge, call: Call, budget: int, extra: dict[str, Any] | None) -> CallResult:
+        self.stats["calls"] += 1
+        res = await complete(judge, call.messages, call.response_format, max_attempts=budget, extra=extra)
+        call.add_usage(res)
+        if res.cost_usd:
+            self.spent += res.cost_usd
+        return res
+
+    def _scripted(self, judge: ScriptedJudge, call: Call) -> None:
+        call.attempts = 1
+        if apply_answer(call, judge.reply(call.task)) and call.wants_distribution:
+            call.dist, call.dist_source = call.task.certain_distribution(call.parsed), "scripted"  # type: ignore[arg-type]
+
+    async def run_one(self, call: Call) -> None:
+        judge = self.judges[call.judge_i]
+        if isinstance(judge, ScriptedJudge):
+            self._scripted(judge, call)
+        else:
+            async with self.sems[call.judge_i]:
+                t0 = time.perf_counter()
+                await self._ask(judge, call)
+                call.latency_s = time.perf_counter() - t0
+        self._tick(call)
+
+    async def _ask(self, judge: Judge, call: Call) -> None:
+        """Ask until the reply parses, within ``1 + max_retries`` HTTP requests in all."""
+        budget = 1 + judge.max_retries
+        while budget > 0:
+            if self.cancel.is_set():
+                call.error = call.error or CANCELLED_ERROR
+                return
+            if self.over_budget():
+                call.error = BUDGET_ERROR
+                return
+            res = await self._send(judge, call, budget, call.extra)
+            budget -= res.attempts
+            if res.error is not None:
+                call.error = res.error
+                return
+            if apply_answer(call, res.content):
+                if call.wants_distribution:
+                    budget = await self._distribution(call, judge, res, budget)
+                if self.cache is not None and call.key is not None:
+                    self.cache.put(call.key, judge.model, cache_entry(call))
+                return
+
+    async def _distribution(self, call: Call, judge: Judge, res: CallResult, budget: int) -> int:
+        """Fill ``call.dist`` from the answer's logprobs, else from ``dist_samples`` sampled answers."""
+        dist = call.task.distribution_from_logprobs(res.content, res.logprobs)
+        if dist is not None:
+            call.dist, call.dist_source = dist, "logprobs"
+            return budget
+        if call.dist_samples > 0 and budget > 0 and not self.over_budget():
+            more = await self._send(judge, call, budget, {"n": call.dist_samples, "temperature": 1.0})
+            budget -= more.attempts
+            if more.error is None:
+                samples = more.choices or [more.content]
+                dist = call.task.distribution_from_samples(samples)
+                if dist is not None:
+                    call.dist, call.dist_source = dist, f"samples:{len(samples)}"
+                    return budget
+        call.dist, call.dist_source = None, "unavailable"
+        return budget
+
+
+def _progress_bar(total: int, enabled: bool, desc: str) -> Any:
+    if not enabled or total == 0:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="call")
+
+
+def _answer_from_cache(calls: list[Call], cache: ResponseCache) -> None:
+    keyed = [c for c in calls if c.key is not None]
+    hits = cache.get_many(c.key for c in keyed if c.key is not None)
+    for c in keyed:
+        hit = hits.get(c.key or "")
+        if hit is not None:
+            from_cache(c, hit)  # when it does not parse, the call is asked again
+
+
+async def execute(
+    calls: list[Call],
+    judges: Sequence[AnyJudge],
+    cache: ResponseCache | None,
+    *,
+    max_cost_usd: float | None = None,
+    progress: bool = False,
+    cancel: threading.Event | None = None,
+) -> None:
+    """Answer every call: from the cache where it can, else by asking its judge.
+
+    Every call ends answered or with an explicit ``error`` (failed, over budget, cancelled);
+    an exception inside one call becomes that call's ``internal:`` error, never a lost row.
+    """
+    if cache is not None:
+        _answer_from_cache(calls, cache)
+    todo = [c for c in calls if not c.cached]
+    bar = _progress_bar(len(todo), progress, "grading")
+    run = _Run(judges, cache, max_cost_usd, bar, cancel or threading.Event())
+    queue: asyncio.Queue[Call] = asyncio.Queue()
+    for c in todo:
+        queue.put_nowait(c)
+    n_workers = max(1, min(len(todo), sum(min(getattr(j, "max_concurrency", 16), 512) for j in judges)))
+
+    async def worker() -> None:
+        while True:
+            try:
+                c = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            try:
+                await run.run_one(c)
+            except asyncio.CancelledError:
+                c.error = c.error or CANCELLED_ERROR
+                raise
+            except Exception as e:  # noqa: BLE001 - never lose a row
+                c.error = f"internal: {type(e).__name__}: {e}"
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(n_workers)))
+    finally:
+        for c in todo:
+            if c.content is None and c.error is None:
+                c.error = CANCELLED_ERROR
+        if bar is not None:
+            bar.close()

@@ -1,0 +1,172 @@
+"""Grading inputs, checked before any call: the submissions, ids, rubrics and judges of a run.
+
+Every problem is a ValueError naming the parameter (and the row) at fault.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from rubrictools.frames import to_polars
+from rubrictools.grading.options import GradeOptions
+from rubrictools.judge import Judge, ResponseCache, ScriptedJudge, default_cache_path
+from rubrictools.rubric import Rubric
+from rubrictools.submissions import Submission, split_submission
+
+__all__ = ["AnyJudge", "Inputs", "Example", "cache_path", "examples_by_criterion", "open_cache", "prepare", "resolve_judges"]
+
+AnyJudge = Judge | ScriptedJudge
+Example = tuple[str, str, str | None]
+
+
+@dataclass
+class Inputs:
+    """The rows of a run: ids (and their dtype), each row's rubric, submission and context."""
+
+    frame: pl.DataFrame
+    ids: list[Any]
+    id_dtype: pl.DataType
+    rubrics: list[Rubric]
+    subs: list[Submission]
+    queries: list[str | None]
+    references: list[str | None]
+
+
+def coerce_rubric(value: Any, i: int) -> Rubric:
+    """A row's rubric from a Rubric, a dict/list, or JSON/YAML text (errors name the row)."""
+    if isinstance(value, Rubric):
+        return value
+    try:
+        if isinstance(value, str):
+            return Rubric.from_json(value) if value.lstrip()[:1] in "[{" else Rubric.from_yaml(value)
+        return Rubric.from_dict(value)
+    except ValueError as e:
+        raise ValueError(f"rubric_column: row {i}: {e}") from None
+
+
+def _check_columns(frame: pl.DataFrame, opts: GradeOptions) -> None:
+    for name in ("column", "id_column", "query_column", "reference_column", "rubric_column"):
+        col = getattr(opts, name)
+        if col is not None and col not in frame.columns:
+            raise ValueError(f"{name}={col!r} is not a column of the DataFrame (columns: {frame.columns})")
+
+
+def _ids(frame: pl.DataFrame, id_column: str | None) -> tuple[list[Any], pl.DataType]:
+    if id_column is None:
+        return list(range(frame.height)), pl.Int64()
+    idcol = frame[id_column]
+    if idcol.null_count():
+        raise ValueError(f"id_column {id_column!r} has null ids")
+    dup = idcol.filter(idcol.is_duplicated())
+    if dup.len():
+        raise ValueError(f"id_column {id_column!r} has duplicate ids, e.g. {dup.unique().head(3).to_list()}")
+    return idcol.to_list(), idcol.dtype
+
+
+def _rubrics(frame: pl.DataFrame, rubric: Rubric | None, rubric_column: str | None) -> list[Rubric]:
+    if rubric_column is None:
+        if rubric is None:
+            raise ValueError("grade needs a rubric (or rubric_column=)")
+        rubric = rubric if isinstance(rubric, Rubric) else Rubric.from_dict(rubric)
+        return [rubric] * frame.height
+    seen: dict[int, Rubric] = {}
+    out = []
+    for i, value in enumerate(frame[rubric_column].to_list()):
+        if value is None:
+            if rubric is None:
+                raise ValueError(f"rubric_column: row {i} has no rubric and no default rubric was given")
+            out.append(rubric)
+            continue
+        key = id(value) if not isinstance(value, str) else hash(value)
+        if key not in seen:
+            seen[key] = coerce_rubric(value, i)
+        out.append(seen[key])
+    return out
+
+
+def prepare(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Inputs:
+    """Check and unpack the input frame (polars, lazy or pandas) for a run with ``opts``."""
+    frame = to_polars(df)
+    _check_columns(frame, opts)
+    ids, id_dtype = _ids(frame, opts.id_column)
+    rubrics = _rubrics(frame, rubric, opts.rubric_column)
+    subs = []
+    for i, value in enumerate(frame[opts.column].to_list()):
+        try:
+            subs.append(split_submission(value))
+        except ValueError as e:
+            raise ValueError(f"column {opts.column!r}: row {i} (id {ids[i]!r}): {e}") from None
+    n = frame.height
+    queries = frame[opts.query_column].cast(pl.String).to_list() if opts.query_column else [None] * n
+    refs = frame[opts.reference_column].cast(pl.String).to_list() if opts.reference_column else [None] * n
+    return Inputs(frame, ids, id_dtype, rubrics, subs, queries, refs)
+
+
+def resolve_judges(model: Any, settings: dict[str, Any]) -> list[AnyJudge]:
+    """The judges ``model`` names: strings become :class:`Judge` with ``settings``."""
+    if model is None:
+        raise ValueError("grade needs model= (a litellm model string, a Judge, a ScriptedJudge or a list of them)")
+    items = list(model) if isinstance(model, (list, tuple)) else [model]
+    judges: list[AnyJudge] = []
+    for m in items:
+        if isinstance(m, (Judge, ScriptedJudge)):
+            if settings:
+                raise ValueError(f"judge settings {sorted(settings)} go inside the Judge(...) when model= is a Judge")
+            judges.append(m)
+        elif isinstance(m, str):
+            judges.append(ScriptedJudge() if m == "rubrictools/scripted" else Judge(model=m, **settings))
+        else:
+            raise TypeError(f"model: expected str, Judge or ScriptedJudge, got {type(m).__name__}")
+    labels = [j.label for j in judges]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"judges need distinct names (Judge(name=...)); got {labels}")
+    if "ensemble" in labels:
+        raise ValueError("'ensemble' is reserved for aggregated rows; rename the judge")
+    return judges
+
+
+def examples_by_criterion(examples: Any, column: str, max_examples: int) -> dict[str, list[Example]]:
+    """Few-shot examples per criterion (``submission|column, criterion, verdict[, explanation]``)."""
+    if examples is None:
+        return {}
+    ex = to_polars(examples, name="examples")
+    text_col = "submission" if "submission" in ex.columns else column
+    need = {text_col, "criterion", "verdict"}
+    if not need <= set(ex.columns):
+        raise ValueError(f"examples: expected columns {sorted(need)}, got {ex.columns}")
+    has_expl = "explanation" in ex.columns
+    out: dict[str, list[Example]] = {}
+    for r in ex.iter_rows(named=True):
+        lst = out.setdefault(str(r["criterion"]), [])
+        if len(lst) < max_examples:
+            text = split_submission(r[text_col]).output
+            lst.append((text, str(r["verdict"]), r["explanation"] if has_expl else None))
+    return out
+
+
+def cache_path(cache: bool | str | Path | ResponseCache | None, judges: Sequence[AnyJudge] = ()) -> Path | None:
+    """Where ``cache=`` says answers go: ``True`` is the judges' own cache file (they must
+    agree) or the user cache dir; a path is itself; ``False``/``None`` is no cache."""
+    if isinstance(cache, ResponseCache):
+        return cache.path
+    if cache is False or cache is None:
+        return None
+    if cache is True:
+        paths = {str(j.cache) for j in judges if isinstance(j, Judge) and j.cache is not None}
+        if len(paths) > 1:
+            raise ValueError(f"judges name different cache files {sorted(paths)}; pass cache=... to choose one")
+        return Path(paths.pop()) if paths else default_cache_path()
+    return Path(cache)
+
+
+def open_cache(cache: bool | str | Path | ResponseCache | None, judges: Sequence[AnyJudge] = ()) -> ResponseCache | None:
+    """The response cache ``cache=`` names, opened (the caller closes what it opened)."""
+    if isinstance(cache, ResponseCache):
+        return cache
+    path = cache_path(cache, judges)
+    return None if path is None else ResponseCache(path)

@@ -1,0 +1,126 @@
+"""Every setting of a grading run, declared once with its default and validated before any call.
+
+:func:`rubrictools.grade`, :func:`~rubrictools.agrade`, :func:`~rubrictools.submit_batch`,
+streaming and Ray all build one :class:`GradeOptions`; their signatures list the same
+keyword-only parameters with the same defaults (a test keeps them in step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal
+
+from rubrictools.grading.votes import AGGREGATIONS
+from rubrictools.judge import ResponseCache
+
+__all__ = ["JUDGE_SETTINGS", "CacheSetting", "GradeOptions", "GradePart", "Mode", "OnUnsupported"]
+
+Mode = Literal["per_criterion", "per_item", "holistic"]
+GradePart = Literal["output", "thinking", "all"]
+OnUnsupported = Literal["flag", "downgrade"]
+CacheSetting = bool | str | Path | ResponseCache | None
+"""What ``cache=`` accepts: True (the default cache file), a path, an open cache, or False/None."""
+
+JUDGE_SETTINGS = (
+    "api_base",
+    "api_key",
+    "temperature",
+    "max_tokens",
+    "timeout",
+    "max_concurrency",
+    "max_retries",
+    "backoff_base",
+    "backoff_max",
+    "response_format",
+    "system_prompt",
+    "litellm_kwargs",
+    "transport",
+)
+"""Parameters passed to :class:`~rubrictools.Judge` when ``model`` is a string (None: the Judge default)."""
+
+_MODES = ("per_criterion", "per_item", "holistic")
+_PARTS = ("output", "thinking", "all")
+
+
+
+@dataclass(frozen=True, kw_only=True)
+class GradeOptions:
+    """The settings of one grading run (see :func:`rubrictools.grade` for each one's meaning)."""
+
+    model: Any = None
+    column: str = "submission"
+    id_column: str | None = None
+    query_column: str | None = None
+    reference_column: str | None = None
+    rubric_column: str | None = None
+    mode: Mode = "per_criterion"
+    aggregate: str = "majority"
+    examples: Any = None
+    max_examples: int = 3
+    shuffle_options: bool = False
+    seed: int = 0
+    grade_part: GradePart = "output"
+    cache: CacheSetting = True
+    max_cost_usd: float | None = None
+    progress: bool = True
+    distribution: bool = False
+    distribution_samples: int = 10
+    evidence: bool | None = None
+    on_unsupported: OnUnsupported = "flag"
+    api_base: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout: float | None = None
+    max_concurrency: int | None = None
+    max_retries: int | None = None
+    backoff_base: float | None = None
+    backoff_max: float | None = None
+    response_format: Literal["auto", "json_schema", "json_object", "text"] | None = None
+    system_prompt: str | None = None
+    litellm_kwargs: dict[str, Any] | None = None
+    transport: Literal["litellm", "direct"] | None = None
+
+    def __post_init__(self) -> None:
+        _choice("mode", self.mode, _MODES)
+        _choice("grade_part", self.grade_part, _PARTS)
+        _choice("on_unsupported", self.on_unsupported, ("flag", "downgrade"))
+        _choice("aggregate", self.aggregate, AGGREGATIONS)
+        if not isinstance(self.column, str):
+            raise TypeError(f"column must be a column name (str), got {type(self.column).__name__}")
+        if self.max_examples < 0:
+            raise ValueError(f"max_examples must be >= 0, got {self.max_examples}")
+        if self.distribution_samples < 0:
+            raise ValueError(f"distribution_samples must be >= 0, got {self.distribution_samples}")
+        if self.distribution and self.mode != "per_criterion":
+            raise ValueError("distribution=True needs mode='per_criterion' (one answer per criterion)")
+        if self.max_cost_usd is not None and not self.max_cost_usd >= 0:
+            raise ValueError(f"max_cost_usd must be >= 0, got {self.max_cost_usd!r}")
+
+    @classmethod
+    def pick(cls, values: dict[str, Any]) -> GradeOptions:
+        """The options among ``values`` (e.g. a function's ``locals()``); other keys are ignored."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in names})
+
+    def judge_settings(self) -> dict[str, Any]:
+        """The Judge settings given explicitly (not None)."""
+        return {k: getattr(self, k) for k in JUDGE_SETTINGS if getattr(self, k) is not None}
+
+    def replace(self, **changes: Any) -> GradeOptions:
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values.update(changes)
+        return GradeOptions(**values)
+
+    def settings(self) -> dict[str, Any]:
+        """The options that decide what is asked (recorded in batch handles and manifests)."""
+        keep = ("column", "id_column", "query_column", "reference_column", "rubric_column", "mode", "aggregate",
+                "max_examples", "shuffle_options", "seed", "grade_part", "distribution", "evidence",
+                "on_unsupported")  # fmt: skip
+        return {k: getattr(self, k) for k in keep}
+
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")

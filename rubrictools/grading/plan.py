@@ -1,0 +1,210 @@
+"""The plan of a grading run: every judge call it needs, built before any call is made.
+
+A *mode* (``grade(mode=...)``) says how one submission becomes judge tasks
+(:mod:`rubrictools.judge.tasks`); :data:`MODES` maps each name to its task builder. The plan
+is shared by live grading, streaming, provider batch jobs and Ray: they differ only in how
+the calls get their answers.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from rubrictools.grading.assemble import assemble
+from rubrictools.grading.inputs import AnyJudge, Example, Inputs, examples_by_criterion, prepare, resolve_judges
+from rubrictools.grading.options import GradeOptions
+from rubrictools.grading.rules import rule_table
+from rubrictools.judge import (
+    Call,
+    CriterionTask,
+    HolisticTask,
+    ItemTask,
+    Judge,
+    JudgeTask,
+    RowSink,
+    Subject,
+    cache_key,
+)
+from rubrictools.judge.pricing import require_prices
+from rubrictools.judge.providers import response_format_for
+from rubrictools.rubric import Rubric
+from rubrictools.submissions import graded_text
+
+__all__ = ["MODES", "ModeContext", "Plan", "assign_keys", "build_calls", "build_plan"]
+
+
+@dataclass(frozen=True)
+class ModeContext:
+    """What a mode needs besides the subject: few-shot examples, option shuffling, evidence."""
+
+    examples: dict[str, list[Example]]
+    shuffle_options: bool
+    seed: int
+    evidence: bool | None  # None: per criterion (``Criterion.evidence``)
+
+    def wants_evidence(self, c: Any) -> bool:
+        return bool(c.evidence) if self.evidence is None else self.evidence
+
+    def order(self, sid: Any, c: Any) -> list[int] | None:
+        """A seeded permutation of ``c``'s options when shuffling, else None."""
+        if not (self.shuffle_options and c.options):
+            return None
+        rng = random.Random(f"{self.seed}|{sid}|{c.name or ''}")
+        order = list(range(len(c.options)))
+        rng.shuffle(order)
+        return order
+
+
+def _per_criterion(subject: Subject, judged: Rubric, ctx: ModeContext) -> list[JudgeTask]:
+    return [
+        CriterionTask(
+            subject, c, option_order=ctx.order(subject.sid, c), evidence=ctx.wants_evidence(c),
+            examples=ctx.examples.get(c.name or "", ()),
+        )  # fmt: skip
+        for c in judged
+    ]
+
+
+def _per_item(subject: Subject, judged: Rubric, ctx: ModeContext) -> list[JudgeTask]:
+    orders = {c.name or "": o for c in judged if (o := ctx.order(subject.sid, c)) is not None}
+    evidence = frozenset(c.name or "" for c in judged if ctx.wants_evidence(c))
+    return [ItemTask(subject, judged, option_orders=orders, evidence=evidence)]
+
+
+def _holistic(subject: Subject, judged: Rubric, ctx: ModeContext) -> list[JudgeTask]:
+    rubric = subject.rubric
+    if rubric.has_rules:
+        raise ValueError(
+            "mode='holistic' asks for one number for the whole rubric; a rubric with rule criteria "
+            f"({[c.name for c in rubric if c.rule is not None]}) needs mode='per_criterion' or 'per_item'"
+        )
+    return [HolisticTask(subject)]
+
+
+MODES: dict[str, Callable[[Subject, Rubric, ModeContext], list[JudgeTask]]] = {
+    "per_criterion": _per_criterion,
+    "per_item": _per_item,
+    "holistic": _holistic,
+}
+"""``grade(mode=...)`` name -> the tasks one submission needs (``judged``: its judge-decided criteria)."""
+
+
+def _llm_part(rub: Rubric, memo: dict[int, Rubric | None]) -> Rubric | None:
+    """The rubric restricted to judge-decided criteria (``None`` when every criterion is a rule)."""
+    k = id(rub)
+    if k not in memo:
+        crit = rub.llm_criteria
+        memo[k] = rub if not rub.has_rules else (Rubric(list(crit)) if crit else None)
+    return memo[k]
+
+
+def build_calls(inp: Inputs, judges: Sequence[AnyJudge], opts: GradeOptions) -> list[Call]:
+    """One call per (task, judge), in input order."""
+    ctx = ModeContext(
+        examples_by_criterion(opts.examples, opts.column, opts.max_examples),
+        opts.shuffle_options, opts.seed, opts.evidence,
+    )  # fmt: skip
+    make_tasks = MODES[opts.mode]
+    formats: dict[tuple[int, str], dict[str, Any] | None] = {}
+    memo: dict[int, Rubric | None] = {}
+
+    def response_format(ji: int, task: JudgeTask) -> dict[str, Any] | None:
+        j = judges[ji]
+        if not isinstance(j, Judge):
+            return None
+        schema, name = task.schema()
+        k = (ji, json.dumps(schema, sort_keys=True))
+        if k not in formats:
+            formats[k] = response_format_for(j, schema, name)
+        return formats[k]
+
+    calls: list[Call] = []
+    for row, (sid, rub, sub) in enumerate(zip(inp.ids, inp.rubrics, inp.subs, strict=True)):
+        judged = _llm_part(rub, memo)
+        subject = Subject(
+            row=row, sid=sid, submission=sub, text=graded_text(sub, opts.grade_part), rubric=rub,
+            part=opts.grade_part, query=inp.queries[row], reference=inp.references[row],
+        )  # fmt: skip
+        tasks = make_tasks(subject, judged, ctx) if judged is not None else []
+        for ji, j in enumerate(judges):
+            sp = getattr(j, "system_prompt", None)
+            for task in tasks:
+                msgs = task.messages(system_prompt=sp)
+                calls.append(Call(task=task, judge_i=ji, messages=msgs, response_format=response_format(ji, task)))
+    return calls
+
+
+@dataclass
+class Plan:
+    """Everything a grading run asks, before any call: shared by live, streamed and batch grading."""
+
+    inp: Inputs
+    judges: list[AnyJudge]
+    calls: list[Call]
+    texts: list[str]
+    rules: pl.DataFrame | None
+    opts: GradeOptions
+
+    def verdicts(self) -> pl.DataFrame:
+        """The verdict table from the calls' current answers and errors."""
+        sink = RowSink([j.label for j in self.judges])
+        for call in self.calls:
+            call.task.rows(call, sink)
+        keep: set[str] = set()
+        for c in self.calls:
+            keep |= c.task.optional_columns()
+            if c.wants_distribution:
+                keep.add("distribution")
+        return assemble(
+            sink.cols, self.inp, self.judges, self.opts, texts=self.texts, rules=self.rules, keep=frozenset(keep)
+        )
+
+
+def _rule_rows(inp: Inputs, texts: list[str]) -> pl.DataFrame | None:
+    """Verdict rows of every rule criterion, evaluated as polars expressions per distinct rubric."""
+    by_rubric: dict[int, list[int]] = {}
+    for i, r in enumerate(inp.rubrics):
+        if r.has_rules:
+            by_rubric.setdefault(id(r), []).append(i)
+    if not by_rubric:
+        return None
+    ids = pl.Series("id", inp.ids, dtype=inp.id_dtype)
+    text = pl.Series("text", texts, dtype=pl.String)
+    parts = []
+    for rows in by_rubric.values():
+        idx = pl.Series(rows, dtype=pl.Int64)
+        parts.append(rule_table(ids.gather(idx), text.gather(idx), inp.rubrics[rows[0]], rows=idx))
+    return pl.concat(parts)
+
+
+def build_plan(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Plan:
+    """Check every input and build every call of a run (no call is made)."""
+    inp = prepare(df, rubric, opts)
+    judges = resolve_judges(opts.model, opts.judge_settings())
+    require_prices([j for j in judges if isinstance(j, Judge)], opts.max_cost_usd)
+    calls = build_calls(inp, judges, opts)
+    texts = [graded_text(sub, opts.grade_part) for sub in inp.subs]
+    if opts.distribution:
+        for c in calls:
+            c.dist_samples = opts.distribution_samples
+            if isinstance(judges[c.judge_i], Judge):
+                c.extra = {"logprobs": True, "top_logprobs": 20}
+    return Plan(inp, judges, calls, texts, _rule_rows(inp, texts), opts)
+
+
+def assign_keys(plan: Plan) -> None:
+    """Set each LLM call's cache key: a hash of everything that changes the answer, no secrets."""
+    for c in plan.calls:
+        j = plan.judges[c.judge_i]
+        if isinstance(j, Judge):
+            ident = {**j.request_identity(), "messages": c.messages, "response_format": c.response_format}
+            if c.extra is not None:
+                ident.update(extra=c.extra, distribution_samples=c.dist_samples)
+            c.key = cache_key(ident)
+

@@ -1,0 +1,131 @@
+"""Grade more submissions than fit in memory: chunked, written as parquet parts, resumable.
+
+``rt.grade(source, rubric, output="verdicts/", batch_size=10_000, ...)`` reads ``source`` (a
+polars LazyFrame, a parquet file, directory or glob, or a DataFrame) one slice of
+``batch_size`` rows at a time, grades the slice with the usual engine, and writes its verdict
+table atomically as ``verdicts/part-00000.parquet``, ``part-00001.parquet``... Peak memory
+depends on ``batch_size``, not on the size of the input.
+
+Resuming: a part on disk is never graded again, and inside an unfinished part the response
+cache answers every call that had already come back, so an interrupted run continues where
+it stopped without repeating a paid call. ``_manifest.json`` records what the parts were
+made from (rubric, batch size, columns); resuming into a directory made with different
+settings is an error instead of a silently mixed table.
+
+The result is a lazy scan of the parts (``pl.scan_parquet``): ``rt.score`` and
+``rt.agreement`` accept it, and polars only reads the columns they need.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from rubrictools.frames import to_polars
+from rubrictools.grading.live import grade_frame
+from rubrictools.grading.options import GradeOptions
+from rubrictools.rubric import Rubric
+
+__all__ = ["MANIFEST", "grade_to_parquet", "scan_source"]
+
+MANIFEST = "_manifest.json"
+
+
+def scan_source(source: Any) -> pl.LazyFrame:
+    """A LazyFrame over ``source``: LazyFrame, DataFrame (polars or pandas), or parquet path/glob."""
+    if isinstance(source, pl.LazyFrame):
+        return source
+    if isinstance(source, (str, Path)):
+        p = Path(source)
+        if p.is_dir():
+            return pl.scan_parquet(p / "*.parquet")
+        if not any(ch in str(source) for ch in "*?[") and not p.exists():
+            raise FileNotFoundError(f"no such parquet file or directory: {p}")
+        return pl.scan_parquet(source)
+    return to_polars(source).lazy()
+
+
+def _fingerprint(rubric: Rubric | None, opts: GradeOptions, batch_size: int) -> str:
+    judges = opts.model if isinstance(opts.model, (list, tuple)) else [opts.model]
+    names = [getattr(j, "label", None) or str(j) for j in judges]
+    keys = ("mode", "aggregate", "grade_part", "evidence", "on_unsupported", "query_column", "reference_column",
+            "shuffle_options", "seed")  # fmt: skip
+    default = GradeOptions()
+    settings = {k: getattr(opts, k) for k in keys if getattr(opts, k) != getattr(default, k)}
+    payload = {
+        "rubric": rubric.to_dict() if rubric is not None else None,
+        "judges": names,
+        "settings": {k: str(v) for k, v in sorted(settings.items())},
+        "batch_size": batch_size,
+        "column": opts.column,
+        "id_column": opts.id_column,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _open_manifest(out: Path, fp: str, n: int, batch_size: int, n_parts: int) -> None:
+    man_path = out / MANIFEST
+    if man_path.exists():
+        old = json.loads(man_path.read_text())
+        if old.get("fingerprint") != fp or old.get("rows") != n:
+            raise ValueError(
+                f"{out} holds parts graded with other settings (rubric, judges, batch size, columns or input size "
+                f"differ: {old.get('rows')} rows before, {n} now); choose another output directory or delete it"
+            )
+        return
+    stale = sorted(out.glob("part-*.parquet"))
+    if stale:
+        raise ValueError(f"{out} has {len(stale)} parquet part(s) but no {MANIFEST}; refusing to mix them in")
+    man_path.write_text(json.dumps({"fingerprint": fp, "rows": n, "batch_size": batch_size, "parts": n_parts}))
+
+
+def grade_to_parquet(
+    source: Any, rubric: Rubric | None, output: str | Path, *, opts: GradeOptions, batch_size: int = 10_000
+) -> pl.LazyFrame:
+    """Grade ``source`` slice by slice into parquet parts under ``output``; see module docstring.
+
+    Without ``id_column``, ids are global row numbers (``0..n-1`` across slices), so they stay
+    unique. Returns a LazyFrame over every part, in input order.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if opts.rubric_column is None and rubric is not None and not isinstance(rubric, Rubric):
+        rubric = Rubric.from_dict(rubric)
+    lf = scan_source(source)
+    schema = lf.collect_schema()
+    for name, col in (("column", opts.column), ("id_column", opts.id_column)):
+        if col is not None and col not in schema:
+            raise ValueError(f"{name}={col!r} is not a column of the source (columns: {list(schema)})")
+    n = lf.select(pl.len()).collect().item()
+    out = Path(output)
+    out.mkdir(parents=True, exist_ok=True)
+    n_parts = max(1, -(-n // batch_size))
+    _open_manifest(out, _fingerprint(rubric, opts, batch_size), n, batch_size, n_parts)
+    slice_opts = opts.replace(progress=False, id_column=opts.id_column or "__rt_row")
+    bar = None
+    if opts.progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=n_parts, desc="parts", unit="part")
+    try:
+        for k in range(n_parts):
+            part = out / f"part-{k:05d}.parquet"
+            if not part.exists():
+                chunk = lf.slice(k * batch_size, batch_size).collect()
+                if opts.id_column is None:
+                    chunk = chunk.with_row_index("__rt_row", offset=k * batch_size).with_columns(pl.col("__rt_row").cast(pl.Int64))
+                v = grade_frame(chunk, rubric, slice_opts)
+                tmp = part.with_suffix(".parquet.tmp")
+                v.write_parquet(tmp)
+                os.replace(tmp, part)  # a part is either complete or absent
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return pl.scan_parquet(out / "part-*.parquet")

@@ -1,0 +1,41 @@
+"""How well does the judge agree with people, and people with each other? With honest intervals.
+
+* :func:`agreement` joins a verdict table with human labels and returns one row per group
+  (criterion, by default) and metric, with a cluster-bootstrap interval;
+* :func:`inter_rater` measures agreement among several human raters (the ceiling a judge
+  can be expected to reach);
+* :func:`compare` bootstraps the difference of a metric between two judges (or rubrics)
+  on the same items, with an interval and a p-value.
+
+Human labels are a long DataFrame ``id, criterion, label[, rater]``. Labels are matched to
+the rubric's options case- and space-insensitively; without a rubric they are read as
+binary (MET/UNMET), numeric (ordinal, e.g. 1-5 ratings) or nominal strings.
+
+All three share one resampling plan (:mod:`~rubrictools.human_agreement.estimate`): submissions
+(``id``) are drawn with replacement (optionally within strata), the same draws serve every
+criterion and metric, and metrics are evaluated from sufficient statistics for all resamples
+at once (:mod:`rubrictools.metrics.resampling`). Modules, in pipeline order: ``labels`` ->
+``pairs`` -> ``kernels`` -> ``estimate`` -> ``judge`` / ``raters`` / ``compare``.
+"""
+
+from __future__ import annotations
+
+from rubrictools.human_agreement.catalog import CRITERION_METRICS, INTER_RATER_METRICS, SCORE, SCORE_METRICS
+from rubrictools.human_agreement.compare import compare
+from rubrictools.human_agreement.judge import agreement
+from rubrictools.human_agreement.labels import human_frame
+from rubrictools.human_agreement.pairs import criterion_pairs, score_pairs
+from rubrictools.human_agreement.raters import inter_rater
+
+__all__ = [
+    "CRITERION_METRICS",
+    "INTER_RATER_METRICS",
+    "SCORE",
+    "SCORE_METRICS",
+    "agreement",
+    "compare",
+    "criterion_pairs",
+    "human_frame",
+    "inter_rater",
+    "score_pairs",
+]

@@ -1,0 +1,75 @@
+"""Which agreement metrics exist, which apply to which criterion kind, and the defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+
+
+__all__ = ["BINARY_ONLY", "CRITERION_METRICS", "DEFAULT_METRICS", "INTER_RATER_METRICS", "KENDALL_MAX_ROWS", "Level", "Method", "NaMode", "OPT_IN", "ORDERED_ONLY", "PVALUE", "Raters", "SCORE", "SCORE_METRICS", "check_metrics"]
+
+
+SCORE = "__score__"
+"""Group label of score-level rows (rubric score of the judge vs of the human)."""
+
+
+DEFAULT_METRICS: dict[str, tuple[str, ...]] = {
+    "binary": ("accuracy", "precision", "recall", "f1", "mcc", "cohen_kappa", "gwet_ac1", "judge_rate", "human_rate"),
+    "ordinal": ("accuracy", "cohen_kappa", "kappa_linear", "kappa_quadratic", "spearman", "kendall", "mae", "js_divergence"),
+    "nominal": ("accuracy", "f1_macro", "cohen_kappa", "gwet_ac1", "js_divergence"),
+}
+
+
+CRITERION_METRICS: tuple[str, ...] = (
+    "accuracy", "precision", "recall", "f1", "f1_macro", "mcc", "cohen_kappa", "kappa_linear",
+    "kappa_quadratic", "gwet_ac1", "spearman", "kendall", "mae", "judge_rate", "human_rate", "js_divergence",
+)  # fmt: skip
+
+
+SCORE_METRICS: tuple[str, ...] = (
+    "pearson", "spearman", "kendall", "rmse", "mae", "bias", "effect_size", "wasserstein", "ks", "rmse_affine",
+)  # fmt: skip
+
+
+OPT_IN = {"rmse_affine"}  # asked for by name only
+
+
+INTER_RATER_METRICS: tuple[str, ...] = (
+    "fleiss_kappa", "gwet_ac1", "percent_agreement", "krippendorff_alpha", "cohen_kappa_pairwise", "icc2", "icc3",
+)  # fmt: skip
+
+
+ORDERED_ONLY = {"kappa_linear", "kappa_quadratic", "spearman", "kendall", "mae", "icc2", "icc3"}
+
+
+BINARY_ONLY = {"precision", "recall", "f1", "judge_rate", "human_rate"}
+
+
+PVALUE = {"cohen_kappa", "pearson", "spearman", "kendall", "bias", "ks"}
+
+
+KENDALL_MAX_ROWS = 5000
+
+
+NaMode = Literal["exclude", "as_category", "as_worst"]
+
+
+Raters = Literal["each", "consensus"]
+
+
+Level = Literal["criterion", "score", "both"]
+
+
+Method = Literal["percentile", "bca"]
+
+
+def check_metrics(metrics: Sequence[str] | None, allowed: Sequence[str], what: str) -> list[str] | None:
+    if metrics is None:
+        return None
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    bad = [m for m in metrics if m not in allowed]
+    if bad:
+        raise ValueError(f"unknown {what} metric(s) {bad}; choose from {list(allowed)}")
+    return list(metrics)

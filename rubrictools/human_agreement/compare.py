@@ -1,0 +1,115 @@
+"""`compare`: is judge A closer to people than judge B? A paired bootstrap of the difference."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+import numpy as np
+import polars as pl
+from rubrictools.metrics import resampling as bs
+from rubrictools.rubric import Rubric
+from rubrictools.human_agreement.catalog import CRITERION_METRICS, NaMode, Raters, SCORE, SCORE_METRICS
+from rubrictools.human_agreement.estimate import finite_or_none, resampling_plan
+from rubrictools.human_agreement.kernels import criterion_kernels, score_kernels
+from rubrictools.human_agreement.pairs import criterion_pairs, score_pairs
+
+
+__all__ = ["compare"]
+
+
+def compare(
+    verdicts_a: Any,
+    verdicts_b: Any,
+    human: Any,
+    rubric: Rubric | None = None,
+    *,
+    metric: str = "cohen_kappa",
+    by: str | Sequence[str] | None = "criterion",
+    names: tuple[str, str] = ("a", "b"),
+    na: NaMode = "exclude",
+    raters: Raters = "each",
+    bootstrap: int = 2000,
+    ci: float = 0.95,
+    seed: int | None = None,
+    stratify: Any = None,
+) -> pl.DataFrame:
+    """Paired bootstrap of the difference in one metric between two judges on the same items.
+
+    Both verdict tables are paired with the same human labels, restricted to the pairs
+    usable on both sides, and resampled with the *same* draws, so the interval of
+    ``diff = value_a - value_b`` accounts for the correlation between the judges. The
+    ``p_value`` (two-sided, H0: no difference) is the share of resampled differences at
+    least as far from the observed one as the observed one is from 0:
+    ``(1 + #{|d* - d| >= |d|}) / (B + 1)``. ``metric`` may be a criterion-level metric or,
+    with ``metric`` in :data:`SCORE_METRICS` and a rubric, a score-level one.
+
+    >>> import polars as pl, rubrictools as rt
+    >>> h = pl.DataFrame({"id": range(6), "criterion": "a", "label": ["MET", "UNMET"] * 3})
+    >>> a = h.rename({"label": "verdict"})
+    >>> b = a.with_columns(pl.lit("MET").alias("verdict"))
+    >>> rt.compare(a, b, h, metric="accuracy", bootstrap=200, seed=0)["diff"].item()
+    0.5
+    """
+    by_list = [] if by is None else ([by] if isinstance(by, str) else list(by))
+    score_level = metric in SCORE_METRICS and metric not in CRITERION_METRICS
+    if metric not in CRITERION_METRICS and metric not in SCORE_METRICS:
+        raise ValueError(f"unknown metric {metric!r}")
+    key_cols: list[str]
+    if score_level:
+        pa = score_pairs(verdicts_a, human, rubric, [], raters, None)
+        pb = score_pairs(verdicts_b, human, rubric, [], raters, None)
+        key_cols = ["id", "rater"]
+        pa = pa.filter(pl.col("h_value").is_not_null() & pl.col("j_value").is_not_null())
+        pb = pb.filter(pl.col("h_value").is_not_null() & pl.col("j_value").is_not_null())
+        group_cols: list[str] = []
+    else:
+        pa = criterion_pairs(verdicts_a, human, rubric, by_list, na, raters).frame
+        pb = criterion_pairs(verdicts_b, human, rubric, by_list, na, raters).frame
+        key_cols = list(dict.fromkeys(["id", "criterion", "rater", *by_list]))
+        group_cols = by_list
+    common = pa.select(key_cols).join(pb.select(key_cols), on=key_cols, how="inner")
+    pa = common.join(pa, on=key_cols, how="left", maintain_order="left")
+    pb = common.join(pb, on=key_cols, how="left", maintain_order="left")
+    plan = resampling_plan(common["id"], bootstrap, seed, stratify, "percentile", ci, human)
+    pa = pa.join(plan.index, on="id", how="left", maintain_order="left")
+    pb = pb.join(plan.index, on="id", how="left", maintain_order="left")
+    ga = pa.partition_by(group_cols, as_dict=True, maintain_order=True) if group_cols else {(): pa}
+    gb = pb.partition_by(group_cols, as_dict=True, maintain_order=True) if group_cols else {(): pb}
+    rows = []
+    for key, a in ga.items():
+        b = gb[key]
+        key = key if isinstance(key, tuple) else (key,)
+        if score_level:
+            ka = score_kernels(a["h_value"].to_numpy(), a["j_value"].to_numpy(), [metric])
+            kb = score_kernels(b["h_value"].to_numpy(), b["j_value"].to_numpy(), [metric])
+        else:
+            kind, k, pos = a["kind"][0], int(a["n_classes"][0]), a["pos_code"][0]
+            ka = criterion_kernels(a, kind, k, pos, [metric])
+            kb = criterion_kernels(b, kind, k, pos, [metric])
+        if not ka or not kb:
+            raise ValueError(f"metric {metric!r} does not apply to group {dict(zip(group_cols, key))}")
+        clusters = a["__cluster"].to_numpy()
+        va, vb = ka[0].point()[metric], kb[0].point()[metric]
+        diff = va - vb
+        low = high = p = float("nan")
+        n_deg = None
+        if plan.weights is not None:
+            da = bs.evaluate(ka[0], clusters, plan.weights)[metric]
+            db = bs.evaluate(kb[0], clusters, plan.weights)[metric]
+            d = da - db
+            iv = bs.interval(diff, d, ci=ci)
+            low, high, n_deg = iv.low, iv.high, iv.n_degenerate
+            ok = np.isfinite(d)
+            if ok.any() and np.isfinite(diff):
+                p = float((1 + np.sum(np.abs(d[ok] - diff) >= abs(diff) - 1e-12)) / (ok.sum() + 1))
+        group = dict(zip(group_cols, key))
+        if score_level and "criterion" in by_list:
+            group["criterion"] = SCORE
+        rows.append({**group, "metric": metric, f"value_{names[0]}": finite_or_none(va), f"value_{names[1]}": finite_or_none(vb),
+                     "diff": finite_or_none(diff), "ci_low": finite_or_none(low), "ci_high": finite_or_none(high), "p_value": finite_or_none(p),
+                     "n": a.height, "n_items": a["id"].n_unique(), "n_degenerate": n_deg})  # fmt: skip
+    schema: dict[str, Any] = {c: pl.String for c in (group_cols or (["criterion"] if score_level and "criterion" in by_list else []))}
+    schema.update({"metric": pl.String, f"value_{names[0]}": pl.Float64, f"value_{names[1]}": pl.Float64,
+                   "diff": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64, "p_value": pl.Float64,
+                   "n": pl.Int64, "n_items": pl.Int64, "n_degenerate": pl.Int64})  # fmt: skip
+    return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)

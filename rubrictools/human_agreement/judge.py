@@ -1,0 +1,175 @@
+"""`agreement`: how well a judge agrees with people, per criterion and on the rubric score."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+import polars as pl
+from rubrictools.metrics import resampling as bs
+from rubrictools.rubric import Rubric
+from rubrictools.frames import to_polars
+from rubrictools.human_agreement.catalog import CRITERION_METRICS, DEFAULT_METRICS, Level, Method, NaMode, OPT_IN, PVALUE, Raters, SCORE, SCORE_METRICS, check_metrics
+from rubrictools.human_agreement.estimate import evaluate_kernels, metric_rows, out_frame, resampling_plan
+from rubrictools.human_agreement.kernels import criterion_kernels, pvalues, score_kernels
+from rubrictools.human_agreement.pairs import criterion_pairs, score_pairs
+
+
+__all__ = ["agreement"]
+
+
+def agreement(
+    verdicts: Any,
+    human: Any,
+    rubric: Rubric | None = None,
+    *,
+    by: str | Sequence[str] | None = "criterion",
+    level: Level | None = None,
+    metrics: Sequence[str] | None = None,
+    raters: Raters = "each",
+    na: NaMode = "exclude",
+    human_scores: Any = None,
+    bootstrap: int = 1000,
+    ci: float = 0.95,
+    method: Method = "percentile",
+    seed: int | None = None,
+    stratify: Any = None,
+) -> pl.DataFrame:
+    """Agreement of the judge with human labels, per criterion and on the rubric score.
+
+    Parameters
+    ----------
+    verdicts
+        A verdict table (``id, criterion, verdict``; ``error`` rows are excluded and
+        counted), or a score table (``id, score``) for score-level agreement only.
+    human
+        Human labels ``id, criterion, label[, rater]`` (or a score table ``id, score[, rater]``).
+    rubric
+        Orders ordinal options, fixes the label set, and scores both sides for the
+        score-level rows. Without it, labels are inferred as binary, numeric or nominal.
+    by
+        Grouping of the criterion-level rows: ``"criterion"`` (default), ``None`` (pool all
+        criteria; they must share one label set), or a list such as ``["judge", "criterion"]``.
+    level
+        ``"criterion"``, ``"score"`` or ``"both"`` (default: both when a rubric is given).
+    metrics
+        Subset of :data:`CRITERION_METRICS` and :data:`SCORE_METRICS`; default by kind:
+        binary -> accuracy, precision, recall, f1, mcc, cohen_kappa, gwet_ac1, judge_rate and
+        human_rate (MET rates; ``MET`` is the positive class); ordinal -> accuracy,
+        cohen_kappa, kappa_linear, kappa_quadratic, spearman, kendall, mae, js_divergence (of
+        the two label distributions); nominal -> accuracy, f1_macro, cohen_kappa, gwet_ac1,
+        js_divergence; score -> all of :data:`SCORE_METRICS` but ``rmse_affine`` (the RMSE
+        floor left after the best affine rescaling of the judge's scores; ask for it by name).
+    raters
+        ``"each"``: every human rating is paired with the judge (clusters keep a submission's
+        raters together); ``"consensus"``: the majority label (median for ordinal, mean
+        score), ties excluded.
+    na
+        CANNOT_ASSESS / NA labels: ``"exclude"`` (default, counted in ``n_excluded``),
+        ``"as_category"`` (an extra class) or ``"as_worst"`` (the score-minimising option).
+    bootstrap, ci, method, seed, stratify
+        Number of cluster-bootstrap resamples (0: point estimates only), interval level,
+        ``"percentile"`` or ``"bca"``, seed, and optional strata (a human-label column name,
+        or a DataFrame ``id, stratum``) to resample within.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per group and metric: ``<by...>, metric, value, ci_low, ci_high, p_value,
+        n`` (pairs), ``n_items`` (submissions), ``n_excluded``, ``n_degenerate`` (resamples
+        where the metric was undefined), ``kind``. Score-level rows have criterion
+        ``"__score__"`` (:data:`SCORE`).
+
+    Example
+    -------
+    >>> import polars as pl, rubrictools as rt
+    >>> v = pl.DataFrame({"id": [1, 2, 3, 4], "criterion": "a", "verdict": ["MET", "MET", "UNMET", "UNMET"]})
+    >>> h = pl.DataFrame({"id": [1, 2, 3, 4], "criterion": "a", "label": ["MET", "UNMET", "UNMET", "UNMET"]})
+    >>> t = rt.agreement(v, h, bootstrap=0)
+    >>> t.filter(pl.col("metric") == "accuracy").select("criterion", "value", "n").row(0)
+    ('a', 0.75, 4)
+    """
+    if na not in ("exclude", "as_category", "as_worst"):
+        raise ValueError("na must be 'exclude', 'as_category' or 'as_worst'")
+    if raters not in ("each", "consensus"):
+        raise ValueError("raters must be 'each' or 'consensus'")
+    if bootstrap < 0:
+        raise ValueError("bootstrap must be >= 0")
+    by_list = [] if by is None else ([by] if isinstance(by, str) else list(by))
+    vf = to_polars(verdicts, name="verdicts")
+    score_only = "score" in vf.columns and "criterion" not in vf.columns
+    if level is None:
+        level = "score" if score_only else ("both" if rubric is not None or human_scores is not None else "criterion")
+    if level not in ("criterion", "score", "both"):
+        raise ValueError("level must be 'criterion', 'score' or 'both'")
+    chosen = check_metrics(metrics, (*CRITERION_METRICS, *SCORE_METRICS), "agreement")
+
+    pairs = None
+    if level in ("criterion", "both"):
+        if score_only:
+            raise ValueError("criterion-level agreement needs a verdict table, not a score table")
+        pairs = criterion_pairs(vf, human, rubric, by_list, na, raters)
+    score_by = [c for c in by_list if c not in ("criterion",)]
+    spairs = None
+    if level in ("score", "both"):
+        if [c for c in score_by if c != "judge"]:
+            raise ValueError("score-level agreement can be grouped by 'judge' only")
+        spairs = score_pairs(vf, human, rubric, score_by, raters, human_scores)
+
+    id_parts = []
+    if pairs is not None:
+        id_parts.append(pairs.frame.select("id"))
+    if spairs is not None:
+        id_parts.append(spairs.select("id"))
+    ids = pl.concat(id_parts)["id"] if id_parts else pl.Series("id", [])
+    plan = resampling_plan(ids, bootstrap, seed, stratify, method, ci, human)
+    rows: list[dict[str, Any]] = []
+    dtypes: dict[str, pl.DataType] = {}
+
+    if pairs is not None:
+        frame = pairs.frame.join(plan.index, on="id", how="left")
+        dtypes = {c: frame.schema[c] for c in by_list if c in frame.columns}
+        excl = {tuple(r[:-1]): r[-1] for r in pairs.excluded.iter_rows()} if by_list else {(): int(pairs.excluded["n_excluded"].sum())}
+        groups = frame.partition_by(by_list, as_dict=True, maintain_order=True) if by_list else {(): frame}
+        seen = set()
+        for key, g in groups.items():
+            key = key if isinstance(key, tuple) else (key,)
+            seen.add(key)
+            kinds = g["kind"].unique().to_list()
+            if len(kinds) != 1 or g["n_classes"].n_unique() != 1:
+                raise ValueError(f"group {dict(zip(by_list, key))} mixes criteria with different label sets; group by criterion")
+            kind, k = kinds[0], int(g["n_classes"][0])
+            pos = g["pos_code"][0]
+            if by_list == [] and g["criterion"].n_unique() > 1 and g["classes"].n_unique() > 1:
+                raise ValueError("by=None pools criteria, which must share one label set")
+            names = chosen if chosen is not None else list(DEFAULT_METRICS[kind])
+            names = [n for n in names if n in CRITERION_METRICS]
+            kernels = criterion_kernels(g, kind, k, pos, names)
+            res = evaluate_kernels(kernels, g["__cluster"].to_numpy(), plan)
+            # p-values only for the metrics that were computed (e.g. no rank tests on nominal labels)
+            pv = pvalues([n for n in names if n in PVALUE and n in res], g["h_code"].to_numpy(), g["j_code"].to_numpy(),
+                          labels=list(range(k)))  # fmt: skip
+            group = dict(zip(by_list, key))
+            rows += metric_rows(group, names, res, pv, g.height, g["id"].n_unique(), int(excl.get(key, 0)), kind, plan.weights is not None)
+        for key, n_ex in excl.items():  # groups with no usable pair at all
+            if key not in seen and n_ex:
+                rows += metric_rows(dict(zip(by_list, key)), ["accuracy"], {"accuracy": bs.Interval(float("nan"))}, {}, 0, 0, int(n_ex), "", False)
+
+    if spairs is not None:
+        sframe = spairs.join(plan.index, on="id", how="left")
+        usable = sframe.filter(pl.col("h_value").is_not_null() & pl.col("j_value").is_not_null())
+        names = [n for n in chosen if n in SCORE_METRICS] if chosen else [n for n in SCORE_METRICS if n not in OPT_IN]
+        sgroups = usable.partition_by(score_by, as_dict=True, maintain_order=True) if score_by else {(): usable}
+        for key, g in sgroups.items():
+            key = key if isinstance(key, tuple) else (key,)
+            hs, js = g["h_value"].to_numpy(), g["j_value"].to_numpy()
+            res = evaluate_kernels(score_kernels(hs, js, names), g["__cluster"].to_numpy(), plan)
+            pv = pvalues([n for n in names if n in PVALUE], hs, js)
+            group = dict(zip(score_by, key))
+            if "criterion" in by_list:
+                group["criterion"] = SCORE
+            n_ex = sframe.height - usable.height if not score_by else sframe.filter(
+                pl.all_horizontal([pl.col(c) == v for c, v in zip(score_by, key)])
+            ).height - g.height
+            rows += metric_rows(group, names, res, pv, g.height, g["id"].n_unique(), n_ex, "score", plan.weights is not None)
+    out_by = by_list if (pairs is not None or "criterion" in by_list) else score_by
+    return out_frame(rows, out_by, dtypes)

@@ -1,0 +1,187 @@
+"""Labels of judges and humans on one scale: normalised keys, the rubric's label table, human frames."""
+
+from __future__ import annotations
+
+from typing import Any
+import polars as pl
+from rubrictools.verdicts import HOLISTIC
+from rubrictools.rubric import Rubric, normalize_label
+from rubrictools.frames import to_polars
+from rubrictools.human_agreement.catalog import NaMode
+
+
+__all__ = ["human_frame", "label_table", "mode_consensus", "verdict_frame", "with_key"]
+
+
+_NA_TOKENS = ("cannot_assess", "cannot assess", "na", "n/a", "not applicable", "none")
+
+
+def _key(expr: pl.Expr) -> pl.Expr:
+    """Normalised label: numbers as canonical floats, text lower-cased with collapsed spaces."""
+    s = expr.cast(pl.String)
+    f = s.str.strip_chars().cast(pl.Float64, strict=False)
+    text = s.str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase()
+    return pl.when(f.is_not_null()).then(f.cast(pl.String)).otherwise(text)
+
+
+def with_key(df: pl.DataFrame, col: str, out: str) -> pl.DataFrame:
+    """Add the normalised label of ``col`` as ``out``, computed once per distinct label."""
+    if df.height == 0:
+        return df.with_columns(_key(pl.col(col)).alias(out))
+    uniq = df.select(pl.col(col).unique()).with_columns(_key(pl.col(col)).alias(out))
+    return df.join(uniq, on=col, how="left", nulls_equal=True, maintain_order="left")
+
+
+def _key_py(label: str) -> str:
+    """:func:`_key` for one Python string (rubric option labels)."""
+
+    try:
+        return str(float(label.strip()))
+    except ValueError:
+        return normalize_label(label)
+
+
+_LABEL_SCHEMA = {
+    "criterion": pl.String,
+    "key": pl.String,
+    "code": pl.Int64,
+    "value": pl.Float64,
+    "kind": pl.String,
+    "n_classes": pl.Int64,
+    "pos_code": pl.Int64,
+    "classes": pl.List(pl.String),
+}
+
+
+def label_table(rubric: Rubric | None, keys: pl.DataFrame, na: NaMode) -> pl.DataFrame:
+    """One row per (criterion, label key): integer code in ordinal order, value, kind.
+
+    ``keys`` holds the distinct ``criterion, key`` pairs of the data (only needed without a
+    rubric). NA keys get code ``n_classes`` under ``as_category``, the worst option's code
+    under ``as_worst`` and a null code under ``exclude``.
+    """
+    rows: list[dict[str, Any]] = []
+
+    def add(criterion: str, entries: list[tuple[str, float | None, str]], kind: str, worst: int | None) -> None:
+        # entries: (key, value or None for NA, display label) in code order for non-NA
+        real = [e for e in entries if e[1] is not None]
+        k = len(real)
+        classes = [e[2] for e in real]
+        has_na = any(e[1] is None for e in entries)
+        if na == "as_category" and has_na:
+            classes = [*classes, "NA"]
+        pos = next((i for i, e in enumerate(real) if e[0] == "met"), None)
+        for i, (key, value, _) in enumerate(real):
+            rows.append(dict(criterion=criterion, key=key, code=i, value=value, kind=kind,
+                             n_classes=len(classes), pos_code=pos, classes=classes))  # fmt: skip
+        for key, value, _ in entries:
+            if value is None:
+                code = k if na == "as_category" else (worst if na == "as_worst" else None)
+                val = None if code is None or code >= k else real[code][1]
+                rows.append(dict(criterion=criterion, key=key, code=code, value=val, kind=kind,
+                                 n_classes=len(classes), pos_code=pos, classes=classes))  # fmt: skip
+
+    if rubric is not None:
+        unknown = set(keys["criterion"].unique().to_list()) - set(rubric.names) - {HOLISTIC}
+        if unknown:
+            raise ValueError(f"criteria {sorted(unknown)[:5]} are not in the rubric {list(rubric.names)}")
+        for c in rubric:
+            if c.options is None:
+                entries = [("unmet", 0.0, "UNMET"), ("met", 1.0, "MET"), ("cannot_assess", None, "CANNOT_ASSESS")]
+                worst = 1 if c.weight < 0 else 0
+            else:
+                opts = [o for o in c.options if not o.na]
+                if c.kind == "ordinal":
+                    opts = sorted(opts, key=lambda o: o.value)
+                entries = [(_key_py(o.label), o.value, o.label) for o in opts]
+                entries += [(_key_py(o.label), None, o.label) for o in c.options if o.na]
+                worst = next(i for i, o in enumerate(opts) if o.value == c.worst_value)
+            add(c.name, entries, c.kind, worst)
+    else:
+        for crit, ks in keys.group_by("criterion", maintain_order=True).agg(pl.col("key").unique().sort()).iter_rows():
+            ks = [k for k in ks if k is not None]
+            real = [k for k in ks if k not in _NA_TOKENS]
+            nas = [(k, None, k) for k in ks if k in _NA_TOKENS]
+            if set(real) <= {"met", "unmet"}:
+                entries = [("unmet", 0.0, "UNMET"), ("met", 1.0, "MET"), *nas]
+                add(crit, entries, "binary", 0)
+                continue
+            nums = {}
+            for k in real:
+                try:
+                    nums[k] = float(k)
+                except ValueError:
+                    break
+            if len(nums) == len(real):
+                order = sorted(real, key=lambda k: nums[k])
+                add(crit, [(k, nums[k], k) for k in order] + nas, "ordinal", 0)
+            else:
+                add(crit, [(k, float(i), k) for i, k in enumerate(sorted(real))] + nas, "nominal", 0)
+    if not rows:
+        return pl.DataFrame(schema=_LABEL_SCHEMA)
+    return pl.DataFrame(rows, schema=_LABEL_SCHEMA)
+
+
+def human_frame(human: Any) -> pl.DataFrame:
+    h = to_polars(human, name="human")
+    if "label" not in h.columns and "verdict" in h.columns:
+        h = h.rename({"verdict": "label"})
+    missing = [c for c in ("id", "criterion", "label") if c not in h.columns]
+    if missing:
+        raise ValueError(f"human labels need columns id, criterion, label (optional rater); missing {missing}")
+    if "rater" not in h.columns:
+        h = h.with_columns(pl.lit("human").alias("rater"))
+    h = h.with_columns(pl.col("rater").cast(pl.String), pl.col("criterion").cast(pl.String))
+    dup = h.select(pl.struct("id", "criterion", "rater").is_duplicated().any()).item()
+    if dup:
+        raise ValueError("human labels have several rows for one (id, criterion, rater); add a 'rater' column")
+    return h
+
+
+def verdict_frame(verdicts: Any, by: list[str]) -> pl.DataFrame:
+    v = to_polars(verdicts, name="verdicts")
+    missing = [c for c in ("id", "criterion", "verdict") if c not in v.columns]
+    if missing:
+        raise ValueError(f"verdict table is missing column(s) {missing}")
+    if "error" not in v.columns:
+        v = v.with_columns(pl.lit(None, dtype=pl.String).alias("error"))
+    if "judge" not in v.columns:
+        v = v.with_columns(pl.lit("judge").alias("judge"))
+    v = v.filter(pl.col("criterion") != HOLISTIC)
+    if "judge" not in by and v.select(pl.struct("id", "criterion").is_duplicated().any()).item():
+        judges = v["judge"].unique().to_list()
+        if len(judges) == 1:
+            raise ValueError("verdict table has several rows for one (id, criterion) from the same judge")
+        if "ensemble" in judges:
+            v = v.filter(pl.col("judge") == "ensemble")
+        else:
+            raise ValueError(
+                f"verdict table has several judges {judges} per (id, criterion); pass by=['judge', 'criterion'] "
+                "to measure each, or aggregate them into an ensemble first"
+            )
+    return v
+
+
+def mode_consensus(h: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Majority label per unit (median code for ordinal); ties are excluded and counted."""
+    rated = h.filter(pl.col("h_code").is_not_null())
+    counts = rated.group_by([*keys, "h_code"]).agg(pl.len().alias("c"), pl.col("h_value").first())
+    best = counts.with_columns(pl.col("c").max().over(keys).alias("cmax"))
+    top = best.filter(pl.col("c") == pl.col("cmax"))
+    ntop = top.group_by(keys).agg(pl.len().alias("ntop"), pl.col("h_code").first(), pl.col("h_value").first())
+    kinds = rated.group_by(keys).agg(
+        pl.col("kind").first(), pl.col("h_code").sort().alias("codes"), pl.col("h_value").sort().alias("vals")
+    )
+    med = kinds.with_columns(
+        pl.col("codes").list.get((pl.col("codes").list.len() - 1) // 2).alias("med_code"),
+        pl.col("vals").list.get((pl.col("vals").list.len() - 1) // 2).alias("med_value"),
+    )
+    out = ntop.join(med.select([*keys, "kind", "med_code", "med_value"]), on=keys)
+    ordinal = pl.col("kind") == "ordinal"
+    out = out.with_columns(
+        pl.when(ordinal).then(pl.col("med_code")).when(pl.col("ntop") == 1).then(pl.col("h_code")).alias("h_code"),
+        pl.when(ordinal).then(pl.col("med_value")).when(pl.col("ntop") == 1).then(pl.col("h_value")).alias("h_value"),
+    )
+    units = h.select(keys).unique(maintain_order=True)  # units with only NA labels stay, uncoded
+    out = units.join(out.select([*keys, "h_code", "h_value"]), on=keys, how="left", maintain_order="left")
+    return out.with_columns(pl.lit("consensus").alias("rater")).select([*keys, "rater", "h_code", "h_value"])

@@ -1,0 +1,137 @@
+"""`inter_rater`: how well people agree among themselves (the ceiling a judge is held to)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+import numpy as np
+import polars as pl
+from rubrictools.metrics import resampling as bs
+from rubrictools.metrics.kappa import (
+    chance_corrected_from_unit_stats,
+    kappa_from_confusion,
+    unit_agreement_stats,
+)
+from rubrictools.metrics.multirater import alpha_from_stats, alpha_unit_stats, icc_from_stats, icc_unit_stats
+from rubrictools.rubric import Rubric
+from rubrictools.human_agreement.catalog import INTER_RATER_METRICS, Method, ORDERED_ONLY, check_metrics
+from rubrictools.human_agreement.estimate import evaluate_kernels, metric_rows, out_frame, resampling_plan
+from rubrictools.human_agreement.labels import human_frame, label_table, with_key
+
+
+__all__ = ["inter_rater"]
+
+
+def inter_rater(
+    human: Any,
+    rubric: Rubric | None = None,
+    *,
+    by: str | Sequence[str] | None = "criterion",
+    metrics: Sequence[str] | None = None,
+    bootstrap: int = 1000,
+    ci: float = 0.95,
+    method: Method = "percentile",
+    seed: int | None = None,
+    stratify: Any = None,
+) -> pl.DataFrame:
+    """Agreement among human raters (the ceiling for a judge), per criterion.
+
+    ``human`` is the long label table ``id, criterion, label, rater``. Metrics (default:
+    all that apply): ``fleiss_kappa``, ``gwet_ac1``, ``percent_agreement`` (Gwet's forms,
+    which allow a varying number of raters per submission), ``krippendorff_alpha`` (nominal
+    for binary/nominal criteria, ordinal for ordinal ones; missing ratings allowed),
+    ``cohen_kappa_pairwise`` (mean Cohen's kappa over rater pairs, each on the submissions
+    both rated) and, for ordinal criteria, ``icc2`` / ``icc3`` (ICC(2,1), ICC(3,1) on the
+    submissions every rater rated). NA/CANNOT_ASSESS labels are treated as missing.
+    Output shape as in :func:`agreement`; ``n`` counts ratings, ``n_items`` submissions
+    rated at least twice.
+
+    >>> import polars as pl, rubrictools as rt
+    >>> h = pl.DataFrame({"id": [1, 1, 2, 2, 3, 3], "criterion": "a", "rater": ["x", "y"] * 3,
+    ...                   "label": ["MET", "MET", "UNMET", "UNMET", "MET", "UNMET"]})
+    >>> t = rt.inter_rater(h, bootstrap=0)
+    >>> round(t.filter(pl.col("metric") == "percent_agreement")["value"].item(), 4)
+    0.6667
+    """
+    chosen = check_metrics(metrics, INTER_RATER_METRICS, "inter-rater")
+    by_list = [] if by is None else ([by] if isinstance(by, str) else list(by))
+    h = with_key(human_frame(human), "label", "h_key")
+    keys = h.select("criterion", pl.col("h_key").alias("key")).unique()
+    labels = label_table(rubric, keys, "exclude")
+    h = h.join(
+        labels.select("criterion", pl.col("key").alias("h_key"), pl.col("code").alias("h_code"), pl.col("value").alias("h_value")),
+        on=["criterion", "h_key"],
+        how="left",
+    ).join(labels.group_by("criterion").agg(pl.col("kind", "n_classes").first()), on="criterion", how="left")
+    if rubric is not None:
+        bad = h.filter(pl.col("h_key").is_not_null() & pl.col("kind").is_null())
+        if bad.height:
+            raise ValueError(f"human labels: criterion {bad['criterion'][0]!r} is not in the rubric")
+    n_missing = h.group_by(by_list or pl.lit(0).alias("__all")).agg(pl.col("h_code").is_null().sum().alias("n_excluded"))
+    rated = h.filter(pl.col("h_code").is_not_null())
+    plan = resampling_plan(rated["id"], bootstrap, seed, stratify, method, ci, human)
+    rated = rated.join(plan.index, on="id", how="left")
+    groups = rated.partition_by(by_list, as_dict=True, maintain_order=True) if by_list else {(): rated}
+    excl = {tuple(r[:-1]): r[-1] for r in n_missing.iter_rows()}
+    rows: list[dict[str, Any]] = []
+    dtypes = {c: rated.schema[c] for c in by_list}
+    for key, g in groups.items():
+        key = key if isinstance(key, tuple) else (key,)
+        if g["kind"].n_unique() != 1 or g["n_classes"].n_unique() != 1:
+            raise ValueError("inter_rater: a group mixes criteria with different label sets; group by criterion")
+        kind, k = g["kind"][0], int(g["n_classes"][0])
+        names = chosen or [n for n in INTER_RATER_METRICS if kind == "ordinal" or n not in ORDERED_ONLY]
+        if kind != "ordinal":
+            names = [n for n in names if n not in ORDERED_ONLY]
+        units = g.select("id", "__cluster").unique("id", maintain_order=True).with_row_index("__u")
+        g = g.join(units.select("id", "__u"), on="id")
+        u = g["__u"].to_numpy().astype(np.int64)
+        n_units = units.height
+        rmap = {r: i for i, r in enumerate(g["rater"].unique(maintain_order=True).to_list())}
+        ri = g["rater"].replace_strict(rmap, return_dtype=pl.Int64).to_numpy()
+        n_r = len(rmap)
+        codes = np.full((n_units, n_r), -1, dtype=np.int64)
+        codes[u, ri] = g["h_code"].to_numpy()
+        vals = np.full((n_units, n_r), np.nan)
+        vals[u, ri] = g["h_value"].to_numpy()
+        counts = np.zeros((n_units, k))
+        np.add.at(counts, (u, g["h_code"].to_numpy()), 1.0)
+        kernels: list[bs.Kernel] = []
+        gw = [n for n in names if n in ("fleiss_kappa", "gwet_ac1", "percent_agreement")]
+        if gw:
+            st = unit_agreement_stats(counts)
+            kind_of = {"fleiss_kappa": "fleiss", "gwet_ac1": "ac1", "percent_agreement": "pa"}
+            kernels.append(bs.Kernel(tuple(gw), lambda t, gw=gw: {n: chance_corrected_from_unit_stats(t, kind_of[n]) for n in gw}, stats=st))  # type: ignore[misc]
+        if "krippendorff_alpha" in names:
+            lvl = "ordinal" if kind == "ordinal" else "nominal"
+            st = alpha_unit_stats(counts)
+            dom = np.arange(k, dtype=float)
+            kernels.append(bs.Kernel(("krippendorff_alpha",), lambda t, lvl=lvl, dom=dom: {"krippendorff_alpha": alpha_from_stats(t, dom, lvl)}, stats=st))  # type: ignore[misc]
+        if "cohen_kappa_pairwise" in names and n_r >= 2:
+            pairs = [(a, b) for a in range(n_r) for b in range(a + 1, n_r)]
+            st = np.zeros((n_units, len(pairs) * k * k))
+            for p, (a, b) in enumerate(pairs):
+                both = (codes[:, a] >= 0) & (codes[:, b] >= 0)
+                idx = np.flatnonzero(both)
+                st[idx, p * k * k + codes[idx, a] * k + codes[idx, b]] = 1.0
+
+            def pw(t: np.ndarray, n_pairs: int = len(pairs)) -> dict[str, np.ndarray]:
+                kap = kappa_from_confusion(t.reshape(t.shape[0], n_pairs, k, k))
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    return {"cohen_kappa_pairwise": np.nanmean(kap, axis=-1)}
+
+            kernels.append(bs.Kernel(("cohen_kappa_pairwise",), pw, stats=st))
+        icc_names = [n for n in names if n in ("icc2", "icc3")]
+        if icc_names and n_r >= 2:
+            complete = ~np.isnan(vals).any(1)
+            st = icc_unit_stats(np.where(complete[:, None], vals, 0.0)) * complete[:, None]
+            kernels.append(bs.Kernel(tuple(icc_names), lambda t, icc_names=icc_names: {n: icc_from_stats(t)["ICC" + n[-1]] for n in icc_names}, stats=st))  # type: ignore[misc]
+        clusters = units["__cluster"].to_numpy()
+        res = evaluate_kernels(kernels, clusters, plan) if n_r >= 2 else {}
+        for n in names:
+            res.setdefault(n, bs.Interval(float("nan")))
+        n_items = int(((codes >= 0).sum(1) >= 2).sum())
+        rows += metric_rows(dict(zip(by_list, key)), names, res, {}, g.height, n_items, int(excl.get(key if by_list else (0,), 0)), kind, plan.weights is not None)
+    return out_frame(rows, by_list, dtypes)

@@ -1,0 +1,40 @@
+"""Everything about asking a judge, and the only code that talks HTTP.
+
+- :class:`Judge` (how one judge is reached) and :class:`ScriptedJudge` (an offline stand-in);
+- :mod:`~rubrictools.judge.tasks`: one class per judge mode (messages, schema, parse, rows);
+- :mod:`~rubrictools.judge.prompts` and :mod:`~rubrictools.judge.parsing`;
+- :mod:`~rubrictools.judge.transport` (litellm or direct), :mod:`~rubrictools.judge.retry`,
+  :mod:`~rubrictools.judge.pricing`, :mod:`~rubrictools.judge.cache`,
+  :mod:`~rubrictools.judge.batch_api` (provider batch files).
+"""
+
+from __future__ import annotations
+
+from rubrictools.judge.cache import CachedResponse, ResponseCache, cache_key, default_cache_path
+from rubrictools.judge.call import NO_DISTRIBUTION, Call, apply_answer
+from rubrictools.judge.config import Judge
+from rubrictools.judge.result import CallResult
+from rubrictools.judge.rows import ROW_COLUMNS, RowSink
+from rubrictools.judge.scripted import ScriptedJudge
+from rubrictools.judge.tasks import CriterionTask, HolisticTask, ItemTask, JudgeTask, Parsed, Subject
+
+__all__ = [
+    "NO_DISTRIBUTION",
+    "ROW_COLUMNS",
+    "CachedResponse",
+    "Call",
+    "CallResult",
+    "CriterionTask",
+    "HolisticTask",
+    "ItemTask",
+    "Judge",
+    "JudgeTask",
+    "Parsed",
+    "ResponseCache",
+    "RowSink",
+    "ScriptedJudge",
+    "Subject",
+    "apply_answer",
+    "cache_key",
+    "default_cache_path",
+]

@@ -1,0 +1,56 @@
+"""Prices per token (litellm's table), live and in provider batches, and budget checks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rubrictools.judge.config import Judge
+from rubrictools.judge.providers import load_litellm
+
+__all__ = ["batch_prices", "require_prices", "token_cost", "unit_prices"]
+
+PRICES: dict[str, tuple[float, float] | None] = {}
+
+
+def unit_prices(model: str) -> tuple[float, float] | None:
+    """(dollars per prompt token, per completion token) from litellm's price table, cached."""
+    if model not in PRICES:
+        try:
+            p, _ = load_litellm().cost_per_token(model=model, prompt_tokens=1_000_000, completion_tokens=0)
+            _, c = load_litellm().cost_per_token(model=model, prompt_tokens=0, completion_tokens=1_000_000)
+            PRICES[model] = (float(p) / 1e6, float(c) / 1e6)
+        except Exception:
+            PRICES[model] = None
+    return PRICES[model]
+
+
+def batch_prices(model: str) -> tuple[float, float] | None:
+    """Dollars per prompt and per completion token in a batch: litellm's ``*_batches`` prices,
+    else half the live prices (the usual batch discount), else None."""
+    try:
+        info = load_litellm().get_model_info(model=model)
+        pin, pout = info.get("input_cost_per_token_batches"), info.get("output_cost_per_token_batches")
+        if pin is not None and pout is not None:
+            return float(pin), float(pout)
+    except Exception:
+        pass
+    live = unit_prices(model)
+    return None if live is None else (live[0] / 2, live[1] / 2)
+
+
+def token_cost(prices: tuple[float, float] | None, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
+    """Dollars for a call's tokens at ``prices``; None when a price or a count is unknown."""
+    if prices is None or prompt_tokens is None or completion_tokens is None:
+        return None
+    return prompt_tokens * prices[0] + completion_tokens * prices[1]
+
+
+def require_prices(judges: Sequence[Judge], max_cost_usd: float | None) -> None:
+    """Refuse a budget that cannot be enforced: ``max_cost_usd`` needs a known price for every judge."""
+    if max_cost_usd is None:
+        return
+    if max_cost_usd < 0:
+        raise ValueError(f"max_cost_usd must be >= 0, got {max_cost_usd!r}")
+    for j in judges:
+        if unit_prices(j.model) is None:
+            raise ValueError(f"max_cost_usd cannot be enforced: litellm has no price for model {j.model!r}")

@@ -1,0 +1,14 @@
+"""Judge modes as tasks: :class:`JudgeTask` and the built-in per-criterion, per-item and holistic modes.
+
+``MODES`` maps each ``grade(mode=...)`` name to how that mode splits one submission into tasks
+(see :mod:`rubrictools.grading.plan`).
+"""
+
+from __future__ import annotations
+
+from rubrictools.judge.tasks.base import Decide, JudgeTask, Parsed, Subject
+from rubrictools.judge.tasks.criterion import CriterionTask
+from rubrictools.judge.tasks.holistic import HolisticTask
+from rubrictools.judge.tasks.item import ItemTask
+
+__all__ = ["CriterionTask", "Decide", "HolisticTask", "ItemTask", "JudgeTask", "Parsed", "Subject"]

@@ -1,0 +1,112 @@
+"""The judge-task abstraction: one class per judge mode.
+
+A task is one question put to a judge about one submission. It knows
+
+- its **messages** (what the judge sees; untrusted text escaped and fenced),
+- its **response schema** (what a valid reply looks like),
+- how to **parse** a reply (:class:`Parsed`: a value and the problems found), and
+- which **verdict rows** an answer (or a failure) produces.
+
+The executor, the response cache, retries, budgets, streaming, provider batch jobs and Ray
+only ever call these methods, so a new mode (pairwise, conversations) is one more subclass.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rubrictools.rubric import Criterion, Rubric
+from rubrictools.submissions import Submission
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rubrictools.judge.call import Call
+    from rubrictools.judge.rows import RowSink
+
+__all__ = ["Decide", "JudgeTask", "Parsed", "Subject"]
+
+Decide = Callable[[Criterion], tuple[str, str, str | None]]
+"""A scripted judge's answer for one criterion: ``(label, explanation, evidence quote)``."""
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A parsed reply: ``value`` (task-specific; None when nothing usable) and the problems
+    found, keyed by criterion name or ``"*"`` for the reply as a whole."""
+
+    value: Any = None
+    problems: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """The reply is complete and valid."""
+        return self.value is not None and not self.problems
+
+    @property
+    def first_problem(self) -> str:
+        return next(iter(self.problems.values()), "unknown failure")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Subject:
+    """What one task grades: a submission (one input row) with its rubric and context."""
+
+    row: int
+    sid: Any
+    submission: Submission
+    text: str  # the graded part of the submission, as plain text
+    rubric: Rubric
+    part: str = "output"
+    query: str | None = None
+    reference: str | None = None
+
+
+class JudgeTask(ABC):
+    """One judge mode's question about one subject (see module docstring)."""
+
+    kind: ClassVar[str]
+    """Short name of the mode, for display and the request identity; never branched on."""
+
+    def __init__(self, subject: Subject) -> None:
+        self.subject = subject
+
+    @abstractmethod
+    def messages(self, *, system_prompt: str | None = None) -> list[dict[str, str]]:
+        """The chat messages that ask this task's question."""
+
+    @abstractmethod
+    def schema(self) -> tuple[dict[str, Any], str]:
+        """The JSON schema a valid reply follows, and its name."""
+
+    @abstractmethod
+    def parse(self, content: str | None) -> Parsed:
+        """Parse a reply; never raises on a bad reply (the problems say what is wrong)."""
+
+    @abstractmethod
+    def rows(self, call: Call, sink: RowSink) -> None:
+        """Append the verdict rows of ``call`` (answered, partly answered or failed)."""
+
+    @abstractmethod
+    def scripted_reply(self, decide: Decide) -> str:
+        """The reply a real judge would send if it decided each criterion as ``decide`` does."""
+
+    def optional_columns(self) -> set[str]:
+        """Optional verdict-table columns this task fills (``evidence``, ``option_order``, ``llm_raw_score``)."""
+        return set()
+
+    # Label distributions: only tasks that ask about one criterion can carry one.
+    supports_distribution: ClassVar[bool] = False
+
+    def distribution_from_logprobs(self, content: str | None, logprobs: Any) -> dict[str, float] | None:
+        """Each label's probability from the reply's token logprobs (None when they cannot say)."""
+        return None
+
+    def distribution_from_samples(self, contents: list[str | None]) -> dict[str, float] | None:
+        """Each label's share among sampled replies (None when none parses)."""
+        return None
+
+    def certain_distribution(self, parsed: Parsed) -> dict[str, float] | None:
+        """Probability 1 on the parsed label (a scripted judge has no doubt)."""
+        return None

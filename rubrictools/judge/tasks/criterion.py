@@ -1,0 +1,107 @@
+"""Per-criterion mode: one call asks about one criterion of one submission."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rubrictools.judge.distribution import from_logprobs, from_samples
+from rubrictools.judge.parsing import ParseError, parse_criterion, parse_evidence
+from rubrictools.judge.prompts import criterion_messages, criterion_schema
+from rubrictools.judge.tasks.base import Decide, JudgeTask, Parsed, Subject
+from rubrictools.rubric import Criterion
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rubrictools.judge.call import Call
+    from rubrictools.judge.rows import RowSink
+
+__all__ = ["CriterionTask"]
+
+Example = tuple[str, str, str | None]
+
+
+class CriterionTask(JudgeTask):
+    """Is ``criterion`` met by the submission? Answer: ``{"verdict", "explanation"[, "evidence"]}``."""
+
+    kind: ClassVar[str] = "criterion"
+    supports_distribution: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        subject: Subject,
+        criterion: Criterion,
+        *,
+        option_order: list[int] | None = None,
+        evidence: bool = False,
+        examples: Sequence[Example] = (),
+    ) -> None:
+        super().__init__(subject)
+        self.criterion = criterion
+        self.option_order = option_order
+        self.evidence = evidence
+        self.examples = tuple(examples)
+
+    def messages(self, *, system_prompt: str | None = None) -> list[dict[str, str]]:
+        s = self.subject
+        return criterion_messages(
+            self.criterion,
+            s.submission,
+            part=s.part,  # type: ignore[arg-type]  # validated by GradeOptions
+            query=s.query,
+            reference=s.reference,
+            examples=self.examples,
+            option_order=self.option_order,
+            system_prompt=system_prompt,
+            evidence=self.evidence,
+        )
+
+    def optional_columns(self) -> set[str]:
+        return ({"evidence"} if self.evidence else set()) | ({"option_order"} if self.option_order is not None else set())
+
+    def schema(self) -> tuple[dict[str, Any], str]:
+        return criterion_schema(self.criterion, evidence=self.evidence), "criterion_verdict"
+
+    def parse(self, content: str | None) -> Parsed:
+        try:
+            return Parsed(parse_criterion(content, self.criterion))
+        except ParseError as e:
+            return Parsed(None, {"*": f"parse: {e}"})
+
+    def rows(self, call: Call, sink: RowSink) -> None:
+        c = self.criterion
+        name = c.name or ""
+        common: dict[str, Any] = {
+            "criterion": name,
+            "position": self.subject.rubric.names.index(name),
+            "weight": c.weight,
+            "option_order": self.option_order,
+            "crit": c,
+            "evidence": self.evidence,
+        }
+        if call.error is None and call.parsed is not None and call.parsed.ok:
+            label, expl = call.parsed.value
+            quote = parse_evidence(call.content) if self.evidence else None
+            sink.add(call, verdict=label, value=c.value_of(label), explanation=expl, error=None, quote=quote, **common)
+        else:
+            error = call.error or (call.parsed.first_problem if call.parsed else "unknown failure")
+            sink.add(call, verdict=None, value=None, explanation=None, error=error, **common)
+
+    def scripted_reply(self, decide: Decide) -> str:
+        label, expl, quote = decide(self.criterion)
+        entry: dict[str, Any] = {"verdict": label, "explanation": expl}
+        if self.evidence:
+            entry["evidence"] = quote or ""
+        return json.dumps(entry)
+
+    def distribution_from_logprobs(self, content: str | None, logprobs: Any) -> dict[str, float] | None:
+        return from_logprobs(content, logprobs, self.criterion) if logprobs else None
+
+    def distribution_from_samples(self, contents: list[str | None]) -> dict[str, float] | None:
+        return from_samples(contents, self.criterion)
+
+    def certain_distribution(self, parsed: Parsed) -> dict[str, float] | None:
+        if not parsed.ok:
+            return None
+        label = parsed.value[0]
+        return {lab: float(lab == label) for lab in self.criterion.labels}

@@ -1,0 +1,162 @@
+"""One judge call over HTTP: through litellm (every provider) or directly (OpenAI wire format).
+
+Both transports send the same request body, read the same fields back and go through the
+same retry loop (:mod:`rubrictools.judge.retry`); only the sender differs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from rubrictools.judge.config import Judge
+from rubrictools.judge.distribution import normalise_logprobs
+from rubrictools.judge.pricing import token_cost, unit_prices
+from rubrictools.judge.providers import load_litellm, wire_model
+from rubrictools.judge.result import CallResult
+from rubrictools.judge.retry import Sender, with_retries
+
+__all__ = ["HTTPStatusError", "aclose_clients", "chat_body", "complete"]
+
+_CLIENTS: dict[int, Any] = {}
+
+
+class HTTPStatusError(Exception):
+    """An HTTP error answer from an OpenAI-compatible endpoint (direct transport)."""
+
+    def __init__(self, status_code: int, body: str, headers: Any) -> None:
+        super().__init__(f"HTTP {status_code}: {body[:300]}")
+        self.status_code = status_code
+        self.headers = headers
+
+
+def _http_client() -> Any:
+    """One pooled aiohttp session per event loop (closed by :func:`aclose_clients`)."""
+    import aiohttp
+
+    loop = asyncio.get_running_loop()
+    client = _CLIENTS.get(id(loop))
+    if client is None or client.closed:
+        client = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300))
+        _CLIENTS[id(loop)] = client
+    return client
+
+
+async def aclose_clients() -> None:
+    """Close the direct transport's session of the running loop (end of a grading run)."""
+    client = _CLIENTS.pop(id(asyncio.get_running_loop()), None)
+    if client is not None:
+        await client.close()
+
+
+async def complete(
+    judge: Judge,
+    messages: list[dict[str, str]],
+    response_format: dict[str, Any] | None,
+    *,
+    max_attempts: int,
+    extra: dict[str, Any] | None = None,
+) -> CallResult:
+    """Send ``messages`` with at most ``max_attempts`` HTTP requests.
+
+    Retries 429, 5xx, timeouts and connection errors with exponential backoff and full
+    jitter, honouring ``Retry-After``; any other error fails at once.
+    """
+    kwargs: dict[str, Any] = {
+        "model": judge.model,
+        "messages": messages,
+        "temperature": judge.temperature,
+        "timeout": judge.timeout,
+        "num_retries": 0,
+        "max_retries": 0,
+        **judge.litellm_kwargs,
+    }
+    if judge.max_tokens is not None:
+        kwargs["max_tokens"] = judge.max_tokens
+    if judge.api_base is not None:
+        kwargs["api_base"] = judge.api_base
+    if judge.api_key is not None:
+        kwargs["api_key"] = judge.api_key.get_secret_value()
+    if response_format is not None:
+        kwargs["response_format"] = response_format
+    if extra:
+        kwargs.update(extra)  # e.g. logprobs/top_logprobs, or n samples at temperature 1
+    if judge.transport == "direct":
+        send = _direct_sender(judge, chat_body(judge, messages, response_format, extra))
+    else:
+        send = _litellm_sender(judge, kwargs)
+    return await with_retries(judge, max_attempts, send)
+
+
+def chat_body(
+    judge: Judge,
+    messages: list[dict[str, str]],
+    response_format: dict[str, Any] | None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The OpenAI chat-completions request body of one call (no secrets): what the direct
+    transport posts and what a provider batch file holds per line."""
+    body: dict[str, Any] = {"model": wire_model(judge.model), "messages": messages, "temperature": judge.temperature,
+                            **judge.litellm_kwargs}  # fmt: skip
+    if judge.max_tokens is not None:
+        body["max_tokens"] = judge.max_tokens
+    if response_format is not None:
+        body["response_format"] = response_format
+    if extra:
+        body.update(extra)
+    return body
+
+
+def _litellm_sender(judge: Judge, kwargs: dict[str, Any]) -> Sender:
+    """One ``litellm.acompletion`` request, its answer as a CallResult (attempts and latency unset)."""
+    litellm = load_litellm()
+
+    async def send() -> CallResult:
+        resp = await litellm.acompletion(**kwargs)
+        content = resp.choices[0].message.content if resp.choices else None
+        usage = getattr(resp, "usage", None)
+        try:
+            cost: float | None = float(litellm.completion_cost(completion_response=resp, model=judge.model))
+        except Exception:
+            cost = None
+        first = resp.choices[0] if resp.choices else None
+        lp = normalise_logprobs(getattr(first, "logprobs", None)) if first is not None else None
+        choices = [c.message.content for c in resp.choices] if resp.choices and len(resp.choices) > 1 else None
+        return CallResult(content, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None),
+                          cost, logprobs=lp, choices=choices)  # fmt: skip
+
+    return send
+
+
+def _direct_sender(judge: Judge, body: dict[str, Any]) -> Sender:
+    """One POST of ``body`` to ``{api_base}/chat/completions`` (OpenAI wire format) as a CallResult."""
+    import aiohttp
+
+    base = (judge.api_base or "https://api.openai.com/v1").rstrip("/")
+    headers = {"Content-Type": "application/json"}
+    if judge.api_key is not None:
+        headers["Authorization"] = f"Bearer {judge.api_key.get_secret_value()}"
+    client = _http_client()
+
+    async def send() -> CallResult:
+        try:
+            async with client.post(f"{base}/chat/completions", json=body, headers=headers,
+                                   timeout=aiohttp.ClientTimeout(total=judge.timeout)) as r:  # fmt: skip
+                text = await r.text()
+                if r.status >= 400:
+                    raise HTTPStatusError(r.status, text, r.headers)
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"no answer within {judge.timeout:g} s") from None
+        data = json.loads(text)
+        choices = data.get("choices") or []
+        first = choices[0] if choices else {}
+        usage = data.get("usage") or {}
+        pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        prices = unit_prices(judge.model)
+        cost = token_cost(prices, pt, ct)
+        lp = normalise_logprobs(first.get("logprobs")) if first else None
+        many = [(c.get("message") or {}).get("content") for c in choices] if len(choices) > 1 else None
+        return CallResult((first.get("message") or {}).get("content"), pt, ct, cost, logprobs=lp, choices=many)
+
+    return send

@@ -1,0 +1,71 @@
+"""Rubric file layouts (autorubric's, the ``rubric`` package's, ours) and their error messages."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+__all__ = ["field_errors", "flatten", "format_validation_error"]
+
+
+def flatten(data: Any) -> list[tuple[dict[str, Any], str | None]]:
+    """Accept the rubric file shapes of autorubric and ``rubric`` and return criteria dicts.
+
+    Shapes: a flat list of criteria; a list of sections ``{"name"?, "criteria": [...]}``;
+    ``{"sections": [...]}``; ``{"rubric": <any of the above>}``; ``{"criteria": [...]}``.
+    """
+    if isinstance(data, Mapping):
+        allowed = {"rubric", "sections", "criteria", "name", "title", "description", "groups", "thresholds"}
+        unknown = set(data) - allowed
+        if unknown:
+            raise ValueError(f"rubric: unknown top-level keys {sorted(unknown)}; expected one of {sorted(allowed)}")
+        if "rubric" in data:
+            return flatten(data["rubric"])
+        if "sections" in data:
+            sections = data["sections"]
+            if not isinstance(sections, list):
+                raise ValueError(f"rubric: 'sections' must be a list, got {type(sections).__name__}")
+            return flatten(sections)
+        if "criteria" in data:
+            return flatten([data])
+        raise ValueError("rubric: a mapping must contain 'rubric', 'sections' or 'criteria'")
+    if not isinstance(data, list):
+        raise ValueError(f"rubric: expected a list of criteria or sections, got {type(data).__name__}")
+    out: list[tuple[dict[str, Any], str | None]] = []
+    for i, item in enumerate(data):
+        if not isinstance(item, Mapping):
+            raise ValueError(f"rubric: item {i} must be a mapping, got {type(item).__name__}")
+        if "criteria" in item:
+            extra = set(item) - {"criteria", "name", "title", "section", "description"}
+            if extra:
+                raise ValueError(f"rubric: section {i}: unknown keys {sorted(extra)}")
+            crit = item["criteria"]
+            if not isinstance(crit, list):
+                raise ValueError(f"rubric: section {i}: 'criteria' must be a list, got {type(crit).__name__}")
+            section = item.get("name") or item.get("title") or item.get("section")
+            for j, c in enumerate(crit):
+                if not isinstance(c, Mapping):
+                    raise ValueError(f"rubric: section {i}, criterion {j} must be a mapping, got {type(c).__name__}")
+                out.append((dict(c), section))
+        else:
+            out.append((dict(item), None))
+    return out
+
+
+def field_errors(err: ValidationError, what: str) -> str:
+    """``field 'x': message; ...`` for a pydantic error on a ``what`` (criterion, group...)."""
+    parts = []
+    for e in err.errors():
+        field = ".".join(str(p) for p in e["loc"]) or what
+        msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "extra_forbidden":
+            msg = f"unknown key (not a {what} field)"
+        parts.append(f"field {field!r}: {msg}")
+    return "; ".join(parts)
+
+
+def format_validation_error(index: int, name: str | None, err: ValidationError) -> str:
+    label = f"criterion {index}" + (f" ({name!r})" if name else "")
+    return f"{label}: " + field_errors(err, "criterion")

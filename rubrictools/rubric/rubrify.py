@@ -1,0 +1,211 @@
+"""Read rubrify rubrics: the spec that :meth:`Rubric.from_rubrify <rubrictools.Rubric.from_rubrify>` loads.
+
+rubrify keeps a rubric as a pydantic object; its JSON form (``model_dump_json``) is what a
+file holds. :func:`rubrify_spec` reads the parts its documentation describes and maps them
+onto the rubrictools model:
+
+=================================== =========================================================
+rubrify                             rubrictools
+=================================== =========================================================
+criterion ``id``                    ``name``
+``title`` + ``description``         ``requirement`` (``"title: description"``)
+``weight`` (default 1.0)            ``weight``
+``scale.kind == "binary"``          binary criterion (MET/UNMET); custom scores become options
+``ordinal`` / ``nominal`` anchors   options; anchor value ``v`` -> ``(v - lo) / (hi - lo)``
+``numeric`` min/max/step/anchors    ``range`` with anchors ``"label: description"``
+``evidence.required``               ``evidence=True``
+group ``children`` + aggregation    declared :class:`~rubrictools.Group`; ``weighted_sum``
+                                    becomes ``weighted_mean`` (same ranking, normalised)
+pattern disqualifier                regex rule criterion with ``disqualifier=True``
+criterion-linked disqualifier       ``required=True`` on that criterion (0 credit caps at 0)
+``decision_thresholds`` (0-100)     ``thresholds`` on the 0-1 score scale
+=================================== =========================================================
+
+Parts with no rubrictools meaning (roles, output constraints, pattern libraries, advice,
+calibration examples, genres) are skipped with a warning that names them.
+
+Example
+-------
+>>> import rubrictools as rt
+>>> r = rt.Rubric.from_rubrify({"criteria": [{"id": "C1", "title": "Clarity", "description": "How clear?",
+...     "scale": {"kind": "numeric", "minimum": 0, "maximum": 5, "step": 1}}]})
+>>> r["C1"].kind, r["C1"].requirement
+('numeric', 'Clarity: How clear?')
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["rubrify_spec"]
+
+_IGNORED_TOP = ("meta", "goal", "instructions", "patterns", "definitions", "advice_rules", "advice",
+                "calibration_examples", "role", "policy", "surface_policy", "output_constraints")  # fmt: skip
+_GROUP_AGG = {"weighted_sum": "weighted_mean", "weighted_mean": "weighted_mean", "min": "min", "max": "max",
+              "all": "all", "any": "any"}  # fmt: skip
+
+
+def _load(source: Any) -> dict[str, Any]:
+    if isinstance(source, Mapping):
+        return dict(source)
+    if hasattr(source, "model_dump"):
+        return source.model_dump(mode="json")
+    if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith("{")):
+        p = Path(source)
+        if not p.is_file():
+            raise FileNotFoundError(f"rubrify rubric file not found: {p}")
+        source = p.read_text(encoding="utf-8")
+    try:
+        data = json.loads(source)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"rubrify: invalid JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"rubrify: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _anchor_list(scale: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    anchors = scale.get("anchors") or scale.get("levels") or scale.get("categories") or []
+    if not isinstance(anchors, list) or not anchors:
+        raise ValueError(f"{where}: an {scale.get('kind')} scale needs a non-empty 'anchors' list")
+    out = []
+    for i, a in enumerate(anchors):
+        if not isinstance(a, Mapping) or "label" not in a:
+            raise ValueError(f"{where}: anchors[{i}] needs at least a 'label'")
+        out.append(dict(a))
+    return out
+
+
+def _criterion(c: Mapping[str, Any], i: int) -> dict[str, Any]:
+    if "id" not in c:
+        raise ValueError(f"rubrify: criteria[{i}] has no 'id'")
+    cid = str(c["id"])
+    where = f"rubrify: criterion {cid!r}"
+    title, desc = c.get("title"), c.get("description")
+    requirement = ": ".join(str(x) for x in (title, desc) if x) or cid
+    out: dict[str, Any] = {"name": cid, "requirement": requirement, "weight": float(c.get("weight", 1.0))}
+    scale = c.get("scale") or {"kind": "binary"}
+    kind = scale.get("kind")
+    if kind == "binary":
+        t, f = float(scale.get("true_score", 1.0)), float(scale.get("false_score", 0.0))
+        if (t, f) != (1.0, 0.0):
+            lo, hi = min(t, f), max(t, f)
+            span = hi - lo or 1.0
+            out["options"] = [
+                {"label": str(scale.get("true_label", "pass")), "value": (t - lo) / span},
+                {"label": str(scale.get("false_label", "fail")), "value": (f - lo) / span},
+            ]
+    elif kind in ("ordinal", "nominal"):
+        anchors = _anchor_list(scale, where)
+        values = [float(a.get("value", k)) for k, a in enumerate(anchors)]
+        lo, hi = min(values), max(values)
+        span = hi - lo or 1.0
+        out["options"] = [
+            {"label": str(a["label"]), "value": (v - lo) / span, **({"description": a["description"]} if a.get("description") else {})}
+            for a, v in zip(anchors, values)
+        ]
+        out["scale"] = kind
+    elif kind == "numeric":
+        if "minimum" not in scale or "maximum" not in scale:
+            raise ValueError(f"{where}: a numeric scale needs 'minimum' and 'maximum'")
+        rng: dict[str, Any] = {"min": scale["minimum"], "max": scale["maximum"]}
+        if scale.get("step") is not None:
+            rng["step"] = scale["step"]
+        anchors = scale.get("anchors") or []
+        rng["anchors"] = {
+            float(a["value"]): ": ".join(str(x) for x in (a.get("label"), a.get("description")) if x) for a in anchors
+        }
+        out["range"] = rng
+    else:
+        raise ValueError(f"{where}: unknown scale kind {kind!r} (binary, ordinal, nominal, numeric)")
+    ev = c.get("evidence")
+    if isinstance(ev, Mapping) and ev.get("required"):
+        out["evidence"] = True
+    return out
+
+
+def rubrify_spec(source: Any) -> dict[str, Any]:
+    """The rubrictools rubric spec (a dict for :meth:`Rubric.from_dict`) of a rubrify rubric.
+
+    ``source`` is a dict (``Rubric.model_dump()``), a rubrify object, JSON text or a path to
+    a ``.json`` file. Unknown criterion ids in groups or disqualifiers, nested groups and
+    unknown scale kinds raise ``ValueError`` naming the field.
+    """
+    data = _load(source)
+    if "rubric" in data and isinstance(data["rubric"], Mapping) and "criteria" not in data:
+        data = {**data, **data["rubric"]}
+    crits = data.get("criteria")
+    if not isinstance(crits, list) or not crits:
+        raise ValueError("rubrify: expected a non-empty 'criteria' list")
+    criteria = [_criterion(c, i) for i, c in enumerate(crits)]
+    by_id = {c["name"]: c for c in criteria}
+    skipped = [k for k in data if k in _IGNORED_TOP and data[k] and k not in ("policy", "surface_policy")]
+    for k in ("policy", "surface_policy"):
+        other = sorted(set(data.get(k) or {}) - {"decision_thresholds"}) if isinstance(data.get(k), Mapping) else []
+        if other:
+            skipped.append(f"{k} fields {other}")
+    genre = [c["name"] for c, raw in zip(criteria, crits) if raw.get("genre")]
+    if genre:
+        skipped.append(f"genre conditions on {genre}")
+
+    groups = []
+    for i, g in enumerate(data.get("groups") or []):
+        gid = str(g.get("id") or g.get("name") or f"g{i + 1}")
+        agg = _GROUP_AGG.get(str(g.get("aggregation", "weighted_mean")))
+        if agg is None:
+            raise ValueError(f"rubrify: group {gid!r}: unknown aggregation {g.get('aggregation')!r}")
+        for child in g.get("children") or []:
+            child = str(child)
+            if child not in by_id:
+                known = {str(x.get("id") or x.get("name")) for x in data.get("groups") or []}
+                what = "nested groups are not supported" if child in known else "no such criterion"
+                raise ValueError(f"rubrify: group {gid!r}: child {child!r}: {what}")
+            by_id[child]["group"] = gid
+        groups.append({"name": gid, "weight": float(g.get("weight", 1.0)), "aggregation": agg})
+    if groups:  # rubrify leaves ungrouped criteria at top level: give them their own group
+        loose = [c for c in criteria if "group" not in c]
+        if loose:
+            for c in loose:
+                c["group"] = "ungrouped"
+            groups.append({"name": "ungrouped", "weight": 1.0, "aggregation": "weighted_mean"})
+
+    for i, d in enumerate(data.get("disqualifiers") or []):
+        did = str(d.get("id") or f"dq{i + 1}")
+        linked = d.get("criterion_id") or d.get("criterion")
+        if d.get("pattern"):
+            flags = "i" if d.get("case_insensitive", True) else ""
+            criteria.append({"name": did, "requirement": str(d.get("description") or f"matches {d['pattern']}"),
+                             "rule": {"regex": d["pattern"], "flags": flags}, "disqualifier": True})  # fmt: skip
+        elif linked:
+            if str(linked) not in by_id:
+                raise ValueError(f"rubrify: disqualifier {did!r}: no criterion {linked!r}")
+            by_id[str(linked)]["required"] = True
+        else:
+            raise ValueError(f"rubrify: disqualifier {did!r} has neither 'pattern' nor 'criterion_id'")
+
+    policy = data.get("policy") or data.get("surface_policy") or {}
+    raw_cuts = data.get("decision_thresholds") or (policy.get("decision_thresholds") if isinstance(policy, Mapping) else None)
+    thresholds = None
+    if raw_cuts:
+        pairs = []
+        for t in raw_cuts:
+            if isinstance(t, Mapping):
+                pairs.append((str(t.get("label")), float(t.get("min_score", t.get("min", 0))) / 100.0))
+            else:
+                a, b = t
+                pairs.append((str(b), float(a) / 100.0) if not isinstance(a, str) else (a, float(b) / 100.0))
+        thresholds = sorted(pairs, key=lambda p: -p[1])
+    if skipped:
+        warnings.warn(f"rubrify: ignored parts with no rubrictools equivalent: {skipped}", stacklevel=2)
+    payload: dict[str, Any] = {"criteria": criteria}
+    if groups:
+        payload["groups"] = groups
+    if thresholds:
+        payload["thresholds"] = thresholds
+    return payload
+
+

@@ -1,0 +1,134 @@
+"""Deterministic criteria that need no LLM: the :class:`Rule` model.
+
+A rule is attached to a criterion (``Criterion(rule=...)``); the criterion is then decided by
+the rule, never by a judge. Its evaluation over a whole column lives in
+:mod:`rubrictools.grading.rules` (see there for the checks and an example).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+__all__ = ["Rule"]
+
+_FLAGS = set("imsx")
+
+
+class Rule(BaseModel):
+    """A deterministic check; MET when every given check holds (see module docstring).
+
+    >>> Rule(regex=r"\\d+ ms", flags="i").describe()
+    'matches the regular expression /\\\\d+ ms/i'
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    regex: str | None = None
+    flags: str = ""
+    contains: tuple[str, ...] | None = None
+    case_sensitive: bool = False
+    min_words: int | None = None
+    max_words: int | None = None
+    min_chars: int | None = None
+    max_chars: int | None = None
+    json_schema: dict[str, Any] | None = None
+
+    @field_validator("contains", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            return (v,)
+        return v
+
+    @field_validator("contains")
+    @classmethod
+    def _contains_not_empty(cls, v: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if v is not None and (not v or any(not s for s in v)):
+            raise ValueError("contains needs at least one non-empty string")
+        return v
+
+    @field_validator("flags")
+    @classmethod
+    def _known_flags(cls, v: str) -> str:
+        bad = set(v) - _FLAGS
+        if bad:
+            raise ValueError(f"unknown regex flag(s) {sorted(bad)}; allowed: i, m, s, x")
+        return "".join(sorted(set(v)))
+
+    @field_validator("min_words", "max_words", "min_chars", "max_chars")
+    @classmethod
+    def _non_negative(cls, v: int | None) -> int | None:
+        if v is not None and v < 0:
+            raise ValueError(f"length bounds must be >= 0, got {v}")
+        return v
+
+    @model_validator(mode="after")
+    def _check(self) -> Rule:
+        checks = [self.regex, self.contains, self.min_words, self.max_words, self.min_chars, self.max_chars,
+                  self.json_schema]  # fmt: skip
+        if all(c is None for c in checks):
+            raise ValueError("a rule needs at least one check (regex, contains, min/max_words, min/max_chars, json_schema)")
+        for lo, hi, what in [(self.min_words, self.max_words, "words"), (self.min_chars, self.max_chars, "chars")]:
+            if lo is not None and hi is not None and lo > hi:
+                raise ValueError(f"min_{what} ({lo}) is greater than max_{what} ({hi})")
+        if self.flags and self.regex is None:
+            raise ValueError("flags only apply to a regex")
+        if self.regex is not None:
+            _validate_regex(self.pattern or "")
+        if self.json_schema is not None:
+            import jsonschema
+
+            try:
+                jsonschema.validators.validator_for(self.json_schema).check_schema(self.json_schema)
+            except jsonschema.SchemaError as e:
+                raise ValueError(f"json_schema is not a valid JSON schema: {e.message}") from None
+        return self
+
+    @property
+    def pattern(self) -> str | None:
+        """The regex with its flags inlined (``(?i)...``), as the polars engine runs it."""
+        if self.regex is None:
+            return None
+        return f"(?{self.flags}){self.regex}" if self.flags else self.regex
+
+    def describe(self) -> str:
+        """A one-line plain-English statement of the rule (used as the default requirement)."""
+        parts = []
+        if self.regex is not None:
+            parts.append(f"matches the regular expression /{self.regex}/{self.flags}")
+        if self.contains is not None:
+            opts = " or ".join(json.dumps(s, ensure_ascii=False) for s in self.contains)
+            parts.append(f"contains {opts}" + (" (case-sensitive)" if self.case_sensitive else ""))
+        for lo, hi, unit in [(self.min_words, self.max_words, "words"), (self.min_chars, self.max_chars, "characters")]:
+            if lo is not None and hi is not None:
+                parts.append(f"has {lo} to {hi} {unit}")
+            elif lo is not None:
+                parts.append(f"has at least {lo} {unit}")
+            elif hi is not None:
+                parts.append(f"has at most {hi} {unit}")
+        if self.json_schema is not None:
+            parts.append("is JSON" + (" matching the schema" if self.json_schema else ""))
+        return " and ".join(parts)
+
+
+def _validate_regex(pattern: str) -> None:
+    try:
+        re.compile(pattern)
+    except re.error as e:
+        raise ValueError(f"regex does not compile: {e}") from None
+    import polars as pl
+
+    try:
+        pl.Series([""]).str.contains(pattern)
+    except Exception as e:  # polars ComputeError: syntax Rust's regex engine lacks
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(
+            f"regex uses syntax the vectorised engine does not support (look-around or back-references?): {first}"
+        ) from None
+
+
+# --------------------------------------------------------------------------- evaluation

@@ -1,0 +1,384 @@
+"""Exact, vectorised rubric scoring of a verdict table.
+
+Formulas (for one submission, over the criteria *kept* after the CANNOT_ASSESS strategy):
+
+* contribution of criterion *i*: ``c_i = v_i * w_i`` where ``v_i`` is 1 for MET, 0 for UNMET
+  and the option value for a multi-choice answer;
+* ``raw_score = S = sum_i c_i`` (negative weights subtract when MET);
+* if any kept weight is positive: ``score = clamp(S / sum_i max(0, w_i), 0, 1)``;
+* else, if any kept weight is negative (an all-penalty rubric):
+  ``score = clamp(1 + S / sum_i |w_i|, 0, 1)``;
+* else (only zero weights): ``score = 0``.
+
+CANNOT_ASSESS (binary) and NA options (multi-choice) follow ``cannot_assess``:
+
+* ``"skip"`` (default): dropped from numerator and denominator;
+* ``"zero"``: kept with ``c_i = 0`` (counts as unmet);
+* ``"partial"``: kept with ``c_i = partial_credit * w_i`` for positive weights, 0 for penalties;
+* ``"fail"``: the submission's ``score`` is 0 (``raw_score`` stays the assessed sum).
+
+A failed judge call (``error`` not null) is never a CANNOT_ASSESS: by default
+(``on_error="null"``) the submission's score is null and ``error`` names the criterion;
+``on_error="skip"`` drops errored criteria like ``skip``; ``on_error="worst"`` scores them
+at their worst realisable outcome (UNMET for rewards, MET for penalties).
+
+Groups (``Rubric(groups=...)``): each declared group *g* gets a sub-score ``s_g`` in [0, 1]
+from its kept members, reported as a ``score:<group>`` column. With member credit
+``u_i = c_i / w_i`` for rewards and ``1 + c_i / |w_i|`` for penalties:
+
+* ``weighted_mean``: the formula above restricted to the group;
+* ``min`` / ``max``: ``min_i u_i`` / ``max_i u_i``;
+* ``all``: 1 when every ``u_i = 1``, else 0; ``any``: 1 when some ``u_i = 1``, else 0.
+
+The normalised score is then ``sum_g W_g s_g / sum_g W_g`` over the groups with a sub-score.
+
+Disqualifiers and required criteria: when a disqualifier is MET, or a required criterion
+earns its lowest outcome, the score is capped at the criterion's ``cap`` (default 0; the
+lowest cap wins) and ``disqualified`` names the criteria. Decision thresholds (the rubric's
+or ``thresholds=``) then label the final score in a ``decision`` column: the first cut-off
+the score reaches, highest first; a score below every cut-off, or a null score, gets null.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import polars as pl
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from rubrictools.frames import to_polars
+from rubrictools.rubric.groups import parse_thresholds
+from rubrictools.verdicts import HOLISTIC, validate_verdicts
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rubrictools.rubric.model import Rubric
+
+__all__ = ["LengthPenalty", "score", "word_count"]
+
+CannotAssess = Literal["skip", "zero", "partial", "fail"]
+OnError = Literal["null", "skip", "worst"]
+
+
+class LengthPenalty(BaseModel):
+    """A verbosity penalty subtracted from the score.
+
+    ``penalty(n) = 0`` for ``n <= free_budget``, ``penalty_at_cap`` for ``n >= max_cap``, and
+    ``penalty_at_cap * ((n - free_budget) / (max_cap - free_budget)) ** exponent`` between.
+    With normalised scores the result is floored at 0; with raw scores it is subtracted as is
+    (use an absolute ``penalty_at_cap`` then).
+
+    >>> LengthPenalty(free_budget=10, max_cap=20, penalty_at_cap=0.5, exponent=1).penalty([5, 15, 30]).tolist()
+    [0.0, 0.25, 0.5]
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    free_budget: int = 6000
+    max_cap: int = 8000
+    penalty_at_cap: float = 0.5
+    exponent: float = 1.6
+
+    @model_validator(mode="after")
+    def _check(self) -> LengthPenalty:
+        if self.free_budget < 0 or self.max_cap <= self.free_budget:
+            raise ValueError("LengthPenalty: need 0 <= free_budget < max_cap")
+        if self.penalty_at_cap < 0 or self.exponent <= 0:
+            raise ValueError("LengthPenalty: penalty_at_cap must be >= 0 and exponent > 0")
+        return self
+
+    def penalty(self, counts: Any) -> np.ndarray:
+        """Vectorised penalty for an array of word/token counts."""
+        n = np.asarray(counts, dtype=float)
+        frac = np.clip((n - self.free_budget) / float(self.max_cap - self.free_budget), 0.0, 1.0)
+        return self.penalty_at_cap * frac**self.exponent
+
+    def expr(self, counts: pl.Expr) -> pl.Expr:
+        """The same penalty as a polars expression."""
+        frac = ((counts.cast(pl.Float64) - self.free_budget) / float(self.max_cap - self.free_budget)).clip(0.0, 1.0)
+        return self.penalty_at_cap * frac.pow(self.exponent)
+
+
+def word_count(df: Any, column: str = "submission", id_column: str = "id") -> pl.DataFrame:
+    """Whitespace word counts per submission, as the ``lengths`` input of :func:`score`.
+
+    >>> word_count(pl.DataFrame({"id": [1], "submission": ["two words"]}))["length"].to_list()
+    [2]
+    """
+
+    frame = to_polars(df)
+    return frame.select(pl.col(id_column).alias("id"), pl.col(column).str.count_matches(r"\S+").cast(pl.Int64).alias("length"))
+
+
+def _select_judge(v: pl.DataFrame, judge: str | None) -> pl.DataFrame:
+    rule = pl.col("judge") == "rule"  # rule rows are shared by every judge
+    if judge is not None:
+        out = v.filter((pl.col("judge") == judge) | rule)
+        if out.height == 0 or (judge != "rule" and out.filter(~rule.fill_null(False)).height == 0):
+            raise ValueError(f"no verdicts from judge {judge!r}; judges present: {v['judge'].unique().to_list()}")
+        return out
+    if v.select(pl.struct("id", "criterion").is_duplicated().any()).item():
+        judges = v["judge"].unique().to_list()
+        if "ensemble" in judges:
+            return v.filter((pl.col("judge") == "ensemble") | rule)
+        raise ValueError(
+            f"verdict table has several rows per (id, criterion) (judges {judges}); pass judge=... "
+            "or aggregate them first"
+        )
+    return v
+
+
+def score(
+    verdicts: Any,
+    rubric: Rubric | None = None,
+    *,
+    cannot_assess: CannotAssess = "skip",
+    partial_credit: float = 0.5,
+    normalize: bool = True,
+    on_error: OnError = "null",
+    length_penalty: LengthPenalty | None = None,
+    lengths: Any = None,
+    judge: str | None = None,
+    thresholds: Any = None,
+) -> pl.DataFrame:
+    """Score every submission of a verdict table.
+
+    Parameters
+    ----------
+    verdicts
+        A verdict table (polars or pandas; see :mod:`rubrictools.verdicts`).
+    rubric
+        The rubric; when omitted the table's ``weight`` column is used (per-item rubrics).
+    cannot_assess, partial_credit
+        CANNOT_ASSESS / NA strategy (see module docstring).
+    normalize
+        ``True``: score in [0, 1]; ``False``: ``score`` is the raw weighted sum.
+    on_error
+        ``"null"`` (default), ``"skip"`` or ``"worst"`` for rows whose judge call failed.
+    length_penalty, lengths
+        Optional :class:`LengthPenalty`; ``lengths`` gives the counts per submission as a
+        frame with ``id, length`` (see :func:`word_count`) or a mapping id -> count.
+    judge
+        Which judge's rows to score when the table holds several (defaults to ``"ensemble"``
+        rows when present). Rule rows (``judge="rule"``) are always included.
+    thresholds
+        Decision cut-offs (``{"pass": 0.8, "borderline": 0.5, "fail": 0}`` or a list of
+        ``(label, min)``, highest first); defaults to the rubric's; ``False`` for none.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per submission, in order of first appearance:
+        ``id, score, raw_score, cannot_assess_count, error_count, error``, plus
+        ``score:<group>`` per declared group, ``disqualified`` when the rubric has
+        disqualifiers or required criteria, ``length_penalty`` when one is applied and
+        ``decision`` when thresholds apply.
+
+    Example
+    -------
+    >>> import polars as pl, rubrictools as rt
+    >>> rubric = rt.Rubric.from_dict([{"weight": 10, "requirement": "a"}, {"weight": 5, "requirement": "b"},
+    ...                               {"weight": -15, "requirement": "c"}])
+    >>> v = pl.DataFrame({"id": [1, 1, 1], "criterion": ["c1", "c2", "c3"], "verdict": ["MET", "UNMET", "UNMET"]})
+    >>> rt.score(v, rubric).select("score", "raw_score").row(0)
+    (0.6666666666666666, 10.0)
+    """
+    if cannot_assess not in ("skip", "zero", "partial", "fail"):
+        raise ValueError(f"cannot_assess must be 'skip', 'zero', 'partial' or 'fail', got {cannot_assess!r}")
+    if on_error not in ("null", "skip", "worst"):
+        raise ValueError(f"on_error must be 'null', 'skip' or 'worst', got {on_error!r}")
+    if not 0.0 <= partial_credit <= 1.0:
+        raise ValueError(f"partial_credit must be in [0, 1], got {partial_credit}")
+    if length_penalty is not None and lengths is None:
+        raise ValueError("length_penalty needs lengths= (e.g. rt.word_count(df, column=...))")
+
+    v = _select_judge(validate_verdicts(verdicts, rubric), judge)
+    id_dtype = v.schema["id"]
+
+    w = pl.col("weight")
+    is_err = pl.col("error").is_not_null()
+    is_na = ~is_err & pl.col("value").is_null()
+    is_ok = ~is_err & pl.col("value").is_not_null()
+
+    if cannot_assess == "skip":
+        na_keep, na_c = pl.lit(False), pl.lit(0.0)
+    elif cannot_assess == "zero":
+        na_keep, na_c = pl.lit(True), pl.lit(0.0)
+    elif cannot_assess == "partial":
+        na_keep, na_c = pl.lit(True), pl.when(w > 0).then(partial_credit * w).otherwise(0.0)
+    else:  # fail: the score becomes 0; the criterion adds nothing to the sums
+        na_keep, na_c = pl.lit(False), pl.lit(0.0)
+    if on_error == "worst":
+        err_keep, err_c = pl.lit(True), pl.col("worst_value") * w
+    else:
+        err_keep, err_c = pl.lit(False), pl.lit(0.0)
+
+    keep = pl.when(is_ok).then(True).when(is_na).then(na_keep).otherwise(err_keep)
+    contrib = pl.when(is_ok).then(pl.col("value") * w).when(is_na).then(na_c).otherwise(err_c)
+    v = v.with_columns(keep.alias("__keep"), contrib.alias("__c"), is_na.alias("__na"), is_err.alias("__err"))
+
+    groups = rubric.groups if rubric is not None else ()
+    gates = [c for c in rubric if c.disqualifier or c.required] if rubric is not None else []
+    extra_aggs: list[pl.Expr] = []
+    if groups:
+        v = v.with_columns(
+            pl.col("criterion").replace_strict({c.name: c.group for c in rubric}, default=None,  # type: ignore[union-attr]
+                                               return_dtype=pl.String).alias("__group"),  # fmt: skip
+            pl.when(w > 0).then(pl.col("__c") / w).when(w < 0).then(1.0 + pl.col("__c") / w.abs()).alias("__u"),
+        )
+        for g in groups:
+            extra_aggs.append(_group_expr(g).alias(f"__g:{g.name}"))
+    if gates:
+        cap = {c.name: (c.cap or 0.0) for c in gates}
+        dq = [c.name for c in gates if c.disqualifier]
+        floor = {c.name: c.floor_value for c in gates if c.required}
+        hit = is_ok & (
+            (pl.col("criterion").is_in(dq) & (pl.col("value") >= 1.0 - 1e-12))
+            | (pl.col("criterion").is_in(list(floor))
+               & (pl.col("value") <= pl.col("criterion").replace_strict(floor, default=None, return_dtype=pl.Float64) + 1e-12))
+        )  # fmt: skip
+        v = v.with_columns(
+            hit.fill_null(False).alias("__hit"),
+            pl.col("criterion").replace_strict(cap, default=None, return_dtype=pl.Float64).alias("__cap"),
+        )
+        extra_aggs += [
+            pl.col("__cap").filter("__hit").min().alias("__capped"),
+            pl.col("criterion").filter("__hit").str.join(", ").alias("__dq"),
+        ]
+
+    per_id = v.group_by("id", maintain_order=True).agg(
+        *extra_aggs,
+        pl.col("__c").filter("__keep").sum().alias("S"),
+        w.filter(pl.col("__keep") & (w > 0)).sum().alias("P"),
+        (-w).filter(pl.col("__keep") & (w <= 0)).sum().alias("N"),
+        pl.col("__keep").sum().alias("n_kept"),
+        pl.col("__na").sum().cast(pl.Int64).alias("cannot_assess_count"),
+        pl.col("__err").sum().cast(pl.Int64).alias("error_count"),
+        pl.format("{}: {}", pl.col("criterion"), pl.col("error")).filter("__err").str.join("; ").alias("__errmsg"),
+        pl.col("criterion").alias("__crits"),
+    )
+
+    # Every rubric criterion must have a verdict (holistic rows stand for the whole rubric).
+    missing_msg = pl.lit(None, dtype=pl.String)
+    if rubric is not None:
+        names = list(rubric.names)
+        per_id = per_id.with_columns(
+            pl.col("__crits").list.contains(HOLISTIC).alias("__holistic"),
+            pl.lit(names, dtype=pl.List(pl.String)).list.set_difference(pl.col("__crits")).alias("__missing"),
+        )
+        missing_msg = (
+            pl.when(~pl.col("__holistic") & (pl.col("__missing").list.len() > 0))
+            .then(pl.format("missing verdict(s) for criteria: {}", pl.col("__missing").list.join(", ")))
+            .otherwise(None)
+        )
+    errored = pl.col("error_count") > 0 if on_error == "null" else pl.lit(False)
+    error_msg = (
+        pl.when(missing_msg.is_not_null())
+        .then(missing_msg)
+        .when(errored)
+        .then(pl.format("judge error on {}", pl.col("__errmsg")))
+        .otherwise(None)
+    )
+    per_id = per_id.with_columns(error_msg.alias("error"))
+
+    S, P, N = pl.col("S"), pl.col("P"), pl.col("N")
+    normalised = _normalised(S, P, N)
+    undefined = pl.col("error").is_not_null() | (pl.col("n_kept") == 0)
+    group_cols: list[str] = []
+    if groups:
+        gs = [pl.col(f"__g:{g.name}") for g in groups]
+        num = pl.sum_horizontal([x.fill_null(0.0) * g.weight for x, g in zip(gs, groups)])
+        den = pl.sum_horizontal([pl.when(x.is_not_null()).then(g.weight).otherwise(0.0) for x, g in zip(gs, groups)])
+        grouped = pl.when(den > 0).then(num / den).otherwise(None)
+        if rubric is not None and "__holistic" in per_id.columns:
+            grouped = pl.when(pl.col("__holistic")).then(normalised).otherwise(grouped)
+        normalised = grouped
+        per_id = per_id.with_columns(
+            [pl.when(undefined).then(None).otherwise(x).alias(f"score:{g.name}") for x, g in zip(gs, groups)]
+        )
+        group_cols = [f"score:{g.name}" for g in groups]
+    base = normalised if normalize else S
+    if cannot_assess == "fail":
+        base = pl.when(pl.col("cannot_assess_count") > 0).then(0.0).otherwise(base)
+    if gates:
+        ceiling = pl.col("__capped") if normalize else pl.col("__capped") * P
+        base = pl.when(pl.col("__capped").is_not_null()).then(pl.min_horizontal(base, ceiling)).otherwise(base)
+    out = per_id.with_columns(
+        pl.when(undefined).then(None).otherwise(base).cast(pl.Float64).alias("score"),
+        pl.when(undefined).then(None).otherwise(S).cast(pl.Float64).alias("raw_score"),
+    )
+
+    cols = ["id", "score", "raw_score", "cannot_assess_count", "error_count", "error", *group_cols]
+    if gates:
+        out = out.with_columns(
+            pl.when(pl.col("__dq").str.len_chars() > 0)
+            .then(pl.format("capped at {} by {}", pl.col("__capped").round(3).cast(pl.String), pl.col("__dq")))
+            .otherwise(None)
+            .alias("disqualified")
+        )
+        cols.append("disqualified")
+    if length_penalty is not None:
+        lens = _lengths_frame(lengths, id_dtype)
+        out = out.join(lens, on="id", how="left", maintain_order="left")
+        if out["length"].null_count():
+            bad = out.filter(pl.col("length").is_null())["id"].head(3).to_list()
+            raise ValueError(f"lengths: no length for submission id(s) {bad}")
+        pen = length_penalty.expr(pl.col("length"))
+        adjusted = pl.col("score") - pen
+        out = out.with_columns(
+            pen.alias("length_penalty"),
+            (adjusted.clip(lower_bound=0.0) if normalize else adjusted).alias("score"),
+        )
+        cols.append("length_penalty")
+    cuts = _resolve_thresholds(thresholds, rubric)
+    if cuts:
+        decision = pl.lit(None, dtype=pl.String)
+        for t in reversed(cuts):
+            decision = pl.when(pl.col("score") >= t.min).then(pl.lit(t.label)).otherwise(decision)
+        out = out.with_columns(decision.alias("decision"))
+        cols.append("decision")
+    return out.select(cols)
+
+
+def _normalised(S: pl.Expr, P: pl.Expr, N: pl.Expr) -> pl.Expr:
+    return pl.when(P > 0).then((S / P).clip(0.0, 1.0)).when(N > 0).then((1.0 + S / N).clip(0.0, 1.0)).otherwise(0.0)
+
+
+def _group_expr(g: Any) -> pl.Expr:
+    """Sub-score of group ``g`` over its kept members with a non-zero weight."""
+    member = (pl.col("__group") == g.name) & pl.col("__keep") & (pl.col("weight") != 0)
+    u = pl.col("__u").filter(member)
+    if g.aggregation == "weighted_mean":
+        w = pl.col("weight")
+        S = pl.col("__c").filter(member).sum()
+        P = w.filter(member & (w > 0)).sum()
+        N = (-w).filter(member & (w < 0)).sum()
+        return pl.when(member.any()).then(_normalised(S, P, N)).otherwise(None)
+    if g.aggregation == "min":
+        return u.min()
+    if g.aggregation == "max":
+        return u.max()
+    full = u >= 1.0 - 1e-12
+    if g.aggregation == "all":
+        return pl.when(member.any()).then(full.all().cast(pl.Float64)).otherwise(None)
+    return pl.when(member.any()).then(full.any().cast(pl.Float64)).otherwise(None)
+
+
+def _resolve_thresholds(thresholds: Any, rubric: Rubric | None) -> tuple[Any, ...]:
+    if thresholds is False:
+        return ()
+    if thresholds is None:
+        return rubric.thresholds if rubric is not None else ()
+
+    return parse_thresholds(thresholds)
+
+
+def _lengths_frame(lengths: Any, id_dtype: pl.DataType) -> pl.DataFrame:
+
+    if isinstance(lengths, dict):
+        frame = pl.DataFrame({"id": list(lengths), "length": list(lengths.values())})
+    else:
+        frame = to_polars(lengths, name="lengths")
+    if not {"id", "length"} <= set(frame.columns):
+        raise ValueError("lengths: expected columns 'id' and 'length' (see rt.word_count)")
+    return frame.select(pl.col("id").cast(id_dtype), pl.col("length").cast(pl.Float64))

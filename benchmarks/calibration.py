@@ -28,12 +28,23 @@ def main() -> None:
     real = rt.datasets.load("llm_rubric_real")
     syn = rt.datasets.load("llm_rubric_synth")
     rows = []
-    runs = (("real only", None, False), ("pre-trained on synthetic", (syn.tables["distributions"], syn.human), False),
-            ("real only, penalty tuned by nested CV", None, True))  # fmt: skip
+    runs = (
+        ("real only", None, False),
+        ("pre-trained on synthetic", (syn.tables["distributions"], syn.human), False),
+        ("real only, penalty tuned by nested CV", None, True),
+    )
     for label, pretrain, tune in runs:
         t0 = time.perf_counter()
-        metrics, _ = rt.calibrate.cross_validate(real.tables["distributions"], real.human, target="Q0", folds=10, seed=0,
-                                                 bootstrap=1000, pretrain=pretrain, tune=tune)  # fmt: skip
+        metrics, _ = rt.calibrate.cross_validate(
+            real.tables["distributions"],
+            real.human,
+            target="Q0",
+            folds=10,
+            seed=0,
+            bootstrap=1000,
+            pretrain=pretrain,
+            tune=tune,
+        )
         dt = time.perf_counter() - t0
         for r in metrics.iter_rows(named=True):
             if r["method"] == "calibrated" or label == "real only":

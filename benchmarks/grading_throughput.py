@@ -24,9 +24,9 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import polars as pl  # noqa: E402
+import polars as pl
 
-import rubrictools as rt  # noqa: E402
+import rubrictools as rt
 from rubrictools.testing import FakeLLMServer, default_script
 
 MODEL = "openai/gpt-4.1-mini"
@@ -42,9 +42,12 @@ def script(req: dict) -> str:
 
 
 def make_inputs(items: int, criteria: int) -> tuple[pl.DataFrame, rt.Rubric]:
-    rubric = rt.Rubric.from_dict([{"name": f"k{i}", "weight": 10 - i, "requirement": f"Requirement number {i} is good"}
-                                  for i in range(criteria)])
-    df = pl.DataFrame({"id": list(range(items)), "submission": [f"answer {i} is {'good' if i % 2 else 'bad'}" for i in range(items)]})
+    rubric = rt.Rubric.from_dict(
+        [{"name": f"k{i}", "weight": 10 - i, "requirement": f"Requirement number {i} is good"} for i in range(criteria)]
+    )
+    df = pl.DataFrame(
+        {"id": list(range(items)), "submission": [f"answer {i} is {'good' if i % 2 else 'bad'}" for i in range(items)]}
+    )
     return df, rubric
 
 
@@ -66,15 +69,25 @@ async def bare_litellm(srv: FakeLLMServer, requests: list[tuple[list[dict], dict
 
     async def one(messages: list[dict], fmt: dict | None) -> None:
         async with sem:
-            await litellm.acompletion(model=MODEL, api_base=srv.url, api_key=KEY, max_retries=0, temperature=0.0,
-                                      max_tokens=1024, messages=messages, response_format=fmt)
+            await litellm.acompletion(
+                model=MODEL,
+                api_base=srv.url,
+                api_key=KEY,
+                max_retries=0,
+                temperature=0.0,
+                max_tokens=1024,
+                messages=messages,
+                response_format=fmt,
+            )
 
     t0 = time.perf_counter()
     await asyncio.gather(*(one(m, f) for m, f in requests))
     return time.perf_counter() - t0
 
 
-def run_autorubric(srv: FakeLLMServer, df: pl.DataFrame, rubric: rt.Rubric, concurrency: int) -> tuple[float, int] | None:
+def run_autorubric(
+    srv: FakeLLMServer, df: pl.DataFrame, rubric: rt.Rubric, concurrency: int
+) -> tuple[float, int] | None:
     try:
         import autorubric as ar
         from autorubric.graders import CriterionGrader
@@ -84,7 +97,9 @@ def run_autorubric(srv: FakeLLMServer, df: pl.DataFrame, rubric: rt.Rubric, conc
     ds = ar.RubricDataset(prompt="benchmark", rubric=ar_rubric)
     for s in df["submission"]:
         ds.add_item(submission=s, description="b")
-    cfg = ar.LLMConfig(model=MODEL, api_base=srv.url, api_key=KEY, max_parallel_requests=concurrency, cache_enabled=False)
+    cfg = ar.LLMConfig(
+        model=MODEL, api_base=srv.url, api_key=KEY, max_parallel_requests=concurrency, cache_enabled=False
+    )
     grader = CriterionGrader(llm_config=cfg)
     srv.reset()
     with tempfile.TemporaryDirectory() as d:
@@ -111,19 +126,44 @@ def main() -> None:
 
         srv.reset()
         t0 = time.perf_counter()
-        v = rt.grade(df, rubric, model=MODEL, api_base=srv.url, api_key=KEY, cache=False, progress=False,
-                     max_concurrency=args.concurrency)
+        v = rt.grade(
+            df,
+            rubric,
+            model=MODEL,
+            api_base=srv.url,
+            api_key=KEY,
+            cache=False,
+            progress=False,
+            max_concurrency=args.concurrency,
+        )
         t_rt = time.perf_counter() - t0
         assert v["error"].null_count() == v.height, v.filter(pl.col("error").is_not_null())["error"].head(3)
         rt_hits = srv.hits
 
         srv.reset()
-        rt.grade(df.head(1), rubric, model=MODEL, api_base=srv.url, api_key=KEY, cache=False, progress=False,
-                 transport="direct")  # warm-up
+        rt.grade(
+            df.head(1),
+            rubric,
+            model=MODEL,
+            api_base=srv.url,
+            api_key=KEY,
+            cache=False,
+            progress=False,
+            transport="direct",
+        )  # warm-up
         srv.reset()
         t0 = time.perf_counter()
-        vd = rt.grade(df, rubric, model=MODEL, api_base=srv.url, api_key=KEY, cache=False, progress=False,
-                      max_concurrency=args.concurrency, transport="direct")
+        vd = rt.grade(
+            df,
+            rubric,
+            model=MODEL,
+            api_base=srv.url,
+            api_key=KEY,
+            cache=False,
+            progress=False,
+            max_concurrency=args.concurrency,
+            transport="direct",
+        )
         t_direct = time.perf_counter() - t0
         assert vd["error"].null_count() == vd.height
         direct_hits = srv.hits
@@ -133,20 +173,31 @@ def main() -> None:
 
         ar_res = run_autorubric(srv, df, rubric, args.concurrency)
 
-        print(f"{args.items} submissions x {args.criteria} criteria = {n_calls} calls; latency {args.latency * 1000:.0f} ms; "
-              f"concurrency {args.concurrency}")
+        print(
+            f"{args.items} submissions x {args.criteria} criteria = {n_calls} calls; latency "
+            f"{args.latency * 1000:.0f} ms; "
+            f"concurrency {args.concurrency}"
+        )
         print(f"  rubrictools grade     {t_rt:7.2f} s  {n_calls / t_rt:8.1f} calls/s  ({rt_hits} HTTP requests)")
-        print(f"  rubrictools direct    {t_direct:7.2f} s  {n_calls / t_direct:8.1f} calls/s  ({direct_hits} HTTP requests; "
-              "transport='direct', OpenAI-compatible endpoints)")
+        print(
+            f"  rubrictools direct    {t_direct:7.2f} s  {n_calls / t_direct:8.1f} calls/s  ({direct_hits} "
+            f"HTTP requests; "
+            "transport='direct', OpenAI-compatible endpoints)"
+        )
         print(f"  bare litellm          {t_bare:7.2f} s  {n_calls / t_bare:8.1f} calls/s")
         if ar_res is None:
             print("  autorubric evaluate   (not installed)")
         else:
             t_ar, hits = ar_res
             print(f"  autorubric evaluate   {t_ar:7.2f} s  {n_calls / t_ar:8.1f} calls/s  ({hits} HTTP requests)")
-            print(f"  rubrictools / autorubric calls/s: {t_ar / t_rt:.2f}x (litellm transport), "
-                  f"{t_ar / t_direct:.2f}x (direct transport)")
-        print(f"  rubrictools / bare litellm calls/s: {t_bare / t_rt:.2f}x (litellm transport), {t_bare / t_direct:.2f}x (direct)")
+            print(
+                f"  rubrictools / autorubric calls/s: {t_ar / t_rt:.2f}x (litellm transport), "
+                f"{t_ar / t_direct:.2f}x (direct transport)"
+            )
+        print(
+            f"  rubrictools / bare litellm calls/s: {t_bare / t_rt:.2f}x (litellm transport), "
+            f"{t_bare / t_direct:.2f}x (direct)"
+        )
 
         # fully cached re-run of many pairs
         items = max(1, args.cached_pairs // args.criteria)
@@ -154,12 +205,17 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as d:
             cache = Path(d) / "c.sqlite"
             srv.latency = 0.0
-            rt.grade(big, rubric, model=MODEL, api_base=srv.url, api_key=KEY, cache=cache, progress=False, max_concurrency=64)
+            rt.grade(
+                big, rubric, model=MODEL, api_base=srv.url, api_key=KEY, cache=cache, progress=False, max_concurrency=64
+            )
             srv.reset()
             t0 = time.perf_counter()
             again = rt.grade(big, rubric, model=MODEL, api_base=srv.url, api_key=KEY, cache=cache, progress=False)
             t_cache = time.perf_counter() - t0
-        print(f"cached re-run of {again.height:,} pairs: {t_cache:.2f} s, {srv.hits} calls, all cached: {bool(again['cached'].all())}")
+        print(
+            f"cached re-run of {again.height:,} pairs: {t_cache:.2f} s, {srv.hits} calls, all cached: "
+            f"{bool(again['cached'].all())}"
+        )
 
 
 if __name__ == "__main__":

@@ -37,7 +37,15 @@ from rubrictools import metrics as m
 
 QUESTIONS = [f"Q{i}" for i in range(9)]  # Q0 (overall satisfaction) first
 REPO_PUBLISHED = {"pearson": 0.313, "spearman": 0.368, "kendall": 0.291}  # one seed; no RMSE reported
-HP = {"h1": 25, "h2": 25, "lr": 1e-3, "batch": 64, "pretrain_epochs": 20, "finetune_epochs": 30, "steps_per_epoch": 223 // 64}
+HP = {
+    "h1": 25,
+    "h2": 25,
+    "lr": 1e-3,
+    "batch": 64,
+    "pretrain_epochs": 20,
+    "finetune_epochs": 30,
+    "steps_per_epoch": 223 // 64,
+}
 
 
 def matrices(ds: rt.datasets.Dataset, judges: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -55,7 +63,10 @@ def matrices(ds: rt.datasets.Dataset, judges: list[str]) -> tuple[np.ndarray, np
     y = y.join(x, on="id", how="inner")
     return (
         y.select(feats).to_numpy().astype(float),
-        y["rater"].cast(pl.String).replace_strict({j: i for i, j in enumerate(judges)}, return_dtype=pl.Int64).to_numpy(),
+        y["rater"]
+        .cast(pl.String)
+        .replace_strict({j: i for i, j in enumerate(judges)}, return_dtype=pl.Int64)
+        .to_numpy(),
         y.select(QUESTIONS).fill_null(0).to_numpy().astype(int),
     )
 
@@ -64,10 +75,18 @@ class Network:
     """Equations 3-5 of the LLM-Rubric paper: ``z1 = sigmoid([x, 1] (W1 + W1_a))``,
     ``z2 = sigmoid([z1, 1] (W2 + W2_a))``, ``p(y_q | x, a) = softmax([z2, 1] (V_q + V_qa))``."""
 
-    def __init__(self, n_in: int, n_judges: int, rng: np.random.Generator, h1: int, h2: int, n_q: int = 9, k: int = 4) -> None:
+    def __init__(
+        self, n_in: int, n_judges: int, rng: np.random.Generator, h1: int, h2: int, n_q: int = 9, k: int = 4
+    ) -> None:
         g = rng.standard_normal
-        self.p = {"W1": g((n_in + 1, h1)), "W1a": g((n_judges, n_in + 1, h1)), "W2": g((h1 + 1, h2)),
-                  "W2a": g((n_judges, h1 + 1, h2)), "V": g((n_q, h2 + 1, k)), "Va": g((n_judges, n_q, h2 + 1, k))}  # fmt: skip
+        self.p = {
+            "W1": g((n_in + 1, h1)),
+            "W1a": g((n_judges, n_in + 1, h1)),
+            "W2": g((h1 + 1, h2)),
+            "W2a": g((n_judges, h1 + 1, h2)),
+            "V": g((n_q, h2 + 1, k)),
+            "Va": g((n_judges, n_q, h2 + 1, k)),
+        }
         self.m = {n: np.zeros_like(v) for n, v in self.p.items()}
         self.v = {n: np.zeros_like(v) for n, v in self.p.items()}
         self.t = 0
@@ -85,7 +104,9 @@ class Network:
         prob = np.exp(logits - logits.max(2, keepdims=True))
         return x1, z1, z2, prob / prob.sum(2, keepdims=True)
 
-    def gradients(self, x: np.ndarray, a: np.ndarray, y: np.ndarray, questions: list[int]) -> tuple[float, dict[str, np.ndarray]]:
+    def gradients(
+        self, x: np.ndarray, a: np.ndarray, y: np.ndarray, questions: list[int]
+    ) -> tuple[float, dict[str, np.ndarray]]:
         """Mean cross-entropy of the answered ``questions`` (answers ``y``, 0 = n/a) and its gradients."""
         p = self.p
         x1, z1, z2, prob = self.forward(x, a)
@@ -148,8 +169,13 @@ def network_protocol(seeds: int = 30) -> pl.DataFrame:
 
 
 def scores(y: np.ndarray, pred: np.ndarray) -> dict[str, float]:
-    return {"rmse": m.rmse(y, pred), "rmse_affine": m.rmse_affine(y, pred), "pearson": float(m.pearson(y, pred)),
-            "spearman": float(m.spearman(y, pred)), "kendall": float(m.kendall(y, pred))}  # fmt: skip
+    return {
+        "rmse": m.rmse(y, pred),
+        "rmse_affine": m.rmse_affine(y, pred),
+        "pearson": float(m.pearson(y, pred)),
+        "spearman": float(m.spearman(y, pred)),
+        "kendall": float(m.kendall(y, pred)),
+    }
 
 
 def library_rows() -> pl.DataFrame:
@@ -157,13 +183,17 @@ def library_rows() -> pl.DataFrame:
     real, synth = rt.datasets.load("llm_rubric_real"), rt.datasets.load("llm_rubric_synth")
     cal = rt.calibrate.fit(synth.tables["distributions"], synth.human, target="Q0")
     transfer, _ = rt.calibrate.evaluate(cal, real.tables["distributions"], real.human, bootstrap=0)
-    cv, _ = rt.calibrate.cross_validate(real.tables["distributions"], real.human, target="Q0", folds=10, seed=0, bootstrap=0)
+    cv, _ = rt.calibrate.cross_validate(
+        real.tables["distributions"], real.human, target="Q0", folds=10, seed=0, bootstrap=0
+    )
     out = []
-    for name, frame, method in (("rt.calibrate: synthetic -> real", transfer, "calibrated"),
-                                ("rt.calibrate: 10-fold CV on real", cv, "calibrated"),
-                                ("judge's expected value (no fitting)", cv, "expected")):  # fmt: skip
+    for name, frame, method in (
+        ("rt.calibrate: synthetic -> real", transfer, "calibrated"),
+        ("rt.calibrate: 10-fold CV on real", cv, "calibrated"),
+        ("judge's expected value (no fitting)", cv, "expected"),
+    ):
         row = frame.filter(pl.col("method") == method)
-        out.append({"method": name, **dict(zip(row["metric"], row["value"]))})
+        out.append({"method": name, **dict(zip(row["metric"], row["value"], strict=False))})
     return pl.DataFrame(out)
 
 
@@ -179,18 +209,38 @@ def main() -> None:
     dt = time.perf_counter() - t0
     cols = ["rmse", "rmse_affine", "pearson", "spearman", "kendall"]
     lib = library_rows()
-    summary = pl.concat([
-        net.select(pl.lit(f"network, mean of {args.seeds} seeds").alias("method"), *[pl.col(c).mean() for c in cols]),
-        net.select(pl.lit("network, best seed by Pearson").alias("method"), *[pl.col(c).sort_by("pearson").last() for c in cols]),
-        pl.DataFrame({"method": ["repository's published seed (no RMSE)"], "rmse": [None], "pearson": [REPO_PUBLISHED["pearson"]],
-                      "spearman": [REPO_PUBLISHED["spearman"]], "kendall": [REPO_PUBLISHED["kendall"]],
-                      "rmse_affine": [s * np.sqrt(1 - REPO_PUBLISHED["pearson"] ** 2)]}).select("method", *cols),
-        lib.select("method", *cols),
-    ], how="vertical_relaxed")  # fmt: skip
-    print(f"Real Q0: {y.size} ratings, sd {s:.4f}. RMSE < 0.5 needs Pearson >= {np.sqrt(1 - 0.25 / s**2):.3f} on these ratings.")
-    print(f"Network: {args.seeds} seeds in {dt:.1f} s; Pearson sd across seeds {net['pearson'].std():.3f}, "
-          f"range {net['pearson'].min():.3f} to {net['pearson'].max():.3f}; "
-          f"{(net['pearson'] >= REPO_PUBLISHED['pearson']).sum()} of {args.seeds} seeds reach the published .313")
+    summary = pl.concat(
+        [
+            net.select(
+                pl.lit(f"network, mean of {args.seeds} seeds").alias("method"), *[pl.col(c).mean() for c in cols]
+            ),
+            net.select(
+                pl.lit("network, best seed by Pearson").alias("method"),
+                *[pl.col(c).sort_by("pearson").last() for c in cols],
+            ),
+            pl.DataFrame(
+                {
+                    "method": ["repository's published seed (no RMSE)"],
+                    "rmse": [None],
+                    "pearson": [REPO_PUBLISHED["pearson"]],
+                    "spearman": [REPO_PUBLISHED["spearman"]],
+                    "kendall": [REPO_PUBLISHED["kendall"]],
+                    "rmse_affine": [s * np.sqrt(1 - REPO_PUBLISHED["pearson"] ** 2)],
+                }
+            ).select("method", *cols),
+            lib.select("method", *cols),
+        ],
+        how="vertical_relaxed",
+    )
+    print(
+        f"Real Q0: {y.size} ratings, sd {s:.4f}. RMSE < 0.5 needs Pearson >= {np.sqrt(1 - 0.25 / s**2):.3f} "
+        f"on these ratings."
+    )
+    print(
+        f"Network: {args.seeds} seeds in {dt:.1f} s; Pearson sd across seeds {net['pearson'].std():.3f}, "
+        f"range {net['pearson'].min():.3f} to {net['pearson'].max():.3f}; "
+        f"{(net['pearson'] >= REPO_PUBLISHED['pearson']).sum()} of {args.seeds} seeds reach the published .313"
+    )
     with pl.Config(tbl_rows=20, tbl_cols=10, float_precision=3, fmt_str_lengths=45, tbl_width_chars=140):
         print(summary)
 

@@ -46,7 +46,12 @@ def simulate(n: int, seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame]:
 def rubric():
     import rubrictools as rt
 
-    return rt.Rubric.from_dict([{"name": f"c{i + 1}", "weight": w, "requirement": f"criterion {i + 1}"} for i, w in enumerate([10, 5, 5, 3, -4])])
+    return rt.Rubric.from_dict(
+        [
+            {"name": f"c{i + 1}", "weight": w, "requirement": f"criterion {i + 1}"}
+            for i, w in enumerate([10, 5, 5, 3, -4])
+        ]
+    )
 
 
 def run_rubrictools(v: pl.DataFrame, h: pl.DataFrame, n_boot: int) -> tuple[float, pl.DataFrame]:
@@ -75,20 +80,38 @@ def run_autorubric(v: pl.DataFrame, h: pl.DataFrame, n_boot: int) -> tuple[float
 
     scores = rt.score(v, rb).sort("id")
     for i in range(judge.shape[0]):
-        item = ar.DataItem(submission=f"answer {i}", description=f"item {i}", ground_truth=[CriterionVerdict(x) for x in truth[i]])
+        item = ar.DataItem(
+            submission=f"answer {i}", description=f"item {i}", ground_truth=[CriterionVerdict(x) for x in truth[i]]
+        )
         items.append(item)
         reports = [
-            CriterionReport(name=c.name, weight=c.weight, requirement=c.requirement, verdict=CriterionVerdict(judge[i, k]), reason="")
+            CriterionReport(
+                name=c.name,
+                weight=c.weight,
+                requirement=c.requirement,
+                verdict=CriterionVerdict(judge[i, k]),
+                reason="",
+            )
             for k, c in enumerate(ar_rubric.rubric)
         ]
         s = scores["score"][i]
-        report = EvaluationReport(score=s, raw_score=scores["raw_score"][i], llm_raw_score=scores["raw_score"][i], report=reports)
+        report = EvaluationReport(
+            score=s, raw_score=scores["raw_score"][i], llm_raw_score=scores["raw_score"][i], report=reports
+        )
         results.append(ItemResult(item_idx=i, item=item, report=report, duration_seconds=0.0))
     dataset = ar.RubricDataset(prompt="q", rubric=ar_rubric, items=items)
     now = datetime.now()
-    ev = EvalResult(item_results=results, total_items=len(items), successful_items=len(items), failed_items=0,
-                    total_token_usage=None, total_completion_cost=None,
-                    timing_stats=EvalTimingStats.from_durations([0.0] * len(items), 1.0), started_at=now, completed_at=now)  # fmt: skip
+    ev = EvalResult(
+        item_results=results,
+        total_items=len(items),
+        successful_items=len(items),
+        failed_items=0,
+        total_token_usage=None,
+        total_completion_cost=None,
+        timing_stats=EvalTimingStats.from_durations([0.0] * len(items), 1.0),
+        started_at=now,
+        completed_at=now,
+    )
     from autorubric.metrics import compute_metrics
 
     t0 = time.perf_counter()
@@ -130,7 +153,9 @@ def part2(n_rows: int) -> None:
     res = subprocess.run([sys.executable, __file__, "--child", str(n_rows)], capture_output=True, text=True, check=True)
     d = json.loads(res.stdout.strip().splitlines()[-1])
     print(f"part 2: {n_rows:,} verdict rows, agreement without bootstrap (criterion + score level)")
-    print(f"  wall {d['seconds']:.2f} s, peak RSS of the whole process {d['peak_rss_mb']:.0f} MB (target < 5 s, < 2 GB)")
+    print(
+        f"  wall {d['seconds']:.2f} s, peak RSS of the whole process {d['peak_rss_mb']:.0f} MB (target < 5 s, < 2 GB)"
+    )
 
 
 if __name__ == "__main__":

@@ -48,9 +48,19 @@ def child(args: argparse.Namespace) -> None:
     import rubrictools as rt
 
     t0 = time.perf_counter()
-    out = rt.grade(args.input, rt.Rubric.from_dict(RUBRIC), model=MODEL, api_base=args.url, api_key="sk-bench",
-                   output=args.output, batch_size=args.batch, max_concurrency=args.concurrency, cache=args.cache,
-                   progress=False, transport=args.transport)  # fmt: skip
+    out = rt.grade(
+        args.input,
+        rt.Rubric.from_dict(RUBRIC),
+        model=MODEL,
+        api_base=args.url,
+        api_key="sk-bench",
+        output=args.output,
+        batch_size=args.batch,
+        max_concurrency=args.concurrency,
+        cache=args.cache,
+        progress=False,
+        transport=args.transport,
+    )
     rows = out.select(__import__("polars").len()).collect().item()
     dt = time.perf_counter() - t0
     print(json.dumps({"seconds": dt, "rows": rows, "peak_rss_mb": peak_rss_mb()}))
@@ -76,8 +86,25 @@ TRANSPORT = "litellm"
 
 
 def run_child(url: str, inp: Path, out: Path, cache: Path, batch: int, conc: int) -> subprocess.Popen:
-    cmd = [sys.executable, __file__, "--child", "--url", url, "--input", str(inp), "--output", str(out), "--cache", str(cache),
-           "--batch", str(batch), "--concurrency", str(conc), "--transport", TRANSPORT]  # fmt: skip
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        "--url",
+        url,
+        "--input",
+        str(inp),
+        "--output",
+        str(out),
+        "--cache",
+        str(cache),
+        "--batch",
+        str(batch),
+        "--concurrency",
+        str(conc),
+        "--transport",
+        TRANSPORT,
+    ]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
 
 
@@ -121,13 +148,17 @@ def main() -> None:
             inp = tmp / f"in-{label}.parquet"
             pl.DataFrame({"submission": [f"answer {i} is {words[i % 6]}" for i in range(n)]}).write_parquet(inp)
             srv.reset()
-            p = run_child(srv.url, inp, tmp / f"out-{label}", tmp / f"cache-{label}.sqlite", args.batch, args.concurrency)
+            p = run_child(
+                srv.url, inp, tmp / f"out-{label}", tmp / f"cache-{label}.sqlite", args.batch, args.concurrency
+            )
             res = json.loads(p.communicate()[0].strip().splitlines()[-1])
             res.update(calls=srv.hits, calls_per_s=srv.hits / res["seconds"], n=n)
             results[label] = res
-            print(f"{label:>8}: {n:,} submissions x 3 criteria = {srv.hits:,} calls in {res['seconds']:.1f} s "
-                  f"({res['calls_per_s']:.0f} calls/s), peak RSS {res['peak_rss_mb']:.0f} MB, batch {args.batch:,}, "
-                  f"{args.transport} transport")  # fmt: skip
+            print(
+                f"{label:>8}: {n:,} submissions x 3 criteria = {srv.hits:,} calls in {res['seconds']:.1f} s "
+                f"({res['calls_per_s']:.0f} calls/s), peak RSS {res['peak_rss_mb']:.0f} MB, batch {args.batch:,}, "
+                f"{args.transport} transport"
+            )
 
         # kill part-way, then resume
         n = args.n // 4
@@ -147,9 +178,11 @@ def main() -> None:
         p = run_child(srv.url, inp, out, cache, args.batch, args.concurrency)
         res = json.loads(p.communicate()[0].strip().splitlines()[-1])
         keys = [json.dumps(r["messages"], sort_keys=True) for r in srv.requests]
-        print(f"  resume: killed after {before:,} calls ({parts} parts written); the resumed run made {srv.hits:,} calls "
-              f"for the {3 * n - before:,} unanswered (+ in-flight at the kill), finished in {res['seconds']:.1f} s, "
-              f"{res['rows']:,} verdict rows; distinct requests {len(set(keys)):,}")  # fmt: skip
+        print(
+            f"  resume: killed after {before:,} calls ({parts} parts written); the resumed run made {srv.hits:,} calls "
+            f"for the {3 * n - before:,} unanswered (+ in-flight at the kill), finished in {res['seconds']:.1f} s, "
+            f"{res['rows']:,} verdict rows; distinct requests {len(set(keys)):,}"
+        )
         flat = results["full"]["peak_rss_mb"] / max(results["quarter"]["peak_rss_mb"], 1)
         print(f"  memory: peak RSS at N={args.n:,} is {flat:.2f}x the peak at N={args.n // 4:,} (flat when ~1)")
 
@@ -159,7 +192,9 @@ def _inputs(n: int, path: Path) -> Path:
 
     words = ["good", "bad", "fine", "clear", "rude", "ok"]
     path.parent.mkdir(parents=True, exist_ok=True)
-    pl.DataFrame({"id": range(n), "submission": [f"answer {i} is {words[i % 6]}" for i in range(n)]}).write_parquet(path)
+    pl.DataFrame({"id": range(n), "submission": [f"answer {i} is {words[i % 6]}" for i in range(n)]}).write_parquet(
+        path
+    )
     return path
 
 
@@ -177,22 +212,37 @@ def ray_engine(args: argparse.Namespace) -> None:
     print(f"ray.init: {time.perf_counter() - t0:.1f} s")
     rubric = rt.Rubric.from_dict(RUBRIC)
     with FakeLLMServer(latency=args.latency) as srv:
-        kw = dict(model=MODEL, api_base=srv.url, api_key="sk-bench", id_column="id", output=tmp / "out",
-                  concurrency=args.concurrency, num_workers=args.workers, batch_size=args.batch, transport=args.transport)
+        kw = dict(
+            model=MODEL,
+            api_base=srv.url,
+            api_key="sk-bench",
+            id_column="id",
+            output=tmp / "out",
+            concurrency=args.concurrency,
+            num_workers=args.workers,
+            batch_size=args.batch,
+            transport=args.transport,
+        )
         lim = rt.ray.make_limiter(args.concurrency)
         t0 = time.perf_counter()
         lf = rt.ray.grade(str(src.parent), rubric, limiter=lim, **kw)
         dt = time.perf_counter() - t0
         rows = lf.select(__import__("polars").len()).collect().item()
         peak = ray.get(lim.stats.remote())["peak"]
-        print(f"ray: {args.n:,} submissions x 3 criteria = {srv.hits:,} calls in {dt:.1f} s ({srv.hits / dt:.0f} calls/s), "
-              f"{rows:,} verdict rows, {args.workers} grader actors, cluster-wide limit {args.concurrency} "
-              f"(peak slots leased {peak}, peak requests in flight at the server {srv.peak_in_flight}), "
-              f"{args.transport} transport")  # fmt: skip
+        print(
+            f"ray: {args.n:,} submissions x 3 criteria = {srv.hits:,} calls in {dt:.1f} s "
+            f"({srv.hits / dt:.0f} calls/s), "
+            f"{rows:,} verdict rows, {args.workers} grader actors, cluster-wide limit {args.concurrency} "
+            f"(peak slots leased {peak}, peak requests in flight at the server {srv.peak_in_flight}), "
+            f"{args.transport} transport"
+        )
         srv.reset()
         t0 = time.perf_counter()
         rt.ray.grade(str(src.parent), rubric, overwrite=True, **kw).select(__import__("polars").len()).collect()
-        print(f"ray re-run after an interrupt (overwrite=True): {srv.hits:,} calls repeated, {time.perf_counter() - t0:.1f} s")
+        print(
+            f"ray re-run after an interrupt (overwrite=True): {srv.hits:,} calls repeated, "
+            f"{time.perf_counter() - t0:.1f} s"
+        )
     ray.shutdown()
 
 
@@ -205,11 +255,14 @@ def batch_engine(args: argparse.Namespace) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="rt-scale-batch-"))
     src = _inputs(args.n, tmp / "answers.parquet")
     rubric = rt.Rubric.from_dict(RUBRIC)
-    server = subprocess.Popen([sys.executable, "-m", "rubrictools.testing"], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "rubrictools.testing"], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
     try:
         url = server.stdout.readline().strip()  # type: ignore[union-attr]
-        kw = dict(model=MODEL, api_base=url, api_key="sk-bench", id_column="id", path=tmp / "job",
-                  cache=tmp / "cache.sqlite")
+        kw = dict(
+            model=MODEL, api_base=url, api_key="sk-bench", id_column="id", path=tmp / "job", cache=tmp / "cache.sqlite"
+        )
         t0 = time.perf_counter()
         if args.slice_rows:
             job = rt.submit_batch(str(src), rubric, slice_rows=args.slice_rows, **kw)
@@ -227,10 +280,12 @@ def batch_engine(args: argparse.Namespace) -> None:
             rows, cost, batches = v.height, v["cost_usd"].sum(), len(job.rounds)
         t_collect = time.perf_counter() - t1
         how = f"slices of {args.slice_rows:,} rows" if args.slice_rows else "one job"
-        print(f"batch ({how}): {args.n:,} submissions x 3 criteria = {rows:,} requests in {batches} provider batches; "
-              f"build + upload + create {t_submit:.1f} s ({rows / t_submit:,.0f} requests/s), download + verdicts "
-              f"{t_collect:.1f} s ({rows / t_collect:,.0f} rows/s); cost at batch prices ${cost:.2f}; "
-              f"client peak RSS {peak_rss_mb():,.0f} MB (the fake provider runs in another process)")  # fmt: skip
+        print(
+            f"batch ({how}): {args.n:,} submissions x 3 criteria = {rows:,} requests in {batches} provider batches; "
+            f"build + upload + create {t_submit:.1f} s ({rows / t_submit:,.0f} requests/s), download + verdicts "
+            f"{t_collect:.1f} s ({rows / t_collect:,.0f} rows/s); cost at batch prices ${cost:.2f}; "
+            f"client peak RSS {peak_rss_mb():,.0f} MB (the fake provider runs in another process)"
+        )
     finally:
         server.terminate()
         server.wait()

@@ -25,9 +25,17 @@ def main() -> None:
             {"name": "a", "weight": 10, "requirement": "x"},
             {"name": "b", "weight": 5, "requirement": "y"},
             {"name": "c", "weight": -15, "requirement": "z"},
-            {"name": "d", "weight": 4, "requirement": "w",
-             "options": [{"label": "lo", "value": 0}, {"label": "mid", "value": 0.5}, {"label": "hi", "value": 1},
-                         {"label": "n/a", "na": True}]},
+            {
+                "name": "d",
+                "weight": 4,
+                "requirement": "w",
+                "options": [
+                    {"label": "lo", "value": 0},
+                    {"label": "mid", "value": 0.5},
+                    {"label": "hi", "value": 1},
+                    {"label": "n/a", "na": True},
+                ],
+            },
             {"name": "e", "weight": 2, "requirement": "v"},
         ]
     )
@@ -53,8 +61,10 @@ def main() -> None:
         t0 = time.perf_counter()
         out = rt.score(verdicts, rubric)
         best = min(best, time.perf_counter() - t0)
-    print(f"rt.score: best of {args.repeats}: {best:.3f} s  ({verdicts.height / best / 1e6:.2f} M rows/s); "
-          f"mean score {out['score'].mean():.4f}")
+    print(
+        f"rt.score: best of {args.repeats}: {best:.3f} s  ({verdicts.height / best / 1e6:.2f} M rows/s); "
+        f"mean score {out['score'].mean():.4f}"
+    )
     pre = rt.validate_verdicts(verdicts, rubric)
     t0 = time.perf_counter()
     rt.score(pre.drop("worst_value"))

@@ -66,17 +66,40 @@ __all__ = [
 
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
-        ["Rubric", "Criterion", "Option", "Group", "NumericRange", "Rule", "MET", "UNMET", "CANNOT_ASSESS", "lint",
-         "score", "LengthPenalty", "word_count"],
+        [
+            "Rubric",
+            "Criterion",
+            "Option",
+            "Group",
+            "NumericRange",
+            "Rule",
+            "MET",
+            "UNMET",
+            "CANNOT_ASSESS",
+            "lint",
+            "score",
+            "LengthPenalty",
+            "word_count",
+        ],
         "rubrictools.rubric",
-    ),  # fmt: skip
+    ),
     **dict.fromkeys(["VERDICT_SCHEMA", "HOLISTIC", "validate_verdicts"], "rubrictools.verdicts"),
     **dict.fromkeys(["Judge", "ScriptedJudge"], "rubrictools.judge"),
     **dict.fromkeys(
-        ["grade", "agrade", "estimate_cost", "usage", "ensemble", "apply_rules", "submit_batch", "collect_batch",
-         "BatchJob", "BatchGroup"],
+        [
+            "grade",
+            "agrade",
+            "estimate_cost",
+            "usage",
+            "ensemble",
+            "apply_rules",
+            "submit_batch",
+            "collect_batch",
+            "BatchJob",
+            "BatchGroup",
+        ],
         "rubrictools.grading",
-    ),  # fmt: skip
+    ),
     **dict.fromkeys(["agreement", "inter_rater", "compare"], "rubrictools.human_agreement"),
     **dict.fromkeys(["rubric_report", "improve"], "rubrictools.diagnostics"),
 }
@@ -95,7 +118,6 @@ moved.install()
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools import calibration as calibrate
     from rubrictools import charts, datasets, metrics, testing, widgets
-    from rubrictools.human_agreement import agreement, compare, inter_rater
     from rubrictools.diagnostics import improve, rubric_report
     from rubrictools.grading import (
         BatchGroup,
@@ -110,6 +132,7 @@ if TYPE_CHECKING:  # pragma: no cover
         usage,
     )
     from rubrictools.grading import ray as ray
+    from rubrictools.human_agreement import agreement, compare, inter_rater
     from rubrictools.judge import Judge, ScriptedJudge
     from rubrictools.rubric import (
         CANNOT_ASSESS,

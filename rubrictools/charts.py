@@ -18,21 +18,26 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.human_agreement import criterion_pairs, score_pairs
 from rubrictools.frames import to_polars
-from rubrictools.human_agreement import agreement
-from rubrictools.human_agreement import inter_rater
+from rubrictools.human_agreement import agreement, criterion_pairs, inter_rater, score_pairs
 from rubrictools.metrics.distribution import cdf_distances_weighted
-from rubrictools.metrics.probability import brier_score
-from rubrictools.metrics.probability import expected_calibration_error
-from rubrictools.metrics.probability import reliability_table
+from rubrictools.metrics.probability import brier_score, expected_calibration_error, reliability_table
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
 
     from rubrictools.rubric import Rubric
 
-__all__ = ["confusion", "forest", "offline", "judge_agreement", "met_rates", "reliability", "run_summary", "score_distributions"]
+__all__ = [
+    "confusion",
+    "forest",
+    "judge_agreement",
+    "met_rates",
+    "offline",
+    "reliability",
+    "run_summary",
+    "score_distributions",
+]
 
 _MAX_ROWS = 5000
 
@@ -109,14 +114,19 @@ def forest(
     cols = [c for c in (by, "metric", "value", "ci_low", "ci_high", "n") if c in t.columns]
     data = alt.Data(values=_values(t.select(cols)))
     base = alt.Chart(data).encode(y=alt.Y(f"{by}:N", title=None, sort=None))
-    tooltip = [alt.Tooltip(f"{c}:{'N' if c in (by, 'metric') else 'Q'}", format=".3f" if c not in (by, "metric", "n") else "") for c in cols]
+    tooltip = [
+        alt.Tooltip(f"{c}:{'N' if c in (by, 'metric') else 'Q'}", format=".3f" if c not in (by, "metric", "n") else "")
+        for c in cols
+    ]
     rule = base.mark_rule(strokeWidth=2).encode(x=alt.X("ci_low:Q", title="value (95% CI)"), x2="ci_high:Q")
     point = base.mark_point(filled=True, size=70).encode(x="value:Q", tooltip=tooltip)
     layer = alt.layer(rule, point).properties(width=width)
     n_metrics = t["metric"].n_unique()
     if n_metrics > 1:
-        return layer.facet(column=alt.Column("metric:N", title=None)).resolve_scale(x="independent").properties(
-            title=title or "Agreement with humans"
+        return (
+            layer.facet(column=alt.Column("metric:N", title=None))
+            .resolve_scale(x="independent")
+            .properties(title=title or "Agreement with humans")
         )
     only = t["metric"][0] if t.height else ""
     return layer.properties(title=title or f"{only} with 95% bootstrap interval")
@@ -152,7 +162,9 @@ def confusion(
             pl.col("classes").list.get(pl.col("j_code")).alias("judge"),
             (pl.col("count") / pl.col("count").sum().over("criterion", "h_code")).alias("row_share"),
         )
-        .with_columns(pl.format("{} ({}%)", "count", (pl.col("row_share") * 100).round(0).cast(pl.Int64)).alias("label"))
+        .with_columns(
+            pl.format("{} ({}%)", "count", (pl.col("row_share") * 100).round(0).cast(pl.Int64)).alias("label")
+        )
         .select("criterion", "human", "judge", "h_code", "j_code", "count", "row_share", "label")
         .sort("criterion", "h_code", "j_code")
     )
@@ -170,8 +182,10 @@ def confusion(
     )
     layer = alt.layer(heat, text).properties(width=150, height=150)
     if cells["criterion"].n_unique() > 1:
-        return layer.facet(facet=alt.Facet("criterion:N", title=None), columns=columns).resolve_scale(x="independent", y="independent").properties(
-            title="Judge vs human labels (count, % of the human row)"
+        return (
+            layer.facet(facet=alt.Facet("criterion:N", title=None), columns=columns)
+            .resolve_scale(x="independent", y="independent")
+            .properties(title="Judge vs human labels (count, % of the human row)")
         )
     return layer.properties(title=f"{cells['criterion'][0]}: judge vs human (count, % of the human row)")
 
@@ -200,7 +214,10 @@ def score_distributions(
     rows = []
     for who, x in (("judge", js), ("human", hs)):
         counts, _ = np.histogram(x, bins=edges)
-        rows += [{"who": who, "bin_start": float(edges[i]), "bin_end": float(edges[i + 1]), "share": float(c / x.size)} for i, c in enumerate(counts)]
+        rows += [
+            {"who": who, "bin_start": float(edges[i]), "bin_end": float(edges[i + 1]), "share": float(c / x.size)}
+            for i, c in enumerate(counts)
+        ]
     data = alt.Data(values=rows)
     return (
         alt.Chart(data)
@@ -209,19 +226,29 @@ def score_distributions(
             x=alt.X("bin_start:Q", title="rubric score", bin="binned"),
             x2="bin_end:Q",
             y=alt.Y("share:Q", title="share of items", stack=None),
-            color=alt.Color("who:N", title=None, scale=alt.Scale(domain=["judge", "human"], range=["#e45756", "#4c78a8"])),
+            color=alt.Color(
+                "who:N", title=None, scale=alt.Scale(domain=["judge", "human"], range=["#e45756", "#4c78a8"])
+            ),
             tooltip=["who:N", alt.Tooltip("bin_start:Q", format=".2f"), alt.Tooltip("share:Q", format=".1%")],
         )
-        .properties(width=420, height=200, title=f"Score distributions: Wasserstein {w1[0]:.3f}, KS {ks[0]:.3f} (n={pairs.height})")
+        .properties(
+            width=420,
+            height=200,
+            title=f"Score distributions: Wasserstein {w1[0]:.3f}, KS {ks[0]:.3f} (n={pairs.height})",
+        )
     )
 
 
-def met_rates(verdicts: Any, human: Any, rubric: Rubric | None = None, *, bootstrap: int = 500, seed: int | None = 0) -> alt.LayerChart:
+def met_rates(
+    verdicts: Any, human: Any, rubric: Rubric | None = None, *, bootstrap: int = 500, seed: int | None = 0
+) -> alt.LayerChart:
     """Per-criterion MET rate of the judge and of the humans on the same pairs, with
     bootstrap intervals: a judge more lenient (or strict) than people shows at a glance."""
 
     alt = _alt()
-    t = agreement(verdicts, human, rubric, level="criterion", metrics=["judge_rate", "human_rate"], bootstrap=bootstrap, seed=seed)
+    t = agreement(
+        verdicts, human, rubric, level="criterion", metrics=["judge_rate", "human_rate"], bootstrap=bootstrap, seed=seed
+    )
     t = t.filter(pl.col("value").is_not_null()).with_columns(
         pl.col("metric").replace({"judge_rate": "judge", "human_rate": "human"}).alias("who")
     )
@@ -230,8 +257,12 @@ def met_rates(verdicts: Any, human: Any, rubric: Rubric | None = None, *, bootst
     data = alt.Data(values=_values(t.select("criterion", "who", "value", "ci_low", "ci_high", "n")))
     color = alt.Color("who:N", title=None, scale=alt.Scale(domain=["judge", "human"], range=["#e45756", "#4c78a8"]))
     base = alt.Chart(data).encode(y=alt.Y("criterion:N", title=None), yOffset="who:N", color=color)
-    rule = base.mark_rule(strokeWidth=2).encode(x=alt.X("ci_low:Q", title="MET rate (95% CI)", scale=alt.Scale(domain=[0, 1])), x2="ci_high:Q")
-    point = base.mark_point(filled=True, size=60).encode(x="value:Q", tooltip=["criterion:N", "who:N", alt.Tooltip("value:Q", format=".1%"), "n:Q"])
+    rule = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("ci_low:Q", title="MET rate (95% CI)", scale=alt.Scale(domain=[0, 1])), x2="ci_high:Q"
+    )
+    point = base.mark_point(filled=True, size=60).encode(
+        x="value:Q", tooltip=["criterion:N", "who:N", alt.Tooltip("value:Q", format=".1%"), "n:Q"]
+    )
     return alt.layer(rule, point).properties(width=360, title="MET rate: judge vs humans on the same items")
 
 
@@ -243,7 +274,11 @@ def judge_agreement(verdicts: Any, rubric: Rubric | None = None, *, criterion: s
     v = to_polars(verdicts, name="verdicts")
     if "judge" not in v.columns:
         raise ValueError("judge_agreement needs a 'judge' column")
-    v = v.filter((pl.col("judge") != "ensemble") & pl.col("error").is_null() if "error" in v.columns else pl.col("judge") != "ensemble")
+    v = v.filter(
+        (pl.col("judge") != "ensemble") & pl.col("error").is_null()
+        if "error" in v.columns
+        else pl.col("judge") != "ensemble"
+    )
     if criterion is not None:
         v = v.filter(pl.col("criterion") == criterion)
     judges = v["judge"].unique(maintain_order=True).to_list()
@@ -255,25 +290,36 @@ def judge_agreement(verdicts: Any, rubric: Rubric | None = None, *, criterion: s
             if a == b:
                 rows.append({"judge_a": a, "judge_b": b, "kappa": 1.0, "n": v.filter(pl.col("judge") == a).height})
                 continue
-            pair = v.filter(pl.col("judge").is_in([a, b])).select("id", "criterion", pl.col("judge").alias("rater"), pl.col("verdict").alias("label"))
+            pair = v.filter(pl.col("judge").is_in([a, b])).select(
+                "id", "criterion", pl.col("judge").alias("rater"), pl.col("verdict").alias("label")
+            )
             t = inter_rater(pair, rubric, by="criterion", metrics=["cohen_kappa_pairwise"], bootstrap=0)
             ok = t.filter(pl.col("value").is_not_null())
-            kappa = float((ok["value"] * ok["n_items"]).sum() / ok["n_items"].sum()) if ok.height else None
+            kappa = float((ok["value"] * ok["n_items"]).sum()) / float(ok["n_items"].sum()) if ok.height else None
             n = int(ok["n_items"].sum()) if ok.height else 0
-            rows += [{"judge_a": a, "judge_b": b, "kappa": kappa, "n": n}, {"judge_a": b, "judge_b": a, "kappa": kappa, "n": n}]
+            rows += [
+                {"judge_a": a, "judge_b": b, "kappa": kappa, "n": n},
+                {"judge_a": b, "judge_b": a, "kappa": kappa, "n": n},
+            ]
     df = pl.DataFrame(rows).with_columns(pl.col("kappa").round(2).cast(pl.String).fill_null("–").alias("label"))
     data = alt.Data(values=_values(df))
-    base = alt.Chart(data).encode(x=alt.X("judge_b:N", title=None, sort=judges), y=alt.Y("judge_a:N", title=None, sort=judges))
+    base = alt.Chart(data).encode(
+        x=alt.X("judge_b:N", title=None, sort=judges), y=alt.Y("judge_a:N", title=None, sort=judges)
+    )
     heat = base.mark_rect().encode(
         color=alt.Color("kappa:Q", scale=alt.Scale(domain=[0, 1], scheme="greens"), title="Cohen's kappa"),
         tooltip=["judge_a:N", "judge_b:N", alt.Tooltip("kappa:Q", format=".3f"), "n:Q"],
     )
     text = base.mark_text(fontSize=11).encode(text="label:N")
     scope = f" on {criterion}" if criterion else " (mean over criteria, weighted by items)"
-    return alt.layer(heat, text).properties(width=50 * len(judges), height=50 * len(judges), title=f"Judge-vs-judge agreement{scope}")
+    return alt.layer(heat, text).properties(
+        width=50 * len(judges), height=50 * len(judges), title=f"Judge-vs-judge agreement{scope}"
+    )
 
 
-def reliability(y_true: Any, y_prob: Any, *, n_bins: int = 10, strategy: str = "uniform", title: str | None = None) -> alt.LayerChart:
+def reliability(
+    y_true: Any, y_prob: Any, *, n_bins: int = 10, strategy: str = "uniform", title: str | None = None
+) -> alt.LayerChart:
     """Reliability diagram: accuracy vs mean confidence per bin (point size = items), the
     diagonal of perfect calibration, and the ECE and Brier score in the title."""
 
@@ -281,14 +327,29 @@ def reliability(y_true: Any, y_prob: Any, *, n_bins: int = 10, strategy: str = "
     t = reliability_table(y_true, y_prob, n_bins=n_bins, strategy=strategy)  # type: ignore[arg-type]
     ece = expected_calibration_error(y_true, y_prob, n_bins=n_bins, strategy=strategy)  # type: ignore[arg-type]
     brier = brier_score(y_true, y_prob)
-    diag = alt.Chart(alt.Data(values=[{"x": 0.0, "y": 0.0}, {"x": 1.0, "y": 1.0}])).mark_line(strokeDash=[4, 4], color="gray").encode(x="x:Q", y="y:Q")
+    diag = (
+        alt.Chart(alt.Data(values=[{"x": 0.0, "y": 0.0}, {"x": 1.0, "y": 1.0}]))
+        .mark_line(strokeDash=[4, 4], color="gray")
+        .encode(x="x:Q", y="y:Q")
+    )
     pts = alt.Chart(alt.Data(values=_values(t))).encode(
         x=alt.X("mean_confidence:Q", title="judge confidence", scale=alt.Scale(domain=[0, 1])),
         y=alt.Y("accuracy:Q", title="observed frequency", scale=alt.Scale(domain=[0, 1])),
     )
     line = pts.mark_line(color="#4c78a8")
-    dots = pts.mark_circle(color="#4c78a8").encode(size=alt.Size("n:Q", title="items"), tooltip=["lower:Q", "upper:Q", "n:Q", alt.Tooltip("mean_confidence:Q", format=".3f"), alt.Tooltip("accuracy:Q", format=".3f")])
-    return alt.layer(diag, line, dots).properties(width=300, height=300, title=title or f"Reliability: ECE {ece:.3f}, Brier {brier:.3f}")
+    dots = pts.mark_circle(color="#4c78a8").encode(
+        size=alt.Size("n:Q", title="items"),
+        tooltip=[
+            "lower:Q",
+            "upper:Q",
+            "n:Q",
+            alt.Tooltip("mean_confidence:Q", format=".3f"),
+            alt.Tooltip("accuracy:Q", format=".3f"),
+        ],
+    )
+    return alt.layer(diag, line, dots).properties(
+        width=300, height=300, title=title or f"Reliability: ECE {ece:.3f}, Brier {brier:.3f}"
+    )
 
 
 def run_summary(verdicts: Any) -> alt.HConcatChart:
@@ -302,16 +363,24 @@ def run_summary(verdicts: Any) -> alt.HConcatChart:
     v = v.filter(pl.col("judge") != "ensemble")
     counts = (
         v.with_columns(
-            pl.when(pl.col("error").is_not_null()).then(pl.lit("error"))
-            .when(pl.col("cached").fill_null(False)).then(pl.lit("cache hit"))
-            .otherwise(pl.lit("new call")).alias("outcome")
+            pl.when(pl.col("error").is_not_null())
+            .then(pl.lit("error"))
+            .when(pl.col("cached").fill_null(False))
+            .then(pl.lit("cache hit"))
+            .otherwise(pl.lit("new call"))
+            .alias("outcome")
         )
-        .group_by("judge", "outcome").len()
-    )  # fmt: skip
-    cost = v.group_by("judge").agg(
-        pl.col("cost_usd").filter(~pl.col("cached").fill_null(False)).sum().alias("spent"),
-        pl.col("cost_usd").filter(pl.col("cached").fill_null(False)).sum().alias("saved by cache"),
-    ).unpivot(index="judge", variable_name="kind", value_name="usd")
+        .group_by("judge", "outcome")
+        .len()
+    )
+    cost = (
+        v.group_by("judge")
+        .agg(
+            pl.col("cost_usd").filter(~pl.col("cached").fill_null(False)).sum().alias("spent"),
+            pl.col("cost_usd").filter(pl.col("cached").fill_null(False)).sum().alias("saved by cache"),
+        )
+        .unpivot(index="judge", variable_name="kind", value_name="usd")
+    )
     lat = v.filter(~pl.col("cached").fill_null(False) & pl.col("latency_s").is_not_null())
     import numpy as np
 
@@ -323,15 +392,36 @@ def run_summary(verdicts: Any) -> alt.HConcatChart:
         hist_rows = [{"start": float(edges[i]), "end": float(edges[i + 1]), "calls": int(n)} for i, n in enumerate(c)]
     p50 = float(np.percentile(x, 50)) if x.size else float("nan")
     p95 = float(np.percentile(x, 95)) if x.size else float("nan")
-    a = alt.Chart(alt.Data(values=_values(counts))).mark_bar().encode(
-        x=alt.X("len:Q", title="rows"), y=alt.Y("judge:N", title=None), color=alt.Color("outcome:N", title=None),
-        tooltip=["judge:N", "outcome:N", "len:Q"],
-    ).properties(width=220, title="Calls per judge")
-    b = alt.Chart(alt.Data(values=_values(cost))).mark_bar().encode(
-        x=alt.X("usd:Q", title="USD"), y=alt.Y("judge:N", title=None), color=alt.Color("kind:N", title=None),
-        tooltip=["judge:N", "kind:N", alt.Tooltip("usd:Q", format="$.4f")],
-    ).properties(width=220, title=f"Cost: ${cost.filter(pl.col('kind') == 'spent')['usd'].sum():.4f} spent")
-    c = alt.Chart(alt.Data(values=hist_rows)).mark_bar().encode(
-        x=alt.X("start:Q", bin="binned", title="latency (s)"), x2="end:Q", y=alt.Y("calls:Q"),
-    ).properties(width=220, title=f"Latency of new calls: p50 {p50:.2f} s, p95 {p95:.2f} s")
+    a = (
+        alt.Chart(alt.Data(values=_values(counts)))
+        .mark_bar()
+        .encode(
+            x=alt.X("len:Q", title="rows"),
+            y=alt.Y("judge:N", title=None),
+            color=alt.Color("outcome:N", title=None),
+            tooltip=["judge:N", "outcome:N", "len:Q"],
+        )
+        .properties(width=220, title="Calls per judge")
+    )
+    b = (
+        alt.Chart(alt.Data(values=_values(cost)))
+        .mark_bar()
+        .encode(
+            x=alt.X("usd:Q", title="USD"),
+            y=alt.Y("judge:N", title=None),
+            color=alt.Color("kind:N", title=None),
+            tooltip=["judge:N", "kind:N", alt.Tooltip("usd:Q", format="$.4f")],
+        )
+        .properties(width=220, title=f"Cost: ${cost.filter(pl.col('kind') == 'spent')['usd'].sum():.4f} spent")
+    )
+    c = (
+        alt.Chart(alt.Data(values=hist_rows))
+        .mark_bar()
+        .encode(
+            x=alt.X("start:Q", bin="binned", title="latency (s)"),
+            x2="end:Q",
+            y=alt.Y("calls:Q"),
+        )
+        .properties(width=220, title=f"Latency of new calls: p50 {p50:.2f} s, p95 {p95:.2f} s")
+    )
     return alt.hconcat(a, b, c)

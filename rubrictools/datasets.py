@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
+
 from rubrictools.frames import to_polars
 from rubrictools.rubric import Rubric
 
@@ -44,7 +45,10 @@ _CATALOGUE: dict[str, tuple[str, str]] = {
     "demo_code_review": ("demo/code_review", "code-review comments; per-item rubrics with penalties; 1-2 raters"),
     "llmbar": ("llmbar", "LLMBar pairwise instruction following; GPT-4 in both orders; gold labels"),
     "hanna": ("hanna", "HANNA stories; 3 human raters x 6 criteria (1-5); 5 LLMs x 4 prompts"),
-    "llm_rubric_real": ("llm_rubric", "LLM-Rubric real dialogues; GPT-3.5 answer probabilities; 13 judges (1 per dialogue)"),
+    "llm_rubric_real": (
+        "llm_rubric",
+        "LLM-Rubric real dialogues; GPT-3.5 answer probabilities; 13 judges (1 per dialogue)",
+    ),
     "llm_rubric_synth": ("llm_rubric", "LLM-Rubric synthetic dialogues; GPT-3.5 answer probabilities; 2-3 judges each"),
 }
 
@@ -101,14 +105,15 @@ class Dataset:
 
     def _repr_html_(self) -> str:
         rows = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>{html.escape(str(v))}</td></tr>"
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td "
+            f"style='text-align:left'>{html.escape(str(v))}</td></tr>"
             for k, v in self.card.items()
             if k != "name"
         )
         return f"<b>{html.escape(self.name)}</b><table>{rows}</table><pre>{html.escape(repr(self))}</pre>"
 
 
-def list() -> pl.DataFrame:  # noqa: A001 - mirrors the issue's API: rt.datasets.list()
+def list() -> pl.DataFrame:
     """Available datasets: ``name, kind, description, available`` (files present here)."""
     try:
         root: Path | None = _root()
@@ -163,11 +168,11 @@ def _load_demo(name: str, folder: Path, card: dict[str, Any]) -> Dataset:
 
 def _load_llmbar(folder: Path, card: dict[str, Any], text_path: str | Path | None) -> Dataset:
 
-    j = pl.read_parquet(folder / "judgments.parquet").with_columns(
-        pl.format("{}/{}", "subset", "item").alias("id")
-    )
+    j = pl.read_parquet(folder / "judgments.parquet").with_columns(pl.format("{}/{}", "subset", "item").alias("id"))
     items = j.unique(["subset", "item"], maintain_order=True)
-    human = items.select("id", pl.lit("preferred").alias("criterion"), pl.lit("gold").alias("rater"), pl.col("label").cast(pl.String))
+    human = items.select(
+        "id", pl.lit("preferred").alias("criterion"), pl.lit("gold").alias("rater"), pl.col("label").cast(pl.String)
+    )
     verdicts = pl.concat(
         [
             j.select(
@@ -181,20 +186,36 @@ def _load_llmbar(folder: Path, card: dict[str, Any], text_path: str | Path | Non
         ]
     )
     rubric = Rubric.from_dict(
-        [{"name": "preferred", "requirement": "Which output follows the instruction better?", "scale": "nominal",
-          "options": [{"label": "1", "value": 1.0}, {"label": "2", "value": 0.0}]}]  # fmt: skip
+        [
+            {
+                "name": "preferred",
+                "requirement": "Which output follows the instruction better?",
+                "scale": "nominal",
+                "options": [{"label": "1", "value": 1.0}, {"label": "2", "value": 0.0}],
+            }
+        ]
     )
     published = json.loads((folder / "published.json").read_text())
-    pub = pl.DataFrame([{"subset": k.split("/")[0], "judge": "/".join(k.split("/")[1:]), **v} for k, v in published.items()])
+    pub = pl.DataFrame(
+        [{"subset": k.split("/")[0], "judge": "/".join(k.split("/")[1:]), **v} for k, v in published.items()]
+    )
     subs = None
-    src = Path(text_path) if text_path is not None else (_shared() / "llmbar" if _shared() else None)
+    shared = _shared()
+    src = Path(text_path) if text_path is not None else (shared / "llmbar" if shared is not None else None)
     if src is not None and src.is_dir():
         rows = []
         for subset in items["subset"].unique(maintain_order=True):
             f = src / subset / "dataset.json"
             if f.exists():
                 for i, d in enumerate(json.loads(f.read_text())):
-                    rows.append({"id": f"{subset}/{i}", "query": d["input"], "output_1": d["output_1"], "output_2": d["output_2"]})
+                    rows.append(
+                        {
+                            "id": f"{subset}/{i}",
+                            "query": d["input"],
+                            "output_1": d["output_1"],
+                            "output_2": d["output_2"],
+                        }
+                    )
         subs = pl.DataFrame(rows) if rows else None
     return Dataset("llmbar", card, human, verdicts, subs, rubric, {"judgments": j, "published": pub})
 
@@ -207,22 +228,40 @@ def _load_hanna(folder: Path, card: dict[str, Any]) -> Dataset:
         "id",
         "criterion",
         pl.when(ok).then(pl.col("rating").round().clip(1, 5).cast(pl.Int64).cast(pl.String)).alias("verdict"),
-        pl.when(ok).then(None).otherwise(pl.format("LLM rating {} is outside 1-5 (failed answers averaged in)", "rating")).alias("error"),
+        pl.when(ok)
+        .then(None)
+        .otherwise(pl.format("LLM rating {} is outside 1-5 (failed answers averaged in)", "rating"))
+        .alias("error"),
         pl.format("{}/p{}", "model", "prompt").alias("judge"),
         "rating",
     )
-    return Dataset("hanna", card, human.select("id", "criterion", "rater", "label"), verdicts, None, None,
-                   {"human": human, "llm": llm})  # fmt: skip
+    return Dataset(
+        "hanna",
+        card,
+        human.select("id", "criterion", "rater", "label"),
+        verdicts,
+        None,
+        None,
+        {"human": human, "llm": llm},
+    )
 
 
 def _llm_rubric_text(text_path: str | Path | None) -> pl.DataFrame | None:
     """Real dialogues as ``id, topic, submission`` (turns as 'role: text' lines), when available."""
-    src = Path(text_path) if text_path is not None else (_shared() / "llm_rubric" / "data" / "real_data" if _shared() else None)
+    src = (
+        Path(text_path)
+        if text_path is not None
+        else (shared / "llm_rubric" / "data" / "real_data" if (shared := _shared()) is not None else None)
+    )
     f = src / "real_data.json" if src is not None and src.is_dir() else src
     if f is None or not f.is_file():
         return None
     rows = [
-        {"id": d["_id"], "topic": d.get("topic"), "submission": "\n".join(f"{m['role']}: {m['content']}" for m in d.get("messages", []))}
+        {
+            "id": d["_id"],
+            "topic": d.get("topic"),
+            "submission": "\n".join(f"{m['role']}: {m['content']}" for m in d.get("messages", [])),
+        }
         for d in json.loads(f.read_text())
     ]
     return pl.DataFrame(rows)
@@ -238,7 +277,9 @@ def _load_llm_rubric(name: str, folder: Path, card: dict[str, Any], text_path: s
         pl.when(pl.col("rating") > 0).then(pl.col("rating")).alias("label"),  # 0 = not applicable
     )
     g = pl.read_parquet(folder / f"{part}_gpt35.parquet")
-    expected = sum(pl.col(f"p{k}") * k for k in range(1, 5)) / sum(pl.col(f"p{k}") for k in range(1, 5))
+    expected = pl.sum_horizontal(pl.col(f"p{k}") * k for k in range(1, 5)) / pl.sum_horizontal(
+        pl.col(f"p{k}") for k in range(1, 5)
+    )
     verdicts = g.select(
         pl.col("text_id").alias("id"),
         "criterion",
@@ -247,9 +288,11 @@ def _load_llm_rubric(name: str, folder: Path, card: dict[str, Any], text_path: s
         expected.alias("expected"),
         pl.max_horizontal("p1", "p2", "p3", "p4").alias("confidence"),
     )
-    dist = g.unpivot(index=["text_id", "criterion"], on=["p1", "p2", "p3", "p4"], variable_name="label", value_name="prob").select(
-        pl.col("text_id").alias("id"), "criterion", pl.col("label").str.slice(1), "prob"
-    ).sort("id", "criterion", "label")
+    dist = (
+        g.unpivot(index=["text_id", "criterion"], on=["p1", "p2", "p3", "p4"], variable_name="label", value_name="prob")
+        .select(pl.col("text_id").alias("id"), "criterion", pl.col("label").str.slice(1), "prob")
+        .sort("id", "criterion", "label")
+    )
     tables = {"gpt35": g, "human_wide": h, "distributions": dist}
     subs = None
     if part == "real":
@@ -296,7 +339,11 @@ def read_autorubric(source: str | Path | dict[str, Any]) -> Dataset:
     if isinstance(source, dict):
         data = source
     else:
-        text = Path(source).read_text() if Path(str(source)).suffix in (".json",) or Path(str(source)).exists() else str(source)
+        text = (
+            Path(source).read_text()
+            if Path(str(source)).suffix in (".json",) or Path(str(source)).exists()
+            else str(source)
+        )
         data = json.loads(text)
     if not isinstance(data, dict) or "items" not in data:
         raise ValueError("not an autorubric RubricDataset: expected an object with 'items'")
@@ -321,9 +368,18 @@ def read_autorubric(source: str | Path | dict[str, Any]) -> Dataset:
         if gt is not None:
             if len(gt) != len(eff):
                 raise ValueError(f"item {i}: {len(gt)} ground-truth values for {len(eff)} criteria")
-            labels += [{"id": i, "criterion": c.name, "rater": "ground_truth", "label": str(v)} for c, v in zip(eff, gt)]
-    human = pl.DataFrame(labels, schema={"id": pl.Int64, "criterion": pl.String, "rater": pl.String, "label": pl.String})
-    card = {"name": data.get("name") or "autorubric dataset", "title": data.get("name") or "", "origin": "autorubric RubricDataset JSON"}
+            labels += [
+                {"id": i, "criterion": c.name, "rater": "ground_truth", "label": str(v)}
+                for c, v in zip(eff, gt, strict=False)
+            ]
+    human = pl.DataFrame(
+        labels, schema={"id": pl.Int64, "criterion": pl.String, "rater": pl.String, "label": pl.String}
+    )
+    card = {
+        "name": data.get("name") or "autorubric dataset",
+        "title": data.get("name") or "",
+        "origin": "autorubric RubricDataset JSON",
+    }
     return Dataset(card["name"], card, human, None, pl.DataFrame(subs), rubric)
 
 
@@ -366,15 +422,22 @@ def write_autorubric(
                 raise ValueError(f"item {row[id_column]!r}: no rubric (pass rubric= or a 'rubric' column)")
             own = Rubric.from_dict(json.loads(raw) if isinstance(raw, str) else raw)
         eff = own or rubric
+        if eff is None:
+            raise ValueError(f"item {row[id_column]!r}: no rubric (pass rubric= or a 'rubric' column)")
         item: dict[str, Any] = {"submission": row[column], "description": str(row.get("description") or row[id_column])}
-        gt = [labels.get((row[id_column], c.name)) for c in eff]  # type: ignore[union-attr]
+        gt = [labels.get((row[id_column], c.name or "")) for c in eff]
         item["ground_truth"] = gt if all(g is not None for g in gt) else None
         if own is not None:
             item["rubric"] = [_autorubric_criterion(c) for c in own]
         if row.get("reference_submission"):
             item["reference_submission"] = row["reference_submission"]
         items.append(item)
-    out: dict[str, Any] = {"name": name, "prompt": prompt, "rubric": [_autorubric_criterion(c) for c in rubric] if rubric else None, "items": items}
+    out: dict[str, Any] = {
+        "name": name,
+        "prompt": prompt,
+        "rubric": [_autorubric_criterion(c) for c in rubric] if rubric else None,
+        "items": items,
+    }
     if path is not None:
         Path(path).write_text(json.dumps(out, indent=2, ensure_ascii=False))
     return out

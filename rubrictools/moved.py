@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import sys
 import warnings
@@ -19,14 +20,14 @@ __all__ = ["MOVED", "install"]
 MOVED: dict[str, str] = {
     "rubrictools.reliability": "rubrictools.human_agreement",
     "rubrictools.scoring": "rubrictools.rubric.scoring",
-    "rubrictools.linting": "rubrictools.rubric.lint",
+    "rubrictools.linting": "rubrictools.rubric.linter",
     "rubrictools.interop": "rubrictools.rubric",
     "rubrictools.rules": "rubrictools.grading.rules",
     "rubrictools.streaming": "rubrictools.grading.streaming",
     "rubrictools.batching": "rubrictools.grading.batch",
     "rubrictools.ensembling": "rubrictools.grading.ensembles",
     "rubrictools.quality": "rubrictools.diagnostics.report",
-    "rubrictools.improvement": "rubrictools.diagnostics.improve",
+    "rubrictools.improvement": "rubrictools.diagnostics.rewrite",
     "rubrictools.calibrate": "rubrictools.calibration",
     "rubrictools.ray": "rubrictools.grading.ray",
     "rubrictools.judge.client": "rubrictools.judge.transport",
@@ -41,7 +42,9 @@ QUIET = frozenset({"rubrictools.calibrate", "rubrictools.ray"})
 
 
 class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    def find_spec(self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None) -> object:
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
         if fullname not in MOVED:
             return None
         return importlib.util.spec_from_loader(fullname, self)
@@ -54,7 +57,7 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         alias = ModuleType(spec.name, target.__doc__)
         alias.__getattr__ = lambda name: getattr(target, name)  # type: ignore[method-assign]  # PEP 562 forwarder
         alias.__dir__ = lambda: dir(target)  # type: ignore[method-assign]  # PEP 562 forwarder
-        alias.__all__ = list(getattr(target, "__all__", ()))
+        alias.__dict__["__all__"] = list(getattr(target, "__all__", ()))
         return alias
 
     def exec_module(self, module: ModuleType) -> None:

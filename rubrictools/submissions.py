@@ -37,6 +37,7 @@ def split_submission(value: Any) -> Submission:
     text = str(value)
     low = text.lower()
     if "<output>" in low and "</output>" in low:
+
         def section(tag: str) -> str | None:
             s = low.find(f"<{tag}>")
             e = low.find(f"</{tag}>", s + 1)

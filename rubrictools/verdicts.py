@@ -71,9 +71,10 @@ VERDICT_SCHEMA: dict[str, pl.DataType | None] = {
 """Column name -> dtype of a full verdict table (``None``: any dtype)."""
 
 
-def empty_verdicts(id_dtype: pl.DataType = pl.String()) -> pl.DataFrame:
-    """An empty verdict table with the full schema."""
-    schema = {k: (v if v is not None else id_dtype) for k, v in VERDICT_SCHEMA.items()}
+def empty_verdicts(id_dtype: pl.DataType | None = None) -> pl.DataFrame:
+    """An empty verdict table with the full schema (ids of ``id_dtype``, String by default)."""
+    ids = id_dtype if id_dtype is not None else pl.String()
+    schema = {k: (v if v is not None else ids) for k, v in VERDICT_SCHEMA.items()}
     return pl.DataFrame(schema=schema)
 
 
@@ -125,7 +126,9 @@ def validate_verdicts(verdicts: Any, rubric: Rubric | None = None) -> pl.DataFra
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"verdict table is missing required column(s) {missing}; it has {df.columns}")
-    add = [pl.lit(None, dtype=dt).alias(c) for c, dt in VERDICT_SCHEMA.items() if dt is not None and c not in df.columns]
+    add = [
+        pl.lit(None, dtype=dt).alias(c) for c, dt in VERDICT_SCHEMA.items() if dt is not None and c not in df.columns
+    ]
     if add:
         df = df.with_columns(add)
     try:
@@ -144,23 +147,22 @@ def validate_verdicts(verdicts: Any, rubric: Rubric | None = None) -> pl.DataFra
     if rubric is not None:
         labels = rubric.label_frame()
         holistic = pl.col("criterion") == HOLISTIC
-        unknown = df.filter(~holistic & ~pl.col("criterion").is_in(pl.Series(list(rubric.names), dtype=pl.String).implode()))
+        unknown = df.filter(
+            ~holistic & ~pl.col("criterion").is_in(pl.Series(list(rubric.names), dtype=pl.String).implode())
+        )
         if unknown.height:
             names = unknown["criterion"].unique(maintain_order=True).head(5).to_list()
             raise ValueError(f"verdict table: criteria {names} are not in the rubric {list(rubric.names)}")
-        df = (
-            df.with_columns(_label_key(pl.col("verdict")).alias("__key"))
-            .join(
-                labels.select(
-                    "criterion",
-                    pl.col("key").alias("__key"),
-                    pl.col("label").alias("__label"),
-                    pl.col("value").alias("__value"),
-                ),
-                on=["criterion", "__key"],
-                how="left",
-                maintain_order="left",
-            )
+        df = df.with_columns(_label_key(pl.col("verdict")).alias("__key")).join(
+            labels.select(
+                "criterion",
+                pl.col("key").alias("__key"),
+                pl.col("label").alias("__label"),
+                pl.col("value").alias("__value"),
+            ),
+            on=["criterion", "__key"],
+            how="left",
+            maintain_order="left",
         )
         numeric = [c for c in rubric if c.range is not None]
         if numeric:
@@ -185,12 +187,7 @@ def validate_verdicts(verdicts: Any, rubric: Rubric | None = None) -> pl.DataFra
         worst = {c.name: c.worst_value for c in rubric}
         df = df.with_columns(
             pl.when(holistic).then(pl.col("verdict")).otherwise(pl.col("__label")).alias("verdict"),
-            pl.when(holistic)
-            .then(pl.col("value"))
-            .when(ok)
-            .then(pl.col("__value"))
-            .otherwise(None)
-            .alias("value"),
+            pl.when(holistic).then(pl.col("value")).when(ok).then(pl.col("__value")).otherwise(None).alias("value"),
             pl.when(holistic)
             .then(pl.lit(rubric.total_positive_weight))
             .otherwise(pl.col("criterion").replace_strict(crit_weight, default=None, return_dtype=pl.Float64))
@@ -208,7 +205,12 @@ def validate_verdicts(verdicts: Any, rubric: Rubric | None = None) -> pl.DataFra
         key = _label_key(pl.col("verdict"))
         derived = pl.when(key == "met").then(1.0).when(key == "unmet").then(0.0).otherwise(None)
         df = df.with_columns(
-            pl.when(~ok).then(None).when(pl.col("value").is_null()).then(derived).otherwise(pl.col("value")).alias("value"),
+            pl.when(~ok)
+            .then(None)
+            .when(pl.col("value").is_null())
+            .then(derived)
+            .otherwise(pl.col("value"))
+            .alias("value"),
             pl.when(key.is_in(["met", "unmet", "cannot_assess"]))
             .then(key.str.to_uppercase())
             .otherwise(pl.col("verdict"))
@@ -219,5 +221,7 @@ def validate_verdicts(verdicts: Any, rubric: Rubric | None = None) -> pl.DataFra
     out_of_range = df.filter(pl.col("value").is_not_null() & ((pl.col("value") < 0) | (pl.col("value") > 1)))
     if out_of_range.height:
         r = out_of_range.row(0, named=True)
-        raise ValueError(f"verdict table: value must be in [0, 1]; id={r['id']!r}, criterion={r['criterion']!r}, value={r['value']}")
+        raise ValueError(
+            f"verdict table: value must be in [0, 1]; id={r['id']!r}, criterion={r['criterion']!r}, value={r['value']}"
+        )
     return df

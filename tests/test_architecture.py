@@ -80,7 +80,9 @@ def imports_of(name: str, path: Path, known: set[str]) -> list[Import]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                )
             if base.split(".")[0] != "rubrictools":
                 continue
             for a in node.names:

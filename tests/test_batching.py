@@ -168,8 +168,14 @@ def test_a_new_session_collects_from_the_directory(df, rubric, server, tmp_path)
         v = rt.collect_batch({str(path)!r}, api_key={SECRET!r}, poll_interval=0.01, progress=False)
         print(v.height, v["error"].null_count(), v["verdict"].to_list()[:3])
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
-                         env={**__import__("os").environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env={**__import__("os").environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[:2] == ["12", "12"] and "MET" in out.stdout
     assert SECRET not in out.stderr
@@ -203,7 +209,7 @@ def test_batch_api_errors_are_retried_then_reported_without_the_key(df, rubric, 
         job.refresh()
     assert SECRET not in str(e.value)
     server.api_faults = [Reply(status=400)]  # a client error is not retried
-    with pytest.raises(RuntimeError, match="upload requests-00000.jsonl failed after 1 attempt"):
+    with pytest.raises(RuntimeError, match=r"upload requests-00000.jsonl failed after 1 attempt"):
         submit(df.head(1), rubric, server, tmp_path, path=tmp_path / "j2", max_retries=5)
     assert not server.api_faults
 
@@ -241,8 +247,11 @@ def test_grade_batch_true_is_one_call(df, rubric, server, tmp_path):
 def test_distribution_from_batch_logprobs(df, rubric, server, tmp_path):
     server.script = lambda req: Reply(content=default_script(req), label_probs={"MET": 0.7, "UNMET": 0.3})
     job = submit(df, rubric, server, tmp_path, distribution=True)
-    assert all(b.get("logprobs") is True for b in server.file_lines(job.rounds[0]["input_file_id"]) and
-               [x["body"] for x in server.file_lines(job.rounds[0]["input_file_id"])])
+    assert all(
+        b.get("logprobs") is True
+        for b in server.file_lines(job.rounds[0]["input_file_id"])
+        and [x["body"] for x in server.file_lines(job.rounds[0]["input_file_id"])]
+    )
     v = collect(job)
     assert (v["distribution_source"] == "logprobs").all()
     probs = v["distribution"].to_list()[0]
@@ -250,16 +259,28 @@ def test_distribution_from_batch_logprobs(df, rubric, server, tmp_path):
 
 
 def test_per_item_mode_with_rules_and_evidence(df, server, tmp_path):
-    rub = rt.Rubric.from_dict([
-        {"name": "good", "requirement": "The answer is good", "evidence": True},
-        {"name": "short", "requirement": "At most 2 words", "rule": {"max_words": 2}},
-    ])  # fmt: skip
+    rub = rt.Rubric.from_dict(
+        [
+            {"name": "good", "requirement": "The answer is good", "evidence": True},
+            {"name": "short", "requirement": "At most 2 words", "rule": {"max_words": 2}},
+        ]
+    )
 
     def script(req):
         sub = submission_text(req)
         verdict = "MET" if "good" in sub else "UNMET"
-        return json.dumps({"verdicts": [{"criterion": "good", "verdict": verdict, "explanation": "x",
-                                         "evidence": sub.split()[-1] if verdict == "MET" else ""}]})  # fmt: skip
+        return json.dumps(
+            {
+                "verdicts": [
+                    {
+                        "criterion": "good",
+                        "verdict": verdict,
+                        "explanation": "x",
+                        "evidence": sub.split()[-1] if verdict == "MET" else "",
+                    }
+                ]
+            }
+        )
 
     server.script = script
     job = submit(df, rub, server, tmp_path, mode="per_item")
@@ -271,8 +292,10 @@ def test_per_item_mode_with_rules_and_evidence(df, server, tmp_path):
 
 
 def test_ensemble_submits_one_batch_per_judge(df, rubric, server, tmp_path):
-    judges = [rt.Judge(model=MODEL, name=n, api_base=server.url, api_key=SECRET, temperature=t)
-              for n, t in (("a", 0.0), ("b", 0.5))]  # fmt: skip
+    judges = [
+        rt.Judge(model=MODEL, name=n, api_base=server.url, api_key=SECRET, temperature=t)
+        for n, t in (("a", 0.0), ("b", 0.5))
+    ]
     job = submit(df, rubric, server, tmp_path, model=judges)
     assert sorted(r["judge"] for r in job.rounds) == ["a", "b"]
     v = collect(job)
@@ -295,11 +318,18 @@ def test_job_directory_cache_when_cache_false(df, rubric, server, tmp_path):
 
 
 def test_rubric_column_round_trips(server, tmp_path):
-    per_row = pl.DataFrame({
-        "qid": ["x", "y"], "text": ["good", "bad"],
-        "rub": [json.dumps([{"name": "good", "requirement": "Is good"}]),
-                json.dumps([{"name": "polite", "requirement": "Is polite"}, {"name": "good", "requirement": "Is good"}])],
-    })  # fmt: skip
+    per_row = pl.DataFrame(
+        {
+            "qid": ["x", "y"],
+            "text": ["good", "bad"],
+            "rub": [
+                json.dumps([{"name": "good", "requirement": "Is good"}]),
+                json.dumps(
+                    [{"name": "polite", "requirement": "Is polite"}, {"name": "good", "requirement": "Is good"}]
+                ),
+            ],
+        }
+    )
     job = submit(per_row, None, server, tmp_path, rubric_column="rub")
     v = collect(job)
     assert v.select("id", "criterion").rows() == [("x", "good"), ("y", "polite"), ("y", "good")]
@@ -354,8 +384,17 @@ def test_sliced_jobs_collect_to_parquet_and_resume_an_interrupted_submission(df,
 
 
 def test_sliced_jobs_without_ids_number_rows_globally(df, rubric, server, tmp_path):
-    group = rt.submit_batch(df.drop("qid"), rubric, model=MODEL, api_base=server.url, api_key=SECRET, column="text",
-                            cache=tmp_path / "c.sqlite", path=tmp_path / "job", slice_rows=3)  # fmt: skip
+    group = rt.submit_batch(
+        df.drop("qid"),
+        rubric,
+        model=MODEL,
+        api_base=server.url,
+        api_key=SECRET,
+        column="text",
+        cache=tmp_path / "c.sqlite",
+        path=tmp_path / "job",
+        slice_rows=3,
+    )
     v = group.collect(poll_interval=0.01, progress=False)
     assert sorted(set(v["id"].to_list())) == [0, 1, 2, 3]
     with pytest.raises(ValueError, match="needs path"):

@@ -15,8 +15,14 @@ def _binary(n: int = 400, seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame, np
     rng = np.random.default_rng(seed)
     q = rng.random(n)
     y = rng.random(n) < q**2  # an overconfident judge
-    d = pl.DataFrame({"id": np.repeat(np.arange(n), 2), "criterion": "c", "label": ["MET", "UNMET"] * n,
-                      "prob": np.column_stack([q, 1 - q]).ravel()})  # fmt: skip
+    d = pl.DataFrame(
+        {
+            "id": np.repeat(np.arange(n), 2),
+            "criterion": "c",
+            "label": ["MET", "UNMET"] * n,
+            "prob": np.column_stack([q, 1 - q]).ravel(),
+        }
+    )
     h = pl.DataFrame({"id": np.arange(n), "criterion": "c", "rater": "a", "label": np.where(y, "MET", "UNMET")})
     return d, h, q, y
 
@@ -41,7 +47,9 @@ def test_platt_matches_logistic_regression_on_the_logit() -> None:
     # calibration lowers the expected calibration error of an overconfident judge
     from rubrictools import metrics as m
 
-    assert m.expected_calibration_error(y.astype(int), cal.predict(d)["p_MET"]) < 0.5 * m.expected_calibration_error(y.astype(int), q)
+    assert m.expected_calibration_error(y.astype(int), cal.predict(d)["p_MET"]) < 0.5 * m.expected_calibration_error(
+        y.astype(int), q
+    )
 
 
 def test_multinomial_learns_rater_bias_and_shared_signal() -> None:
@@ -51,8 +59,14 @@ def test_multinomial_learns_rater_bias_and_shared_signal() -> None:
     quality = (p_good > 0.5).astype(int)
     rater = rng.choice(["harsh", "kind"], n)
     rating = np.clip(2 + quality + np.where(rater == "kind", 1, -1) * (rng.random(n) < 0.8), 1, 4).astype(int)
-    d = pl.DataFrame({"id": np.repeat(np.arange(n), 2), "criterion": "signal", "label": ["good", "bad"] * n,
-                      "prob": np.column_stack([p_good, 1 - p_good]).ravel()})  # fmt: skip
+    d = pl.DataFrame(
+        {
+            "id": np.repeat(np.arange(n), 2),
+            "criterion": "signal",
+            "label": ["good", "bad"] * n,
+            "prob": np.column_stack([p_good, 1 - p_good]).ravel(),
+        }
+    )
     h = pl.DataFrame({"id": np.arange(n), "criterion": "overall", "rater": rater, "label": rating.astype(str)})
     cal = calibrate.fit(d, h, target="overall", features=["signal"])
     pred = cal.predict(d, h.select("id", "rater"))
@@ -89,7 +103,9 @@ def test_fine_tuning_starts_from_the_pretrained_model() -> None:
 
 def test_cross_validation_on_llm_rubric_beats_the_uncalibrated_judge() -> None:
     real = rt.datasets.load("llm_rubric_real")
-    metrics, preds = calibrate.cross_validate(real.tables["distributions"], real.human, target="Q0", bootstrap=200, seed=0)
+    metrics, preds = calibrate.cross_validate(
+        real.tables["distributions"], real.human, target="Q0", bootstrap=200, seed=0
+    )
     get = lambda meth, met: metrics.filter((pl.col("method") == meth) & (pl.col("metric") == met)).row(0, named=True)  # noqa: E731
     # the expected-value baseline is the published one (from the shipped probabilities)
     assert round(get("expected", "rmse")["value"], 4) == 0.9187
@@ -182,7 +198,7 @@ def test_nested_cross_validation_tunes_inside_training_folds_only(monkeypatch: p
 
     monkeypatch.setattr(calibration_evaluation, "tune", spy)
     grid = {"l2_rater": [1e-3, 1e-1]}
-    metrics, preds = calibrate.cross_validate(d, h, target="Q0", folds=5, bootstrap=0, tune=grid, tune_folds=3)
+    _metrics, preds = calibrate.cross_validate(d, h, target="Q0", folds=5, bootstrap=0, tune=grid, tune_folds=3)
     assert len(seen) == 5
     for train_ids in seen:  # each inner search saw its training folds, never the fold it predicts
         held = set(preds["id"]) - train_ids
@@ -196,8 +212,10 @@ def test_double_labels_stay_one_row_each() -> None:
     real = rt.datasets.load("llm_rubric_real")
     d = real.tables["distributions"]
     h = real.human.filter(pl.col("criterion") == "Q0")
-    twice = pl.concat([h, h.head(5).with_columns(pl.lit(1, dtype=h["label"].dtype).alias("label"))])  # 5 raters labelled again
-    metrics, table = calibrate.cross_validate(d, twice, target="Q0", folds=5, bootstrap=0)
+    twice = pl.concat(
+        [h, h.head(5).with_columns(pl.lit(1, dtype=h["label"].dtype).alias("label"))]
+    )  # 5 raters labelled again
+    _metrics, table = calibrate.cross_validate(d, twice, target="Q0", folds=5, bootstrap=0)
     assert table.height == twice.height
     _, table = calibrate.evaluate(calibrate.fit(d, twice, target="Q0"), d, twice, bootstrap=0)
     assert table.height == twice.height

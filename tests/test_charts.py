@@ -91,11 +91,20 @@ def test_judge_agreement_matrix() -> None:
     from rubrictools import metrics as m
 
     v = pl.DataFrame(
-        {"id": [1, 2, 3, 4] * 2, "criterion": "a", "verdict": ["MET", "MET", "UNMET", "UNMET", "MET", "UNMET", "UNMET", "UNMET"],
-         "judge": ["x"] * 4 + ["y"] * 4}  # fmt: skip
+        {
+            "id": [1, 2, 3, 4] * 2,
+            "criterion": "a",
+            "verdict": ["MET", "MET", "UNMET", "UNMET", "MET", "UNMET", "UNMET", "UNMET"],
+            "judge": ["x"] * 4 + ["y"] * 4,
+        }
     )
     rows = _data(rt.charts.judge_agreement(pl.concat([v, v.with_columns(pl.lit("ensemble").alias("judge"))])).to_dict())
-    assert {(r["judge_a"], r["judge_b"]) for r in rows} == {("x", "x"), ("y", "y"), ("x", "y"), ("y", "x")}  # ensemble left out
+    assert {(r["judge_a"], r["judge_b"]) for r in rows} == {
+        ("x", "x"),
+        ("y", "y"),
+        ("x", "y"),
+        ("y", "x"),
+    }  # ensemble left out
     xy = next(r for r in rows if (r["judge_a"], r["judge_b"]) == ("x", "y"))
     assert xy["kappa"] == pytest.approx(m.cohen_kappa(v["verdict"][:4], v["verdict"][4:]))
     with pytest.raises(ValueError, match="two judges"):
@@ -115,9 +124,16 @@ def test_reliability_diagram() -> None:
 
 def test_run_summary_from_a_graded_table() -> None:
     v = pl.DataFrame(
-        {"id": [1, 1, 2, 2], "criterion": ["a", "b"] * 2, "verdict": ["MET", None, "MET", "UNMET"],
-         "error": [None, "HTTP 500", None, None], "judge": "m", "cached": [False, False, True, False],
-         "cost_usd": [0.01, 0.0, 0.01, 0.02], "latency_s": [0.5, 2.0, 0.0, 1.0]}  # fmt: skip
+        {
+            "id": [1, 1, 2, 2],
+            "criterion": ["a", "b"] * 2,
+            "verdict": ["MET", None, "MET", "UNMET"],
+            "error": [None, "HTTP 500", None, None],
+            "judge": "m",
+            "cached": [False, False, True, False],
+            "cost_usd": [0.01, 0.0, 0.01, 0.02],
+            "latency_s": [0.5, 2.0, 0.0, 1.0],
+        }
     )
     spec = rt.charts.run_summary(v).to_dict()
     calls, cost, lat = spec["hconcat"]

@@ -96,14 +96,20 @@ def test_extract_matches_shared_sources(shared) -> None:
         got = d.filter((pl.col("id") == r["text_id"]) & (pl.col("criterion") == "Q0"))["label"].item()
         assert got == (int(r["Q0"]) or None)
     res = json.loads((shared / "datasets" / "llmbar" / "Natural" / "gpt4_Vanilla_NoRules" / "result.json").read_text())
-    j = ds.load("llmbar").tables["judgments"].filter((pl.col("subset") == "Natural") & (pl.col("judge") == "gpt4/Vanilla_NoRules"))
+    j = (
+        ds.load("llmbar")
+        .tables["judgments"]
+        .filter((pl.col("subset") == "Natural") & (pl.col("judge") == "gpt4/Vanilla_NoRules"))
+    )
     assert j["label"].to_list() == [int(x["label"]) for x in res]
 
 
 def test_autorubric_json_round_trip(tmp_path) -> None:
     sup = ds.load("demo_support")
     one = sup.human.filter(pl.col("rater") == "ana")
-    out = ds.write_autorubric(sup.submissions.head(30), sup.rubric, one, path=tmp_path / "d.json", prompt="Answer the customer")  # type: ignore[union-attr]
+    out = ds.write_autorubric(
+        sup.submissions.head(30), sup.rubric, one, path=tmp_path / "d.json", prompt="Answer the customer"
+    )  # type: ignore[union-attr]
     assert len(out["items"]) == 30 and out["items"][0]["ground_truth"] is not None
     back = ds.read_autorubric(tmp_path / "d.json")
     assert back.rubric == sup.rubric

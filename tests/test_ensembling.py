@@ -11,18 +11,31 @@ RUBRIC = rt.Rubric.from_dict(
     [
         {"name": "ok", "weight": 1, "requirement": "x"},
         {"name": "bad", "weight": -1, "requirement": "y"},
-        {"name": "q", "weight": 1, "requirement": "z", "options": [{"label": str(k), "value": (k - 1) / 4} for k in range(1, 6)]},
+        {
+            "name": "q",
+            "weight": 1,
+            "requirement": "z",
+            "options": [{"label": str(k), "value": (k - 1) / 4} for k in range(1, 6)],
+        },
     ]
 )
 
 
 def _votes() -> pl.DataFrame:
     rows = [
-        (1, "ok", "MET", None, "a"), (1, "ok", "UNMET", None, "b"), (1, "ok", "MET", None, "c"),
-        (1, "bad", "MET", None, "a"), (1, "bad", "UNMET", None, "b"), (1, "bad", None, "timeout", "c"),
-        (1, "q", "2", None, "a"), (1, "q", "5", None, "b"), (1, "q", "4", None, "c"),
-        (2, "ok", None, "500", "a"), (2, "ok", None, "500", "b"), (2, "ok", None, "429", "c"),
-    ]  # fmt: skip
+        (1, "ok", "MET", None, "a"),
+        (1, "ok", "UNMET", None, "b"),
+        (1, "ok", "MET", None, "c"),
+        (1, "bad", "MET", None, "a"),
+        (1, "bad", "UNMET", None, "b"),
+        (1, "bad", None, "timeout", "c"),
+        (1, "q", "2", None, "a"),
+        (1, "q", "5", None, "b"),
+        (1, "q", "4", None, "c"),
+        (2, "ok", None, "500", "a"),
+        (2, "ok", None, "500", "b"),
+        (2, "ok", None, "429", "c"),
+    ]
     return pl.DataFrame(rows, schema=["id", "criterion", "verdict", "error", "judge"], orient="row")
 
 

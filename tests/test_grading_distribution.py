@@ -15,8 +15,16 @@ from .test_grading import _reset, run, server  # noqa: F401 - the loopback serve
 RUBRIC = rt.Rubric.from_dict(
     [
         {"name": "good", "requirement": "The answer is good"},
-        {"name": "tone", "weight": 5, "requirement": "Tone", "options": [
-            {"label": "warm", "value": 1.0}, {"label": "wary", "value": 0.5}, {"label": "cold", "value": 0.0}]},
+        {
+            "name": "tone",
+            "weight": 5,
+            "requirement": "Tone",
+            "options": [
+                {"label": "warm", "value": 1.0},
+                {"label": "wary", "value": 0.5},
+                {"label": "cold", "value": 0.0},
+            ],
+        },
     ]
 )  # "warm"/"wary" share a first letter: the logprob path must refuse to split them
 
@@ -32,8 +40,11 @@ def test_logprobs_give_the_distribution(server, tmp_path) -> None:
     def script(req):
         if criterion_name(req) == "tone":
             # "wa" could begin "warm" or "wary": logprobs cannot split it, so the engine samples
-            return Reply(content=json.dumps({"verdict": "cold", "explanation": "x"}), label_probs={"cold": 0.5, "wa": 0.5}, samples=[
-                json.dumps({"verdict": v, "explanation": "s"}) for v in ("cold", "cold", "wary", "warm")])
+            return Reply(
+                content=json.dumps({"verdict": "cold", "explanation": "x"}),
+                label_probs={"cold": 0.5, "wa": 0.5},
+                samples=[json.dumps({"verdict": v, "explanation": "s"}) for v in ("cold", "cold", "wary", "warm")],
+            )
         verdict = "MET" if "good" in submission_text(req) else "UNMET"
         probs = {"MET": 0.8, "UNMET": 0.2} if verdict == "MET" else {"UNMET": 0.6, "MET": 0.3, "CANNOT": 0.1}
         return Reply(content=json.dumps({"verdict": verdict, "explanation": "x"}), label_probs=probs)
@@ -42,7 +53,9 @@ def test_logprobs_give_the_distribution(server, tmp_path) -> None:
     v = run(DF, RUBRIC, server, tmp_path, distribution=True, distribution_samples=4)
     good = v.filter(pl.col("criterion") == "good").sort("id")
     a, b = good.row(0, named=True), good.row(1, named=True)
-    assert a["distribution_source"] == "logprobs" and _dist(a) == pytest.approx({"MET": 0.8, "UNMET": 0.2, "CANNOT_ASSESS": 0.0})
+    assert a["distribution_source"] == "logprobs" and _dist(a) == pytest.approx(
+        {"MET": 0.8, "UNMET": 0.2, "CANNOT_ASSESS": 0.0}
+    )
     assert _dist(b) == pytest.approx({"MET": 0.3, "UNMET": 0.6, "CANNOT_ASSESS": 0.1})
     # every first request asked for logprobs; the sampling follow-ups asked for n answers instead
     assert all(r.get("logprobs") is True and r.get("top_logprobs") == 20 for r in server.requests if "n" not in r)
@@ -57,7 +70,9 @@ def test_logprobs_give_the_distribution(server, tmp_path) -> None:
 
 
 def test_cached_distributions_make_no_calls(server, tmp_path) -> None:
-    server.script = lambda req: Reply(content=json.dumps({"verdict": "MET", "explanation": "x"}), label_probs={"MET": 0.9, "UNMET": 0.1})
+    server.script = lambda req: Reply(
+        content=json.dumps({"verdict": "MET", "explanation": "x"}), label_probs={"MET": 0.9, "UNMET": 0.1}
+    )
     rub = rt.Rubric.from_dict([{"name": "good", "requirement": "x"}])
     first = run(DF, rub, server, tmp_path, distribution=True)
     n = server.hits
@@ -70,11 +85,22 @@ def test_cached_distributions_make_no_calls(server, tmp_path) -> None:
 
 
 def test_no_logprobs_and_no_sampling_is_explicit(server, tmp_path) -> None:
-    rub = rt.Rubric.from_dict([{"name": "tone", "requirement": "x", "options": [{"label": "warm", "value": 1.0}, {"label": "wary", "value": 0.0}]}])
+    rub = rt.Rubric.from_dict(
+        [
+            {
+                "name": "tone",
+                "requirement": "x",
+                "options": [{"label": "warm", "value": 1.0}, {"label": "wary", "value": 0.0}],
+            }
+        ]
+    )
     server.script = lambda req: Reply(content=json.dumps({"verdict": "warm", "explanation": "x"}), no_logprobs=True)
     v = run(DF, rub, server, tmp_path, distribution=True, distribution_samples=0)
     assert v["distribution_source"].to_list() == ["unavailable", "unavailable"]
-    assert v["distribution"].null_count() == 2 and v["verdict"].to_list() == ["warm", "warm"]  # the verdict itself stands
+    assert v["distribution"].null_count() == 2 and v["verdict"].to_list() == [
+        "warm",
+        "warm",
+    ]  # the verdict itself stands
 
 
 def test_a_certain_answer_is_a_one_hot_distribution(server, tmp_path) -> None:
@@ -92,19 +118,32 @@ def test_scripted_judge_gives_one_hot_and_modes_are_checked(tmp_path) -> None:
     assert v["distribution_source"].unique().to_list() == ["scripted"]
     assert _dist(v.row(0, named=True)) == {"MET": 1.0, "UNMET": 0.0, "CANNOT_ASSESS": 0.0}
     with pytest.raises(ValueError, match="per_criterion"):
-        rt.grade(DF, rub, model=judge, column="text", id_column="qid", distribution=True, mode="per_item", progress=False, cache=False)
+        rt.grade(
+            DF,
+            rub,
+            model=judge,
+            column="text",
+            id_column="qid",
+            distribution=True,
+            mode="per_item",
+            progress=False,
+            cache=False,
+        )
 
 
 def test_distributions_feed_the_calibrator(server, tmp_path) -> None:
     server.script = lambda req: Reply(
         content=json.dumps({"verdict": "MET", "explanation": "x"}),
-        label_probs={"MET": 0.9, "UNMET": 0.1} if "good" in submission_text(req) else {"MET": 0.4, "UNMET": 0.6})
+        label_probs={"MET": 0.9, "UNMET": 0.1} if "good" in submission_text(req) else {"MET": 0.4, "UNMET": 0.6},
+    )
     rub = rt.Rubric.from_dict([{"name": "good", "requirement": "x"}])
     df = pl.DataFrame({"qid": [f"s{i}" for i in range(40)], "text": ["good" if i % 2 else "meh" for i in range(40)]})
     v = run(df, rub, server, tmp_path, distribution=True)
     dists = rt.calibrate.distributions_from_verdicts(v)
     assert dists.columns == ["id", "criterion", "label", "prob"] and dists.height == 120
-    human = pl.DataFrame({"id": df["qid"], "criterion": "good", "rater": "h", "label": ["MET" if i % 2 else "UNMET" for i in range(40)]})
+    human = pl.DataFrame(
+        {"id": df["qid"], "criterion": "good", "rater": "h", "label": ["MET" if i % 2 else "UNMET" for i in range(40)]}
+    )
     cal = rt.calibrate.fit(dists, human, target="good", model="isotonic")
     p = cal.predict(dists).sort("id")
     assert p.filter(pl.col("id") == "s1")["p_MET"].item() == pytest.approx(1.0)

@@ -16,24 +16,28 @@ from .test_grading import MODEL, SECRET, _reset, server  # noqa: F401 - module-s
 
 @pytest.fixture
 def df():
-    return pl.DataFrame({
-        "id": [1, 2, 3],
-        "text": [
-            "The capital is Paris.  Source: Britannica, 2024.",
-            "As an AI, I believe it is Lyon.",
-            '{"answer": "Paris"}',
-        ],
-    })
+    return pl.DataFrame(
+        {
+            "id": [1, 2, 3],
+            "text": [
+                "The capital is Paris.  Source: Britannica, 2024.",
+                "As an AI, I believe it is Lyon.",
+                '{"answer": "Paris"}',
+            ],
+        }
+    )
 
 
 @pytest.fixture
 def rubric():
-    return rt.Rubric.from_dict([
-        {"name": "cites", "requirement": "Cites a source", "evidence": True},
-        {"name": "clarity", "requirement": "How clear", "range": {"min": 0, "max": 4, "step": 1}},
-        {"name": "short", "rule": {"max_words": 8}},
-        {"name": "ai_talk", "rule": {"regex": r"\bas an ai\b", "flags": "i"}, "disqualifier": True},
-    ])
+    return rt.Rubric.from_dict(
+        [
+            {"name": "cites", "requirement": "Cites a source", "evidence": True},
+            {"name": "clarity", "requirement": "How clear", "range": {"min": 0, "max": 4, "step": 1}},
+            {"name": "short", "rule": {"max_words": 8}},
+            {"name": "ai_talk", "rule": {"regex": r"\bas an ai\b", "flags": "i"}, "disqualifier": True},
+        ]
+    )
 
 
 def script(request):
@@ -41,7 +45,7 @@ def script(request):
     name = criterion_name(request)
     sub = submission_text(request)
     if name == "cites":
-        quote = {"The": "Source:   Britannica,\n2024", "As ": "Source: Wikipedia", "{\"a": ""}[sub[:3]]
+        quote = {"The": "Source:   Britannica,\n2024", "As ": "Source: Wikipedia", '{"a': ""}[sub[:3]]
         verdict = "MET" if quote or sub.startswith("{") else "UNMET"
         return json.dumps({"verdict": verdict, "explanation": "x", "evidence": quote})
     if name == "clarity":
@@ -50,8 +54,19 @@ def script(request):
 
 
 def run(df, rubric, server, tmp_path, **kw):
-    return rt.grade(df, rubric, model=MODEL, api_base=server.url, api_key=SECRET, column="text", id_column="id",
-                    cache=tmp_path / "c.sqlite", progress=False, backoff_base=0.01, **kw)
+    return rt.grade(
+        df,
+        rubric,
+        model=MODEL,
+        api_base=server.url,
+        api_key=SECRET,
+        column="text",
+        id_column="id",
+        cache=tmp_path / "c.sqlite",
+        progress=False,
+        backoff_base=0.01,
+        **kw,
+    )
 
 
 def test_rules_never_call_the_judge_and_evidence_is_verified(df, rubric, server, tmp_path):
@@ -61,7 +76,13 @@ def test_rules_never_call_the_judge_and_evidence_is_verified(df, rubric, server,
     assert v.select("id", "criterion").rows() == [(i, n) for i in (1, 2, 3) for n in rubric.names]
     rules = v.filter(pl.col("judge") == "rule")
     assert rules.select("criterion", "verdict").rows() == [
-        ("short", "MET"), ("ai_talk", "UNMET"), ("short", "MET"), ("ai_talk", "MET"), ("short", "MET"), ("ai_talk", "UNMET")]
+        ("short", "MET"),
+        ("ai_talk", "UNMET"),
+        ("short", "MET"),
+        ("ai_talk", "MET"),
+        ("short", "MET"),
+        ("ai_talk", "UNMET"),
+    ]
     assert rules["prompt_tokens"].sum() == 0 and not rules["cached"].any()
     cites = v.filter(pl.col("criterion") == "cites")
     # a whitespace-normalised quote is accepted, an invented one is flagged, an empty one on MET is unsupported
@@ -72,7 +93,11 @@ def test_rules_never_call_the_judge_and_evidence_is_verified(df, rubric, server,
     # the evidence was asked for in the prompt, and only for the criterion that wants it
     asked = [r for r in server.requests if criterion_name(r) == "cites"]
     assert all('"evidence"' in r["messages"][1]["content"] for r in asked)
-    assert all("evidence" not in json.dumps(r.get("response_format", {})) for r in server.requests if criterion_name(r) == "clarity")
+    assert all(
+        "evidence" not in json.dumps(r.get("response_format", {}))
+        for r in server.requests
+        if criterion_name(r) == "clarity"
+    )
     s = rt.score(v, rubric)
     assert s["disqualified"].to_list() == [None, "capped at 0.0 by ai_talk", None]
     assert s["score"][1] == 0.0
@@ -95,10 +120,14 @@ def test_evidence_for_every_criterion_in_per_item_mode(df, rubric, server, tmp_p
         names = re.findall(r"^Criterion name: (.+)$", request["messages"][1]["content"], re.M)
         assert names == ["cites", "clarity"]  # rule criteria are not in the prompt
         sub = submission_text(request)
-        return json.dumps({"verdicts": [
-            {"criterion": "cites", "verdict": "MET", "explanation": "a", "evidence": sub.split(".")[0]},
-            {"criterion": "clarity", "verdict": 2, "explanation": "b", "evidence": "not in the text"},
-        ]})
+        return json.dumps(
+            {
+                "verdicts": [
+                    {"criterion": "cites", "verdict": "MET", "explanation": "a", "evidence": sub.split(".")[0]},
+                    {"criterion": "clarity", "verdict": 2, "explanation": "b", "evidence": "not in the text"},
+                ]
+            }
+        )
 
     server.script = item
     v = run(df, rubric, server, tmp_path, mode="per_item", evidence=True)
@@ -133,7 +162,7 @@ def test_ensembles_share_rule_rows_and_score_uses_them(df, rubric):
     b = rt.ScriptedJudge(rule=lambda t, c: ("UNMET", "b") if c.name == "cites" else "4", name="b")
     v = rt.grade(df, rubric, model=[a, b], column="text", id_column="id", progress=False, aggregate="any")
     assert v.filter(pl.col("judge") == "rule").height == 6
-    assert v.filter((pl.col("criterion") == "short")).height == 3  # not duplicated per judge
+    assert v.filter(pl.col("criterion") == "short").height == 3  # not duplicated per judge
     s = rt.score(v, rubric)
     assert s["score"].to_list()[0] == pytest.approx((10 + 10 + 10) / 30)
     assert rt.score(v, rubric, judge="b")["score"].to_list()[0] == pytest.approx((0 + 10 + 10) / 30)
@@ -143,7 +172,17 @@ def test_per_item_rubrics_with_rules(df):
     strict = rt.Rubric.from_dict([{"name": "short", "rule": {"max_words": 3}}])
     loose = rt.Rubric.from_dict([{"name": "short", "rule": {"max_words": 30}}, {"name": "ok", "requirement": "fine"}])
     frame = df.with_columns(pl.Series("rubric", [strict, loose, strict], dtype=pl.Object))
-    v = rt.grade(frame, model=rt.ScriptedJudge(rule=lambda t, c: "MET"), column="text", id_column="id",
-                 rubric_column="rubric", progress=False)
+    v = rt.grade(
+        frame,
+        model=rt.ScriptedJudge(rule=lambda t, c: "MET"),
+        column="text",
+        id_column="id",
+        rubric_column="rubric",
+        progress=False,
+    )
     assert v.select("id", "criterion", "verdict", "judge").rows() == [
-        (1, "short", "UNMET", "rule"), (2, "short", "MET", "rule"), (2, "ok", "MET", "scripted"), (3, "short", "MET", "rule")]
+        (1, "short", "UNMET", "rule"),
+        (2, "short", "MET", "rule"),
+        (2, "ok", "MET", "scripted"),
+        (3, "short", "MET", "rule"),
+    ]

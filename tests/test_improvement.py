@@ -21,13 +21,16 @@ def data():
     texts = [f"{OPENERS[i % 5]} Answer number {i} is here." for i in range(40)]
     df = pl.DataFrame({"id": [f"s{i:02d}" for i in range(40)], "submission": texts})
     polite = ["MET" if t.startswith(("Sorry", "Thanks")) else "UNMET" for t in texts]
-    human = pl.concat([
-        pl.DataFrame({"id": df["id"], "criterion": "polite", "label": polite, "rater": r}) for r in ("ann", "bob")
-    ] + [pl.DataFrame({"id": df["id"], "criterion": "answers", "label": "MET", "rater": "ann"})])
-    rubric = rt.Rubric.from_dict([
-        {"name": "answers", "requirement": "Answers the question"},
-        {"name": "polite", "requirement": "Is courteous and acknowledges the customer", "weight": 3},
-    ])
+    human = pl.concat(
+        [pl.DataFrame({"id": df["id"], "criterion": "polite", "label": polite, "rater": r}) for r in ("ann", "bob")]
+        + [pl.DataFrame({"id": df["id"], "criterion": "answers", "label": "MET", "rater": "ann"})]
+    )
+    rubric = rt.Rubric.from_dict(
+        [
+            {"name": "answers", "requirement": "Answers the question"},
+            {"name": "polite", "requirement": "Is courteous and acknowledges the customer", "weight": 3},
+        ]
+    )
     return df, human, rubric
 
 
@@ -55,8 +58,20 @@ def make_script(proposals):
 def test_improve_keeps_a_helpful_rewrite_and_rejects_a_harmful_one(data, server, tmp_path, capsys):
     df, human, rubric = data
     server.script = make_script(["Opens with 'sorry' or 'thanks'", "Opens with 'please' or 'hello'"])
-    res = rt.improve(rubric, df, human, model=MODEL, api_base=server.url, api_key=SECRET, rounds=2, criteria=None,
-                     cache=tmp_path / "c.sqlite", bootstrap=300, seed=1, backoff_base=0.01)  # fmt: skip
+    res = rt.improve(
+        rubric,
+        df,
+        human,
+        model=MODEL,
+        api_base=server.url,
+        api_key=SECRET,
+        rounds=2,
+        criteria=None,
+        cache=tmp_path / "c.sqlite",
+        bootstrap=300,
+        seed=1,
+        backoff_base=0.01,
+    )
     h = res.history
     assert h["round"].to_list() == [1, 2]
     assert h["criterion"].to_list() == ["polite", "polite"] or h["criterion"][0] == "polite"
@@ -81,8 +96,20 @@ def test_improve_keeps_a_helpful_rewrite_and_rejects_a_harmful_one(data, server,
 def test_rejected_rewrite_leaves_the_rubric_unchanged(data, server, tmp_path):
     df, human, rubric = data
     server.script = make_script(["Opens with 'please' or 'hello'"])
-    res = rt.improve(rubric, df, human, model=MODEL, api_base=server.url, api_key=SECRET, rounds=1, criteria=["polite"],
-                     cache=tmp_path / "c.sqlite", bootstrap=0, verbose=False, backoff_base=0.01)  # fmt: skip
+    res = rt.improve(
+        rubric,
+        df,
+        human,
+        model=MODEL,
+        api_base=server.url,
+        api_key=SECRET,
+        rounds=1,
+        criteria=["polite"],
+        cache=tmp_path / "c.sqlite",
+        bootstrap=0,
+        verbose=False,
+        backoff_base=0.01,
+    )
     assert not res.history["accepted"][0] and res.rubric == rubric
     assert res.history["ci_low"][0] is None  # no bootstrap asked
 
@@ -101,8 +128,17 @@ def test_function_proposer_and_scripted_judge(data):
             return "MET" if any(p in text.lower() for p in phrases) else "UNMET"
         return "MET" if text.startswith(("Please", "Sorry")) or c.name == "answers" else "UNMET"
 
-    res = rt.improve(rubric, df, human, model=rt.ScriptedJudge(rule=rule), proposer=proposer, rounds=1, bootstrap=200,
-                     cache=False, verbose=False)  # fmt: skip
+    res = rt.improve(
+        rubric,
+        df,
+        human,
+        model=rt.ScriptedJudge(rule=rule),
+        proposer=proposer,
+        rounds=1,
+        bootstrap=200,
+        cache=False,
+        verbose=False,
+    )
     ex = seen[0]
     assert ex.columns == ["id", "text", "judge_verdict", "human_labels", "explanation"]
     assert ex.height == 6 and set(ex["id"]).isdisjoint(set(res.split.filter(pl.col("split") == "holdout")["id"]))

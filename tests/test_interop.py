@@ -16,20 +16,53 @@ RUBRIFY = {
     "meta": {"name": "CompletenessJudge", "version": "1.0"},
     "goal": "Evaluate response completeness.",
     "criteria": [
-        {"id": "C1", "title": "Content Completeness", "description": "Covers every part of the request.",
-         "scale": {"kind": "numeric", "minimum": 0, "maximum": 3, "step": 1,
-                   "anchors": [{"value": 0, "label": "none", "description": "Nothing relevant."},
-                               {"value": 3, "label": "full"}]}, "weight": 2.0},
+        {
+            "id": "C1",
+            "title": "Content Completeness",
+            "description": "Covers every part of the request.",
+            "scale": {
+                "kind": "numeric",
+                "minimum": 0,
+                "maximum": 3,
+                "step": 1,
+                "anchors": [
+                    {"value": 0, "label": "none", "description": "Nothing relevant."},
+                    {"value": 3, "label": "full"},
+                ],
+            },
+            "weight": 2.0,
+        },
         {"id": "C2", "title": "No Truncation", "scale": {"kind": "binary"}, "evidence": {"required": True}},
-        {"id": "C3", "title": "Structure", "scale": {"kind": "ordinal", "anchors": [
-            {"value": 0, "label": "broken"}, {"value": 1, "label": "uneven"}, {"value": 2, "label": "sound", "description": "Well formed."}]}},
-        {"id": "C4", "title": "Format", "scale": {"kind": "nominal", "anchors": [{"value": 0, "label": "prose"}, {"value": 1, "label": "list"}]}},
+        {
+            "id": "C3",
+            "title": "Structure",
+            "scale": {
+                "kind": "ordinal",
+                "anchors": [
+                    {"value": 0, "label": "broken"},
+                    {"value": 1, "label": "uneven"},
+                    {"value": 2, "label": "sound", "description": "Well formed."},
+                ],
+            },
+        },
+        {
+            "id": "C4",
+            "title": "Format",
+            "scale": {"kind": "nominal", "anchors": [{"value": 0, "label": "prose"}, {"value": 1, "label": "list"}]},
+        },
     ],
-    "groups": [{"id": "core", "children": ["C1", "C2"], "aggregation": "weighted_sum", "weight": 2.0},
-               {"id": "form", "children": ["C3"], "aggregation": "min"}],
-    "disqualifiers": [{"id": "D1", "description": "Placeholder text", "pattern": r"\[TODO\]"},
-                      {"id": "D2", "criterion_id": "C2"}],
-    "policy": {"decision_thresholds": [[80, "Complete"], [50, "Partial"], [0, "Incomplete"]], "execution_strategy": "holistic"},
+    "groups": [
+        {"id": "core", "children": ["C1", "C2"], "aggregation": "weighted_sum", "weight": 2.0},
+        {"id": "form", "children": ["C3"], "aggregation": "min"},
+    ],
+    "disqualifiers": [
+        {"id": "D1", "description": "Placeholder text", "pattern": r"\[TODO\]"},
+        {"id": "D2", "criterion_id": "C2"},
+    ],
+    "policy": {
+        "decision_thresholds": [[80, "Complete"], [50, "Partial"], [0, "Incomplete"]],
+        "execution_strategy": "holistic",
+    },
     "patterns": [{"id": "p1", "regex": "foo"}],
 }
 
@@ -39,14 +72,21 @@ def test_from_rubrify_maps_every_documented_part(tmp_path):
         r = rt.Rubric.from_rubrify(RUBRIFY)
     assert r.names == ("C1", "C2", "C3", "C4", "D1")
     c1 = r["C1"]
-    assert c1.kind == "numeric" and c1.weight == 2 and c1.requirement == "Content Completeness: Covers every part of the request."
+    assert (
+        c1.kind == "numeric"
+        and c1.weight == 2
+        and c1.requirement == "Content Completeness: Covers every part of the request."
+    )
     assert c1.range.anchors == {0.0: "none: Nothing relevant.", 3.0: "full"}
     assert r["C2"].is_binary and r["C2"].evidence and r["C2"].required
     assert [(o.label, o.value) for o in r["C3"].options] == [("broken", 0.0), ("uneven", 0.5), ("sound", 1.0)]
     assert r["C3"].options[2].description == "Well formed." and r["C4"].kind == "nominal"
     assert r["D1"].disqualifier and r["D1"].rule.regex == r"\[TODO\]" and r["D1"].rule.flags == "i"
-    assert [(g.name, g.aggregation, g.weight) for g in r.groups] == [("core", "weighted_mean", 2.0), ("form", "min", 1.0),
-                                                                      ("ungrouped", "weighted_mean", 1.0)]
+    assert [(g.name, g.aggregation, g.weight) for g in r.groups] == [
+        ("core", "weighted_mean", 2.0),
+        ("form", "min", 1.0),
+        ("ungrouped", "weighted_mean", 1.0),
+    ]
     assert r["C4"].group == "ungrouped"
     assert [(t.label, t.min) for t in r.thresholds] == [("Complete", 0.8), ("Partial", 0.5), ("Incomplete", 0.0)]
     # also from JSON text and from a file
@@ -64,7 +104,10 @@ def test_from_rubrify_maps_every_documented_part(tmp_path):
     "patch, message",
     [
         ({"groups": [{"id": "g", "children": ["C9"]}]}, "group 'g': child 'C9': no such criterion"),
-        ({"groups": [{"id": "g", "children": ["h"]}, {"id": "h", "children": ["C1"]}]}, "nested groups are not supported"),
+        (
+            {"groups": [{"id": "g", "children": ["h"]}, {"id": "h", "children": ["C1"]}]},
+            "nested groups are not supported",
+        ),
         ({"groups": [{"id": "g", "children": ["C1"], "aggregation": "median"}]}, "unknown aggregation 'median'"),
         ({"disqualifiers": [{"id": "D9", "criterion_id": "C9"}]}, "disqualifier 'D9': no criterion 'C9'"),
         ({"disqualifiers": [{"id": "D9"}]}, "neither 'pattern' nor 'criterion_id'"),
@@ -93,7 +136,10 @@ def test_markdown_is_a_table_with_escaped_cells_groups_and_decisions():
     md = r.to_markdown()
     lines = md.splitlines()
     assert lines[0] == "| # | Criterion | Weight | Requirement | Answer |"
-    assert "| 1 | C1 | +2 | Content Completeness: Covers every part of the request. | number, 0 to 3 in steps of 1 (0 = none: Nothing relevant.; 3 = full) |" in lines
+    assert (
+        "| 1 | C1 | +2 | Content Completeness: Covers every part of the request. | number, 0 to 3 in steps "
+        "of 1 (0 = none: Nothing relevant.; 3 = full) |" in lines
+    )
     assert "| 5 | D1 | disqualifier | Placeholder text | MET / UNMET (checked by rule) |" in lines
     assert "**(required)**" in md and "| core | 2 | weighted_mean | C1, C2 |" in md
     assert lines[-1].startswith("Decisions: **Complete** if score >= 0.8")

@@ -16,8 +16,12 @@ def setup():
     truth = {c: rng.random(n) < 0.5 for c in ("a", "b", "d")}
     truth["c"] = np.ones(n, dtype=bool)  # never discriminates
     truth["dup"] = truth["a"].copy()  # redundant with a
-    rubric = rt.Rubric.from_dict([{"name": k, "requirement": f"Req {k}", "weight": w}
-                                  for k, w in [("a", 10), ("b", 10), ("c", 5), ("d", 2), ("dup", 5)]])
+    rubric = rt.Rubric.from_dict(
+        [
+            {"name": k, "requirement": f"Req {k}", "weight": w}
+            for k, w in [("a", 10), ("b", 10), ("c", 5), ("d", 2), ("dup", 5)]
+        ]
+    )
     ids = np.arange(n)
 
     def table(flip):  # the judge flips each criterion's truth with its own rate
@@ -27,8 +31,12 @@ def setup():
             rows.append(pl.DataFrame({"id": ids, "criterion": c, "verdict": np.where(j, "MET", "UNMET")}))
         return pl.concat(rows)
 
-    human = pl.concat([pl.DataFrame({"id": ids, "criterion": c, "label": np.where(t, "MET", "UNMET"), "rater": "h"})
-                       for c, t in truth.items()])
+    human = pl.concat(
+        [
+            pl.DataFrame({"id": ids, "criterion": c, "label": np.where(t, "MET", "UNMET"), "rater": "h"})
+            for c, t in truth.items()
+        ]
+    )
     return rubric, table, human
 
 
@@ -40,7 +48,11 @@ def test_report_flags_the_planted_problems(setup):
     assert t["criterion"].to_list() == list(rubric.names)
     row = {r["criterion"]: r for r in t.iter_rows(named=True)}
     assert not row["c"]["discriminates"] and "never discriminates" in row["c"]["flags"]
-    assert row["a"]["most_correlated"] == "dup" and row["a"]["correlation"] > 0.85 and "redundant with dup" in row["a"]["flags"]
+    assert (
+        row["a"]["most_correlated"] == "dup"
+        and row["a"]["correlation"] > 0.85
+        and "redundant with dup" in row["a"]["flags"]
+    )
     assert row["b"]["human_kappa"] < 0.4 and "low human agreement" in row["b"]["flags"]
     assert row["b"]["score_gain"] == max(r["score_gain"] for r in row.values() if r["score_gain"] is not None)
     assert rep.weakest(1) == ["b"]
@@ -57,7 +69,7 @@ def test_report_without_humans_and_with_several_judges(setup):
     rep = rt.rubric_report(rubric, v)
     t = rep.table
     assert t["human_kappa"].null_count() == t.height and t["score_gain"].null_count() == t.height
-    jk = dict(zip(t["criterion"], t["judge_kappa"]))
+    jk = dict(zip(t["criterion"], t["judge_kappa"], strict=False))
     assert jk["d"] < 0.4 < jk["a"] and "judges disagree" in t.filter(pl.col("criterion") == "d")["flags"].item()
     assert rep.weakest(1) == ["d"]
     with pytest.raises(ValueError, match="several judges"):

@@ -43,17 +43,23 @@ def srv():
 
 @pytest.fixture
 def rubric():
-    return rt.Rubric.from_dict([
-        {"name": "good", "requirement": "The answer is good"},
-        {"name": "short", "requirement": "At most 3 words", "rule": {"max_words": 3}},
-        {"name": "rude", "weight": -5, "requirement": "The answer is rude"},
-    ])  # fmt: skip
+    return rt.Rubric.from_dict(
+        [
+            {"name": "good", "requirement": "The answer is good"},
+            {"name": "short", "requirement": "At most 3 words", "rule": {"max_words": 3}},
+            {"name": "rude", "weight": -5, "requirement": "The answer is rude"},
+        ]
+    )
 
 
 @pytest.fixture
 def answers():
-    return pl.DataFrame({"qid": [f"q{i:03d}" for i in range(60)],
-                         "text": [f"{'good' if i % 3 else 'poor'} answer number {i}" for i in range(60)]})  # fmt: skip
+    return pl.DataFrame(
+        {
+            "qid": [f"q{i:03d}" for i in range(60)],
+            "text": [f"{'good' if i % 3 else 'poor'} answer number {i}" for i in range(60)],
+        }
+    )
 
 
 def _script(request):
@@ -66,8 +72,20 @@ def test_ray_grade_matches_local_grading_and_limits_cluster_concurrency(cluster,
     srv.reset()
     srv.script, srv.latency = _script, 0.02
     limiter = rt.ray.make_limiter(3)
-    lf = rt.ray.grade(answers, rubric, model=MODEL, api_base=srv.url, api_key=SECRET, column="text", id_column="qid",
-                      output=tmp_path / "out", batch_size=10, concurrency=3, limiter=limiter, backoff_base=0.01)  # fmt: skip
+    lf = rt.ray.grade(
+        answers,
+        rubric,
+        model=MODEL,
+        api_base=srv.url,
+        api_key=SECRET,
+        column="text",
+        id_column="qid",
+        output=tmp_path / "out",
+        batch_size=10,
+        concurrency=3,
+        limiter=limiter,
+        backoff_base=0.01,
+    )
     assert isinstance(lf, pl.LazyFrame)
     v = lf.collect().sort("id", "criterion")
     assert srv.hits == 120  # 60 x 2 judged criteria; the rule criterion is never sent
@@ -75,8 +93,18 @@ def test_ray_grade_matches_local_grading_and_limits_cluster_concurrency(cluster,
     assert stats["peak"] <= 3 and srv.peak_in_flight <= 3 and stats["free"] == 3
     srv.reset()
     srv.script, srv.latency = _script, 0.0
-    local = rt.grade(answers, rubric, model=MODEL, api_base=srv.url, api_key=SECRET, column="text", id_column="qid",
-                     cache=False, progress=False, backoff_base=0.01).sort("id", "criterion")  # fmt: skip
+    local = rt.grade(
+        answers,
+        rubric,
+        model=MODEL,
+        api_base=srv.url,
+        api_key=SECRET,
+        column="text",
+        id_column="qid",
+        cache=False,
+        progress=False,
+        backoff_base=0.01,
+    ).sort("id", "criterion")
     assert v.select(COMPARE).equals(local.select(COMPARE))
     bad = v.filter(pl.col("id") == "q007", pl.col("judge") == MODEL)
     assert bad["error"].str.contains("400").all() and bad["verdict"].null_count() == 2
@@ -115,10 +143,22 @@ def test_parquet_input_and_partitioned_output(cluster, srv, rubric, answers, tmp
     src.mkdir()
     answers.head(30).write_parquet(src / "a.parquet")
     answers.tail(30).write_parquet(src / "b.parquet")
-    lf = rt.ray.grade(str(src), rubric, model=MODEL, api_base=srv.url, api_key=SECRET, column="text",
-                      id_column="qid", output=tmp_path / "out", partition_by=["judge"], cache=tmp_path / "c.sqlite")  # fmt: skip
-    assert {p.name for p in (tmp_path / "out").iterdir()} == {f"judge={MODEL.replace('/', '%2F')}", "judge=rule"} or \
-        len(list((tmp_path / "out").iterdir())) == 2
+    lf = rt.ray.grade(
+        str(src),
+        rubric,
+        model=MODEL,
+        api_base=srv.url,
+        api_key=SECRET,
+        column="text",
+        id_column="qid",
+        output=tmp_path / "out",
+        partition_by=["judge"],
+        cache=tmp_path / "c.sqlite",
+    )
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {
+        f"judge={MODEL.replace('/', '%2F')}",
+        "judge=rule",
+    } or len(list((tmp_path / "out").iterdir())) == 2
     v = lf.collect()
     assert v.height == 180 and set(v["judge"]) == {MODEL, "rule"}
 
@@ -126,7 +166,7 @@ def test_parquet_input_and_partitioned_output(cluster, srv, rubric, answers, tmp
 def test_bad_arguments(cluster, rubric, answers, tmp_path):
     with pytest.raises(ValueError, match="is not a column"):
         rt.ray.grade(answers, rubric, model=rt.ScriptedJudge(), column="nope", id_column="qid", output=tmp_path / "o")
-    with pytest.raises(ValueError, match="rt.submit_batch"):
+    with pytest.raises(ValueError, match=r"rt.submit_batch"):
         rt.ray.grade(answers, rubric, model=MODEL, column="text", id_column="qid", output=tmp_path / "o", batch=True)
     with pytest.raises(ValueError, match=">= 1"):
         rt.ray.grade(answers, rubric, model=MODEL, column="text", id_column="qid", output=tmp_path / "o", concurrency=0)

@@ -7,8 +7,8 @@ import polars as pl
 import pytest
 
 import rubrictools as rt
-from rubrictools.human_agreement import SCORE
 from rubrictools import metrics as m
+from rubrictools.human_agreement import SCORE
 
 RUBRIC = rt.Rubric.from_dict(
     [
@@ -74,7 +74,9 @@ def test_agreement_values_equal_metric_functions() -> None:
     order = {"poor": 0, "ok": 1, "great": 2}
     hc = p["label"].replace_strict(order).to_numpy()
     jc = p["verdict"].replace_strict(order).to_numpy()
-    assert get("clarity", "kappa_quadratic") == pytest.approx(m.cohen_kappa(hc, jc, labels=[0, 1, 2], weights="quadratic"))
+    assert get("clarity", "kappa_quadratic") == pytest.approx(
+        m.cohen_kappa(hc, jc, labels=[0, 1, 2], weights="quadratic")
+    )
     assert get("clarity", "spearman") == pytest.approx(m.spearman(hc, jc))
     assert get("clarity", "kendall") == pytest.approx(m.kendall(hc, jc))
     assert get("clarity", "js_divergence") == pytest.approx(m.js_divergence(hc, jc, labels=[0, 1, 2]))
@@ -118,15 +120,24 @@ def test_intervals_are_reproducible_and_bracket_the_estimate() -> None:
     assert (ok["ci_low"] <= ok["value"] + 1e-12).all() and (ok["value"] <= ok["ci_high"] + 1e-12).all()
     bca = rt.agreement(v, h, RUBRIC, bootstrap=300, seed=7, method="bca")
     assert bca["ci_low"].null_count() == a["ci_low"].null_count()
-    strat = rt.agreement(v, h.with_columns(pl.col("id").str.slice(1).cast(pl.Int64).mod(2).alias("half")), RUBRIC,
-                         bootstrap=100, seed=1, stratify="half")  # fmt: skip
+    strat = rt.agreement(
+        v,
+        h.with_columns(pl.col("id").str.slice(1).cast(pl.Int64).mod(2).alias("half")),
+        RUBRIC,
+        bootstrap=100,
+        seed=1,
+        stratify="half",
+    )
     assert strat.height == a.height
 
 
 def test_errors_and_unlabelled_rows_are_excluded_and_counted() -> None:
     v, h = _data(40)
     v = v.with_columns(
-        pl.when((pl.col("id") == "s0") & (pl.col("criterion") == "correct")).then(pl.lit("timeout")).otherwise(pl.col("error")).alias("error")
+        pl.when((pl.col("id") == "s0") & (pl.col("criterion") == "correct"))
+        .then(pl.lit("timeout"))
+        .otherwise(pl.col("error"))
+        .alias("error")
     )
     out = rt.agreement(v, h, RUBRIC, bootstrap=0, level="criterion")
     row = out.filter((pl.col("criterion") == "correct") & (pl.col("metric") == "accuracy")).row(0, named=True)
@@ -155,7 +166,13 @@ def test_labels_without_rubric_numeric_and_binary() -> None:
     rng = np.random.default_rng(1)
     n = 50
     truth = rng.integers(1, 6, n)
-    v = pl.DataFrame({"id": range(n), "criterion": "coherence", "verdict": [str(int(x)) for x in np.clip(truth + rng.integers(-1, 2, n), 1, 5)]})
+    v = pl.DataFrame(
+        {
+            "id": range(n),
+            "criterion": "coherence",
+            "verdict": [str(int(x)) for x in np.clip(truth + rng.integers(-1, 2, n), 1, 5)],
+        }
+    )
     h = pl.DataFrame({"id": range(n), "criterion": "coherence", "label": truth})
     out = rt.agreement(v, h, bootstrap=0)
     assert out["kind"].unique().to_list() == ["ordinal"]
@@ -192,8 +209,12 @@ def test_bad_input_gets_clear_errors() -> None:
 
 def test_consensus_and_degenerate_groups() -> None:
     h = pl.DataFrame(
-        {"id": [1, 1, 1, 2, 2, 3, 3], "criterion": "a", "rater": ["x", "y", "z", "x", "y", "x", "y"],
-         "label": ["MET", "MET", "UNMET", "MET", "UNMET", "MET", "MET"]}  # fmt: skip
+        {
+            "id": [1, 1, 1, 2, 2, 3, 3],
+            "criterion": "a",
+            "rater": ["x", "y", "z", "x", "y", "x", "y"],
+            "label": ["MET", "MET", "UNMET", "MET", "UNMET", "MET", "MET"],
+        }
     )
     v = pl.DataFrame({"id": [1, 2, 3], "criterion": "a", "verdict": ["MET", "MET", "MET"]})
     out = rt.agreement(v, h, raters="consensus", bootstrap=50, seed=0)
@@ -204,7 +225,11 @@ def test_consensus_and_degenerate_groups() -> None:
     # a unit whose only label is NA is excluded and counted, not dropped silently
     h_na = pl.concat([h, pl.DataFrame({"id": [4], "criterion": "a", "rater": "x", "label": "CANNOT_ASSESS"})])
     v_na = pl.concat([v, pl.DataFrame({"id": [4], "criterion": "a", "verdict": "MET"})])
-    acc = rt.agreement(v_na, h_na, raters="consensus", bootstrap=0).filter(pl.col("metric") == "accuracy").row(0, named=True)
+    acc = (
+        rt.agreement(v_na, h_na, raters="consensus", bootstrap=0)
+        .filter(pl.col("metric") == "accuracy")
+        .row(0, named=True)
+    )
     assert acc["n"] == 2 and acc["n_excluded"] == 2
     # a single pair (n = 1) does not crash
     one = rt.agreement(v.head(1), h.filter(pl.col("id") == 1, pl.col("rater") == "x"), bootstrap=20, seed=0)
@@ -235,7 +260,9 @@ def test_inter_rater_reproduces_published_krippendorff_example() -> None:
 
     from tests.conftest import DATA
 
-    ex = json.loads((DATA.parents[1] / "datasets" / "agreement_reference" / "examples.json").read_text())["krippendorff2011"]
+    ex = json.loads((DATA.parents[1] / "datasets" / "agreement_reference" / "examples.json").read_text())[
+        "krippendorff2011"
+    ]
     rows = [(u, r, val) for u, unit in enumerate(ex["ratings"]) for r, val in enumerate(unit) if val is not None]
     h = pl.DataFrame(rows, schema=["id", "rater", "label"], orient="row").with_columns(
         pl.lit("c").alias("criterion"), pl.col("rater").cast(pl.String)
@@ -268,8 +295,16 @@ def test_compare_detects_a_real_difference_and_not_a_fake_one() -> None:
 
 
 def test_numeric_option_labels_match_numeric_verdicts() -> None:
-    rubric = rt.Rubric.from_dict([{"name": "pick", "requirement": "which", "scale": "nominal",
-                                   "options": [{"label": "1", "value": 1.0}, {"label": "2", "value": 0.0}]}])  # fmt: skip
+    rubric = rt.Rubric.from_dict(
+        [
+            {
+                "name": "pick",
+                "requirement": "which",
+                "scale": "nominal",
+                "options": [{"label": "1", "value": 1.0}, {"label": "2", "value": 0.0}],
+            }
+        ]
+    )
     v = pl.DataFrame({"id": [1, 2, 3], "criterion": "pick", "verdict": ["1", "2.0", "1"]})
     h = pl.DataFrame({"id": [1, 2, 3], "criterion": "pick", "label": [1, 2, 2]})
     out = rt.agreement(v, h, rubric, bootstrap=0, level="criterion", metrics=["accuracy"])

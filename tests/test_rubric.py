@@ -24,7 +24,11 @@ def test_binary_defaults_and_autonaming():
 
 def test_multichoice_defaults_to_ordinal_and_accepts_scale_type_alias():
     c = Criterion.model_validate(
-        {"requirement": "q", "options": [{"label": "lo", "value": 0}, {"label": "hi", "value": 1}], "scale_type": "nominal"}
+        {
+            "requirement": "q",
+            "options": [{"label": "lo", "value": 0}, {"label": "hi", "value": 1}],
+            "scale_type": "nominal",
+        }
     )
     assert c.scale == "nominal" and c.is_multi_choice
     c2 = Criterion(requirement="q", options=[Option(label="a", value=0), Option(label="b", value=1)])
@@ -56,15 +60,30 @@ def test_worst_value_is_weight_sign_aware():
         ({"foo": []}, "unknown top-level keys"),
         ([{"requirement": "a", "weight": float("nan")}], r"criterion 0: field 'weight': weight must be finite"),
         ([{"requirement": "a", "weight": float("inf")}], r"field 'weight'"),
-        ([{"requirement": "a"}, {"name": "x", "requirement": "b", "wieght": 3}], r"criterion 1 \('x'\): field 'wieght': unknown key"),
-        ([{"name": "x", "requirement": "a"}, {"name": " X", "requirement": "b"}], r"criterion 1 \(' X'\): field 'name': duplicate"),
-        ([{"requirement": "a", "options": [{"label": "only", "value": 1}]}], r"criterion 0: .*at least 2 non-NA options"),
+        (
+            [{"requirement": "a"}, {"name": "x", "requirement": "b", "wieght": 3}],
+            r"criterion 1 \('x'\): field 'wieght': unknown key",
+        ),
+        (
+            [{"name": "x", "requirement": "a"}, {"name": " X", "requirement": "b"}],
+            r"criterion 1 \(' X'\): field 'name': duplicate",
+        ),
+        (
+            [{"requirement": "a", "options": [{"label": "only", "value": 1}]}],
+            r"criterion 0: .*at least 2 non-NA options",
+        ),
         (
             [{"requirement": "a", "options": [{"label": "a", "value": 1}, {"label": "x", "value": 0, "na": True}]}],
             "at least 2 non-NA",
         ),
-        ([{"requirement": "a", "options": [{"label": "Yes", "value": 1}, {"label": " yes", "value": 0}]}], "duplicate option label"),
-        ([{"requirement": "a", "options": [{"label": "a", "value": 2}, {"label": "b", "value": 0}]}], r"options.0.value"),
+        (
+            [{"requirement": "a", "options": [{"label": "Yes", "value": 1}, {"label": " yes", "value": 0}]}],
+            "duplicate option label",
+        ),
+        (
+            [{"requirement": "a", "options": [{"label": "a", "value": 2}, {"label": "b", "value": 0}]}],
+            r"options.0.value",
+        ),
         ([{"requirement": "   "}], "requirement must not be blank"),
         ([{"requirement": "a", "scale": "ordinal"}], "scale only applies"),
         ([[1, 2]], "item 0 must be a mapping"),
@@ -106,7 +125,7 @@ def test_file_errors(tmp_path: Path):
     with pytest.raises(FileNotFoundError, match="not found"):
         Rubric.from_file(tmp_path / "missing.yaml")
     (tmp_path / "r.txt").write_text("[]")
-    with pytest.raises(ValueError, match="unsupported file extension '.txt'"):
+    with pytest.raises(ValueError, match=r"unsupported file extension '.txt'"):
         Rubric.from_file(tmp_path / "r.txt")
     with pytest.raises(ValueError, match="invalid JSON"):
         Rubric.from_json("{not json")
@@ -167,7 +186,7 @@ def test_repr_html_escapes_and_shows_weights():
     h = r._repr_html_()
     assert "&lt;b&gt;bold&lt;/b&gt;" in h and "<b>bold</b>" not in h
     assert "-2" in h and "x&lt;y" in h
-    assert "Rubric(1 criteria: x<y)" == repr(r)
+    assert repr(r) == "Rubric(1 criteria: x<y)"
 
 
 def test_label_frame_values():

@@ -8,8 +8,8 @@ import polars as pl
 import pytest
 
 import rubrictools as rt
-from rubrictools.rubric import Rule
 from rubrictools.grading.rules import rule_verdicts
+from rubrictools.rubric import Rule
 
 
 def _v(texts, **rule):
@@ -77,15 +77,20 @@ def test_requirement_defaults_to_the_rules_description_and_round_trips():
 
 
 def test_apply_rules_ignores_llm_criteria_and_keeps_input_order():
-    r = rt.Rubric.from_dict([
-        {"name": "llm", "requirement": "Is helpful"},
-        {"name": "short", "rule": {"max_words": 2}},
-        {"name": "json", "rule": {"json_schema": {}}},
-    ])
+    r = rt.Rubric.from_dict(
+        [
+            {"name": "llm", "requirement": "Is helpful"},
+            {"name": "short", "rule": {"max_words": 2}},
+            {"name": "json", "rule": {"json_schema": {}}},
+        ]
+    )
     df = pl.DataFrame({"key": ["b", "a"], "text": ["[1]", "three little words"]})
     v = rt.apply_rules(df, r, column="text", id_column="key")
     assert v.select("id", "criterion", "verdict").rows() == [
-        ("b", "short", "MET"), ("b", "json", "MET"), ("a", "short", "UNMET"), ("a", "json", "UNMET"),
+        ("b", "short", "MET"),
+        ("b", "json", "MET"),
+        ("a", "short", "UNMET"),
+        ("a", "json", "UNMET"),
     ]
     assert v["judge"].unique().to_list() == ["rule"] and v["cost_usd"].sum() == 0
     assert set(rt.VERDICT_SCHEMA) <= set(v.columns)

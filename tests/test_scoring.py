@@ -12,13 +12,21 @@ from rubrictools.rubric import Criterion, Option, Rubric
 
 
 # --------------------------------------------------------------------------- reference
-def reference_score(rubric: Rubric, labels: list[str | None], errors: list[bool], *, strategy: str, pc: float,
-                    normalize: bool, on_error: str) -> tuple[float | None, float | None]:
+def reference_score(
+    rubric: Rubric,
+    labels: list[str | None],
+    errors: list[bool],
+    *,
+    strategy: str,
+    pc: float,
+    normalize: bool,
+    on_error: str,
+) -> tuple[float | None, float | None]:
     """Plain-Python statement of the documented formulas (one submission)."""
     S = P = N = 0.0
     kept = 0
     any_na = False
-    for c, lab, err in zip(rubric, labels, errors):
+    for c, lab, err in zip(rubric, labels, errors, strict=False):
         w = c.weight
         if err:
             if on_error == "null":
@@ -91,7 +99,7 @@ def _table(rubric: Rubric, labels, errors, sid=0) -> pl.DataFrame:
         {
             "id": [sid] * len(labels),
             "criterion": list(rubric.names),
-            "verdict": [None if e else lab for lab, e in zip(labels, errors)],
+            "verdict": [None if e else lab for lab, e in zip(labels, errors, strict=False)],
             "error": ["boom" if e else None for e in errors],
         },
         schema={"id": pl.Int64, "criterion": pl.String, "verdict": pl.String, "error": pl.String},
@@ -108,10 +116,17 @@ def _table(rubric: Rubric, labels, errors, sid=0) -> pl.DataFrame:
 )
 def test_score_matches_reference(case, strategy, pc, normalize, on_error):
     rubric, labels, errors = case
-    got = rt.score(_table(rubric, labels, errors), rubric, cannot_assess=strategy, partial_credit=pc,
-                   normalize=normalize, on_error=on_error)
-    exp_score, exp_raw = reference_score(rubric, labels, errors, strategy=strategy, pc=pc, normalize=normalize,
-                                         on_error=on_error)
+    got = rt.score(
+        _table(rubric, labels, errors),
+        rubric,
+        cannot_assess=strategy,
+        partial_credit=pc,
+        normalize=normalize,
+        on_error=on_error,
+    )
+    exp_score, exp_raw = reference_score(
+        rubric, labels, errors, strategy=strategy, pc=pc, normalize=normalize, on_error=on_error
+    )
     row = got.row(0, named=True)
     assert row["error_count"] == sum(errors)
     if exp_score is None:
@@ -131,11 +146,14 @@ def test_many_submissions_match_per_submission_scores(batch):
     for i, (rubric, labels, _) in enumerate(batch):
         t = rt.validate_verdicts(_table(rubric, labels, [False] * len(labels), sid=i), rubric)
         tables.append(t)
-        expected.append(reference_score(rubric, labels, [False] * len(labels), strategy="skip", pc=0.5,
-                                        normalize=True, on_error="null")[0])
+        expected.append(
+            reference_score(
+                rubric, labels, [False] * len(labels), strategy="skip", pc=0.5, normalize=True, on_error="null"
+            )[0]
+        )
     got = rt.score(pl.concat(tables))
     assert got["id"].to_list() == list(range(len(batch)))
-    for g, e in zip(got["score"].to_list(), expected):
+    for g, e in zip(got["score"].to_list(), expected, strict=False):
         assert (g is None and e is None) or g == pytest.approx(e, abs=1e-12)
 
 
@@ -143,7 +161,11 @@ def test_many_submissions_match_per_submission_scores(batch):
 @pytest.fixture
 def peer_rubric() -> Rubric:
     return Rubric.from_dict(
-        [{"weight": 10.0, "requirement": "a"}, {"weight": 5.0, "requirement": "b"}, {"weight": -15.0, "requirement": "c"}]
+        [
+            {"weight": 10.0, "requirement": "a"},
+            {"weight": 5.0, "requirement": "b"},
+            {"weight": -15.0, "requirement": "c"},
+        ]
     )
 
 
@@ -175,9 +197,17 @@ def test_multichoice_and_na_strategies():
     r = Rubric.from_dict(
         [
             {"name": "a", "weight": 10, "requirement": "x"},
-            {"name": "q", "weight": 10, "requirement": "y",
-             "options": [{"label": "lo", "value": 0}, {"label": "mid", "value": 0.5}, {"label": "hi", "value": 1},
-                         {"label": "n/a", "na": True}]},
+            {
+                "name": "q",
+                "weight": 10,
+                "requirement": "y",
+                "options": [
+                    {"label": "lo", "value": 0},
+                    {"label": "mid", "value": 0.5},
+                    {"label": "hi", "value": 1},
+                    {"label": "n/a", "na": True},
+                ],
+            },
         ]
     )
     assert r.score(["MET", "mid"]) == pytest.approx(0.75)
@@ -190,9 +220,12 @@ def test_multichoice_and_na_strategies():
 
 
 def test_failed_judge_call_is_never_silent():
-    r = Rubric.from_dict([{"name": "big", "weight": 10, "requirement": "x"}, {"name": "small", "weight": 1, "requirement": "y"}])
-    v = pl.DataFrame({"id": ["s"] * 2, "criterion": ["big", "small"], "verdict": [None, "MET"],
-                      "error": ["parse: not JSON", None]})
+    r = Rubric.from_dict(
+        [{"name": "big", "weight": 10, "requirement": "x"}, {"name": "small", "weight": 1, "requirement": "y"}]
+    )
+    v = pl.DataFrame(
+        {"id": ["s"] * 2, "criterion": ["big", "small"], "verdict": [None, "MET"], "error": ["parse: not JSON", None]}
+    )
     out = rt.score(v, r)
     assert out["score"][0] is None
     assert out["error"][0] == "judge error on big: parse: not JSON"
@@ -241,7 +274,9 @@ def test_length_penalty():
 
 
 def test_holistic_rows_use_raw_score_semantics():
-    r = Rubric.from_dict([{"weight": 10, "requirement": "a"}, {"weight": 6, "requirement": "b"}, {"weight": -4, "requirement": "c"}])
+    r = Rubric.from_dict(
+        [{"weight": 10, "requirement": "a"}, {"weight": 6, "requirement": "b"}, {"weight": -4, "requirement": "c"}]
+    )
     v = pl.DataFrame({"id": [1], "criterion": [rt.HOLISTIC], "verdict": ["85"], "value": [0.85]})
     out = rt.score(v, r)
     assert out["score"][0] == pytest.approx(0.85)
@@ -250,8 +285,9 @@ def test_holistic_rows_use_raw_score_semantics():
 
 def test_ensemble_rows_are_selected_and_duplicates_need_a_judge():
     r = Rubric.from_dict([{"name": "a", "requirement": "x"}])
-    v = pl.DataFrame({"id": [1, 1, 1], "criterion": ["a"] * 3, "verdict": ["MET", "UNMET", "MET"],
-                      "judge": ["m1", "m2", "ensemble"]})
+    v = pl.DataFrame(
+        {"id": [1, 1, 1], "criterion": ["a"] * 3, "verdict": ["MET", "UNMET", "MET"], "judge": ["m1", "m2", "ensemble"]}
+    )
     assert rt.score(v, r)["score"][0] == 1.0
     assert rt.score(v, r, judge="m2")["score"][0] == 0.0
     with pytest.raises(ValueError, match="pass judge="):
@@ -266,11 +302,18 @@ def test_matches_autorubric_compute_score(case, strategy, normalize):
     rubric, labels, _ = case
     crits = []
     for c in rubric:
-        opts = None if c.options is None else [ar.CriterionOption(label=o.label, value=o.value, na=o.na) for o in c.options]
+        opts = (
+            None
+            if c.options is None
+            else [ar.CriterionOption(label=o.label, value=o.value, na=o.na) for o in c.options]
+        )
         crits.append(ar.Criterion(name=c.name, weight=c.weight, requirement=c.requirement, options=opts))
     ar_rubric = ar.Rubric(crits)
-    strat = {"skip": ar.CannotAssessStrategy.SKIP, "zero": ar.CannotAssessStrategy.ZERO,
-             "partial": ar.CannotAssessStrategy.PARTIAL}[strategy]
+    strat = {
+        "skip": ar.CannotAssessStrategy.SKIP,
+        "zero": ar.CannotAssessStrategy.ZERO,
+        "partial": ar.CannotAssessStrategy.PARTIAL,
+    }[strategy]
     expected = ar_rubric.compute_score(labels, normalize=normalize, cannot_assess_strategy=strat, partial_credit=0.5)
     got = rubric.score(labels, cannot_assess=strategy, normalize=normalize)
     if expected is None:

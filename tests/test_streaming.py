@@ -14,7 +14,9 @@ from .test_grading import MODEL, SECRET, _reset, server  # noqa: F401 - module-s
 
 @pytest.fixture
 def source(tmp_path):
-    df = pl.DataFrame({"key": [f"k{i:04d}" for i in range(2500)], "text": ["good" if i % 3 else "bad" for i in range(2500)]})
+    df = pl.DataFrame(
+        {"key": [f"k{i:04d}" for i in range(2500)], "text": ["good" if i % 3 else "bad" for i in range(2500)]}
+    )
     path = tmp_path / "in.parquet"
     df.write_parquet(path)
     return path, df
@@ -22,27 +24,47 @@ def source(tmp_path):
 
 @pytest.fixture
 def rubric():
-    return rt.Rubric.from_dict([{"name": "good", "requirement": "The answer is good"}, {"name": "short", "rule": {"max_words": 3}}])
+    return rt.Rubric.from_dict(
+        [{"name": "good", "requirement": "The answer is good"}, {"name": "short", "rule": {"max_words": 3}}]
+    )
 
 
 def test_parquet_source_is_graded_in_parts_in_order(source, rubric, tmp_path):
     path, df = source
     judge = rt.ScriptedJudge(rule=lambda t, c: "MET" if t == "good" else "UNMET")
-    out = rt.grade(path, rubric, model=judge, column="text", id_column="key", output=tmp_path / "v", batch_size=1000,
-                   progress=False)  # fmt: skip
+    out = rt.grade(
+        path,
+        rubric,
+        model=judge,
+        column="text",
+        id_column="key",
+        output=tmp_path / "v",
+        batch_size=1000,
+        progress=False,
+    )
     assert isinstance(out, pl.LazyFrame)
-    assert sorted(p.name for p in (tmp_path / "v").glob("part-*.parquet")) == [f"part-0000{i}.parquet" for i in range(3)]
+    assert sorted(p.name for p in (tmp_path / "v").glob("part-*.parquet")) == [
+        f"part-0000{i}.parquet" for i in range(3)
+    ]
     v = out.collect()
     assert v.height == 5000 and v["id"].unique(maintain_order=True).to_list() == df["key"].to_list()
-    assert v.filter(pl.col("criterion") == "good")["verdict"].to_list() == ["MET" if t == "good" else "UNMET" for t in df["text"]]
+    assert v.filter(pl.col("criterion") == "good")["verdict"].to_list() == [
+        "MET" if t == "good" else "UNMET" for t in df["text"]
+    ]
     s = rt.score(out, rubric)  # score reads the lazy scan
     assert s.height == 2500 and s["score"].mean() == pytest.approx(2 / 3 * 1.0 + 1 / 3 * 0.5, abs=1e-3)
 
 
 def test_row_ids_are_global_without_an_id_column(rubric, tmp_path):
     lf = pl.LazyFrame({"submission": ["good"] * 25})
-    out = rt.grade(lf, rubric, model=rt.ScriptedJudge(rule=lambda t, c: "MET"), output=tmp_path / "v", batch_size=10,
-                   progress=False).collect()  # fmt: skip
+    out = rt.grade(
+        lf,
+        rubric,
+        model=rt.ScriptedJudge(rule=lambda t, c: "MET"),
+        output=tmp_path / "v",
+        batch_size=10,
+        progress=False,
+    ).collect()
     assert out.filter(pl.col("criterion") == "good")["id"].to_list() == list(range(25))
 
 
@@ -50,8 +72,17 @@ def test_resume_skips_finished_parts_and_repeats_no_call(source, rubric, server,
     _, df = source
     path = tmp_path / "small.parquet"
     df.head(500).write_parquet(path)
-    kw = dict(model=MODEL, api_base=server.url, api_key=SECRET, column="text", id_column="key", output=tmp_path / "v",
-              batch_size=200, progress=False, max_concurrency=64)  # fmt: skip
+    kw = dict(
+        model=MODEL,
+        api_base=server.url,
+        api_key=SECRET,
+        column="text",
+        id_column="key",
+        output=tmp_path / "v",
+        batch_size=200,
+        progress=False,
+        max_concurrency=64,
+    )
     rt.grade(path, rubric, cache=False, **kw)
     assert server.hits == 500  # one LLM criterion per row; the rule made no call
     (tmp_path / "v" / "part-00001.parquet").unlink()  # as if the run had died during part 1
@@ -80,7 +111,7 @@ def test_mixing_settings_in_one_directory_is_refused(source, rubric, tmp_path):
         rt.grade(path, other, model=judge, column="text", output=tmp_path / "v", batch_size=1000, progress=False)
     (tmp_path / "w").mkdir()
     pl.DataFrame({"x": [1]}).write_parquet(tmp_path / "w" / "part-00000.parquet")
-    with pytest.raises(ValueError, match="no _manifest.json"):
+    with pytest.raises(ValueError, match=r"no _manifest.json"):
         rt.grade(path, rubric, model=judge, column="text", output=tmp_path / "w", progress=False)
     with pytest.raises(FileNotFoundError):
         rt.grade(tmp_path / "missing.parquet", rubric, model=judge, output=tmp_path / "x", progress=False)

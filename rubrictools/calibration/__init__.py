@@ -26,7 +26,8 @@ a nested search with :func:`tune`) and :func:`evaluate` (a fitted calibrator on 
 set), both next to the judge's uncalibrated baselines.
 
 >>> import polars as pl
->>> d = pl.DataFrame({"id": [1, 1, 2, 2], "criterion": "q", "label": ["MET", "UNMET"] * 2, "prob": [0.9, 0.1, 0.4, 0.6]})
+>>> probs = [0.9, 0.1, 0.4, 0.6]
+>>> d = pl.DataFrame({"id": [1, 1, 2, 2], "criterion": "q", "label": ["MET", "UNMET"] * 2, "prob": probs})
 >>> h = pl.DataFrame({"id": [1, 2], "criterion": "q", "rater": "a", "label": ["MET", "UNMET"]})
 >>> cal = fit(d, h, target="q", model="platt")
 >>> cal.predict(d)["p_MET"].round(2).to_list()

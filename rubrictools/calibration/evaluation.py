@@ -5,13 +5,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from typing import Any, Literal
+
 import numpy as np
 import polars as pl
-from rubrictools.metrics.errors import rmse as _rmse
-from rubrictools.human_agreement import agreement
+
 from rubrictools.calibration.model import Calibrator, all_numeric, dist_frame, fit, targets
-
-
+from rubrictools.human_agreement import agreement
+from rubrictools.metrics.errors import rmse as _rmse
 
 __all__ = ["DEFAULT_GRID", "REPORT_METRICS", "cross_validate", "evaluate", "tune"]
 
@@ -33,16 +33,32 @@ def _predict_held(cal: Calibrator, d: pl.DataFrame, held: pl.DataFrame, per_rate
     if not per_rater:
         pred = pairs.join(pred.drop("rater"), on="id", how="left")
     known = pl.col("rater").is_in(cal.raters) if per_rater else pl.lit(False)
-    p_true = pl.coalesce([pl.when(pl.col("label") == lab).then(pl.col(f"p_{lab}")) for lab in cal.labels]).fill_null(0.0)
+    p_true = pl.coalesce([pl.when(pl.col("label") == lab).then(pl.col(f"p_{lab}")) for lab in cal.labels]).fill_null(
+        0.0
+    )
     pred = held.select("id", "rater", "_occ", "label").join(pred.drop("label"), on=["id", "rater"], how="left")
-    return pred.select("id", "rater", "_occ", "label", pl.col("expected").alias("calibrated"), known.alias("known_rater"), p_true.alias("p_true"))
+    return pred.select(
+        "id",
+        "rater",
+        "_occ",
+        "label",
+        pl.col("expected").alias("calibrated"),
+        known.alias("known_rater"),
+        p_true.alias("p_true"),
+    )
 
 
-def _report(d: pl.DataFrame, t: pl.DataFrame, preds: pl.DataFrame, target: str, bootstrap: int, seed: int | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _report(
+    d: pl.DataFrame, t: pl.DataFrame, preds: pl.DataFrame, target: str, bootstrap: int, seed: int | None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Metrics of the calibrated predictions and the judge's own baselines against ``t``."""
 
-    judge = d.filter(pl.col("criterion") == target).with_columns(pl.col("label").cast(pl.Float64, strict=False).alias("v"))
-    ev = judge.group_by("id").agg((pl.col("v") * pl.col("prob")).sum().alias("expected"), pl.col("v").sort_by("prob").last().alias("argmax"))
+    judge = d.filter(pl.col("criterion") == target).with_columns(
+        pl.col("label").cast(pl.Float64, strict=False).alias("v")
+    )
+    ev = judge.group_by("id").agg(
+        (pl.col("v") * pl.col("prob")).sum().alias("expected"), pl.col("v").sort_by("prob").last().alias("argmax")
+    )
     table = (
         t.select("id", "rater", "_occ", pl.col("label").cast(pl.Float64).alias("human"))
         .join(preds.drop("label"), on=["id", "rater", "_occ"], how="inner")
@@ -61,19 +77,29 @@ def _report(d: pl.DataFrame, t: pl.DataFrame, preds: pl.DataFrame, target: str, 
 
 def _require_numeric(labels: Sequence[str], target: str) -> None:
     if not all_numeric(labels):
-        raise ValueError(f"{target!r} has non-numeric labels {sorted(labels)}: RMSE and correlations need numeric labels")
+        raise ValueError(
+            f"{target!r} has non-numeric labels {sorted(labels)}: RMSE and correlations need numeric labels"
+        )
 
 
 def _fold_of(ids: list[Any], folds: int, seed: int) -> dict[Any, int]:
     if folds < 2 or folds > len(ids):
         raise ValueError(f"folds must be between 2 and the number of labelled submissions ({len(ids)}); got {folds}")
-    return dict(zip(ids, np.random.default_rng(seed).permutation(len(ids)) % folds))
+    return dict(zip(ids, np.random.default_rng(seed).permutation(len(ids)) % folds, strict=False))
 
 
 def _held_out(
-    d: pl.DataFrame, t: pl.DataFrame, target: str, folds: int, seed: int, init: Calibrator | None, per_rater: bool,
-    fit_kwargs: dict[str, Any], grid: dict[str, Sequence[float]] | None = None, tune_folds: int = 5,
-) -> pl.DataFrame:  # fmt: skip
+    d: pl.DataFrame,
+    t: pl.DataFrame,
+    target: str,
+    folds: int,
+    seed: int,
+    init: Calibrator | None,
+    per_rater: bool,
+    fit_kwargs: dict[str, Any],
+    grid: dict[str, Sequence[float]] | None = None,
+    tune_folds: int = 5,
+) -> pl.DataFrame:
     """Predictions for every label from a calibrator fitted on the other folds (penalties
     chosen by an inner :func:`tune` on the training folds when ``grid`` is given)."""
     ids = t["id"].unique(maintain_order=True).to_list()
@@ -85,8 +111,17 @@ def _held_out(
         dt, tt = d.filter(pl.col("id").is_in(train_ids)), t.filter(pl.col("id").is_in(train_ids))
         chosen: dict[str, float] = {}
         if grid is not None:
-            chosen, _ = tune(dt, tt, target=target, grid=grid, folds=min(tune_folds, len(train_ids)), seed=seed, init=init, **fit_kwargs)
-        cal = fit(dt, tt, target=target, init=init, **fit_kwargs, **chosen)
+            chosen, _ = tune(
+                dt,
+                tt,
+                target=target,
+                grid=grid,
+                folds=min(tune_folds, len(train_ids)),
+                seed=seed,
+                init=init,
+                **fit_kwargs,
+            )
+        cal = fit(dt, tt, target=target, init=init, **{**fit_kwargs, **chosen})
         part = _predict_held(cal, d, test, per_rater)
         parts.append(part.with_columns([pl.lit(v, dtype=pl.Float64).alias(n) for n, v in chosen.items()]))
     return pl.concat(parts)
@@ -140,7 +175,7 @@ def tune(
         raise ValueError("metric must be 'log_loss', or 'rmse' for numeric labels")
     rows = []
     for values in itertools.product(*grid.values()):
-        combo = dict(zip(grid, values))
+        combo = dict(zip(grid, values, strict=False))
         pred = _held_out(d, t, target, folds, seed, init, per_rater, {**fit_kwargs, **combo})
         rmse = _rmse(pred["label"].cast(pl.Float64).to_numpy(), pred["calibrated"].to_numpy()) if numeric else None
         log_loss = float(-np.log(np.clip(pred["p_true"].to_numpy(), 1e-15, None)).mean())
@@ -184,7 +219,7 @@ def cross_validate(
     t = targets(human, target, d["id"].unique().to_list())
     _require_numeric(t["label"].unique().to_list(), target)
     base = fit(*pretrain, target=target, **fit_kwargs) if pretrain is not None else None
-    grid = (DEFAULT_GRID if tune is True else tune) or None
+    grid: dict[str, Sequence[float]] | None = dict(DEFAULT_GRID if tune is True else tune or {}) or None
     preds = _held_out(d, t, target, folds, seed, base, per_rater, fit_kwargs, grid, tune_folds)
     return _report(d, t, preds, target, bootstrap, seed)
 

@@ -7,14 +7,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
 import numpy as np
 import polars as pl
+
 from rubrictools.frames import to_polars
 
-
-
-
-__all__ = ["AVERAGE", "Calibrator", "Model", "all_numeric", "dist_frame", "distributions_from_verdicts", "fit", "load", "predict", "targets"]
+__all__ = [
+    "AVERAGE",
+    "Calibrator",
+    "Model",
+    "all_numeric",
+    "dist_frame",
+    "distributions_from_verdicts",
+    "fit",
+    "load",
+    "predict",
+    "targets",
+]
 
 
 Model = Literal["multinomial", "platt", "isotonic"]
@@ -45,7 +55,9 @@ def distributions_from_verdicts(verdicts: Any, *, judge: str | None = None) -> p
         .select("id", "criterion", pl.col("distribution"))
         .explode("distribution")
         .unnest("distribution")
-        .select("id", pl.col("criterion").cast(pl.String), pl.col("label").cast(pl.String), pl.col("prob").cast(pl.Float64))
+        .select(
+            "id", pl.col("criterion").cast(pl.String), pl.col("label").cast(pl.String), pl.col("prob").cast(pl.Float64)
+        )
     )
 
 
@@ -77,7 +89,9 @@ def dist_frame(distributions: Any) -> pl.DataFrame:
     missing = {"id", "criterion", "label", "prob"} - set(d.columns)
     if missing:
         raise ValueError(f"distributions need columns id, criterion, label, prob; missing {sorted(missing)}")
-    d = d.with_columns(pl.col("label").cast(pl.String), pl.col("criterion").cast(pl.String), pl.col("prob").cast(pl.Float64))
+    d = d.with_columns(
+        pl.col("label").cast(pl.String), pl.col("criterion").cast(pl.String), pl.col("prob").cast(pl.Float64)
+    )
     if d["prob"].is_nan().any() or (d["prob"] < 0).any():
         raise ValueError("distributions: prob must be non-negative numbers")
     d = d.with_columns(_numeric_label(pl.col("label")))
@@ -126,9 +140,15 @@ class Calibrator:
         if raters is None:
             pairs = pl.DataFrame({"id": ids, "rater": [AVERAGE] * len(ids)})
         elif isinstance(raters, (list, tuple)):
-            pairs = pl.DataFrame({"id": [i for i in ids for _ in raters], "rater": [str(r) for _ in ids for r in raters]})
+            pairs = pl.DataFrame(
+                {"id": [i for i in ids for _ in raters], "rater": [str(r) for _ in ids for r in raters]}
+            )
         else:
-            pairs = to_polars(raters, name="raters").select("id", pl.col("rater").cast(pl.String)).unique(maintain_order=True)
+            pairs = (
+                to_polars(raters, name="raters")
+                .select("id", pl.col("rater").cast(pl.String))
+                .unique(maintain_order=True)
+            )
             pairs = pairs.filter(pl.col("id").is_in(ids))
         xi = np.array([pos[i] for i in pairs["id"].to_list()], dtype=np.int64)
         rix = {r: i for i, r in enumerate(self.raters)}
@@ -168,8 +188,15 @@ class Calibrator:
     # ------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
         params = {k: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v) for k, v in self.params.items()}
-        return {"model": self.model, "target": self.target, "labels": self.labels, "features": self.features,
-                "raters": self.raters, "params": params, "settings": self.settings}  # fmt: skip
+        return {
+            "model": self.model,
+            "target": self.target,
+            "labels": self.labels,
+            "features": self.features,
+            "raters": self.raters,
+            "params": params,
+            "settings": self.settings,
+        }
 
     def save(self, path: str | Path) -> Path:
         p = Path(path)
@@ -181,7 +208,15 @@ def load(path_or_dict: str | Path | dict[str, Any]) -> Calibrator:
     """Load a calibrator written by :meth:`Calibrator.save` (or its :meth:`~Calibrator.to_dict`)."""
     d = path_or_dict if isinstance(path_or_dict, dict) else json.loads(Path(path_or_dict).read_text())
     params = {k: (np.asarray(v) if isinstance(v, list) else v) for k, v in d["params"].items()}
-    return Calibrator(d["model"], d["target"], list(d["labels"]), list(d["features"]), list(d["raters"]), params, dict(d.get("settings", {})))
+    return Calibrator(
+        d["model"],
+        d["target"],
+        list(d["labels"]),
+        list(d["features"]),
+        list(d["raters"]),
+        params,
+        dict(d.get("settings", {})),
+    )
 
 
 def predict(calibrator: Calibrator, distributions: Any, raters: Any = None) -> pl.DataFrame:
@@ -265,7 +300,10 @@ def fit(
         crits = [target]
     d = d.filter(pl.col("criterion").is_in(crits))
     feat_labels = d.select("criterion", "label").unique().sort("criterion", "label")
-    feats = [f"{c}={lab}" for c, lab in sorted(feat_labels.iter_rows(), key=lambda t: (crits.index(t[0]), _label_sort_key(t[1])))]
+    feats = [
+        f"{c}={lab}"
+        for c, lab in sorted(feat_labels.iter_rows(), key=lambda t: (crits.index(t[0]), _label_sort_key(t[1])))
+    ]
     if init is not None:
         feats = init.features
     cal = Calibrator(model, target, [], feats, [], {}, {"l2": l2, "l2_rater": l2_rater, "anchor": anchor})
@@ -282,7 +320,9 @@ def fit(
     r = np.array([raters.index(v) for v in t["rater"].to_list()])
     X = x[xi]
     if model == "multinomial":
-        cal.params = _fit_multinomial(X, r, y, len(raters), len(labels), l2, l2_rater, init, anchor, max_iter, raters, labels)
+        cal.params = _fit_multinomial(
+            X, r, y, len(raters), len(labels), l2, l2_rater, init, anchor, max_iter, raters, labels
+        )
     elif model in ("platt", "isotonic"):
         if len(labels) != 2:
             raise ValueError(f"{model} calibration needs a binary target; {target!r} has labels {labels}")
@@ -315,9 +355,19 @@ def fit(
 
 
 def _fit_multinomial(
-    X: np.ndarray, r: np.ndarray, y: np.ndarray, n_r: int, k: int, l2: float, l2_rater: float,
-    init: Calibrator | None, anchor: float, max_iter: int, raters: list[str], labels: list[str],
-) -> dict[str, Any]:  # fmt: skip
+    X: np.ndarray,
+    r: np.ndarray,
+    y: np.ndarray,
+    n_r: int,
+    k: int,
+    l2: float,
+    l2_rater: float,
+    init: Calibrator | None,
+    anchor: float,
+    max_iter: int,
+    raters: list[str],
+    labels: list[str],
+) -> dict[str, Any]:
     from scipy.optimize import minimize
 
     n, d = X.shape
@@ -325,7 +375,12 @@ def _fit_multinomial(
 
     def unpack(t: np.ndarray) -> tuple[np.ndarray, ...]:
         o = np.cumsum((0, *sizes))
-        return (t[o[0] : o[1]].reshape(k, d), t[o[1] : o[2]], t[o[2] : o[3]].reshape(n_r, k, d), t[o[3] : o[4]].reshape(n_r, k))
+        return (
+            t[o[0] : o[1]].reshape(k, d),
+            t[o[1] : o[2]],
+            t[o[2] : o[3]].reshape(n_r, k, d),
+            t[o[3] : o[4]].reshape(n_r, k),
+        )
 
     w0 = b0 = None
     theta0 = np.zeros(sum(sizes))

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from rubrictools.diagnostics.improve import improve
 from rubrictools.diagnostics.report import rubric_report
+from rubrictools.diagnostics.rewrite import improve
 
 __all__ = ["improve", "rubric_report"]

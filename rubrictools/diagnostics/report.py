@@ -32,12 +32,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from rubrictools.human_agreement import human_frame
-from rubrictools.verdicts import HOLISTIC, validate_verdicts
-from rubrictools.human_agreement import agreement
-from rubrictools.human_agreement import inter_rater
+from rubrictools.human_agreement import agreement, human_frame, inter_rater
 from rubrictools.rubric import Rubric as _Rubric
 from rubrictools.rubric import score
+from rubrictools.verdicts import HOLISTIC, validate_verdicts
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -78,24 +76,54 @@ class RubricReport:
         t = self.table
         metric = "human_kappa" if "human_kappa" in t.columns and t["human_kappa"].drop_nulls().len() else "met_rate"
         title = "Judge vs human (Cohen's kappa)" if metric == "human_kappa" else "MET rate / mean score fraction"
-        data = t.select("criterion", pl.col(metric).alias("value"),
-                        pl.col("flags").list.join(", ").alias("flags"),
-                        (pl.col("flags").list.len() > 0).alias("flagged"))  # fmt: skip
+        data = t.select(
+            "criterion",
+            pl.col(metric).alias("value"),
+            pl.col("flags").list.join(", ").alias("flags"),
+            (pl.col("flags").list.len() > 0).alias("flagged"),
+        )
         order = t["criterion"].to_list()
-        bars = alt.Chart(alt.Data(values=data.to_dicts())).mark_bar().encode(
-            y=alt.Y("criterion:N", sort=order, title=None),
-            x=alt.X("value:Q", title=title, scale=alt.Scale(domain=[min(0.0, float(data["value"].min() or 0.0)), 1.0])),
-            color=alt.Color("flagged:N", scale=alt.Scale(domain=[False, True], range=["#4c78a8", "#e45756"]),
-                            legend=alt.Legend(title="flagged")),
-            tooltip=["criterion:N", alt.Tooltip("value:Q", format=".3f"), "flags:N"],
-        ).properties(width=260, height=22 * max(len(order), 2), title=title)
+        lowest = float(np.nanmin(data["value"].cast(pl.Float64).fill_null(0.0).to_numpy()))
+        bars = (
+            alt.Chart(alt.Data(values=data.to_dicts()))
+            .mark_bar()
+            .encode(
+                y=alt.Y("criterion:N", sort=order, title=None),
+                x=alt.X(
+                    "value:Q",
+                    title=title,
+                    scale=alt.Scale(
+                        domain=[
+                            min(0.0, lowest),
+                            1.0,
+                        ]
+                    ),
+                ),
+                color=alt.Color(
+                    "flagged:N",
+                    scale=alt.Scale(domain=[False, True], range=["#4c78a8", "#e45756"]),
+                    legend=alt.Legend(title="flagged"),
+                ),
+                tooltip=["criterion:N", alt.Tooltip("value:Q", format=".3f"), "flags:N"],
+            )
+            .properties(width=260, height=22 * max(len(order), 2), title=title)
+        )
         corr = self.correlations
-        heat = alt.Chart(alt.Data(values=corr.to_dicts())).mark_rect().encode(
-            x=alt.X("a:N", sort=order, title=None),
-            y=alt.Y("b:N", sort=order, title=None),
-            color=alt.Color("r:Q", scale=alt.Scale(scheme="redblue", domain=[-1, 1], reverse=True), title="Pearson r"),
-            tooltip=["a:N", "b:N", alt.Tooltip("r:Q", format=".2f")],
-        ).properties(width=22 * max(len(order), 2) + 40, height=22 * max(len(order), 2), title="Criterion correlations")
+        heat = (
+            alt.Chart(alt.Data(values=corr.to_dicts()))
+            .mark_rect()
+            .encode(
+                x=alt.X("a:N", sort=order, title=None),
+                y=alt.Y("b:N", sort=order, title=None),
+                color=alt.Color(
+                    "r:Q", scale=alt.Scale(scheme="redblue", domain=[-1, 1], reverse=True), title="Pearson r"
+                ),
+                tooltip=["a:N", "b:N", alt.Tooltip("r:Q", format=".2f")],
+            )
+            .properties(
+                width=22 * max(len(order), 2) + 40, height=22 * max(len(order), 2), title="Criterion correlations"
+            )
+        )
         return alt.hconcat(bars, heat)
 
     def _repr_html_(self) -> str:
@@ -142,6 +170,7 @@ def _score_gain(rubric: Rubric, v: pl.DataFrame, human: pl.DataFrame) -> dict[st
     h = human.select("id", "criterion", pl.col("rater").cast(pl.String), pl.col("label").alias("h_label"))
     pairs = h.select("id", "rater").unique(maintain_order=True)
     base = v.select("id", "criterion", "verdict", "error").join(pairs, on="id", how="inner")
+
     def per_rater(table: pl.DataFrame) -> pl.DataFrame:
         """Score each (id, rater) as its own submission."""
         pair_id = pl.concat_str(pl.col("id").cast(pl.String), pl.lit("\x1f"), pl.col("rater")).alias("id")
@@ -151,7 +180,9 @@ def _score_gain(rubric: Rubric, v: pl.DataFrame, human: pl.DataFrame) -> dict[st
 
     def corr(table: pl.DataFrame) -> float:
         sc = per_rater(table)
-        both = sc.join(human_scores.select("id", pl.col("score").alias("h")), on="id", how="inner").drop_nulls(["score", "h"])
+        both = sc.join(human_scores.select("id", pl.col("score").alias("h")), on="id", how="inner").drop_nulls(
+            ["score", "h"]
+        )
         if both.height < 3 or both["score"].std() == 0 or both["h"].std() == 0:
             return float("nan")
         return float(np.corrcoef(both["score"].to_numpy(), both["h"].to_numpy())[0, 1])
@@ -165,7 +196,7 @@ def _score_gain(rubric: Rubric, v: pl.DataFrame, human: pl.DataFrame) -> dict[st
             pl.when(swap).then(pl.col("h_label")).otherwise(pl.col("verdict")).alias("verdict"),
             pl.when(swap).then(None).otherwise(pl.col("error")).alias("error"),
         ).drop("h_label")
-        out[n] = corr(t) - r0
+        out[n or ""] = corr(t) - r0
     return out
 
 
@@ -227,8 +258,11 @@ def rubric_report(
         .first()
         .select(pl.col("a").alias("criterion"), pl.col("b").alias("most_correlated"), pl.col("r").alias("correlation"))
     )
-    table = rubric.criteria_frame().select("criterion", "kind", "weight").join(stats, on="criterion", how="left").join(
-        top, on="criterion", how="left"
+    table = (
+        rubric.criteria_frame()
+        .select("criterion", "kind", "weight")
+        .join(stats, on="criterion", how="left")
+        .join(top, on="criterion", how="left")
     )
 
     # consistency across judges
@@ -239,14 +273,15 @@ def rubric_report(
             "id", "criterion", pl.col("judge").alias("rater"), pl.col("verdict").alias("label")
         )
         ir = inter_rater(ratings, rubric, metrics=["fleiss_kappa"], bootstrap=0)
-        jk = dict(zip(ir["criterion"].to_list(), ir["value"].to_list()))
-    table = table.with_columns(pl.col("criterion").replace_strict(jk, default=None, return_dtype=pl.Float64).alias("judge_kappa"))
+        jk = dict(zip(ir["criterion"].to_list(), ir["value"].to_list(), strict=False))
+    table = table.with_columns(
+        pl.col("criterion").replace_strict(jk, default=None, return_dtype=pl.Float64).alias("judge_kappa")
+    )
 
     hk: dict[str, float] = {}
     ha: dict[str, float] = {}
     gain: dict[str, float] = {}
     if human is not None:
-
         h = human_frame(human)
         ag = agreement(v, h, rubric, level="criterion", metrics=["cohen_kappa", "accuracy"], bootstrap=0)
         for r in ag.iter_rows(named=True):
@@ -271,11 +306,17 @@ def rubric_report(
             continue
         if not r["discriminates"]:
             flags[n].append("never discriminates")
-            findings.append(f"{n!r} barely varies (rate {r['met_rate']:.2f}, spread {r['spread'] or 0:.2f}): it cannot rank submissions")
+            findings.append(
+                f"{n!r} barely varies (rate {r['met_rate']:.2f}, spread {r['spread'] or 0:.2f}): it cannot "
+                f"rank submissions"
+            )
         if r["correlation"] is not None and abs(r["correlation"]) >= redundancy:
             flags[n].append(f"redundant with {r['most_correlated']}")
             if names.index(n) < names.index(r["most_correlated"]):
-                findings.append(f"{n!r} and {r['most_correlated']!r} move together (r = {r['correlation']:.2f}): one may be redundant")
+                findings.append(
+                    f"{n!r} and {r['most_correlated']!r} move together (r = {r['correlation']:.2f}): one "
+                    f"may be redundant"
+                )
         if r["judge_kappa"] is not None and r["judge_kappa"] < low_kappa:
             flags[n].append("judges disagree")
             findings.append(f"judges disagree on {n!r} (Fleiss kappa {r['judge_kappa']:.2f}): its wording leaves room")
@@ -286,9 +327,13 @@ def rubric_report(
         worst = max(gain, key=lambda k: gain[k] if np.isfinite(gain[k]) else -np.inf)
         if np.isfinite(gain[worst]) and gain[worst] > 0:
             flags[worst].append("costliest disagreement")
-            findings.append(f"fixing {worst!r} would help the score most: answering it as the humans did raises the "
-                            f"score correlation by {gain[worst]:+.3f}")  # fmt: skip
+            findings.append(
+                f"fixing {worst!r} would help the score most: answering it as the humans did raises the "
+                f"score correlation by {gain[worst]:+.3f}"
+            )
     table = table.with_columns(
-        pl.col("criterion").replace_strict({k: v for k, v in flags.items()}, return_dtype=pl.List(pl.String)).alias("flags")
+        pl.col("criterion")
+        .replace_strict({k: v for k, v in flags.items()}, return_dtype=pl.List(pl.String))
+        .alias("flags")
     )
     return RubricReport(table=table, correlations=corr, rubric=rubric, findings=findings)

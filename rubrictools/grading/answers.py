@@ -23,7 +23,9 @@ def _dist_extra(call: Call) -> str | None:
 
 def cache_entry(call: Call) -> CachedResponse:
     """The cache entry of an answered call."""
-    return CachedResponse(call.content or "", call.prompt_tokens, call.completion_tokens, call.cost_usd, _dist_extra(call))
+    return CachedResponse(
+        call.content or "", call.prompt_tokens, call.completion_tokens, call.cost_usd, _dist_extra(call)
+    )
 
 
 def from_cache(call: Call, hit: CachedResponse) -> bool:
@@ -39,7 +41,11 @@ def from_cache(call: Call, hit: CachedResponse) -> bool:
         call.dist, call.dist_source = stored.get("distribution"), stored["source"]
     if apply_answer(call, hit.content):
         call.cached, call.attempts = True, 0
-        call.prompt_tokens, call.completion_tokens, call.cost_usd = hit.prompt_tokens, hit.completion_tokens, hit.cost_usd
+        call.prompt_tokens, call.completion_tokens, call.cost_usd = (
+            hit.prompt_tokens,
+            hit.completion_tokens,
+            hit.cost_usd,
+        )
         return True
     call.content, call.parsed, call.error, call.dist, call.dist_source = None, None, None, None, None
     return False
@@ -55,8 +61,11 @@ def apply_result(call: Call, res: CallResult, *, paid: bool) -> bool:
     """Apply a batch line's answer to ``call``; ``paid=False`` marks a duplicate request's
     second use (answered once, counted as cached). True when the answer is fully valid."""
     call.content, call.prompt_tokens, call.completion_tokens, call.cost_usd = (
-        res.content, res.prompt_tokens, res.completion_tokens, res.cost_usd,
-    )  # fmt: skip
+        res.content,
+        res.prompt_tokens,
+        res.completion_tokens,
+        res.cost_usd,
+    )
     call.cached = not paid
     call.attempts, call.latency_s = (1 if paid else 0), 0.0
     ok = apply_answer(call, res.content)

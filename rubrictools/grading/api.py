@@ -224,14 +224,17 @@ def grade(
         seconds) and returns the same verdict table; the job is kept in ``batch_dir`` so a
         closed notebook can collect it later (see :mod:`rubrictools.batching`,
         :func:`~rubrictools.submit_batch` and :func:`~rubrictools.collect_batch`).
-    api_base, api_key, temperature, max_tokens, timeout, max_concurrency, max_retries, backoff_base, backoff_max, response_format, system_prompt, litellm_kwargs, transport
+    api_base, api_key, temperature, max_tokens, timeout, max_concurrency, max_retries
+        Settings of the :class:`~rubrictools.Judge` built when ``model`` is a string; see below.
+    backoff_base, backoff_max, response_format, system_prompt, litellm_kwargs, transport
         Settings of the :class:`~rubrictools.Judge` built when ``model`` is a string (``None``:
         the Judge's default); with a ``Judge`` object, set them on it instead.
 
     Returns
     -------
     polars.DataFrame or polars.LazyFrame
-        A LazyFrame over the parquet parts when ``output`` is given; otherwise the verdict table (:data:`rubrictools.VERDICT_SCHEMA` plus ``raw_response``), in input
+        A LazyFrame over the parquet parts when ``output`` is given; otherwise the verdict
+        table (:data:`rubrictools.VERDICT_SCHEMA` plus ``raw_response``), in input
         order, one row per (submission, criterion, judge) plus ``judge="ensemble"`` rows for
         ensembles. Rule criteria (``Criterion(rule=...)``) are decided without any call, once
         per submission, in rows with ``judge="rule"``.
@@ -300,7 +303,8 @@ async def agrade(
 
     >>> import asyncio, polars as pl, rubrictools as rt
     >>> rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "Says hello"}])
-    >>> v = asyncio.run(rt.agrade(pl.DataFrame({"submission": ["hello"]}), rubric, model="rubrictools/scripted", progress=False))
+    >>> df = pl.DataFrame({"submission": ["hello"]})
+    >>> v = asyncio.run(rt.agrade(df, rubric, model="rubrictools/scripted", progress=False))
     >>> v.height
     1
     """

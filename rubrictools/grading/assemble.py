@@ -37,34 +37,76 @@ def assemble(
     judges and rule rows; optional columns appear when in ``keep`` (the same columns for every
     slice of a large job, even one whose calls all failed)."""
     schema = {k: (v if v is not None else inp.id_dtype) for k, v in VERDICT_SCHEMA.items()}
-    schema.update({"__row": pl.Int64(), "__pos": pl.Int64(), "__judge": pl.Int64(), "raw_response": pl.String(),
-                   "option_order": pl.List(pl.Int64()), "llm_raw_score": pl.Float64(),
-                   "distribution": pl.List(pl.Struct({"label": pl.String(), "prob": pl.Float64()})),
-                   "distribution_source": pl.String(), "evidence": pl.String(), "__ev": pl.Boolean(),
-                   "__needs": pl.Boolean(), "__floor_label": pl.String(), "__floor_value": pl.Float64()})
+    schema.update(
+        {
+            "__row": pl.Int64(),
+            "__pos": pl.Int64(),
+            "__judge": pl.Int64(),
+            "raw_response": pl.String(),
+            "option_order": pl.List(pl.Int64()),
+            "llm_raw_score": pl.Float64(),
+            "distribution": pl.List(pl.Struct({"label": pl.String(), "prob": pl.Float64()})),
+            "distribution_source": pl.String(),
+            "evidence": pl.String(),
+            "__ev": pl.Boolean(),
+            "__needs": pl.Boolean(),
+            "__floor_label": pl.String(),
+            "__floor_value": pl.Float64(),
+        }
+    )
     df = pl.DataFrame(cols, schema=schema)
     df = check_evidence(df, texts, opts.on_unsupported)
 
     def conform(extra: pl.DataFrame, **values: Any) -> pl.DataFrame:
-        fill = [pl.lit(values.get(c), dtype=df.schema[c]).alias(c) for c in df.columns if c not in extra.columns or c in values]
-        return extra.with_columns(fill).select(df.columns).cast(df.schema)  # type: ignore[arg-type]
+        fill = [
+            pl.lit(values.get(c), dtype=df.schema[c]).alias(c)
+            for c in df.columns
+            if c not in extra.columns or c in values
+        ]
+        return extra.with_columns(fill).select(df.columns).cast(df.schema)
 
     if len(judges) > 1:
         jw = {j.label: float(getattr(j, "weight", 1.0)) for j in judges}
         votes = df.with_columns(pl.col("judge").replace_strict(jw, return_dtype=pl.Float64).alias("judge_weight"))
-        overrides = {c.name: c.aggregation for r in {id(r): r for r in inp.rubrics}.values() for c in r if c.aggregation}
-        agg = aggregate_votes(votes, overrides, opts.aggregate).with_columns(pl.lit(len(judges)).cast(pl.Int64).alias("__judge"))
+        overrides = {
+            c.name or "": str(c.aggregation)
+            for r in {id(r): r for r in inp.rubrics}.values()
+            for c in r
+            if c.aggregation
+        }
+        agg = aggregate_votes(votes, overrides, opts.aggregate).with_columns(
+            pl.lit(len(judges)).cast(pl.Int64).alias("__judge")
+        )
         pos = df.select("__row", "criterion", "__pos").unique(["__row", "criterion"])
         agg = agg.join(pos, on=["__row", "criterion"], how="left")
         llm = df.group_by("__row", "criterion").agg(pl.col("llm_raw_score").mean())
         agg = agg.join(llm, on=["__row", "criterion"], how="left")
-        agg = agg.drop([c for c in ("raw_response", "option_order", "distribution", "distribution_source", "evidence",
-                                    "evidence_ok") if c in agg.columns])  # fmt: skip
+        agg = agg.drop(
+            [
+                c
+                for c in (
+                    "raw_response",
+                    "option_order",
+                    "distribution",
+                    "distribution_source",
+                    "evidence",
+                    "evidence_ok",
+                )
+                if c in agg.columns
+            ]
+        )
         df = pl.concat([df, conform(agg)], how="vertical")
     if rules is not None and rules.height:
         src = "rule" if df["distribution_source"].null_count() < df.height else None
-        df = pl.concat([df, conform(rules.with_columns(pl.lit(len(judges) + 1).cast(pl.Int64).alias("__judge")),
-                                    distribution_source=src)], how="vertical")  # fmt: skip
+        df = pl.concat(
+            [
+                df,
+                conform(
+                    rules.with_columns(pl.lit(len(judges) + 1).cast(pl.Int64).alias("__judge")), distribution_source=src
+                ),
+            ],
+            how="vertical",
+        )
     df = df.sort(["__row", "__pos", "__judge"])
     drop = ["__row", "__pos", "__judge", "__ev", "__needs", "__floor_label", "__floor_value"]
     for name, columns in _OPTIONAL.items():

@@ -43,21 +43,22 @@ def estimate_cost(
 
     >>> import polars as pl, rubrictools as rt
     >>> rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "Says hello"}])
-    >>> rt.estimate_cost(pl.DataFrame({"submission": ["hi", "yo"]}), rubric, model="rubrictools/scripted")["calls"].item()
+    >>> df = pl.DataFrame({"submission": ["hi", "yo"]})
+    >>> rt.estimate_cost(df, rubric, model="rubrictools/scripted")["calls"].item()
     2
     """
     opts = GradeOptions.pick(locals())
     inp = prepare(df, rubric, opts)
     judges = resolve_judges(model, opts.judge_settings())
     calls = build_calls(inp, judges, opts)
-    rows = []
+    rows: list[tuple[str, int, int, int, float | None]] = []
     for ji, j in enumerate(judges):
         mine = [c for c in calls if c.judge_i == ji]
         if isinstance(j, ScriptedJudge):
             rows.append((j.label, len(mine), 0, 0, 0.0))
             continue
         litellm = load_litellm()
-        pt = sum(litellm.token_counter(model=j.model, messages=c.messages) for c in mine)
+        pt: int = sum(litellm.token_counter(model=j.model, messages=c.messages) for c in mine)
         per_call = completion_tokens * (len(mine[0].task.subject.rubric) if mode == "per_item" and mine else 1)
         ct = per_call * len(mine)
         try:
@@ -66,8 +67,13 @@ def estimate_cost(
         except Exception:
             cost = None
         rows.append((j.label, len(mine), pt, ct, cost))
-    schema = {"judge": pl.String, "calls": pl.Int64, "prompt_tokens": pl.Int64, "completion_tokens": pl.Int64,
-              "cost_usd": pl.Float64}  # fmt: skip
+    schema = {
+        "judge": pl.String,
+        "calls": pl.Int64,
+        "prompt_tokens": pl.Int64,
+        "completion_tokens": pl.Int64,
+        "cost_usd": pl.Float64,
+    }
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
@@ -78,18 +84,15 @@ def usage(verdicts: Any) -> pl.DataFrame:
     what the cached answers had cost when first made.
     """
     v = to_polars(verdicts, name="verdicts").filter(pl.col("judge") != "ensemble")
-    return (
-        v.group_by("judge", maintain_order=True)
-        .agg(
-            pl.len().alias("rows"),
-            pl.col("cached").sum().alias("cached"),
-            pl.col("error").is_not_null().sum().alias("errors"),
-            pl.col("attempts").sum().alias("http_attempts"),
-            pl.col("prompt_tokens").filter(~pl.col("cached")).sum().alias("prompt_tokens"),
-            pl.col("completion_tokens").filter(~pl.col("cached")).sum().alias("completion_tokens"),
-            pl.col("cost_usd").filter(~pl.col("cached")).sum().alias("cost_usd"),
-            pl.col("cost_usd").filter(pl.col("cached")).sum().alias("cost_saved_usd"),
-            pl.col("latency_s").filter(~pl.col("cached")).mean().alias("mean_latency_s"),
-            pl.col("latency_s").filter(~pl.col("cached")).max().alias("max_latency_s"),
-        )
+    return v.group_by("judge", maintain_order=True).agg(
+        pl.len().alias("rows"),
+        pl.col("cached").sum().alias("cached"),
+        pl.col("error").is_not_null().sum().alias("errors"),
+        pl.col("attempts").sum().alias("http_attempts"),
+        pl.col("prompt_tokens").filter(~pl.col("cached")).sum().alias("prompt_tokens"),
+        pl.col("completion_tokens").filter(~pl.col("cached")).sum().alias("completion_tokens"),
+        pl.col("cost_usd").filter(~pl.col("cached")).sum().alias("cost_usd"),
+        pl.col("cost_usd").filter(pl.col("cached")).sum().alias("cost_saved_usd"),
+        pl.col("latency_s").filter(~pl.col("cached")).mean().alias("mean_latency_s"),
+        pl.col("latency_s").filter(~pl.col("cached")).max().alias("max_latency_s"),
     )

@@ -56,15 +56,22 @@ def ensemble(
     unknown = set(weights) - set(v["judge"].unique().to_list())
     if unknown:
         raise ValueError(f"judge_weights name judges not in the table: {sorted(unknown)}")
-    rows = v.select(pl.col("id").unique(maintain_order=True)).with_row_index("__row").with_columns(pl.col("__row").cast(pl.Int64))
+    rows = (
+        v.select(pl.col("id").unique(maintain_order=True))
+        .with_row_index("__row")
+        .with_columns(pl.col("__row").cast(pl.Int64))
+    )
     votes = v.join(rows, on="id", how="left", maintain_order="left").with_columns(
         pl.col("judge").replace_strict(weights, default=1.0, return_dtype=pl.Float64).alias("judge_weight")
     )
     agg = aggregate_votes(votes, dict(per_criterion or {}), method).sort("__row", maintain_order=True)
     out = agg.select([c for c in VERDICT_SCHEMA if c in agg.columns])
     # usage columns the votes never had (recorded judgments) stay unknown, not 0 / True
-    unknown_usage = [c for c in ("prompt_tokens", "completion_tokens", "cost_usd", "cached", "attempts", "latency_s")
-                     if c in out.columns and v[c].null_count() == v.height]  # fmt: skip
+    unknown_usage = [
+        c
+        for c in ("prompt_tokens", "completion_tokens", "cost_usd", "cached", "attempts", "latency_s")
+        if c in out.columns and v[c].null_count() == v.height
+    ]
     out = out.with_columns([pl.lit(None, dtype=out.schema[c]).alias(c) for c in unknown_usage])
     if keep_votes:
         return pl.concat([v.select(out.columns), out], how="vertical_relaxed")

@@ -32,7 +32,9 @@ def check_evidence(df: pl.DataFrame, texts: Sequence[str], on_unsupported: OnUns
     criterion's lowest label and says so in its explanation."""
     if df.height == 0 or not df["__ev"].any():
         return df.with_columns(pl.lit(None, dtype=pl.Boolean).alias("evidence_ok"))
-    rows = pl.DataFrame({"__row": pl.Series(range(len(texts)), dtype=pl.Int64), "__text": pl.Series(list(texts), dtype=pl.String)})
+    rows = pl.DataFrame(
+        {"__row": pl.Series(range(len(texts)), dtype=pl.Int64), "__text": pl.Series(list(texts), dtype=pl.String)}
+    )
     df = df.join(rows, on="__row", how="left", maintain_order="left")
     quote = pl.col("evidence").str.strip_chars(f" \n\t{_QUOTE_CHARS}").str.strip_chars(".…").str.strip_chars()
     has_quote = quote.fill_null("").str.len_chars() > 0
@@ -44,8 +46,13 @@ def check_evidence(df: pl.DataFrame, texts: Sequence[str], on_unsupported: OnUns
         down = pl.col("__needs") & (pl.col("evidence_ok") == False)  # noqa: E712 - null stays null
         df = df.with_columns(
             pl.when(down)
-            .then(pl.format("[downgraded from {}: the quoted evidence is not in the submission] {}", pl.col("verdict"),
-                            pl.col("explanation").fill_null("")))  # fmt: skip
+            .then(
+                pl.format(
+                    "[downgraded from {}: the quoted evidence is not in the submission] {}",
+                    pl.col("verdict"),
+                    pl.col("explanation").fill_null(""),
+                )
+            )
             .otherwise(pl.col("explanation"))
             .alias("explanation"),
             pl.when(down).then(pl.col("__floor_label")).otherwise(pl.col("verdict")).alias("verdict"),

@@ -27,8 +27,14 @@ CANCELLED_ERROR = "cancelled: call not made (run interrupted)"
 class _Run:
     """Shared state of one execution: semaphores per judge, money spent, progress."""
 
-    def __init__(self, judges: Sequence[AnyJudge], cache: ResponseCache | None, max_cost_usd: float | None,
-                 progress: Any, cancel: threading.Event) -> None:  # fmt: skip
+    def __init__(
+        self,
+        judges: Sequence[AnyJudge],
+        cache: ResponseCache | None,
+        max_cost_usd: float | None,
+        progress: Any,
+        cancel: threading.Event,
+    ) -> None:
         self.judges = judges
         self.cache = cache
         self.max_cost = max_cost_usd
@@ -47,8 +53,9 @@ class _Run:
         if call.error or not call.answered:
             self.stats["errors"] += 1
         self.bar.update(1)
-        self.bar.set_postfix(calls=self.stats["calls"], errors=self.stats["errors"], cost=f"${self.spent:.4f}",
-                             refresh=False)  # fmt: skip
+        self.bar.set_postfix(
+            calls=self.stats["calls"], errors=self.stats["errors"], cost=f"${self.spent:.4f}", refresh=False
+        )
 
     async def _send(self, judge: Judge, call: Call, budget: int, extra: dict[str, Any] | None) -> CallResult:
         self.stats["calls"] += 1
@@ -167,7 +174,7 @@ async def execute(
             except asyncio.CancelledError:
                 c.error = c.error or CANCELLED_ERROR
                 raise
-            except Exception as e:  # noqa: BLE001 - never lose a row
+            except Exception as e:
                 c.error = f"internal: {type(e).__name__}: {e}"
 
     try:

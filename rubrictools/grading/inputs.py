@@ -18,7 +18,16 @@ from rubrictools.judge import Judge, ResponseCache, ScriptedJudge, default_cache
 from rubrictools.rubric import Rubric
 from rubrictools.submissions import Submission, split_submission
 
-__all__ = ["AnyJudge", "Inputs", "Example", "cache_path", "examples_by_criterion", "open_cache", "prepare", "resolve_judges"]
+__all__ = [
+    "AnyJudge",
+    "Example",
+    "Inputs",
+    "cache_path",
+    "examples_by_criterion",
+    "open_cache",
+    "prepare",
+    "resolve_judges",
+]
 
 AnyJudge = Judge | ScriptedJudge
 Example = tuple[str, str, str | None]
@@ -164,7 +173,9 @@ def cache_path(cache: bool | str | Path | ResponseCache | None, judges: Sequence
     return Path(cache)
 
 
-def open_cache(cache: bool | str | Path | ResponseCache | None, judges: Sequence[AnyJudge] = ()) -> ResponseCache | None:
+def open_cache(
+    cache: bool | str | Path | ResponseCache | None, judges: Sequence[AnyJudge] = ()
+) -> ResponseCache | None:
     """The response cache ``cache=`` names, opened (the caller closes what it opened)."""
     if isinstance(cache, ResponseCache):
         return cache

@@ -28,8 +28,9 @@ async def grade_frame_async(
     if store is not None:
         assign_keys(plan)
     try:
-        await execute(plan.calls, plan.judges, store, max_cost_usd=opts.max_cost_usd, progress=opts.progress,
-                      cancel=cancel)  # fmt: skip
+        await execute(
+            plan.calls, plan.judges, store, max_cost_usd=opts.max_cost_usd, progress=opts.progress, cancel=cancel
+        )
     finally:
         if store is not None and not isinstance(opts.cache, ResponseCache):
             store.close()

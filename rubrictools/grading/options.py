@@ -43,7 +43,6 @@ _MODES = ("per_criterion", "per_item", "holistic")
 _PARTS = ("output", "thinking", "all")
 
 
-
 @dataclass(frozen=True, kw_only=True)
 class GradeOptions:
     """The settings of one grading run (see :func:`rubrictools.grade` for each one's meaning)."""
@@ -115,9 +114,22 @@ class GradeOptions:
 
     def settings(self) -> dict[str, Any]:
         """The options that decide what is asked (recorded in batch handles and manifests)."""
-        keep = ("column", "id_column", "query_column", "reference_column", "rubric_column", "mode", "aggregate",
-                "max_examples", "shuffle_options", "seed", "grade_part", "distribution", "evidence",
-                "on_unsupported")  # fmt: skip
+        keep = (
+            "column",
+            "id_column",
+            "query_column",
+            "reference_column",
+            "rubric_column",
+            "mode",
+            "aggregate",
+            "max_examples",
+            "shuffle_options",
+            "seed",
+            "grade_part",
+            "distribution",
+            "evidence",
+            "on_unsupported",
+        )
         return {k: getattr(self, k) for k in keep}
 
 

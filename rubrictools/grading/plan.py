@@ -64,9 +64,12 @@ class ModeContext:
 def _per_criterion(subject: Subject, judged: Rubric, ctx: ModeContext) -> list[JudgeTask]:
     return [
         CriterionTask(
-            subject, c, option_order=ctx.order(subject.sid, c), evidence=ctx.wants_evidence(c),
+            subject,
+            c,
+            option_order=ctx.order(subject.sid, c),
+            evidence=ctx.wants_evidence(c),
             examples=ctx.examples.get(c.name or "", ()),
-        )  # fmt: skip
+        )
         for c in judged
     ]
 
@@ -108,8 +111,10 @@ def build_calls(inp: Inputs, judges: Sequence[AnyJudge], opts: GradeOptions) -> 
     """One call per (task, judge), in input order."""
     ctx = ModeContext(
         examples_by_criterion(opts.examples, opts.column, opts.max_examples),
-        opts.shuffle_options, opts.seed, opts.evidence,
-    )  # fmt: skip
+        opts.shuffle_options,
+        opts.seed,
+        opts.evidence,
+    )
     make_tasks = MODES[opts.mode]
     formats: dict[tuple[int, str], dict[str, Any] | None] = {}
     memo: dict[int, Rubric | None] = {}
@@ -128,9 +133,15 @@ def build_calls(inp: Inputs, judges: Sequence[AnyJudge], opts: GradeOptions) -> 
     for row, (sid, rub, sub) in enumerate(zip(inp.ids, inp.rubrics, inp.subs, strict=True)):
         judged = _llm_part(rub, memo)
         subject = Subject(
-            row=row, sid=sid, submission=sub, text=graded_text(sub, opts.grade_part), rubric=rub,
-            part=opts.grade_part, query=inp.queries[row], reference=inp.references[row],
-        )  # fmt: skip
+            row=row,
+            sid=sid,
+            submission=sub,
+            text=graded_text(sub, opts.grade_part),
+            rubric=rub,
+            part=opts.grade_part,
+            query=inp.queries[row],
+            reference=inp.references[row],
+        )
         tasks = make_tasks(subject, judged, ctx) if judged is not None else []
         for ji, j in enumerate(judges):
             sp = getattr(j, "system_prompt", None)
@@ -207,4 +218,3 @@ def assign_keys(plan: Plan) -> None:
             if c.extra is not None:
                 ident.update(extra=c.extra, distribution_samples=c.dist_samples)
             c.key = cache_key(ident)
-

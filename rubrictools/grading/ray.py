@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+
 from rubrictools.frames import to_polars
 from rubrictools.grading.inputs import resolve_judges
 from rubrictools.grading.live import grade_frame
@@ -126,7 +127,6 @@ class Grader:
         if cache is None or cache is True:
             import ray
 
-
             node = ray.get_runtime_context().get_node_id()[:12]
             return default_cache_path().parent / "ray" / f"node-{node}.sqlite"
         return Path(cache)
@@ -140,12 +140,13 @@ class Grader:
     def _grade(self, frame: pl.DataFrame) -> pl.DataFrame:
         import ray
 
-
         llm = [j for j in self.judges if isinstance(j, Judge)]
         granted = ray.get(self.limiter.acquire.remote(self.per_worker, max(1, len(llm)))) if llm else 0
         try:
             share = max(1, granted // max(1, len(llm)))
-            judges = [j.model_copy(update={"max_concurrency": share}) if isinstance(j, Judge) else j for j in self.judges]
+            judges = [
+                j.model_copy(update={"max_concurrency": share}) if isinstance(j, Judge) else j for j in self.judges
+            ]
             return grade_frame(frame, self.rubric, self.opts.replace(model=judges, cache=self.cache))
         finally:
             if granted:
@@ -219,13 +220,11 @@ def grade(
     if not ray.is_initialized():
         ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
     if isinstance(ds, (str, Path)):
-
         rows = scan_source(ds).select(pl.len()).collect().item()  # parquet metadata only
         blocks = max(num_workers, math.ceil(rows / batch_size))  # enough blocks to keep every grader busy
         # a file with one large row group reads as one block: split it (no shuffle)
         ds = ray.data.read_parquet(str(ds), override_num_blocks=blocks).repartition(blocks)
     elif not hasattr(ds, "map_batches"):
-
         frame = ds.collect() if isinstance(ds, pl.LazyFrame) else to_polars(ds)
         # one block per batch, so every grader gets work (no shuffle needed)
         step = max(1, min(batch_size, math.ceil(frame.height / num_workers)))
@@ -239,19 +238,29 @@ def grade(
     existing = list(out.rglob("*.parquet")) if out.exists() else []
     if existing:
         if not overwrite:
-            raise ValueError(f"{out} already holds {len(existing)} parquet file(s); pass overwrite=True to replace them "
-                             "(answered calls come from the cache)")  # fmt: skip
+            raise ValueError(
+                f"{out} already holds {len(existing)} parquet file(s); pass overwrite=True to replace them "
+                "(answered calls come from the cache)"
+            )
         shutil.rmtree(out)
     if limiter is None:
         limiter = make_limiter(concurrency)
     per_worker = max(1, math.ceil(concurrency / num_workers))
     graded = ds.map_batches(
         Grader,
-        fn_constructor_kwargs={"limiter": limiter, "opts": opts, "rubric": rubric, "cache": cache, "per_worker": per_worker},
+        fn_constructor_kwargs={
+            "limiter": limiter,
+            "opts": opts,
+            "rubric": rubric,
+            "cache": cache,
+            "per_worker": per_worker,
+        },
         batch_size=batch_size,
         batch_format="pyarrow",
         compute=ray.data.ActorPoolStrategy(size=num_workers),
         num_cpus=num_cpus,
     )
     graded.write_parquet(str(out), partition_cols=partition_by)
-    return pl.scan_parquet(out / ("**/*.parquet" if partition_by else "*.parquet"), hive_partitioning=bool(partition_by))
+    return pl.scan_parquet(
+        out / ("**/*.parquet" if partition_by else "*.parquet"), hive_partitioning=bool(partition_by)
+    )

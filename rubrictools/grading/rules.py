@@ -36,9 +36,9 @@ import polars as pl
 
 from rubrictools.frames import to_polars
 from rubrictools.rubric import Rubric, Rule
+from rubrictools.rubric import Rubric as _Rubric
 from rubrictools.submissions import graded_text, split_submission
 from rubrictools.verdicts import VERDICT_SCHEMA
-from rubrictools.rubric import Rubric as _Rubric
 
 __all__ = ["Rule", "apply_rules", "rule_table", "rule_verdicts"]
 
@@ -60,8 +60,12 @@ def _json_check(texts: pl.Series, schema: dict[str, Any]) -> tuple[pl.Series, pl
             continue
         err = jsonschema.exceptions.best_match(validator.iter_errors(doc))
         oks.append(err is None)
-        reasons.append("valid JSON matching the schema" if err is None else f"JSON does not match the schema: {err.message}")
-    table = pl.DataFrame({"t": uniq, "ok": oks, "why": reasons}, schema={"t": pl.String, "ok": pl.Boolean, "why": pl.String})
+        reasons.append(
+            "valid JSON matching the schema" if err is None else f"JSON does not match the schema: {err.message}"
+        )
+    table = pl.DataFrame(
+        {"t": uniq, "ok": oks, "why": reasons}, schema={"t": pl.String, "ok": pl.Boolean, "why": pl.String}
+    )
     joined = pl.DataFrame({"t": texts}).join(table, on="t", how="left", maintain_order="left", nulls_equal=True)
     return joined["ok"], joined["why"]
 
@@ -78,7 +82,11 @@ def rule_verdicts(texts: pl.Series, rule: Rule) -> tuple[pl.Series, pl.Series]:
         hit = t.str.contains(rule.pattern or "")
         found = t.str.extract(f"({rule.pattern})", 1).str.slice(0, 60)
         conds.append(hit)
-        whys.append(pl.when(hit).then(pl.format('regex matched "{}"', found)).otherwise(pl.lit(f"regex /{rule.regex}/ not found")))
+        whys.append(
+            pl.when(hit)
+            .then(pl.format('regex matched "{}"', found))
+            .otherwise(pl.lit(f"regex /{rule.regex}/ not found"))
+        )
     if rule.contains is not None:
         hay = t if rule.case_sensitive else t.str.to_lowercase()
         needles = list(rule.contains) if rule.case_sensitive else [s.lower() for s in rule.contains]
@@ -92,23 +100,28 @@ def rule_verdicts(texts: pl.Series, rule: Rule) -> tuple[pl.Series, pl.Series]:
     ]:
         if lo is None and hi is None:
             continue
-        ok = pl.lit(True)
+        cond = pl.lit(True)
         if lo is not None:
-            ok = ok & (n >= lo)
+            cond = cond & (n >= lo)
         if hi is not None:
-            ok = ok & (n <= hi)
+            cond = cond & (n <= hi)
         bounds = f"{lo if lo is not None else 0}..{hi if hi is not None else 'inf'}"
-        conds.append(ok)
+        conds.append(cond)
         whys.append(pl.format(f"{{}} {unit} (allowed {bounds})", n))
     frame = frame.with_columns(
         pl.all_horizontal(conds).alias("ok") if conds else pl.lit(True).alias("ok"),
         pl.concat_str(whys, separator="; ").alias("why") if whys else pl.lit(None, dtype=pl.String).alias("why"),
     )
-    ok, why = frame["ok"], frame["why"]
+    ok: pl.Series = frame["ok"]
+    why: pl.Series = frame["why"]
     if rule.json_schema is not None:
         jok, jwhy = _json_check(frame["t"], rule.json_schema)
         ok = ok & jok
-        why = jwhy if not whys else pl.concat_str([why, jwhy], separator="; ")
+        why = (
+            jwhy
+            if not whys
+            else pl.DataFrame({"a": why, "b": jwhy}).select(pl.concat_str(["a", "b"], separator="; "))["a"]
+        )
     verdict = ok.replace_strict({True: "MET", False: "UNMET"}, return_dtype=pl.String)
     return verdict.alias("verdict"), why.alias("explanation")
 
@@ -135,7 +148,6 @@ def apply_rules(
     """
     import polars as pl
 
-
     rubric = rubric if isinstance(rubric, _Rubric) else _Rubric.from_dict(rubric)
     frame = to_polars(df)
     if column not in frame.columns:
@@ -155,7 +167,6 @@ def rule_table(ids: pl.Series, texts: pl.Series, rubric: Rubric, rows: pl.Series
     """Rule verdict rows for ``ids``/``texts`` (all sharing ``rubric``) in row-major order,
     with ``__row`` (``rows``, default ``0..n-1``) and ``__pos`` (criterion position) columns."""
     import polars as pl
-
 
     parts = []
     row_index = rows.cast(pl.Int64) if rows is not None else pl.Series(range(len(ids)), dtype=pl.Int64)
@@ -177,7 +188,15 @@ def rule_table(ids: pl.Series, texts: pl.Series, rubric: Rubric, rows: pl.Series
     if not parts:
         return pl.DataFrame(schema=schema)
     out = pl.concat(parts).sort("__row", "__pos", maintain_order=True)
-    fill = {"error": None, "judge": "rule", "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0,
-            "cached": False, "attempts": 0, "latency_s": 0.0}  # fmt: skip
+    fill = {
+        "error": None,
+        "judge": "rule",
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "cost_usd": 0.0,
+        "cached": False,
+        "attempts": 0,
+        "latency_s": 0.0,
+    }
     out = out.with_columns([pl.lit(v, dtype=schema[k]).alias(k) for k, v in fill.items()])
     return out.select(list(schema)).cast(schema)  # type: ignore[arg-type]

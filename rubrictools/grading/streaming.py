@@ -53,8 +53,17 @@ def scan_source(source: Any) -> pl.LazyFrame:
 def _fingerprint(rubric: Rubric | None, opts: GradeOptions, batch_size: int) -> str:
     judges = opts.model if isinstance(opts.model, (list, tuple)) else [opts.model]
     names = [getattr(j, "label", None) or str(j) for j in judges]
-    keys = ("mode", "aggregate", "grade_part", "evidence", "on_unsupported", "query_column", "reference_column",
-            "shuffle_options", "seed")  # fmt: skip
+    keys = (
+        "mode",
+        "aggregate",
+        "grade_part",
+        "evidence",
+        "on_unsupported",
+        "query_column",
+        "reference_column",
+        "shuffle_options",
+        "seed",
+    )
     default = GradeOptions()
     settings = {k: getattr(opts, k) for k in keys if getattr(opts, k) != getattr(default, k)}
     payload = {
@@ -118,7 +127,9 @@ def grade_to_parquet(
             if not part.exists():
                 chunk = lf.slice(k * batch_size, batch_size).collect()
                 if opts.id_column is None:
-                    chunk = chunk.with_row_index("__rt_row", offset=k * batch_size).with_columns(pl.col("__rt_row").cast(pl.Int64))
+                    chunk = chunk.with_row_index("__rt_row", offset=k * batch_size).with_columns(
+                        pl.col("__rt_row").cast(pl.Int64)
+                    )
                 v = grade_frame(chunk, rubric, slice_opts)
                 tmp = part.with_suffix(".parquet.tmp")
                 v.write_parquet(tmp)

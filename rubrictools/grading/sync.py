@@ -29,7 +29,7 @@ def run_sync(coro: Coroutine[Any, Any, T], cancel: threading.Event | None = None
     def target() -> None:
         try:
             result["value"] = asyncio.run(coro)
-        except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
+        except BaseException as e:
             result["error"] = e
         finally:
             finished.set()

@@ -30,9 +30,9 @@ def _pick(cand: pl.DataFrame, by: list[str], descending: list[bool]) -> pl.DataF
 def aggregate_votes(votes: pl.DataFrame, method_by_criterion: dict[str, str], default: str) -> pl.DataFrame:
     """Aggregate ``votes`` (columns ``__row, id, criterion, verdict, value, weight, error,
     judge_weight, judge``) into one row per ``(__row, criterion)`` with ``judge="ensemble"``."""
-    for m in {default, *method_by_criterion.values()}:
-        if m not in AGGREGATIONS:
-            raise ValueError(f"aggregate must be one of {AGGREGATIONS}, got {m!r}")
+    for method in {default, *method_by_criterion.values()}:
+        if method not in AGGREGATIONS:
+            raise ValueError(f"aggregate must be one of {AGGREGATIONS}, got {method!r}")
     ok = votes.filter(pl.col("error").is_null())
     sign = pl.when(pl.col("weight") < 0).then(-1.0).otherwise(1.0)
     cand = (
@@ -71,8 +71,12 @@ def aggregate_votes(votes: pl.DataFrame, method_by_criterion: dict[str, str], de
         real_cand = cand.filter(~pl.col("is_na")).join(stats, on=KEYS)
         fallback = results["majority"]
         if "mean" in methods:
-            m = _pick(real_cand.with_columns((pl.col("value") - pl.col("mean")).abs().alias("dist")), ["dist", "score_key"], [False, False])
-            results["mean"] = pl.concat([m.select(fallback.columns), fallback.join(m, on=KEYS, how="anti")])
+            best = _pick(
+                real_cand.with_columns((pl.col("value") - pl.col("mean")).abs().alias("dist")),
+                ["dist", "score_key"],
+                [False, False],
+            )
+            results["mean"] = pl.concat([best.select(fallback.columns), fallback.join(best, on=KEYS, how="anti")])
         if "median" in methods:
             target = pl.when(pl.col("w") < 0).then(pl.col("hi")).otherwise(pl.col("lo"))
             md = _pick(real_cand.filter(pl.col("value") == target), ["score_key"], [False])
@@ -84,21 +88,28 @@ def aggregate_votes(votes: pl.DataFrame, method_by_criterion: dict[str, str], de
         .agg(pl.format("{} x{}", pl.col("verdict"), pl.col("n")).str.join(", ").alias("tally"))
     )
     crit_method = pl.col("criterion").replace_strict(method_by_criterion, default=default, return_dtype=pl.String)
-    groups = votes.group_by(KEYS, maintain_order=True).agg(
-        pl.col("id").first(),
-        pl.col("weight").first(),
-        pl.len().alias("n_votes"),
-        pl.col("error").drop_nulls().str.join(" | ").alias("all_errors"),
-        pl.col("error").is_null().sum().alias("n_ok"),
-        pl.col("prompt_tokens").sum(),
-        pl.col("completion_tokens").sum(),
-        pl.col("cost_usd").sum(),
-        pl.col("cached").all(),
-        pl.col("attempts").sum(),
-        pl.col("latency_s").max(),
-    ).with_columns(crit_method.alias("method"))
+    groups = (
+        votes.group_by(KEYS, maintain_order=True)
+        .agg(
+            pl.col("id").first(),
+            pl.col("weight").first(),
+            pl.len().alias("n_votes"),
+            pl.col("error").drop_nulls().str.join(" | ").alias("all_errors"),
+            pl.col("error").is_null().sum().alias("n_ok"),
+            pl.col("prompt_tokens").sum(),
+            pl.col("completion_tokens").sum(),
+            pl.col("cost_usd").sum(),
+            pl.col("cached").all(),
+            pl.col("attempts").sum(),
+            pl.col("latency_s").max(),
+        )
+        .with_columns(crit_method.alias("method"))
+    )
     picked = pl.concat(
-        [df.select([*KEYS, "verdict", "value"]).with_columns(pl.lit(name).alias("method")) for name, df in results.items()]
+        [
+            df.select([*KEYS, "verdict", "value"]).with_columns(pl.lit(name).alias("method"))
+            for name, df in results.items()
+        ]
     )
     out = (
         groups.join(picked, on=[*KEYS, "method"], how="left", maintain_order="left")

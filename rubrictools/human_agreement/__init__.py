@@ -21,7 +21,7 @@ at once (:mod:`rubrictools.metrics.resampling`). Modules, in pipeline order: ``l
 from __future__ import annotations
 
 from rubrictools.human_agreement.catalog import CRITERION_METRICS, INTER_RATER_METRICS, SCORE, SCORE_METRICS
-from rubrictools.human_agreement.compare import compare
+from rubrictools.human_agreement.comparison import compare
 from rubrictools.human_agreement.judge import agreement
 from rubrictools.human_agreement.labels import human_frame
 from rubrictools.human_agreement.pairs import criterion_pairs, score_pairs

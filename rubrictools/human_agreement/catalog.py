@@ -5,9 +5,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-
-
-__all__ = ["BINARY_ONLY", "CRITERION_METRICS", "DEFAULT_METRICS", "INTER_RATER_METRICS", "KENDALL_MAX_ROWS", "Level", "Method", "NaMode", "OPT_IN", "ORDERED_ONLY", "PVALUE", "Raters", "SCORE", "SCORE_METRICS", "check_metrics"]
+__all__ = [
+    "BINARY_ONLY",
+    "CRITERION_METRICS",
+    "DEFAULT_METRICS",
+    "INTER_RATER_METRICS",
+    "KENDALL_MAX_ROWS",
+    "OPT_IN",
+    "ORDERED_ONLY",
+    "PVALUE",
+    "SCORE",
+    "SCORE_METRICS",
+    "Level",
+    "Method",
+    "NaMode",
+    "Raters",
+    "check_metrics",
+]
 
 
 SCORE = "__score__"
@@ -16,28 +30,66 @@ SCORE = "__score__"
 
 DEFAULT_METRICS: dict[str, tuple[str, ...]] = {
     "binary": ("accuracy", "precision", "recall", "f1", "mcc", "cohen_kappa", "gwet_ac1", "judge_rate", "human_rate"),
-    "ordinal": ("accuracy", "cohen_kappa", "kappa_linear", "kappa_quadratic", "spearman", "kendall", "mae", "js_divergence"),
+    "ordinal": (
+        "accuracy",
+        "cohen_kappa",
+        "kappa_linear",
+        "kappa_quadratic",
+        "spearman",
+        "kendall",
+        "mae",
+        "js_divergence",
+    ),
     "nominal": ("accuracy", "f1_macro", "cohen_kappa", "gwet_ac1", "js_divergence"),
 }
 
 
 CRITERION_METRICS: tuple[str, ...] = (
-    "accuracy", "precision", "recall", "f1", "f1_macro", "mcc", "cohen_kappa", "kappa_linear",
-    "kappa_quadratic", "gwet_ac1", "spearman", "kendall", "mae", "judge_rate", "human_rate", "js_divergence",
-)  # fmt: skip
+    "accuracy",
+    "precision",
+    "recall",
+    "f1",
+    "f1_macro",
+    "mcc",
+    "cohen_kappa",
+    "kappa_linear",
+    "kappa_quadratic",
+    "gwet_ac1",
+    "spearman",
+    "kendall",
+    "mae",
+    "judge_rate",
+    "human_rate",
+    "js_divergence",
+)
 
 
 SCORE_METRICS: tuple[str, ...] = (
-    "pearson", "spearman", "kendall", "rmse", "mae", "bias", "effect_size", "wasserstein", "ks", "rmse_affine",
-)  # fmt: skip
+    "pearson",
+    "spearman",
+    "kendall",
+    "rmse",
+    "mae",
+    "bias",
+    "effect_size",
+    "wasserstein",
+    "ks",
+    "rmse_affine",
+)
 
 
 OPT_IN = {"rmse_affine"}  # asked for by name only
 
 
 INTER_RATER_METRICS: tuple[str, ...] = (
-    "fleiss_kappa", "gwet_ac1", "percent_agreement", "krippendorff_alpha", "cohen_kappa_pairwise", "icc2", "icc3",
-)  # fmt: skip
+    "fleiss_kappa",
+    "gwet_ac1",
+    "percent_agreement",
+    "krippendorff_alpha",
+    "cohen_kappa_pairwise",
+    "icc2",
+    "icc3",
+)
 
 
 ORDERED_ONLY = {"kappa_linear", "kappa_quadratic", "spearman", "kendall", "mae", "icc2", "icc3"}

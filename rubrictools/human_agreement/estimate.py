@@ -5,12 +5,13 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from typing import Any
+
 import numpy as np
 import polars as pl
-from rubrictools.metrics import resampling as bs
+
 from rubrictools.frames import to_polars
 from rubrictools.human_agreement.catalog import KENDALL_MAX_ROWS, Method
-
+from rubrictools.metrics import resampling as bs
 
 __all__ = ["evaluate_kernels", "finite_or_none", "metric_rows", "out_frame", "resampling_plan"]
 
@@ -23,7 +24,9 @@ class _Plan:
     ci: float
 
 
-def resampling_plan(ids: pl.Series, n_boot: int, seed: Any, stratify: Any, method: Method, ci: float, human: Any) -> _Plan:
+def resampling_plan(
+    ids: pl.Series, n_boot: int, seed: Any, stratify: Any, method: Method, ci: float, human: Any
+) -> _Plan:
     index = pl.DataFrame({"id": ids.unique(maintain_order=True)}).with_row_index("__cluster")
     index = index.with_columns(pl.col("__cluster").cast(pl.Int64))
     if not n_boot:
@@ -56,7 +59,8 @@ def evaluate_kernels(kernels: list[bs.Kernel], clusters: np.ndarray, plan: _Plan
         distinct = getattr(kern.finish, "distinct_pairs", 0)
         if weights is not None and distinct > KENDALL_MAX_ROWS:
             warnings.warn(
-                f"kendall: no bootstrap interval for {distinct} distinct (x, y) pairs (costs O(B n^2)); point estimate only",
+                f"kendall: no bootstrap interval for {distinct} distinct (x, y) pairs (costs O(B n^2)); "
+                f"point estimate only",
                 stacklevel=3,
             )
             weights = None
@@ -65,9 +69,16 @@ def evaluate_kernels(kernels: list[bs.Kernel], clusters: np.ndarray, plan: _Plan
 
 
 def metric_rows(
-    group: dict[str, Any], names: list[str], res: dict[str, bs.Interval], pvals: dict[str, float],
-    n: int, n_items: int, n_excluded: int, kind: str, boot: bool,
-) -> list[dict[str, Any]]:  # fmt: skip
+    group: dict[str, Any],
+    names: list[str],
+    res: dict[str, bs.Interval],
+    pvals: dict[str, float],
+    n: int,
+    n_items: int,
+    n_excluded: int,
+    kind: str,
+    boot: bool,
+) -> list[dict[str, Any]]:
     rows = []
     for name in names:
         if name not in res:
@@ -98,7 +109,15 @@ def finite_or_none(x: float) -> float | None:
 def out_frame(rows: list[dict[str, Any]], by: list[str], group_dtypes: dict[str, pl.DataType]) -> pl.DataFrame:
     schema: dict[str, Any] = {c: group_dtypes.get(c, pl.String) for c in by}
     schema.update(
-        metric=pl.String, value=pl.Float64, ci_low=pl.Float64, ci_high=pl.Float64, p_value=pl.Float64,
-        n=pl.Int64, n_items=pl.Int64, n_excluded=pl.Int64, n_degenerate=pl.Int64, kind=pl.String,
-    )  # fmt: skip
+        metric=pl.String,
+        value=pl.Float64,
+        ci_low=pl.Float64,
+        ci_high=pl.Float64,
+        p_value=pl.Float64,
+        n=pl.Int64,
+        n_items=pl.Int64,
+        n_excluded=pl.Int64,
+        n_degenerate=pl.Int64,
+        kind=pl.String,
+    )
     return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)

@@ -4,15 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
 import polars as pl
-from rubrictools.metrics import resampling as bs
-from rubrictools.rubric import Rubric
+
 from rubrictools.frames import to_polars
-from rubrictools.human_agreement.catalog import CRITERION_METRICS, DEFAULT_METRICS, Level, Method, NaMode, OPT_IN, PVALUE, Raters, SCORE, SCORE_METRICS, check_metrics
+from rubrictools.human_agreement.catalog import (
+    CRITERION_METRICS,
+    DEFAULT_METRICS,
+    OPT_IN,
+    PVALUE,
+    SCORE,
+    SCORE_METRICS,
+    Level,
+    Method,
+    NaMode,
+    Raters,
+    check_metrics,
+)
 from rubrictools.human_agreement.estimate import evaluate_kernels, metric_rows, out_frame, resampling_plan
 from rubrictools.human_agreement.kernels import criterion_kernels, pvalues, score_kernels
 from rubrictools.human_agreement.pairs import criterion_pairs, score_pairs
-
+from rubrictools.metrics import resampling as bs
+from rubrictools.rubric import Rubric
 
 __all__ = ["agreement"]
 
@@ -128,7 +141,11 @@ def agreement(
     if pairs is not None:
         frame = pairs.frame.join(plan.index, on="id", how="left")
         dtypes = {c: frame.schema[c] for c in by_list if c in frame.columns}
-        excl = {tuple(r[:-1]): r[-1] for r in pairs.excluded.iter_rows()} if by_list else {(): int(pairs.excluded["n_excluded"].sum())}
+        excl = (
+            {tuple(r[:-1]): r[-1] for r in pairs.excluded.iter_rows()}
+            if by_list
+            else {(): int(pairs.excluded["n_excluded"].sum())}
+        )
         groups = frame.partition_by(by_list, as_dict=True, maintain_order=True) if by_list else {(): frame}
         seen = set()
         for key, g in groups.items():
@@ -136,7 +153,10 @@ def agreement(
             seen.add(key)
             kinds = g["kind"].unique().to_list()
             if len(kinds) != 1 or g["n_classes"].n_unique() != 1:
-                raise ValueError(f"group {dict(zip(by_list, key))} mixes criteria with different label sets; group by criterion")
+                raise ValueError(
+                    f"group {dict(zip(by_list, key, strict=False))} mixes criteria with different label "
+                    f"sets; group by criterion"
+                )
             kind, k = kinds[0], int(g["n_classes"][0])
             pos = g["pos_code"][0]
             if by_list == [] and g["criterion"].n_unique() > 1 and g["classes"].n_unique() > 1:
@@ -146,13 +166,37 @@ def agreement(
             kernels = criterion_kernels(g, kind, k, pos, names)
             res = evaluate_kernels(kernels, g["__cluster"].to_numpy(), plan)
             # p-values only for the metrics that were computed (e.g. no rank tests on nominal labels)
-            pv = pvalues([n for n in names if n in PVALUE and n in res], g["h_code"].to_numpy(), g["j_code"].to_numpy(),
-                          labels=list(range(k)))  # fmt: skip
-            group = dict(zip(by_list, key))
-            rows += metric_rows(group, names, res, pv, g.height, g["id"].n_unique(), int(excl.get(key, 0)), kind, plan.weights is not None)
+            pv = pvalues(
+                [n for n in names if n in PVALUE and n in res],
+                g["h_code"].to_numpy(),
+                g["j_code"].to_numpy(),
+                labels=list(range(k)),
+            )
+            group = dict(zip(by_list, key, strict=False))
+            rows += metric_rows(
+                group,
+                names,
+                res,
+                pv,
+                g.height,
+                g["id"].n_unique(),
+                int(excl.get(key, 0)),
+                kind,
+                plan.weights is not None,
+            )
         for key, n_ex in excl.items():  # groups with no usable pair at all
             if key not in seen and n_ex:
-                rows += metric_rows(dict(zip(by_list, key)), ["accuracy"], {"accuracy": bs.Interval(float("nan"))}, {}, 0, 0, int(n_ex), "", False)
+                rows += metric_rows(
+                    dict(zip(by_list, key, strict=False)),
+                    ["accuracy"],
+                    {"accuracy": bs.Interval(float("nan"))},
+                    {},
+                    0,
+                    0,
+                    int(n_ex),
+                    "",
+                    False,
+                )
 
     if spairs is not None:
         sframe = spairs.join(plan.index, on="id", how="left")
@@ -164,12 +208,19 @@ def agreement(
             hs, js = g["h_value"].to_numpy(), g["j_value"].to_numpy()
             res = evaluate_kernels(score_kernels(hs, js, names), g["__cluster"].to_numpy(), plan)
             pv = pvalues([n for n in names if n in PVALUE], hs, js)
-            group = dict(zip(score_by, key))
+            group = dict(zip(score_by, key, strict=False))
             if "criterion" in by_list:
                 group["criterion"] = SCORE
-            n_ex = sframe.height - usable.height if not score_by else sframe.filter(
-                pl.all_horizontal([pl.col(c) == v for c, v in zip(score_by, key)])
-            ).height - g.height
-            rows += metric_rows(group, names, res, pv, g.height, g["id"].n_unique(), n_ex, "score", plan.weights is not None)
+            n_ex = (
+                sframe.height - usable.height
+                if not score_by
+                else sframe.filter(
+                    pl.all_horizontal([pl.col(c) == v for c, v in zip(score_by, key, strict=False)])
+                ).height
+                - g.height
+            )
+            rows += metric_rows(
+                group, names, res, pv, g.height, g["id"].n_unique(), n_ex, "score", plan.weights is not None
+            )
     out_by = by_list if (pairs is not None or "criterion" in by_list) else score_by
     return out_frame(rows, out_by, dtypes)

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import warnings
+
 import numpy as np
 import polars as pl
+
+from rubrictools import metrics as m
+from rubrictools.human_agreement.catalog import BINARY_ONLY, ORDERED_ONLY
 from rubrictools.metrics import resampling as bs
 from rubrictools.metrics.classification import (
     accuracy_from_confusion,
@@ -19,9 +23,6 @@ from rubrictools.metrics.kappa import (
     kappa_from_confusion,
     kappa_test_from_confusion,
 )
-from rubrictools import metrics as m
-from rubrictools.human_agreement.catalog import BINARY_ONLY, ORDERED_ONLY
-
 
 __all__ = ["criterion_kernels", "pvalues", "score_kernels"]
 
@@ -84,9 +85,26 @@ def criterion_kernels(g: pl.DataFrame, kind: str, k: int, pos: int | None, names
     jv = g["j_value"].to_numpy().astype(float)
     ordered = kind in ("ordinal", "binary") and not np.isnan(hv).any() and not np.isnan(jv).any()
     kernels: list[bs.Kernel] = []
-    conf = [n for n in names if n in {"accuracy", "precision", "recall", "f1", "f1_macro", "mcc", "cohen_kappa",
-                                      "kappa_linear", "kappa_quadratic", "gwet_ac1", "judge_rate", "human_rate",
-                                      "js_divergence"}]  # fmt: skip
+    conf = [
+        n
+        for n in names
+        if n
+        in {
+            "accuracy",
+            "precision",
+            "recall",
+            "f1",
+            "f1_macro",
+            "mcc",
+            "cohen_kappa",
+            "kappa_linear",
+            "kappa_quadratic",
+            "gwet_ac1",
+            "judge_rate",
+            "human_rate",
+            "js_divergence",
+        }
+    ]
     if kind != "binary" or pos is None:
         conf = [n for n in conf if n not in BINARY_ONLY]
     if kind == "nominal":
@@ -116,7 +134,9 @@ def score_kernels(hs: np.ndarray, js: np.ndarray, names: list[str]) -> list[bs.K
     if "kendall" in names:
         kernels.append(_kendall_kernel(hs, js))
     if "rmse_affine" in names:
-        kernels.append(bs.Kernel(("rmse_affine",), lambda w: {"rmse_affine": rmse_affine_weighted(hs, js, w)}, n_rows=hs.size))
+        kernels.append(
+            bs.Kernel(("rmse_affine",), lambda w: {"rmse_affine": rmse_affine_weighted(hs, js, w)}, n_rows=hs.size)
+        )
     dist = [n for n in names if n in ("wasserstein", "ks")]
     if dist:
 
@@ -138,7 +158,11 @@ def pvalues(names: list[str], h: np.ndarray, j: np.ndarray, *, labels: list[int]
         for name in names:
             if name == "cohen_kappa" and labels is not None:
                 k = len(labels)
-                cm = np.bincount(h.astype(np.int64) * k + j.astype(np.int64), minlength=k * k).reshape(k, k).astype(float)
+                cm = (
+                    np.bincount(h.astype(np.int64) * k + j.astype(np.int64), minlength=k * k)
+                    .reshape(k, k)
+                    .astype(float)
+                )
                 out[name] = kappa_test_from_confusion(cm).pvalue
             elif name == "pearson":
                 out[name] = m.pearson(h, j).pvalue

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from typing import Any
+
 import polars as pl
-from rubrictools.verdicts import HOLISTIC
-from rubrictools.rubric import Rubric, normalize_label
+
 from rubrictools.frames import to_polars
 from rubrictools.human_agreement.catalog import NaMode
-
+from rubrictools.rubric import Rubric, normalize_label
+from rubrictools.verdicts import HOLISTIC
 
 __all__ = ["human_frame", "label_table", "mode_consensus", "verdict_frame", "with_key"]
 
@@ -41,7 +42,7 @@ def _key_py(label: str) -> str:
         return normalize_label(label)
 
 
-_LABEL_SCHEMA = {
+_LABEL_SCHEMA: dict[str, Any] = {
     "criterion": pl.String,
     "key": pl.String,
     "code": pl.Int64,
@@ -62,7 +63,7 @@ def label_table(rubric: Rubric | None, keys: pl.DataFrame, na: NaMode) -> pl.Dat
     """
     rows: list[dict[str, Any]] = []
 
-    def add(criterion: str, entries: list[tuple[str, float | None, str]], kind: str, worst: int | None) -> None:
+    def add(criterion: str | None, entries: list[tuple[str, float | None, str]], kind: str, worst: int | None) -> None:
         # entries: (key, value or None for NA, display label) in code order for non-NA
         real = [e for e in entries if e[1] is not None]
         k = len(real)
@@ -72,14 +73,34 @@ def label_table(rubric: Rubric | None, keys: pl.DataFrame, na: NaMode) -> pl.Dat
             classes = [*classes, "NA"]
         pos = next((i for i, e in enumerate(real) if e[0] == "met"), None)
         for i, (key, value, _) in enumerate(real):
-            rows.append(dict(criterion=criterion, key=key, code=i, value=value, kind=kind,
-                             n_classes=len(classes), pos_code=pos, classes=classes))  # fmt: skip
+            rows.append(
+                dict(
+                    criterion=criterion,
+                    key=key,
+                    code=i,
+                    value=value,
+                    kind=kind,
+                    n_classes=len(classes),
+                    pos_code=pos,
+                    classes=classes,
+                )
+            )
         for key, value, _ in entries:
             if value is None:
                 code = k if na == "as_category" else (worst if na == "as_worst" else None)
                 val = None if code is None or code >= k else real[code][1]
-                rows.append(dict(criterion=criterion, key=key, code=code, value=val, kind=kind,
-                                 n_classes=len(classes), pos_code=pos, classes=classes))  # fmt: skip
+                rows.append(
+                    dict(
+                        criterion=criterion,
+                        key=key,
+                        code=code,
+                        value=val,
+                        kind=kind,
+                        n_classes=len(classes),
+                        pos_code=pos,
+                        classes=classes,
+                    )
+                )
 
     if rubric is not None:
         unknown = set(keys["criterion"].unique().to_list()) - set(rubric.names) - {HOLISTIC}
@@ -101,7 +122,7 @@ def label_table(rubric: Rubric | None, keys: pl.DataFrame, na: NaMode) -> pl.Dat
         for crit, ks in keys.group_by("criterion", maintain_order=True).agg(pl.col("key").unique().sort()).iter_rows():
             ks = [k for k in ks if k is not None]
             real = [k for k in ks if k not in _NA_TOKENS]
-            nas = [(k, None, k) for k in ks if k in _NA_TOKENS]
+            nas: list[tuple[str, float | None, str]] = [(k, None, k) for k in ks if k in _NA_TOKENS]
             if set(real) <= {"met", "unmet"}:
                 entries = [("unmet", 0.0, "UNMET"), ("met", 1.0, "MET"), *nas]
                 add(crit, entries, "binary", 0)
@@ -114,9 +135,9 @@ def label_table(rubric: Rubric | None, keys: pl.DataFrame, na: NaMode) -> pl.Dat
                     break
             if len(nums) == len(real):
                 order = sorted(real, key=lambda k: nums[k])
-                add(crit, [(k, nums[k], k) for k in order] + nas, "ordinal", 0)
+                add(crit, [*((k, nums[k], k) for k in order), *nas], "ordinal", 0)
             else:
-                add(crit, [(k, float(i), k) for i, k in enumerate(sorted(real))] + nas, "nominal", 0)
+                add(crit, [*((k, float(i), k) for i, k in enumerate(sorted(real))), *nas], "nominal", 0)
     if not rows:
         return pl.DataFrame(schema=_LABEL_SCHEMA)
     return pl.DataFrame(rows, schema=_LABEL_SCHEMA)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
 import polars as pl
-from rubrictools.rubric import Rubric, score
+
 from rubrictools.frames import to_polars
 from rubrictools.human_agreement.catalog import NaMode, Raters
 from rubrictools.human_agreement.labels import human_frame, label_table, mode_consensus, verdict_frame, with_key
-
+from rubrictools.rubric import Rubric, score
 
 __all__ = ["criterion_pairs", "score_pairs"]
 
@@ -29,7 +30,9 @@ def criterion_pairs(
         if c not in v.columns and c not in h.columns:
             raise ValueError(f"by={c!r} is neither a verdict nor a human-label column")
     v_cols = ["id", "criterion", *[c for c in by if c in v.columns and c not in ("id", "criterion")]]
-    v = with_key(v.select(*v_cols, "verdict", pl.col("error").is_not_null().alias("j_err")), "verdict", "j_key").drop("verdict")
+    v = with_key(v.select(*v_cols, "verdict", pl.col("error").is_not_null().alias("j_err")), "verdict", "j_key").drop(
+        "verdict"
+    )
     h = with_key(h, "label", "h_key")
     keys = pl.concat(
         [v.select("criterion", pl.col("j_key").alias("key")), h.select("criterion", pl.col("h_key").alias("key"))]
@@ -39,7 +42,9 @@ def criterion_pairs(
     meta = labels.group_by("criterion").agg(pl.col("kind", "n_classes", "pos_code", "classes").first())
 
     def check_known(df: pl.DataFrame, col: str, side: str) -> None:
-        bad = df.filter(pl.col(col).is_not_null()).join(lab, left_on=["criterion", col], right_on=["criterion", "key"], how="anti")
+        bad = df.filter(pl.col(col).is_not_null()).join(
+            lab, left_on=["criterion", col], right_on=["criterion", "key"], how="anti"
+        )
         if bad.height:
             r = bad.row(0, named=True)
             raise ValueError(
@@ -50,13 +55,17 @@ def criterion_pairs(
     if rubric is not None:
         check_known(v.filter(~pl.col("j_err")), "j_key", "verdicts")
         check_known(h, "h_key", "human labels")
-    h = h.join(lab.rename({"key": "h_key", "code": "h_code", "value": "h_value"}), on=["criterion", "h_key"], how="left")
+    h = h.join(
+        lab.rename({"key": "h_key", "code": "h_code", "value": "h_value"}), on=["criterion", "h_key"], how="left"
+    )
     h = h.join(meta, on="criterion", how="left")
     h_keys = ["id", "criterion", *[c for c in by if c in h.columns and c not in ("id", "criterion", "rater")]]
     if raters == "consensus":  # ties keep a row with a null code: excluded and counted below
         h = mode_consensus(h, h_keys)
         h = h.join(meta, on="criterion", how="left")
-    v = v.join(lab.rename({"key": "j_key", "code": "j_code", "value": "j_value"}), on=["criterion", "j_key"], how="left")
+    v = v.join(
+        lab.rename({"key": "j_key", "code": "j_code", "value": "j_value"}), on=["criterion", "j_key"], how="left"
+    )
     on = [c for c in h_keys if c in v.columns]
     joined = h.select(*h_keys, "rater", "kind", "n_classes", "pos_code", "classes", "h_code", "h_value").join(
         v.select(*[c for c in v.columns if c not in ("j_key",)]), on=on, how="left"
@@ -96,7 +105,10 @@ def score_pairs(
     v = to_polars(verdicts, name="verdicts")
     if "score" in v.columns and "criterion" not in v.columns:
         judge_scores = v.select(
-            "id", *[c for c in by if c in v.columns], *(["rater"] if "rater" in v.columns else []), pl.col("score").alias("j_value")
+            "id",
+            *[c for c in by if c in v.columns],
+            *(["rater"] if "rater" in v.columns else []),
+            pl.col("score").alias("j_value"),
         )
         if "rater" in judge_scores.columns:  # per-rater predictions (e.g. a calibrator's): pair with that rater
             judge_scores = judge_scores.with_columns(pl.col("rater").cast(pl.String))

@@ -5,8 +5,13 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from typing import Any
+
 import numpy as np
 import polars as pl
+
+from rubrictools.human_agreement.catalog import INTER_RATER_METRICS, ORDERED_ONLY, Method, check_metrics
+from rubrictools.human_agreement.estimate import evaluate_kernels, metric_rows, out_frame, resampling_plan
+from rubrictools.human_agreement.labels import human_frame, label_table, with_key
 from rubrictools.metrics import resampling as bs
 from rubrictools.metrics.kappa import (
     chance_corrected_from_unit_stats,
@@ -15,10 +20,6 @@ from rubrictools.metrics.kappa import (
 )
 from rubrictools.metrics.multirater import alpha_from_stats, alpha_unit_stats, icc_from_stats, icc_unit_stats
 from rubrictools.rubric import Rubric
-from rubrictools.human_agreement.catalog import INTER_RATER_METRICS, Method, ORDERED_ONLY, check_metrics
-from rubrictools.human_agreement.estimate import evaluate_kernels, metric_rows, out_frame, resampling_plan
-from rubrictools.human_agreement.labels import human_frame, label_table, with_key
-
 
 __all__ = ["inter_rater"]
 
@@ -60,7 +61,9 @@ def inter_rater(
     keys = h.select("criterion", pl.col("h_key").alias("key")).unique()
     labels = label_table(rubric, keys, "exclude")
     h = h.join(
-        labels.select("criterion", pl.col("key").alias("h_key"), pl.col("code").alias("h_code"), pl.col("value").alias("h_value")),
+        labels.select(
+            "criterion", pl.col("key").alias("h_key"), pl.col("code").alias("h_code"), pl.col("value").alias("h_value")
+        ),
         on=["criterion", "h_key"],
         how="left",
     ).join(labels.group_by("criterion").agg(pl.col("kind", "n_classes").first()), on="criterion", how="left")
@@ -68,7 +71,9 @@ def inter_rater(
         bad = h.filter(pl.col("h_key").is_not_null() & pl.col("kind").is_null())
         if bad.height:
             raise ValueError(f"human labels: criterion {bad['criterion'][0]!r} is not in the rubric")
-    n_missing = h.group_by(by_list or pl.lit(0).alias("__all")).agg(pl.col("h_code").is_null().sum().alias("n_excluded"))
+    n_missing = h.group_by(by_list or pl.lit(0).alias("__all")).agg(
+        pl.col("h_code").is_null().sum().alias("n_excluded")
+    )
     rated = h.filter(pl.col("h_code").is_not_null())
     plan = resampling_plan(rated["id"], bootstrap, seed, stratify, method, ci, human)
     rated = rated.join(plan.index, on="id", how="left")
@@ -102,12 +107,24 @@ def inter_rater(
         if gw:
             st = unit_agreement_stats(counts)
             kind_of = {"fleiss_kappa": "fleiss", "gwet_ac1": "ac1", "percent_agreement": "pa"}
-            kernels.append(bs.Kernel(tuple(gw), lambda t, gw=gw: {n: chance_corrected_from_unit_stats(t, kind_of[n]) for n in gw}, stats=st))  # type: ignore[misc]
+            kernels.append(
+                bs.Kernel(
+                    tuple(gw),
+                    lambda t, gw=gw, kind_of=kind_of: {n: chance_corrected_from_unit_stats(t, kind_of[n]) for n in gw},  # type: ignore[misc]  # mypy cannot infer a lambda with default-bound names
+                    stats=st,
+                )
+            )
         if "krippendorff_alpha" in names:
             lvl = "ordinal" if kind == "ordinal" else "nominal"
             st = alpha_unit_stats(counts)
             dom = np.arange(k, dtype=float)
-            kernels.append(bs.Kernel(("krippendorff_alpha",), lambda t, lvl=lvl, dom=dom: {"krippendorff_alpha": alpha_from_stats(t, dom, lvl)}, stats=st))  # type: ignore[misc]
+            kernels.append(
+                bs.Kernel(
+                    ("krippendorff_alpha",),
+                    lambda t, lvl=lvl, dom=dom: {"krippendorff_alpha": alpha_from_stats(t, dom, lvl)},  # type: ignore[misc]  # mypy cannot infer a lambda with default-bound names
+                    stats=st,
+                )
+            )
         if "cohen_kappa_pairwise" in names and n_r >= 2:
             pairs = [(a, b) for a in range(n_r) for b in range(a + 1, n_r)]
             st = np.zeros((n_units, len(pairs) * k * k))
@@ -116,7 +133,7 @@ def inter_rater(
                 idx = np.flatnonzero(both)
                 st[idx, p * k * k + codes[idx, a] * k + codes[idx, b]] = 1.0
 
-            def pw(t: np.ndarray, n_pairs: int = len(pairs)) -> dict[str, np.ndarray]:
+            def pw(t: np.ndarray, n_pairs: int = len(pairs), k: int = k) -> dict[str, np.ndarray]:
                 kap = kappa_from_confusion(t.reshape(t.shape[0], n_pairs, k, k))
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)
@@ -127,11 +144,27 @@ def inter_rater(
         if icc_names and n_r >= 2:
             complete = ~np.isnan(vals).any(1)
             st = icc_unit_stats(np.where(complete[:, None], vals, 0.0)) * complete[:, None]
-            kernels.append(bs.Kernel(tuple(icc_names), lambda t, icc_names=icc_names: {n: icc_from_stats(t)["ICC" + n[-1]] for n in icc_names}, stats=st))  # type: ignore[misc]
+            kernels.append(
+                bs.Kernel(
+                    tuple(icc_names),
+                    lambda t, icc_names=icc_names: {n: icc_from_stats(t)["ICC" + n[-1]] for n in icc_names},  # type: ignore[misc]  # mypy cannot infer a lambda with default-bound names
+                    stats=st,
+                )
+            )
         clusters = units["__cluster"].to_numpy()
         res = evaluate_kernels(kernels, clusters, plan) if n_r >= 2 else {}
         for n in names:
             res.setdefault(n, bs.Interval(float("nan")))
         n_items = int(((codes >= 0).sum(1) >= 2).sum())
-        rows += metric_rows(dict(zip(by_list, key)), names, res, {}, g.height, n_items, int(excl.get(key if by_list else (0,), 0)), kind, plan.weights is not None)
+        rows += metric_rows(
+            dict(zip(by_list, key, strict=False)),
+            names,
+            res,
+            {},
+            g.height,
+            n_items,
+            int(excl.get(key if by_list else (0,), 0)),
+            kind,
+            plan.weights is not None,
+        )
     return out_frame(rows, by_list, dtypes)

@@ -40,7 +40,7 @@ def batch_call(judge: Judge, api_key: str | None, what: str, fn: Callable[..., A
         attempts += 1
         try:
             return fn(**kwargs, **credentials(judge, api_key))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             if not is_retryable(exc) or attempts > judge.max_retries:
                 msg = scrub(f"{type(exc).__name__}: {exc}", judge)
                 if api_key:

@@ -79,13 +79,20 @@ class ResponseCache:
         with self._lock:
             for i in range(0, len(keys), 900):
                 chunk = keys[i : i + 900]
-                q = f"SELECT key, content, prompt_tokens, completion_tokens, cost_usd, extra FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
+                marks = ",".join("?" * len(chunk))
+                q = (
+                    "SELECT key, content, prompt_tokens, completion_tokens, cost_usd, extra FROM responses "
+                    f"WHERE key IN ({marks})"
+                )
                 for k, content, pt, ct, cost, extra in self._conn.execute(q, chunk):
                     out[k] = CachedResponse(content, pt, ct, cost, extra)
         return out
 
-    _INSERT = ("INSERT OR REPLACE INTO responses (key, model, content, prompt_tokens, completion_tokens, cost_usd, created, extra) "
-               "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")  # fmt: skip
+    _INSERT = (
+        "INSERT OR REPLACE INTO responses (key, model, content, prompt_tokens, completion_tokens, cost_usd, "
+        "created, extra) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    )
 
     @staticmethod
     def _row(key: str, model: str, r: CachedResponse, now: float) -> tuple[Any, ...]:

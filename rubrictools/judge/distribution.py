@@ -26,9 +26,8 @@ import math
 import re
 from typing import Any
 
+from rubrictools.judge.parsing import ParseError, parse_criterion
 from rubrictools.rubric import Criterion, normalize_label
-from rubrictools.judge.parsing import ParseError
-from rubrictools.judge.parsing import parse_criterion
 
 __all__ = ["from_logprobs", "from_samples", "normalise_logprobs"]
 
@@ -45,17 +44,19 @@ def normalise_logprobs(raw: Any) -> list[dict[str, Any]] | None:
         return None
     out = []
     for t in content:
-        get = (lambda o, k: o.get(k)) if isinstance(t, dict) else getattr  # noqa: E731
+        get = (lambda o, k: o.get(k)) if isinstance(t, dict) else getattr
         top = get(t, "top_logprobs") or []
         pairs = []
         for alt in top:
-            g = (lambda o, k: o.get(k)) if isinstance(alt, dict) else getattr  # noqa: E731
+            g = (lambda o, k: o.get(k)) if isinstance(alt, dict) else getattr
             pairs.append((str(g(alt, "token")), float(g(alt, "logprob"))))
         out.append({"token": str(get(t, "token")), "top": pairs})
     return out
 
 
-def from_logprobs(content: str | None, tokens: list[dict[str, Any]] | None, criterion: Criterion) -> dict[str, float] | None:
+def from_logprobs(
+    content: str | None, tokens: list[dict[str, Any]] | None, criterion: Criterion
+) -> dict[str, float] | None:
     """Label probabilities from the alternatives at the verdict token, or None if undetermined."""
     if not content or not tokens:
         return None
@@ -76,7 +77,7 @@ def from_logprobs(content: str | None, tokens: list[dict[str, Any]] | None, crit
             for alt, lp in tok["top"] or [(tok["token"], 0.0)]:
                 if prefix and not alt.startswith(prefix):
                     continue
-                piece = normalize_label(alt[len(prefix):].split('"')[0])
+                piece = normalize_label(alt[len(prefix) :].split('"')[0])
                 if not piece:
                     continue
                 hits = [lab for lab in labels if normalize_label(lab).startswith(piece)]

@@ -9,8 +9,16 @@ from typing import Any
 
 from rubrictools.rubric import Criterion, Rubric, normalize_label
 
-__all__ = ["ParseError", "evidence_of", "extract_json", "parse_criterion", "parse_evidence", "parse_holistic", "parse_item",
-           "parse_item_evidence"]
+__all__ = [
+    "ParseError",
+    "evidence_of",
+    "extract_json",
+    "parse_criterion",
+    "parse_evidence",
+    "parse_holistic",
+    "parse_item",
+    "parse_item_evidence",
+]
 
 
 class ParseError(ValueError):
@@ -52,7 +60,9 @@ def _label(criterion: Criterion, raw: Any) -> str:
     canon = criterion.canonical_label(str(raw))
     if canon is None:
         if criterion.range is not None:
-            raise ParseError(f"verdict {raw!r} is not a number from {criterion.range.describe()} for criterion {criterion.name!r}")
+            raise ParseError(
+                f"verdict {raw!r} is not a number from {criterion.range.describe()} for criterion {criterion.name!r}"
+            )
         raise ParseError(f"verdict {raw!r} is not one of {list(criterion.labels)} for criterion {criterion.name!r}")
     return canon
 
@@ -89,7 +99,11 @@ def parse_item_evidence(text: str | None, rubric: Rubric) -> dict[str, str | Non
     by_key = {normalize_label(n): n for n in rubric.names}
     out: dict[str, str | None] = {}
     for e in entries:
-        name = by_key.get(normalize_label(str(_field(e, "criterion", "name", "id") or ""))) if isinstance(e, dict) else None
+        name = (
+            by_key.get(normalize_label(str(_field(e, "criterion", "name", "id") or "")))
+            if isinstance(e, dict)
+            else None
+        )
         if name is not None:
             out[name] = evidence_of(e)
     return out
@@ -125,9 +139,7 @@ def parse_item(text: str | None, rubric: Rubric) -> tuple[dict[str, tuple[str, s
     obj = extract_json(text)
     entries = obj.get("verdicts") if isinstance(obj, dict) else obj
     if isinstance(entries, dict):  # {"name": {"verdict": ...}} or {"name": "MET"}
-        entries = [
-            {"criterion": k, **(v if isinstance(v, dict) else {"verdict": v})} for k, v in entries.items()
-        ]
+        entries = [{"criterion": k, **(v if isinstance(v, dict) else {"verdict": v})} for k, v in entries.items()]
     if not isinstance(entries, list):
         raise ParseError("reply has no 'verdicts' list")
     by_key = {normalize_label(n): n for n in rubric.names}

@@ -38,7 +38,9 @@ def batch_prices(model: str) -> tuple[float, float] | None:
     return None if live is None else (live[0] / 2, live[1] / 2)
 
 
-def token_cost(prices: tuple[float, float] | None, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
+def token_cost(
+    prices: tuple[float, float] | None, prompt_tokens: int | None, completion_tokens: int | None
+) -> float | None:
     """Dollars for a call's tokens at ``prices``; None when a price or a count is unknown."""
     if prices is None or prompt_tokens is None or completion_tokens is None:
         return None

@@ -16,7 +16,15 @@ from typing import Any, Literal
 from rubrictools.rubric import BINARY_LABELS, Criterion, Rubric, format_number
 from rubrictools.submissions import Submission
 
-__all__ = ["criterion_messages", "criterion_schema", "describe_criterion", "escape", "holistic_messages", "item_messages", "item_schema"]
+__all__ = [
+    "criterion_messages",
+    "criterion_schema",
+    "describe_criterion",
+    "escape",
+    "holistic_messages",
+    "item_messages",
+    "item_schema",
+]
 
 GradePart = Literal["output", "thinking", "all"]
 
@@ -78,7 +86,7 @@ def _context(query: str | None, reference: str | None) -> str:
 
 EVIDENCE_NOTE = (
     'Evidence: add an "evidence" field quoting, word for word, the shortest passage of the submission that '
-    "supports your verdict (copy it exactly; no ellipses or paraphrase). Use \"\" only when the verdict rests on "
+    'supports your verdict (copy it exactly; no ellipses or paraphrase). Use "" only when the verdict rests on '
     "something being absent."
 )
 
@@ -102,7 +110,8 @@ def describe_criterion(c: Criterion, order: Sequence[int] | None = None, *, evid
         lines.append(f"Type: multiple choice ({c.kind})")
         lines.append("Options (answer with the label exactly):")
         lines.extend(
-            f"- {json.dumps(o.label, ensure_ascii=False)}" + (" (not applicable)" if o.na else "")
+            f"- {json.dumps(o.label, ensure_ascii=False)}"
+            + (" (not applicable)" if o.na else "")
             + (f": {o.description}" if o.description else "")
             for o in opts
         )
@@ -121,8 +130,9 @@ def _examples_block(examples: Sequence[tuple[str, str, str | None]]) -> str:
     return "\n\n".join(out)
 
 
-def _messages(system: str, head: Sequence[str], sub: Submission, part: GradePart, query: str | None,
-              reference: str | None) -> list[dict[str, str]]:
+def _messages(
+    system: str, head: Sequence[str], sub: Submission, part: GradePart, query: str | None, reference: str | None
+) -> list[dict[str, str]]:
     """System + user messages: rubric part, then context, then the fenced submission."""
     body, note = _submission_block(sub, part)
     sections = [*head, _context(query, reference), body, note]

@@ -52,7 +52,8 @@ def provider_of(model: str) -> str:
         return "openai"
     if prefix not in BATCH_PROVIDERS:
         raise ValueError(
-            f"batch grading needs a provider with an OpenAI-style batch API ({', '.join(p + '/' for p in BATCH_PROVIDERS)}); "
+            f"batch grading needs a provider with an OpenAI-style batch API "
+            f"({', '.join(p + '/' for p in BATCH_PROVIDERS)}); "
             f"{model!r} is not one: grade it live with rt.grade"
         )
     return prefix

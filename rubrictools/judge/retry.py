@@ -32,7 +32,6 @@ RETRYABLE_ERRORS = {
 }
 
 
-
 Sender = Callable[[], Awaitable[CallResult]]
 """One HTTP request of a call, its answer as a CallResult (attempts and latency unset)."""
 
@@ -48,8 +47,11 @@ def scrub(text: str, judge: Judge) -> str:
 
 def retry_after(exc: BaseException) -> float | None:
     headers = None
-    for candidate in (getattr(exc, "litellm_response_headers", None), getattr(getattr(exc, "response", None), "headers", None),
-                      getattr(exc, "headers", None)):
+    for candidate in (
+        getattr(exc, "litellm_response_headers", None),
+        getattr(getattr(exc, "response", None), "headers", None),
+        getattr(exc, "headers", None),
+    ):
         if candidate:
             headers = candidate
             break
@@ -99,7 +101,7 @@ async def with_retries(judge: Judge, max_attempts: int, send: Sender) -> CallRes
             res = await send()
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # noqa: BLE001 - every failure becomes an explicit error
+        except Exception as exc:
             last_error = scrub(f"{type(exc).__name__}: {exc}", judge)[:500]
             if not is_retryable(exc) or attempts >= max_attempts:
                 break

@@ -11,17 +11,38 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from rubrictools.frames import to_polars
 from rubrictools.judge.tasks.base import JudgeTask
 from rubrictools.rubric import MET, UNMET, Criterion, format_number
-from rubrictools.frames import to_polars
 
 __all__ = ["ScriptedJudge"]
 
 Rule = Callable[[str, Criterion], "str | tuple[str, str] | tuple[str, str, str | None]"]
 
 _WORD = re.compile(r"[a-z0-9]{4,}")
-_STOP = {"that", "this", "with", "from", "have", "does", "their", "there", "which", "about", "response",
-         "submission", "answer", "states", "mentions", "gives", "uses", "least", "more", "than", "into"}
+_STOP = {
+    "that",
+    "this",
+    "with",
+    "from",
+    "have",
+    "does",
+    "their",
+    "there",
+    "which",
+    "about",
+    "response",
+    "submission",
+    "answer",
+    "states",
+    "mentions",
+    "gives",
+    "uses",
+    "least",
+    "more",
+    "than",
+    "into",
+}
 
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
@@ -38,7 +59,9 @@ def overlap_rule(text: str, criterion: Criterion) -> tuple[str, str, str | None]
     present = {w for w in words if w in text.lower()}
     frac = len(present) / len(words) if words else 0.0
     why = f"scripted heuristic: {len(present)}/{len(words)} requirement words found"
-    quote = next((m.group(0).strip() for m in _SENTENCE.finditer(text) if any(w in m.group(0).lower() for w in present)), None)
+    quote = next(
+        (m.group(0).strip() for m in _SENTENCE.finditer(text) if any(w in m.group(0).lower() for w in present)), None
+    )
     if criterion.range is not None:
         r = criterion.range
         x = r.min + frac * (r.max - r.min)
@@ -92,7 +115,9 @@ class ScriptedJudge:
 
     is_scripted = True
 
-    def __init__(self, verdicts: Any = None, *, rule: Rule | None = None, name: str = "scripted", weight: float = 1.0) -> None:
+    def __init__(
+        self, verdicts: Any = None, *, rule: Rule | None = None, name: str = "scripted", weight: float = 1.0
+    ) -> None:
         self.rule: Rule = rule or overlap_rule
         self._rule_takes_id = _positional_arity(self.rule) >= 3
         self.label = name
@@ -101,7 +126,6 @@ class ScriptedJudge:
         self.max_concurrency = 1_000_000
         self._table: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
         if verdicts is not None:
-
             frame = to_polars(verdicts, name="verdicts")
             has_expl = "explanation" in frame.columns
             has_ev = "evidence" in frame.columns
@@ -123,7 +147,7 @@ class ScriptedJudge:
         out = self.rule(text, criterion, sid) if self._rule_takes_id else self.rule(text, criterion)  # type: ignore[call-arg]
         if isinstance(out, str):
             return out, "scripted rule", None
-        return out[0], out[1], (out[2] if len(out) > 2 else None)  # type: ignore[misc]
+        return out[0], out[1], (out[2] if len(out) > 2 else None)
 
     def reply(self, task: JudgeTask) -> str:
         """The JSON text a real judge would have sent for ``task``."""

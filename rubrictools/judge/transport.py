@@ -97,8 +97,12 @@ def chat_body(
 ) -> dict[str, Any]:
     """The OpenAI chat-completions request body of one call (no secrets): what the direct
     transport posts and what a provider batch file holds per line."""
-    body: dict[str, Any] = {"model": wire_model(judge.model), "messages": messages, "temperature": judge.temperature,
-                            **judge.litellm_kwargs}  # fmt: skip
+    body: dict[str, Any] = {
+        "model": wire_model(judge.model),
+        "messages": messages,
+        "temperature": judge.temperature,
+        **judge.litellm_kwargs,
+    }
     if judge.max_tokens is not None:
         body["max_tokens"] = judge.max_tokens
     if response_format is not None:
@@ -123,8 +127,14 @@ def _litellm_sender(judge: Judge, kwargs: dict[str, Any]) -> Sender:
         first = resp.choices[0] if resp.choices else None
         lp = normalise_logprobs(getattr(first, "logprobs", None)) if first is not None else None
         choices = [c.message.content for c in resp.choices] if resp.choices and len(resp.choices) > 1 else None
-        return CallResult(content, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None),
-                          cost, logprobs=lp, choices=choices)  # fmt: skip
+        return CallResult(
+            content,
+            getattr(usage, "prompt_tokens", None),
+            getattr(usage, "completion_tokens", None),
+            cost,
+            logprobs=lp,
+            choices=choices,
+        )
 
     return send
 
@@ -141,12 +151,16 @@ def _direct_sender(judge: Judge, body: dict[str, Any]) -> Sender:
 
     async def send() -> CallResult:
         try:
-            async with client.post(f"{base}/chat/completions", json=body, headers=headers,
-                                   timeout=aiohttp.ClientTimeout(total=judge.timeout)) as r:  # fmt: skip
+            async with client.post(
+                f"{base}/chat/completions",
+                json=body,
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=judge.timeout),
+            ) as r:
                 text = await r.text()
                 if r.status >= 400:
                     raise HTTPStatusError(r.status, text, r.headers)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise TimeoutError(f"no answer within {judge.timeout:g} s") from None
         data = json.loads(text)
         choices = data.get("choices") or []

@@ -11,14 +11,14 @@ Metrics with inference return an :class:`Estimate` (a float with ``pvalue``/``se
 """
 
 from rubrictools.metrics._base import Estimate, rating_counts
-from rubrictools.metrics.probability import brier_score, expected_calibration_error, reliability_table
-from rubrictools.metrics.resampling import Interval, Kernel, bootstrap, cluster_weights, interval
 from rubrictools.metrics.classification import accuracy, confusion_matrix, f1, mcc, precision, recall
 from rubrictools.metrics.correlation import kendall, pearson, spearman
 from rubrictools.metrics.distribution import js_divergence, ks_2samp, wasserstein
 from rubrictools.metrics.errors import mae, mean_bias, rmse, rmse_affine
 from rubrictools.metrics.kappa import cohen_kappa, gwet_ac1
 from rubrictools.metrics.multirater import fleiss_kappa, icc, krippendorff_alpha, percent_agreement
+from rubrictools.metrics.probability import brier_score, expected_calibration_error, reliability_table
+from rubrictools.metrics.resampling import Interval, Kernel, bootstrap, cluster_weights, interval
 
 __all__ = [
     "Estimate",

@@ -68,9 +68,7 @@ def is_missing(a: np.ndarray) -> np.ndarray:
 def as_1d(x: Any, *, name: str = "x") -> np.ndarray:
     """A 1-D numpy array from a list, array, polars or pandas Series (nulls become NaN/None)."""
     mod = type(x).__module__
-    if mod.startswith("polars"):
-        x = x.to_numpy()
-    elif mod.startswith("pandas"):
+    if mod.startswith("polars") or mod.startswith("pandas"):
         x = x.to_numpy()
     a = np.asarray(x)
     if a.ndim == 0:

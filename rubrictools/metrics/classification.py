@@ -171,9 +171,7 @@ def _prf(
     if average == "binary":
         cl = classes.tolist()
         if len(cl) > 2:
-            raise ValueError(
-                f"average='binary' needs at most 2 labels, got {cl}; use average='macro' or 'weighted'"
-            )
+            raise ValueError(f"average='binary' needs at most 2 labels, got {cl}; use average='macro' or 'weighted'")
         if pos_label not in cl:
             if len(cl) == 2:
                 raise ValueError(f"pos_label={pos_label!r} is not one of the labels {cl}")

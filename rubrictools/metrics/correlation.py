@@ -16,8 +16,8 @@ import numpy as np
 from rubrictools.metrics._base import Estimate, NanPolicy, paired, safe_div
 
 __all__ = [
-    "kendall",
     "distinct_pairs",
+    "kendall",
     "kendall_weighted",
     "merge_duplicate_pairs",
     "pearson",
@@ -103,7 +103,7 @@ def _tie_pairs(v: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 def distinct_pairs(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Index of one row per distinct ``(x, y)`` and each row's pair index (1-D uniques only: fast)."""
-    ux, ix = np.unique(x, return_inverse=True)
+    _ux, ix = np.unique(x, return_inverse=True)
     uy, iy = np.unique(y, return_inverse=True)
     code = ix.reshape(-1).astype(np.int64) * max(uy.size, 1) + iy.reshape(-1)
     _, first, inv = np.unique(code, return_index=True, return_inverse=True)

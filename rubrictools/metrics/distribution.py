@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from rubrictools.metrics._base import Estimate, as_1d, encode_labels, safe_div, is_missing
+from rubrictools.metrics._base import Estimate, as_1d, encode_labels, is_missing, safe_div
 
 __all__ = ["cdf_distances_weighted", "js_divergence", "js_from_counts", "ks_2samp", "wasserstein"]
 
@@ -122,4 +122,6 @@ def js_divergence(a: Any, b: Any, *, labels: Sequence[Any] | None = None, base: 
         return float("nan")
     (cx, cy), classes = encode_labels(x, y, labels=labels)
     k = len(classes)
-    return float(js_from_counts(np.bincount(cx, minlength=k).astype(float), np.bincount(cy, minlength=k).astype(float), base))
+    return float(
+        js_from_counts(np.bincount(cx, minlength=k).astype(float), np.bincount(cy, minlength=k).astype(float), base)
+    )

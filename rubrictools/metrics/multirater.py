@@ -45,9 +45,7 @@ def _counts(ratings: Any, counts: Any, categories: Sequence[Any] | None) -> np.n
     return c.astype(float)
 
 
-def fleiss_kappa(
-    ratings: Any = None, *, counts: Any = None, categories: Sequence[Any] | None = None
-) -> float:
+def fleiss_kappa(ratings: Any = None, *, counts: Any = None, categories: Sequence[Any] | None = None) -> float:
     """Fleiss' kappa for any number of raters per unit (Fleiss 1971; Gwet's form for missing ratings).
 
     ``pa = mean_i sum_k r_ik (r_ik - 1) / (m_i (m_i - 1))`` over units with ``m_i >= 2``
@@ -81,7 +79,7 @@ def alpha_unit_stats(counts: np.ndarray) -> np.ndarray:
     v = counts.shape[1]
     outer = counts[:, :, None] * counts[:, None, :]
     outer[:, np.arange(v), np.arange(v)] -= counts
-    scale = np.where(m >= 2, safe_div(1.0, m - 1), 0.0)
+    scale = np.where(m >= 2, safe_div(np.ones_like(m, dtype=float), m - 1), 0.0)
     return (outer * scale[:, None, None]).reshape(counts.shape[0], v * v)
 
 
@@ -110,7 +108,7 @@ def alpha_from_stats(tot: np.ndarray, values: np.ndarray, level: Level) -> np.nd
         cum = np.cumsum(nv, axis=-1)
         lo = np.minimum.outer(np.arange(v), np.arange(v))
         hi = np.maximum.outer(np.arange(v), np.arange(v))
-        before = np.concatenate([np.zeros(nv.shape[:-1] + (1,)), cum], axis=-1)
+        before = np.concatenate([np.zeros((*nv.shape[:-1], 1)), cum], axis=-1)
         between = before[..., hi + 1] - before[..., lo]
         delta = (between - (nv[..., :, None] + nv[..., None, :]) / 2) ** 2
     else:
@@ -203,7 +201,8 @@ def icc(ratings: Any, *, kind: str = "ICC2") -> Estimate:
     :class:`Estimate` carries the F test ``pvalue`` for rater-unit variance > 0 and
     ``df1``/``df2``.
 
-    >>> round(icc([[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]], kind="ICC3"), 2)
+    >>> ratings = [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]]
+    >>> round(icc(ratings, kind="ICC3"), 2)
     0.71
     """
     from scipy.stats import f as f_dist

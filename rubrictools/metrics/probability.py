@@ -66,15 +66,17 @@ def reliability_table(
     )
 
 
-def expected_calibration_error(y_true: Any, y_prob: Any, *, n_bins: int = 10, strategy: Literal["uniform", "quantile"] = "uniform") -> float:
+def expected_calibration_error(
+    y_true: Any, y_prob: Any, *, n_bins: int = 10, strategy: Literal["uniform", "quantile"] = "uniform"
+) -> float:
     """ECE: the bin-size-weighted mean |accuracy - confidence| (see the module docstring).
 
     >>> round(expected_calibration_error([1, 0, 1, 1], [0.9, 0.2, 0.8, 0.6], n_bins=2), 4)
     0.225
     """
     t = reliability_table(y_true, y_prob, n_bins=n_bins, strategy=strategy)
-    total = t["n"].sum()
-    return float((t["n"] * t["gap"].abs()).sum() / total) if total else float("nan")
+    total = float(t["n"].sum())
+    return float((t["n"] * t["gap"].abs()).sum()) / total if total else float("nan")
 
 
 def brier_score(y_true: Any, y_prob: Any) -> float:

@@ -166,6 +166,7 @@ def jackknife(kernel: Kernel, row_cluster: np.ndarray, *, seed: int = 0) -> dict
     if kernel.stats is not None:
         sums = _cluster_sums(kernel.stats, local, n)
         return kernel.finish(sums.sum(0)[None, :] - sums)
+
     def leave_out(lo: int, hi: int) -> np.ndarray:
         w = np.ones((hi - lo, kernel.rows))
         rows_in = (local >= lo) & (local < hi)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from rubrictools.rubric.criterion import Criterion
 from rubrictools.rubric.groups import Group, Threshold, parse_thresholds
 from rubrictools.rubric.labels import BINARY_LABELS, CANNOT_ASSESS, MET, UNMET, format_number, normalize_label
-from rubrictools.rubric.lint import lint
+from rubrictools.rubric.linter import lint
 from rubrictools.rubric.markdown import to_markdown
 from rubrictools.rubric.model import Rubric
 from rubrictools.rubric.options import NumericRange, Option

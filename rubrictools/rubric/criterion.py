@@ -120,7 +120,8 @@ class Criterion(BaseModel):
                 raise ValueError("a disqualifier must be binary (MET triggers it): drop options/range")
             if "weight" in self.model_fields_set and self.weight != 0:
                 raise ValueError(
-                    f"a disqualifier acts through its cap, not its weight; omit weight or set it to 0 (got {self.weight:g})"
+                    f"a disqualifier acts through its cap, not its weight; omit weight or set it to 0 (got "
+                    f"{self.weight:g})"
                 )
             object.__setattr__(self, "weight", 0.0)
         if self.cap is not None and not (self.disqualifier or self.required):
@@ -134,7 +135,9 @@ class Criterion(BaseModel):
             return self
         if self.options is None:
             if self.scale is not None:
-                raise ValueError("scale only applies to multi-choice criteria (set options) or numeric ones (set range)")
+                raise ValueError(
+                    "scale only applies to multi-choice criteria (set options) or numeric ones (set range)"
+                )
             return self
         if sum(not o.na for o in self.options) < 2:
             raise ValueError("a multi-choice criterion needs at least 2 non-NA options")
@@ -142,9 +145,7 @@ class Criterion(BaseModel):
         for o in self.options:
             key = normalize_label(o.label)
             if key in seen:
-                raise ValueError(
-                    f"duplicate option label {o.label!r} (same as {seen[key]!r} ignoring case/spaces)"
-                )
+                raise ValueError(f"duplicate option label {o.label!r} (same as {seen[key]!r} ignoring case/spaces)")
             seen[key] = o.label
         if self.scale is None:
             object.__setattr__(self, "scale", "ordinal")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -77,14 +78,16 @@ def parse_thresholds(value: Any, *, where: str = "thresholds") -> tuple[Threshol
             else:
                 raise ValueError(f"{where}[{i}]: expected (label, min), {{'label', 'min'}} or a Threshold, got {t!r}")
     else:
-        raise ValueError(f"{where}: expected a mapping label -> min or a list of (label, min), got {type(value).__name__}")
+        raise ValueError(
+            f"{where}: expected a mapping label -> min or a list of (label, min), got {type(value).__name__}"
+        )
     out = []
     for i, d in enumerate(items):
         try:
             out.append(Threshold.model_validate(d))
         except ValidationError as e:
             raise ValueError(f"{where}[{i}]: {field_errors(e, 'threshold')}") from None
-    for prev, cur in zip(out, out[1:]):
+    for prev, cur in itertools.pairwise(out):
         if not cur.min < prev.min:
             raise ValueError(
                 f"{where}: cut-offs must be strictly decreasing (highest first); {cur.label!r} ({cur.min:g}) "

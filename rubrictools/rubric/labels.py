@@ -6,7 +6,13 @@ import math
 from typing import Literal
 
 __all__ = [
-    "BINARY_LABELS", "CANNOT_ASSESS", "MET", "UNMET", "format_number", "normalize_label", "require_finite",
+    "BINARY_LABELS",
+    "CANNOT_ASSESS",
+    "MET",
+    "UNMET",
+    "format_number",
+    "normalize_label",
+    "require_finite",
 ]
 
 MET = "MET"

@@ -44,5 +44,8 @@ def to_markdown(rubric: Rubric) -> str:
             members = ", ".join(c.name or "" for c in rubric if c.group == g.name)
             lines.append(f"| {_cell(g.name)} | {g.weight:g} | {g.aggregation} | {_cell(members)} |")
     if rubric.thresholds:
-        lines += ["", "Decisions: " + "; ".join(f"**{_cell(t.label)}** if score >= {t.min:g}" for t in rubric.thresholds)]
+        lines += [
+            "",
+            "Decisions: " + "; ".join(f"**{_cell(t.label)}** if score >= {t.min:g}" for t in rubric.thresholds),
+        ]
     return "\n".join(lines)

@@ -25,16 +25,16 @@ import html
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from rubrictools.rubric.markdown import to_markdown
-from rubrictools.rubric.rubrify import rubrify_spec
 from rubrictools.rubric.criterion import Criterion, kind_note
 from rubrictools.rubric.formats import field_errors, flatten, format_validation_error
-from rubrictools.rubric.labels import normalize_label
 from rubrictools.rubric.groups import Group, Threshold, parse_thresholds
+from rubrictools.rubric.labels import normalize_label
+from rubrictools.rubric.markdown import to_markdown
+from rubrictools.rubric.rubrify import rubrify_spec
 from rubrictools.rubric.scoring import score as score_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -96,7 +96,7 @@ class Rubric(BaseModel):
         if not self.groups:
             return self
         names = [normalize_label(g.name) for g in self.groups]
-        dup = sorted({g.name for g, k in zip(self.groups, names) if names.count(k) > 1})
+        dup = sorted({g.name for g, k in zip(self.groups, names, strict=False) if names.count(k) > 1})
         if dup:
             raise ValueError(f"groups: duplicate group name(s) {dup}")
         declared = {normalize_label(g.name): g.name for g in self.groups}
@@ -364,7 +364,7 @@ class Rubric(BaseModel):
         self,
         labels: Sequence[str],
         *,
-        cannot_assess: str = "skip",
+        cannot_assess: Literal["skip", "zero", "partial", "fail"] = "skip",
         partial_credit: float = 0.5,
         normalize: bool = True,
     ) -> float | None:
@@ -410,9 +410,7 @@ class Rubric(BaseModel):
             elif c.options is None:
                 kind = "binary"
             else:
-                opts = ", ".join(
-                    f"{esc(o.label)}{' (NA)' if o.na else f' = {o.value:g}'}" for o in c.options
-                )
+                opts = ", ".join(f"{esc(o.label)}{' (NA)' if o.na else f' = {o.value:g}'}" for o in c.options)
                 kind = f"{esc(c.kind)}: {opts}"
             rows.append(
                 f"<tr><td>{i}</td><td><code>{esc(c.name or '')}</code></td>"

@@ -96,7 +96,7 @@ class NumericRange(BaseModel):
         """Every point of a stepped scale (``None`` for a continuous or very fine one)."""
         if self.step is None:
             return None
-        n = int(round((self.max - self.min) / self.step))
+        n = round((self.max - self.min) / self.step)
         if n + 1 > MAX_ENUMERATED_POINTS:
             return None
         return tuple(round(self.min + i * self.step, 12) for i in range(n + 1))

@@ -43,10 +43,28 @@ from typing import Any
 
 __all__ = ["rubrify_spec"]
 
-_IGNORED_TOP = ("meta", "goal", "instructions", "patterns", "definitions", "advice_rules", "advice",
-                "calibration_examples", "role", "policy", "surface_policy", "output_constraints")  # fmt: skip
-_GROUP_AGG = {"weighted_sum": "weighted_mean", "weighted_mean": "weighted_mean", "min": "min", "max": "max",
-              "all": "all", "any": "any"}  # fmt: skip
+_IGNORED_TOP = (
+    "meta",
+    "goal",
+    "instructions",
+    "patterns",
+    "definitions",
+    "advice_rules",
+    "advice",
+    "calibration_examples",
+    "role",
+    "policy",
+    "surface_policy",
+    "output_constraints",
+)
+_GROUP_AGG = {
+    "weighted_sum": "weighted_mean",
+    "weighted_mean": "weighted_mean",
+    "min": "min",
+    "max": "max",
+    "all": "all",
+    "any": "any",
+}
 
 
 def _load(source: Any) -> dict[str, Any]:
@@ -105,8 +123,12 @@ def _criterion(c: Mapping[str, Any], i: int) -> dict[str, Any]:
         lo, hi = min(values), max(values)
         span = hi - lo or 1.0
         out["options"] = [
-            {"label": str(a["label"]), "value": (v - lo) / span, **({"description": a["description"]} if a.get("description") else {})}
-            for a, v in zip(anchors, values)
+            {
+                "label": str(a["label"]),
+                "value": (v - lo) / span,
+                **({"description": a["description"]} if a.get("description") else {}),
+            }
+            for a, v in zip(anchors, values, strict=False)
         ]
         out["scale"] = kind
     elif kind == "numeric":
@@ -148,7 +170,7 @@ def rubrify_spec(source: Any) -> dict[str, Any]:
         other = sorted(set(data.get(k) or {}) - {"decision_thresholds"}) if isinstance(data.get(k), Mapping) else []
         if other:
             skipped.append(f"{k} fields {other}")
-    genre = [c["name"] for c, raw in zip(criteria, crits) if raw.get("genre")]
+    genre = [c["name"] for c, raw in zip(criteria, crits, strict=False) if raw.get("genre")]
     if genre:
         skipped.append(f"genre conditions on {genre}")
 
@@ -178,8 +200,14 @@ def rubrify_spec(source: Any) -> dict[str, Any]:
         linked = d.get("criterion_id") or d.get("criterion")
         if d.get("pattern"):
             flags = "i" if d.get("case_insensitive", True) else ""
-            criteria.append({"name": did, "requirement": str(d.get("description") or f"matches {d['pattern']}"),
-                             "rule": {"regex": d["pattern"], "flags": flags}, "disqualifier": True})  # fmt: skip
+            criteria.append(
+                {
+                    "name": did,
+                    "requirement": str(d.get("description") or f"matches {d['pattern']}"),
+                    "rule": {"regex": d["pattern"], "flags": flags},
+                    "disqualifier": True,
+                }
+            )
         elif linked:
             if str(linked) not in by_id:
                 raise ValueError(f"rubrify: disqualifier {did!r}: no criterion {linked!r}")
@@ -188,7 +216,9 @@ def rubrify_spec(source: Any) -> dict[str, Any]:
             raise ValueError(f"rubrify: disqualifier {did!r} has neither 'pattern' nor 'criterion_id'")
 
     policy = data.get("policy") or data.get("surface_policy") or {}
-    raw_cuts = data.get("decision_thresholds") or (policy.get("decision_thresholds") if isinstance(policy, Mapping) else None)
+    raw_cuts = data.get("decision_thresholds") or (
+        policy.get("decision_thresholds") if isinstance(policy, Mapping) else None
+    )
     thresholds = None
     if raw_cuts:
         pairs = []
@@ -207,5 +237,3 @@ def rubrify_spec(source: Any) -> dict[str, Any]:
     if thresholds:
         payload["thresholds"] = thresholds
     return payload
-
-

@@ -68,10 +68,19 @@ class Rule(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> Rule:
-        checks = [self.regex, self.contains, self.min_words, self.max_words, self.min_chars, self.max_chars,
-                  self.json_schema]  # fmt: skip
+        checks = [
+            self.regex,
+            self.contains,
+            self.min_words,
+            self.max_words,
+            self.min_chars,
+            self.max_chars,
+            self.json_schema,
+        ]
         if all(c is None for c in checks):
-            raise ValueError("a rule needs at least one check (regex, contains, min/max_words, min/max_chars, json_schema)")
+            raise ValueError(
+                "a rule needs at least one check (regex, contains, min/max_words, min/max_chars, json_schema)"
+            )
         for lo, hi, what in [(self.min_words, self.max_words, "words"), (self.min_chars, self.max_chars, "chars")]:
             if lo is not None and hi is not None and lo > hi:
                 raise ValueError(f"min_{what} ({lo}) is greater than max_{what} ({hi})")

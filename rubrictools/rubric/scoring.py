@@ -107,7 +107,9 @@ def word_count(df: Any, column: str = "submission", id_column: str = "id") -> pl
     """
 
     frame = to_polars(df)
-    return frame.select(pl.col(id_column).alias("id"), pl.col(column).str.count_matches(r"\S+").cast(pl.Int64).alias("length"))
+    return frame.select(
+        pl.col(id_column).alias("id"), pl.col(column).str.count_matches(r"\S+").cast(pl.Int64).alias("length")
+    )
 
 
 def _select_judge(v: pl.DataFrame, judge: str | None) -> pl.DataFrame:
@@ -222,8 +224,13 @@ def score(
     extra_aggs: list[pl.Expr] = []
     if groups:
         v = v.with_columns(
-            pl.col("criterion").replace_strict({c.name: c.group for c in rubric}, default=None,  # type: ignore[union-attr]
-                                               return_dtype=pl.String).alias("__group"),  # fmt: skip
+            pl.col("criterion")
+            .replace_strict(
+                {c.name: c.group for c in rubric or ()},
+                default=None,
+                return_dtype=pl.String,
+            )
+            .alias("__group"),
             pl.when(w > 0).then(pl.col("__c") / w).when(w < 0).then(1.0 + pl.col("__c") / w.abs()).alias("__u"),
         )
         for g in groups:
@@ -234,9 +241,14 @@ def score(
         floor = {c.name: c.floor_value for c in gates if c.required}
         hit = is_ok & (
             (pl.col("criterion").is_in(dq) & (pl.col("value") >= 1.0 - 1e-12))
-            | (pl.col("criterion").is_in(list(floor))
-               & (pl.col("value") <= pl.col("criterion").replace_strict(floor, default=None, return_dtype=pl.Float64) + 1e-12))
-        )  # fmt: skip
+            | (
+                pl.col("criterion").is_in(list(floor))
+                & (
+                    pl.col("value")
+                    <= pl.col("criterion").replace_strict(floor, default=None, return_dtype=pl.Float64) + 1e-12
+                )
+            )
+        )
         v = v.with_columns(
             hit.fill_null(False).alias("__hit"),
             pl.col("criterion").replace_strict(cap, default=None, return_dtype=pl.Float64).alias("__cap"),
@@ -287,14 +299,19 @@ def score(
     group_cols: list[str] = []
     if groups:
         gs = [pl.col(f"__g:{g.name}") for g in groups]
-        num = pl.sum_horizontal([x.fill_null(0.0) * g.weight for x, g in zip(gs, groups)])
-        den = pl.sum_horizontal([pl.when(x.is_not_null()).then(g.weight).otherwise(0.0) for x, g in zip(gs, groups)])
+        num = pl.sum_horizontal([x.fill_null(0.0) * g.weight for x, g in zip(gs, groups, strict=False)])
+        den = pl.sum_horizontal(
+            [pl.when(x.is_not_null()).then(g.weight).otherwise(0.0) for x, g in zip(gs, groups, strict=False)]
+        )
         grouped = pl.when(den > 0).then(num / den).otherwise(None)
         if rubric is not None and "__holistic" in per_id.columns:
             grouped = pl.when(pl.col("__holistic")).then(normalised).otherwise(grouped)
         normalised = grouped
         per_id = per_id.with_columns(
-            [pl.when(undefined).then(None).otherwise(x).alias(f"score:{g.name}") for x, g in zip(gs, groups)]
+            [
+                pl.when(undefined).then(None).otherwise(x).alias(f"score:{g.name}")
+                for x, g in zip(gs, groups, strict=False)
+            ]
         )
         group_cols = [f"score:{g.name}" for g in groups]
     base = normalised if normalize else S

@@ -16,10 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.human_agreement import criterion_pairs, human_frame
-from rubrictools.frames import to_polars
-from rubrictools.human_agreement import agreement
 from rubrictools.charts import forest
+from rubrictools.frames import to_polars
+from rubrictools.human_agreement import agreement, criterion_pairs, human_frame
 
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools.rubric import Rubric
@@ -61,7 +60,6 @@ class CalibrationWidget:
     ) -> None:
         import ipywidgets as w
 
-
         self.rubric = rubric
         self.metric = metric
         self.verdicts = to_polars(verdicts, name="verdicts")
@@ -83,11 +81,13 @@ class CalibrationWidget:
         self.texts: dict[Any, str] = {}
         if submissions is not None:
             s = to_polars(submissions, name="submissions")
-            self.texts = dict(zip(s["id"].to_list(), s[column].to_list()))
+            self.texts = dict(zip(s["id"].to_list(), s[column].to_list(), strict=False))
         self.decisions: dict[tuple[Any, str, str], tuple[str, str]] = {}
         self.pos = 0
 
-        self.criterion = w.Dropdown(options=[ALL, *sorted(dis["criterion"].unique().to_list())], value=ALL, description="criterion")
+        self.criterion = w.Dropdown(
+            options=[ALL, *sorted(dis["criterion"].unique().to_list())], value=ALL, description="criterion"
+        )
         self.kind = w.Dropdown(options=[ALL, *sorted(dis["kind"].unique().to_list())], value=ALL, description="type")
         self.undecided_only = w.Checkbox(value=False, description="undecided only")
         self.card = w.HTML()
@@ -175,15 +175,24 @@ class CalibrationWidget:
     def labels(self) -> pl.DataFrame:
         """Adjudicated human labels: the originals with decisions applied, plus ``decision``."""
         if not self.decisions:
-            return self.human.select("id", "criterion", "rater", "label", pl.lit(None, dtype=pl.String).alias("decision"))
+            return self.human.select(
+                "id", "criterion", "rater", "label", pl.lit(None, dtype=pl.String).alias("decision")
+            )
         dec = pl.DataFrame(
-            [{"id": k[0], "criterion": k[1], "rater": k[2], "decision": d, "new_label": lab} for k, (d, lab) in self.decisions.items()],
-            schema={"id": self.human.schema["id"], "criterion": pl.String, "rater": pl.String, "decision": pl.String, "new_label": pl.String},
+            [
+                {"id": k[0], "criterion": k[1], "rater": k[2], "decision": d, "new_label": lab}
+                for k, (d, lab) in self.decisions.items()
+            ],
+            schema={
+                "id": self.human.schema["id"],
+                "criterion": pl.String,
+                "rater": pl.String,
+                "decision": pl.String,
+                "new_label": pl.String,
+            },
         )
         out = self.human.join(dec, on=["id", "criterion", "rater"], how="left", maintain_order="left")
-        return out.select(
-            "id", "criterion", "rater", pl.coalesce("new_label", "label").alias("label"), "decision"
-        )
+        return out.select("id", "criterion", "rater", pl.coalesce("new_label", "label").alias("label"), "decision")
 
     def save(self, path: str | Path) -> Path:
         """Write :attr:`labels` to ``.parquet`` or ``.csv`` (by suffix)."""
@@ -198,9 +207,14 @@ class CalibrationWidget:
 
     # ---------------------------------------------------------------- view
     def _agreement(self, human: pl.DataFrame) -> pl.DataFrame:
-
-        return agreement(self.verdicts, human.select("id", "criterion", "rater", "label"), self.rubric,
-                         level="criterion", metrics=[self.metric, "accuracy"], bootstrap=0)  # fmt: skip
+        return agreement(
+            self.verdicts,
+            human.select("id", "criterion", "rater", "label"),
+            self.rubric,
+            level="criterion",
+            metrics=[self.metric, "accuracy"],
+            bootstrap=0,
+        )
 
     def _on_filter(self, _: Any) -> None:
         self.pos = 0
@@ -226,9 +240,16 @@ class CalibrationWidget:
         text = self.texts.get(cur["id"])
         decision = self.decisions.get((cur["id"], cur["criterion"], cur["rater"]))
         self.card.value = (
-            f"<div><b>submission</b> {html.escape(str(cur['id']))} · <b>criterion</b> {html.escape(cur['criterion'])}: {req}</div>"
-            + (f"<div style='white-space:pre-wrap;border:1px solid #ccc;padding:6px;margin:4px 0'>{html.escape(str(text))}</div>" if text is not None else "")
-            + f"<div><b>judge</b>: {html.escape(str(cur['judge_label']))} — <i>{html.escape(str(cur['explanation'] or ''))}</i></div>"
+            f"<div><b>submission</b> {html.escape(str(cur['id']))} · <b>criterion</b> "
+            f"{html.escape(cur['criterion'])}: {req}</div>"
+            + (
+                f"<div style='white-space:pre-wrap;border:1px solid #ccc;padding:6px;margin:4px "
+                f"0'>{html.escape(str(text))}</div>"
+                if text is not None
+                else ""
+            )
+            + f"<div><b>judge</b>: {html.escape(str(cur['judge_label']))} — "
+            f"<i>{html.escape(str(cur['explanation'] or ''))}</i></div>"
             + f"<div><b>human</b> ({html.escape(str(cur['rater']))}): {html.escape(str(cur['human_label']))}</div>"
             + (f"<div><b>decided</b>: {decision[0]} → {html.escape(decision[1])}</div>" if decision else "")
         )
@@ -237,17 +258,26 @@ class CalibrationWidget:
     def _update_summary(self) -> None:
         now = self._agreement(self.labels)
         base = self._baseline.select("criterion", "metric", pl.col("value").alias("before"))
-        table = now.select("criterion", "metric", pl.col("value").alias("now")).join(base, on=["criterion", "metric"], how="left")
+        table = now.select("criterion", "metric", pl.col("value").alias("now")).join(
+            base, on=["criterion", "metric"], how="left"
+        )
         self.table = table
         rows = "".join(
             f"<tr><td>{html.escape(r['criterion'])}</td><td>{r['metric']}</td><td>{_fmt(r['before'])}</td><td>{_fmt(r['now'])}</td></tr>"
             for r in table.iter_rows(named=True)
         )
-        self.summary.value = f"<table><tr><th>criterion</th><th>metric</th><th>before</th><th>now</th></tr>{rows}</table>"
+        self.summary.value = (
+            f"<table><tr><th>criterion</th><th>metric</th><th>before</th><th>now</th></tr>{rows}</table>"
+        )
         if self.chart_out is not None:
-
-            long = table.filter(pl.col("metric") == self.metric).unpivot(index=["criterion", "metric"], on=["before", "now"], variable_name="labels")
-            long = long.with_columns(pl.col("value").alias("ci_low"), pl.col("value").alias("ci_high"), pl.format("{} ({})", "criterion", "labels").alias("row"))
+            long = table.filter(pl.col("metric") == self.metric).unpivot(
+                index=["criterion", "metric"], on=["before", "now"], variable_name="labels"
+            )
+            long = long.with_columns(
+                pl.col("value").alias("ci_low"),
+                pl.col("value").alias("ci_high"),
+                pl.format("{} ({})", "criterion", "labels").alias("row"),
+            )
             self.chart = forest(long, by="row", title=f"{self.metric}: before and after adjudication")
             self.chart_out.clear_output(wait=True)
             with self.chart_out:

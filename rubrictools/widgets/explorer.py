@@ -25,7 +25,9 @@ class VerdictExplorer:
     [2]
     """
 
-    def __init__(self, verdicts: Any, *, page_size: int = 20, submissions: Any = None, column: str = "submission") -> None:
+    def __init__(
+        self, verdicts: Any, *, page_size: int = 20, submissions: Any = None, column: str = "submission"
+    ) -> None:
         import ipywidgets as w
 
         v = to_polars(verdicts, name="verdicts")
@@ -110,10 +112,18 @@ class VerdictExplorer:
         f = self.filtered
         self.status.value = f"page {self.page + 1} of {self.n_pages} · {f.height} of {self.table.height} rows"
         page = self.current
-        cols = [c for c in ("id", "criterion", "judge", "verdict", "explanation", "error", "__text") if c in page.columns]
+        cols = [
+            c for c in ("id", "criterion", "judge", "verdict", "explanation", "error", "__text") if c in page.columns
+        ]
         head = "".join(f"<th style='text-align:left'>{'submission' if c == '__text' else c}</th>" for c in cols)
         rows = "".join(
-            "<tr>" + "".join(f"<td style='text-align:left;vertical-align:top'>{html.escape('' if r[c] is None else str(r[c]))[:600]}</td>" for c in cols) + "</tr>"
+            "<tr>"
+            + "".join(
+                "<td style='text-align:left;vertical-align:top'>"
+                f"{html.escape('' if r[c] is None else str(r[c]))[:600]}</td>"
+                for c in cols
+            )
+            + "</tr>"
             for r in page.iter_rows(named=True)
         )
         self.body.value = f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"

@@ -65,7 +65,7 @@ class LabelWidget:
         self.rubric = rubric
         self.rater = rater
         self.path = Path(path) if path is not None else None
-        self.texts = dict(zip(frame[id_column].to_list(), frame[column].to_list()))
+        self.texts = dict(zip(frame[id_column].to_list(), frame[column].to_list(), strict=False))
         names = criteria or list(rubric.names)
         unknown = set(names) - set(rubric.names)
         if unknown:
@@ -85,13 +85,20 @@ class LabelWidget:
         self._crit_buttons = w.HBox([])
         self.skip_button = w.Button(description="skip", icon="forward")
         self.undo_button = w.Button(description="undo", icon="undo")
-        self.shortcut = w.Text(placeholder="type 1-9 or m/u/c", description="key", continuous_update=True, layout=w.Layout(width="220px"))
+        self.shortcut = w.Text(
+            placeholder="type 1-9 or m/u/c", description="key", continuous_update=True, layout=w.Layout(width="220px")
+        )
         self.skip_button.on_click(lambda _: self.skip())
         self.undo_button.on_click(lambda _: self.undo())
         self.shortcut.observe(self._on_key, names="value")
         self.widget = w.VBox(
-            [w.HBox([self.progress, self.status]), self.text, self.requirement, self._crit_buttons,
-             w.HBox([self.skip_button, self.undo_button, self.shortcut])]  # fmt: skip
+            [
+                w.HBox([self.progress, self.status]),
+                self.text,
+                self.requirement,
+                self._crit_buttons,
+                w.HBox([self.skip_button, self.undo_button, self.shortcut]),
+            ]
         )
         self._render()
 
@@ -215,7 +222,8 @@ class LabelWidget:
         sid, crit = cur
         c = self.rubric[crit]
         self.status.value = f"{done} / {len(self.queue)} · submission {sid!r}"
-        self.text.value = f"<div style='white-space:pre-wrap;border:1px solid #ccc;padding:6px'>{html.escape(str(self.texts[sid]))}</div>"
+        box = "white-space:pre-wrap;border:1px solid #ccc;padding:6px"
+        self.text.value = f"<div style='{box}'>{html.escape(str(self.texts[sid]))}</div>"
         self.requirement.value = f"<b>{html.escape(crit)}</b> (weight {c.weight:g}): {html.escape(c.requirement)}"
         self.buttons = {}
         for i, lab in enumerate(c.labels, start=1):
@@ -230,7 +238,12 @@ class LabelWidget:
         order = {k: i for i, k in enumerate(self.queue)}
         items = sorted(self._labels.items(), key=lambda kv: order[kv[0]])
         return pl.DataFrame(
-            {"id": [k[0] for k, _ in items], "criterion": [k[1] for k, _ in items], "rater": self.rater, "label": [v for _, v in items]},
+            {
+                "id": [k[0] for k, _ in items],
+                "criterion": [k[1] for k, _ in items],
+                "rater": self.rater,
+                "label": [v for _, v in items],
+            },
             schema_overrides={"criterion": pl.String, "rater": pl.String, "label": pl.String},
         )
 

@@ -12,11 +12,21 @@ def votes(labels, weight=10.0, judge_weights=None, errors=None):
     n = len(labels)
     return pl.DataFrame(
         {
-            "__row": [0] * n, "id": ["x"] * n, "criterion": ["c"] * n, "verdict": labels,
-            "value": [VALUES.get(l) if l is not None else None for l in labels], "weight": [weight] * n,
-            "error": errors or [None] * n, "judge_weight": judge_weights or [1.0] * n,
-            "judge": [f"j{i}" for i in range(n)], "prompt_tokens": [1] * n, "completion_tokens": [1] * n,
-            "cost_usd": [0.1] * n, "cached": [False] * n, "attempts": [1] * n, "latency_s": [0.1] * n,
+            "__row": [0] * n,
+            "id": ["x"] * n,
+            "criterion": ["c"] * n,
+            "verdict": labels,
+            "value": [VALUES.get(lab) if lab is not None else None for lab in labels],
+            "weight": [weight] * n,
+            "error": errors or [None] * n,
+            "judge_weight": judge_weights or [1.0] * n,
+            "judge": [f"j{i}" for i in range(n)],
+            "prompt_tokens": [1] * n,
+            "completion_tokens": [1] * n,
+            "cost_usd": [0.1] * n,
+            "cached": [False] * n,
+            "attempts": [1] * n,
+            "latency_s": [0.1] * n,
         },
         schema_overrides={"verdict": pl.String, "value": pl.Float64, "error": pl.String},
     )

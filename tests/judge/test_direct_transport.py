@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import time
 
-import polars as pl
 import pytest
 
 import rubrictools as rt
@@ -21,7 +20,17 @@ def direct(df, rubric, server, tmp_path, **kw):
 def test_same_rows_as_litellm_and_shared_cache(df, rubric, server, tmp_path):
     a = run(df, rubric, server, tmp_path, cache=False)
     b = direct(df, rubric, server, tmp_path, cache=False)
-    keep = ["id", "criterion", "verdict", "value", "explanation", "error", "prompt_tokens", "completion_tokens", "cost_usd"]
+    keep = [
+        "id",
+        "criterion",
+        "verdict",
+        "value",
+        "explanation",
+        "error",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost_usd",
+    ]
     assert a.select(keep).equals(b.select(keep))
     assert b["cost_usd"].min() > 0  # priced from litellm's table
     req = server.requests[-1]
@@ -58,8 +67,9 @@ def test_timeouts_and_distributions(df, rubric, server, tmp_path):
     assert v["error"][0].startswith("TimeoutError") and server.hits == 2
     server.latency = 0.0
     server.reset()
-    server.script = lambda req: Reply(content=json.dumps({"verdict": "MET", "explanation": "x"}),
-                                      label_probs={"MET": 0.7, "UNMET": 0.3})  # fmt: skip
+    server.script = lambda req: Reply(
+        content=json.dumps({"verdict": "MET", "explanation": "x"}), label_probs={"MET": 0.7, "UNMET": 0.3}
+    )
     v = direct(df.head(2), one, server, tmp_path, distribution=True, cache=False)
     dist = {d["label"]: d["prob"] for d in v["distribution"][0]}
     assert v["distribution_source"][0] == "logprobs" and dist["MET"] == pytest.approx(0.7, abs=1e-6)
@@ -68,4 +78,7 @@ def test_timeouts_and_distributions(df, rubric, server, tmp_path):
 def test_direct_transport_is_validated():
     with pytest.raises(ValueError):
         rt.Judge(model="openai/x", transport="grpc")
-    assert rt.Judge(model="openai/x", transport="direct").request_identity() == rt.Judge(model="openai/x").request_identity()
+    assert (
+        rt.Judge(model="openai/x", transport="direct").request_identity()
+        == rt.Judge(model="openai/x").request_identity()
+    )

@@ -47,7 +47,9 @@ def test_cohen_sas_table() -> None:
     k = m.cohen_kappa(y1, y2, labels=[0, 1, 2])
     assert round(k, 4) == ex["expected"]["cohen_kappa"]
     assert round(k.se, 4) == ex["expected"]["cohen_kappa_ase"]
-    assert round(m.cohen_kappa(y1, y2, labels=[0, 1, 2], weights="linear"), 4) == ex["expected"]["weighted_kappa_linear"]
+    assert (
+        round(m.cohen_kappa(y1, y2, labels=[0, 1, 2], weights="linear"), 4) == ex["expected"]["weighted_kappa_linear"]
+    )
 
 
 @pytest.mark.parametrize("kind", ["ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k"])
@@ -59,8 +61,14 @@ def test_shrout_fleiss_1979(kind: str) -> None:
 def test_shared_copy_matches_project_copy(shared) -> None:
     """The numbers in tests/data are the ones in ../shared (skips without it)."""
     expected = json.loads((shared / "datasets" / "agreement_reference" / "EXPECTED.json").read_text())
-    assert expected["krippendorff2011_reliability_data.csv"]["krippendorff_alpha"] == REF["krippendorff2011"]["expected"]["alpha"]
-    assert expected["fleiss1971_diagnoses_30patients_6raters.csv"]["fleiss_kappa"] == REF["fleiss1971"]["expected"]["fleiss_kappa"]
+    assert (
+        expected["krippendorff2011_reliability_data.csv"]["krippendorff_alpha"]
+        == REF["krippendorff2011"]["expected"]["alpha"]
+    )
+    assert (
+        expected["fleiss1971_diagnoses_30patients_6raters.csv"]["fleiss_kappa"]
+        == REF["fleiss1971"]["expected"]["fleiss_kappa"]
+    )
     lines = (shared / "datasets" / "agreement_reference" / "cohen_sas_3x3_contingency.csv").read_text().split()
     table = [[int(v) for v in line.split(",")[1:]] for line in lines[1:]]
     assert table == REF["cohen_sas"]["table"]

@@ -31,7 +31,9 @@ def test_classification_matches_sklearn(seed: int) -> None:
     t, p = _labels(rng, n, k, rng.random())
     labels = list(range(k))
     assert m.accuracy(t, p) == pytest.approx(sklearn_metrics.accuracy_score(t, p), abs=TOL)
-    np.testing.assert_allclose(m.confusion_matrix(t, p, labels=labels), sklearn_metrics.confusion_matrix(t, p, labels=labels))
+    np.testing.assert_allclose(
+        m.confusion_matrix(t, p, labels=labels), sklearn_metrics.confusion_matrix(t, p, labels=labels)
+    )
     for avg in ("macro", "micro", "weighted", None):
         for ours, theirs in (
             (m.precision, sklearn_metrics.precision_score),
@@ -92,7 +94,9 @@ def test_krippendorff_matches_package(seed: int, level: str) -> None:
     rng = np.random.default_rng(seed)
     n_units, n_raters = int(rng.integers(3, 50)), int(rng.integers(2, 7))
     base = rng.integers(1, 6, n_units)
-    ratings = np.where(rng.random((n_units, n_raters)) < 0.7, base[:, None], rng.integers(1, 6, (n_units, n_raters))).astype(float)
+    ratings = np.where(
+        rng.random((n_units, n_raters)) < 0.7, base[:, None], rng.integers(1, 6, (n_units, n_raters))
+    ).astype(float)
     ratings[rng.random(ratings.shape) < 0.25] = np.nan
     want = krippendorff.alpha(reliability_data=ratings.T, level_of_measurement=level)
     got = m.krippendorff_alpha(ratings, level=level)
@@ -171,7 +175,9 @@ def test_icc_matches_two_way_anova(seed: int) -> None:
     rng = np.random.default_rng(seed)
     n, k = int(rng.integers(4, 30)), int(rng.integers(2, 6))
     x = rng.normal(size=(n, 1)) * 2 + rng.normal(size=(1, k)) + rng.normal(size=(n, k))
-    df = pd.DataFrame({"y": x.ravel(), "unit": np.repeat(np.arange(n), k).astype(str), "rater": np.tile(np.arange(k), n).astype(str)})
+    df = pd.DataFrame(
+        {"y": x.ravel(), "unit": np.repeat(np.arange(n), k).astype(str), "rater": np.tile(np.arange(k), n).astype(str)}
+    )
     table = anova_lm(ols("y ~ C(unit) + C(rater)", df).fit())
     msr, msc, mse = (table.loc[r, "mean_sq"] for r in ("C(unit)", "C(rater)", "Residual"))
     one_way = anova_lm(ols("y ~ C(unit)", df).fit())

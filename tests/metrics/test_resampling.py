@@ -36,7 +36,10 @@ def test_weighted_rank_kernels_equal_expanded_data(seed: int, n: int) -> None:
         assert spearman_weighted(x, y, w[b : b + 1])[0] == pytest.approx(stats.spearmanr(xe, ye).statistic, abs=1e-9)
         assert kendall_weighted(x, y, w[b : b + 1])[0] == pytest.approx(stats.kendalltau(xe, ye).statistic, abs=1e-9)
         assert pearson_weighted(x, y, w[b : b + 1])[0] == pytest.approx(stats.pearsonr(xe, ye).statistic, abs=1e-9)
-        np.testing.assert_allclose(weighted_midranks(x, w[b : b + 1])[0][w[b] > 0], stats.rankdata(xe)[np.cumsum(w[b])[w[b] > 0].astype(int) - 1])
+        np.testing.assert_allclose(
+            weighted_midranks(x, w[b : b + 1])[0][w[b] > 0],
+            stats.rankdata(xe)[np.cumsum(w[b])[w[b] > 0].astype(int) - 1],
+        )
 
 
 @settings(max_examples=60, deadline=None)
@@ -61,11 +64,15 @@ def test_linear_confusion_kernel_equals_metric_on_resample() -> None:
     stats_[np.arange(n), t * k + p] = 1
     cluster = np.arange(n) // 2  # two rows per cluster: resampled together
     w = rs.cluster_weights(n // 2, 5, seed=1)
-    kern = rs.Kernel(("kappa",), lambda tot: {"kappa": kappa_from_confusion(tot.reshape(-1, k, k), "quadratic")}, stats=stats_)
+    kern = rs.Kernel(
+        ("kappa",), lambda tot: {"kappa": kappa_from_confusion(tot.reshape(-1, k, k), "quadratic")}, stats=stats_
+    )
     got = rs.evaluate(kern, cluster, w)["kappa"]
     for b in range(5):
         rows = np.repeat(np.arange(n), w[b][cluster].astype(int))
-        assert got[b] == pytest.approx(m.cohen_kappa(t[rows], p[rows], labels=[0, 1, 2], weights="quadratic"), abs=1e-12)
+        assert got[b] == pytest.approx(
+            m.cohen_kappa(t[rows], p[rows], labels=[0, 1, 2], weights="quadratic"), abs=1e-12
+        )
     cm = m.confusion_matrix(t, p)[None]
     assert accuracy_from_confusion(cm)[0] == pytest.approx(m.accuracy(t, p))
     assert mcc_from_confusion(cm)[0] == pytest.approx(m.mcc(t, p))

@@ -59,7 +59,8 @@ def test_click_in_chromium_reaches_python(tmp_path: Path) -> None:
                 "import pathlib\n"
                 "import rubrictools as rt\n"
                 "d = rt.datasets.load('demo_support')\n"
-                f"lw = rt.widgets.label(d.submissions.head(2), d.rubric, rater='browser', path=pathlib.Path({str(out)!r}))\n"
+                f"lw = rt.widgets.label(d.submissions.head(2), d.rubric, rater='browser', "
+                f"path=pathlib.Path({str(out)!r}))\n"
                 "lw.widget"
             )
         ],
@@ -69,9 +70,21 @@ def test_click_in_chromium_reaches_python(tmp_path: Path) -> None:
     port = _free_port()
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "voila", "label.ipynb", "--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1",
-         "--Voila.tornado_settings={'disable_check_xsrf': True}"],  # fmt: skip
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "voila",
+            "label.ipynb",
+            "--no-browser",
+            f"--port={port}",
+            "--Voila.ip=127.0.0.1",
+            "--Voila.tornado_settings={'disable_check_xsrf': True}",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
     )
     try:
         _wait_for_port(port, proc)
@@ -91,7 +104,12 @@ def test_click_in_chromium_reaches_python(tmp_path: Path) -> None:
         while time.time() < deadline and not (out.exists() and out.read_text().strip()):
             time.sleep(0.1)
         rec = json.loads(out.read_text().splitlines()[0])
-        assert (rec["id"], rec["criterion"], rec["label"], rec["rater"]) == ("t000", "answers_question", "MET", "browser")
+        assert (rec["id"], rec["criterion"], rec["label"], rec["rater"]) == (
+            "t000",
+            "answers_question",
+            "MET",
+            "browser",
+        )
     finally:
         proc.terminate()
         try:

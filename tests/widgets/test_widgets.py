@@ -19,7 +19,9 @@ def support():
 
 
 def test_calibration_walkthrough(support, tmp_path) -> None:
-    cw = widgets.calibrate(support.verdicts, support.human, support.rubric, submissions=support.submissions, chart=False)
+    cw = widgets.calibrate(
+        support.verdicts, support.human, support.rubric, submissions=support.submissions, chart=False
+    )
     n = cw.disagreements.height
     assert n > 0 and f"of {n} decided" in cw.status.value
     # every disagreement really is one
@@ -29,16 +31,25 @@ def test_calibration_walkthrough(support, tmp_path) -> None:
     first = cw.current
     assert first is not None and first["criterion"] == "answers_question" and "answers_question" in cw.card.value
     assert support.submissions.filter(pl.col("id") == first["id"])["submission"].item()[:20] in cw.card.value
-    before = cw.table.filter((pl.col("criterion") == "answers_question") & (pl.col("metric") == "cohen_kappa"))["now"].item()
+    before = cw.table.filter((pl.col("criterion") == "answers_question") & (pl.col("metric") == "cohen_kappa"))[
+        "now"
+    ].item()
     cw.judge_right_button.click()  # the human label becomes MET
-    after = cw.table.filter((pl.col("criterion") == "answers_question") & (pl.col("metric") == "cohen_kappa"))["now"].item()
+    after = cw.table.filter((pl.col("criterion") == "answers_question") & (pl.col("metric") == "cohen_kappa"))[
+        "now"
+    ].item()
     assert after > before  # one fewer disagreement: kappa rises, live
     second = cw.current
     cw.human_right_button.click()
     third = cw.current
     cw.unclear_button.click()
     labels = cw.labels
-    row = lambda r: labels.filter((pl.col("id") == r["id"]) & (pl.col("criterion") == r["criterion"]) & (pl.col("rater") == r["rater"])).row(0, named=True)  # noqa: E731
+
+    def row(r):
+        return labels.filter(
+            (pl.col("id") == r["id"]) & (pl.col("criterion") == r["criterion"]) & (pl.col("rater") == r["rater"])
+        ).row(0, named=True)
+
     assert row(first)["label"] == "MET" and row(first)["decision"] == "judge_right"
     assert row(second)["label"] == second["human_label"] and row(second)["decision"] == "human_right"
     assert row(third)["decision"] == "rubric_unclear"
@@ -55,7 +66,7 @@ def test_calibration_walkthrough(support, tmp_path) -> None:
     p = cw.save(tmp_path / "adjudicated.parquet")
     assert pl.read_parquet(p).equals(cw.labels)
     cw.save(tmp_path / "adjudicated.csv")
-    with pytest.raises(ValueError, match="parquet or .csv"):
+    with pytest.raises(ValueError, match=r"parquet or .csv"):
         cw.save(tmp_path / "x.txt")
     # the adjudicated labels feed straight back into agreement
     assert rt.agreement(support.verdicts, cw.labels, support.rubric, bootstrap=0).height > 0
@@ -66,7 +77,10 @@ def test_calibration_chart_updates(support, capsys) -> None:
 
     def values(chart):
         spec = chart.to_dict()
-        return {r["row"]: r["value"] for r in (spec["datasets"][next(iter(spec["datasets"]))] if "datasets" in spec else spec["data"]["values"])}
+        return {
+            r["row"]: r["value"]
+            for r in (spec["datasets"][next(iter(spec["datasets"]))] if "datasets" in spec else spec["data"]["values"])
+        }
 
     start = values(cw.chart)
     assert start["polite (before)"] == start["polite (now)"]
@@ -115,7 +129,13 @@ def test_labelling_finishes_and_feeds_agreement(support) -> None:
     lw.shortcut.value = "1"
     lw.shortcut.value = "u"
     assert lw.current is None and "All pairs are labelled" in lw.text.value
-    t = rt.agreement(support.verdicts.filter(pl.col("id").is_in(["t000", "t001"])), lw.labels, support.rubric, bootstrap=0, level="criterion")
+    t = rt.agreement(
+        support.verdicts.filter(pl.col("id").is_in(["t000", "t001"])),
+        lw.labels,
+        support.rubric,
+        bootstrap=0,
+        level="criterion",
+    )
     assert t.filter(pl.col("metric") == "accuracy")["n"].item() == 2
     with pytest.raises(ValueError, match="not in the rubric"):
         widgets.label(subs, support.rubric, criteria=["nope"])

@@ -9,7 +9,17 @@ from typing import Any
 
 from rubrictools.judge.batch_api import read_lines
 
-__all__ = ["ENDPOINT", "FORMAT", "GROUP", "HANDLE", "MAX_BYTES", "MAX_REQUESTS", "TERMINAL", "submitted_ids", "write_json"]
+__all__ = [
+    "ENDPOINT",
+    "FORMAT",
+    "GROUP",
+    "HANDLE",
+    "MAX_BYTES",
+    "MAX_REQUESTS",
+    "TERMINAL",
+    "submitted_ids",
+    "write_json",
+]
 
 HANDLE = "handle.json"
 GROUP = "slices.json"

@@ -26,15 +26,20 @@ class BatchGroup:
         self.path = Path(path)
         meta = json.loads((self.path / GROUP).read_text())
         self.rows, self.slice_rows = meta["rows"], meta["slice_rows"]
-        self.jobs = [BatchJob(self.path / name, api_key=api_key) for name in meta["slices"]
-                     if (self.path / name / HANDLE).exists()]  # fmt: skip
+        self.jobs = [
+            BatchJob(self.path / name, api_key=api_key)
+            for name in meta["slices"]
+            if (self.path / name / HANDLE).exists()
+        ]
         self.expected = len(meta["slices"])
 
     def __repr__(self) -> str:
         rounds = [r["status"] for j in self.jobs for r in j.rounds]
         state = ", ".join(f"{rounds.count(k)} {k}" for k in sorted(set(rounds))) or "nothing to submit"
-        return (f"BatchGroup({str(self.path)!r}: {self.rows:,} rows in {len(self.jobs)}/{self.expected} submitted "
-                f"slices of {self.slice_rows:,}; provider batches: {state})")  # fmt: skip
+        return (
+            f"BatchGroup({str(self.path)!r}: {self.rows:,} rows in {len(self.jobs)}/{self.expected} submitted "
+            f"slices of {self.slice_rows:,}; provider batches: {state})"
+        )
 
     @property
     def done(self) -> bool:
@@ -47,16 +52,25 @@ class BatchGroup:
     def wait(self, *, poll_interval: float = 30.0, timeout: float | None = None, progress: bool = True) -> BatchGroup:
         """Poll every slice's batches until all are final (TimeoutError after ``timeout`` s)."""
         if len(self.jobs) != self.expected:
-            raise RuntimeError(f"only {len(self.jobs)} of {self.expected} slices were submitted; run the same "
-                               "submit_batch call again to submit the rest")  # fmt: skip
+            raise RuntimeError(
+                f"only {len(self.jobs)} of {self.expected} slices were submitted; run the same "
+                "submit_batch call again to submit the rest"
+            )
         t0 = time.monotonic()
         for j in self.jobs:
             left = None if timeout is None else max(0.0, timeout - (time.monotonic() - t0))
             j.wait(poll_interval=poll_interval, timeout=left, progress=progress)
         return self
 
-    def collect(self, *, output: str | Path | None = None, wait: bool = True, poll_interval: float = 30.0,
-                timeout: float | None = None, progress: bool = True) -> pl.DataFrame | pl.LazyFrame:
+    def collect(
+        self,
+        *,
+        output: str | Path | None = None,
+        wait: bool = True,
+        poll_interval: float = 30.0,
+        timeout: float | None = None,
+        progress: bool = True,
+    ) -> pl.DataFrame | pl.LazyFrame:
         """Every slice's verdict table: concatenated, or written to ``output`` as parquet parts
         and returned as a LazyFrame."""
         if wait:
@@ -96,7 +110,8 @@ def collect_batch(
     if isinstance(job, (str, Path)) and (Path(job) / GROUP).exists():
         job = BatchGroup(job, api_key=api_key)
     if isinstance(job, BatchGroup):
-        return job.collect(wait=wait, poll_interval=poll_interval, timeout=timeout, progress=progress)
+        out = job.collect(wait=wait, poll_interval=poll_interval, timeout=timeout, progress=progress)
+        return out if isinstance(out, pl.DataFrame) else out.collect()
     if not isinstance(job, BatchJob):
         job = BatchJob(job, api_key=api_key)
     elif api_key is not None:

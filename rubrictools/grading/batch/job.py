@@ -95,8 +95,11 @@ class BatchJob:
         for r in self.rounds:
             counts[r["status"]] = counts.get(r["status"], 0) + 1
         state = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing to submit"
-        return (f"BatchJob({str(self.path)!r}: {self.handle['calls']} calls, {self.handle['precached']} answered from the cache, "
-                f"{len(self.rounds)} provider batch(es): {state})")  # fmt: skip
+        return (
+            f"BatchJob({str(self.path)!r}: {self.handle['calls']} calls, {self.handle['precached']} "
+            f"answered from the cache, "
+            f"{len(self.rounds)} provider batch(es): {state})"
+        )
 
     @property
     def rounds(self) -> list[dict[str, Any]]:
@@ -132,16 +135,27 @@ class BatchJob:
         for r in self.rounds:
             if r["status"] in TERMINAL:
                 continue
-            b = batch_call(self.judge(r["judge"]), self.api_key, f"status of {r['batch_id']}", lit.retrieve_batch,
-                     batch_id=r["batch_id"])  # fmt: skip
+            b = batch_call(
+                self.judge(r["judge"]),
+                self.api_key,
+                f"status of {r['batch_id']}",
+                lit.retrieve_batch,
+                batch_id=r["batch_id"],
+            )
             counts = getattr(b, "request_counts", None)
             errors = getattr(b, "errors", None)
-            r.update(status=b.status, output_file_id=b.output_file_id, error_file_id=b.error_file_id,
-                     completed=getattr(counts, "completed", 0) or 0, failed=getattr(counts, "failed", 0) or 0)  # fmt: skip
+            r.update(
+                status=b.status,
+                output_file_id=b.output_file_id,
+                error_file_id=b.error_file_id,
+                completed=getattr(counts, "completed", 0) or 0,
+                failed=getattr(counts, "failed", 0) or 0,
+            )
             if errors:
                 data = getattr(errors, "data", None) or (errors.get("data") if isinstance(errors, dict) else None) or []
-                r["errors"] = [getattr(e, "message", None) or (e.get("message") if isinstance(e, dict) else str(e))
-                               for e in data][:20]  # fmt: skip
+                r["errors"] = [
+                    getattr(e, "message", None) or (e.get("message") if isinstance(e, dict) else str(e)) for e in data
+                ][:20]
             changed = True
         if changed:
             self.save()
@@ -151,10 +165,22 @@ class BatchJob:
         """One row per provider batch: ``batch_id, judge, status, requests, completed, failed``."""
         if refresh:
             self.refresh()
-        rows = [(r["batch_id"], r["judge"], r["status"], r["requests"], r.get("completed", 0), r.get("failed", 0))
-                for r in self.rounds]  # fmt: skip
-        return pl.DataFrame(rows, schema={"batch_id": pl.String, "judge": pl.String, "status": pl.String,
-                                          "requests": pl.Int64, "completed": pl.Int64, "failed": pl.Int64}, orient="row")
+        rows = [
+            (r["batch_id"], r["judge"], r["status"], r["requests"], r.get("completed", 0), r.get("failed", 0))
+            for r in self.rounds
+        ]
+        return pl.DataFrame(
+            rows,
+            schema={
+                "batch_id": pl.String,
+                "judge": pl.String,
+                "status": pl.String,
+                "requests": pl.Int64,
+                "completed": pl.Int64,
+                "failed": pl.Int64,
+            },
+            orient="row",
+        )
 
     def wait(self, *, poll_interval: float = 30.0, timeout: float | None = None, progress: bool = True) -> BatchJob:
         """Poll until every batch is final; a progress bar counts answered requests.
@@ -172,8 +198,10 @@ class BatchJob:
             while True:
                 self.refresh()
                 if bar is not None:
-                    bar.n = sum(r.get("completed", 0) + r.get("failed", 0) if r["status"] not in TERMINAL else r["requests"]
-                                for r in self.rounds)  # fmt: skip
+                    bar.n = sum(
+                        r.get("completed", 0) + r.get("failed", 0) if r["status"] not in TERMINAL else r["requests"]
+                        for r in self.rounds
+                    )
                     bar.set_postfix_str(", ".join(sorted({r["status"] for r in self.rounds})), refresh=False)
                     bar.refresh()
                 if self.done:
@@ -192,8 +220,13 @@ class BatchJob:
         """Ask the provider to cancel every unfinished batch (answered lines are still collected)."""
         for r in self.rounds:
             if r["status"] not in TERMINAL:
-                b = batch_call(self.judge(r["judge"]), self.api_key, f"cancel {r['batch_id']}", load_litellm().cancel_batch,
-                         batch_id=r["batch_id"])  # fmt: skip
+                b = batch_call(
+                    self.judge(r["judge"]),
+                    self.api_key,
+                    f"cancel {r['batch_id']}",
+                    load_litellm().cancel_batch,
+                    batch_id=r["batch_id"],
+                )
                 r["status"] = b.status
         self.save()
         return self
@@ -202,7 +235,9 @@ class BatchJob:
     def _plan(self) -> Plan:
         s = self.handle["settings"]
         frame = pl.read_parquet(self.path / "inputs.parquet")
-        examples = pl.read_parquet(self.path / "examples.parquet") if (self.path / "examples.parquet").exists() else None
+        examples = (
+            pl.read_parquet(self.path / "examples.parquet") if (self.path / "examples.parquet").exists() else None
+        )
         rubric = Rubric.from_dict(self.handle["rubric"]) if self.handle["rubric"] is not None else None
         opts = GradeOptions(model=self.judges(), examples=examples, distribution_samples=0, progress=False, **s)
         plan = build_plan(frame, rubric, opts)
@@ -271,8 +306,9 @@ class BatchJob:
                 out.update(self._round_results(k, r))
         return out
 
-    def collect(self, *, wait: bool = True, poll_interval: float = 30.0, timeout: float | None = None,
-                progress: bool = True) -> pl.DataFrame:
+    def collect(
+        self, *, wait: bool = True, poll_interval: float = 30.0, timeout: float | None = None, progress: bool = True
+    ) -> pl.DataFrame:
         """The verdict table of the job (see :func:`rubrictools.grade` for its columns).
 
         With ``wait=True`` polls until every batch is final; with ``wait=False`` returns at
@@ -288,7 +324,7 @@ class BatchJob:
             results = self._results()
             cached = store.get_many(c.key for c in plan.calls if c.key is not None)
         where: dict[str, dict[str, Any]] = {}
-        for k, r in enumerate(self.rounds):
+        for r in self.rounds:
             for cid in submitted_ids(self.path / r["requests_file"]):
                 where[cid] = r
         fill_calls(plan, results, cached, where)

@@ -25,13 +25,23 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["check_cost", "create_round", "find_batch", "resume_creating", "submit_rounds"]
 
 
-def submit_rounds(job: BatchJob, plan: Plan, store: ResponseCache, *, max_requests: int = MAX_REQUESTS,
-                   max_bytes: int = MAX_BYTES, max_cost_usd: float | None = None, skip: set[str] | None = None) -> None:
+def submit_rounds(
+    job: BatchJob,
+    plan: Plan,
+    store: ResponseCache,
+    *,
+    max_requests: int = MAX_REQUESTS,
+    max_bytes: int = MAX_BYTES,
+    max_cost_usd: float | None = None,
+    skip: set[str] | None = None,
+) -> None:
     """Upload and create provider batches for every request not answered yet and not in
     ``skip`` (one set per judge)."""
     answered = set(store.get_many(c.key for c in plan.calls if c.key is not None))
     lit = load_litellm()
     for ji, judge in enumerate(plan.judges):
+        if not isinstance(judge, Judge):
+            raise ValueError("batch grading sends requests to a provider; a ScriptedJudge cannot be submitted")
         lines: dict[str, bytes] = {}
         for c in plan.calls:
             if c.judge_i != ji or c.key in answered or c.key in lines or (skip and c.key in skip):
@@ -59,9 +69,22 @@ def submit_rounds(job: BatchJob, plan: Plan, store: ResponseCache, *, max_reques
             f = batch_call(judge, job.api_key, f"upload {name}", lit.create_file, file=(name, data), purpose="batch")
             # recorded before the batch exists: a crash from here on is resumed by adopting the
             # batch made from this file, if the provider has one, instead of paying twice
-            job.rounds.append({"batch_id": None, "input_file_id": f.id, "judge": judge.label, "model": judge.model,
-                               "requests": len(chunk), "requests_file": name, "status": "creating", "completed": 0,
-                               "failed": 0, "output_file_id": None, "error_file_id": None, "created": time.time()})  # fmt: skip
+            job.rounds.append(
+                {
+                    "batch_id": None,
+                    "input_file_id": f.id,
+                    "judge": judge.label,
+                    "model": judge.model,
+                    "requests": len(chunk),
+                    "requests_file": name,
+                    "status": "creating",
+                    "completed": 0,
+                    "failed": 0,
+                    "output_file_id": None,
+                    "error_file_id": None,
+                    "created": time.time(),
+                }
+            )
             job.save()
             create_round(job, job.rounds[-1], judge)
 
@@ -89,9 +112,13 @@ def create_round(job: BatchJob, r: dict[str, Any], judge: Judge) -> None:
             found = find_batch(job, judge, r["input_file_id"])
             if found is not None:
                 return found
-        return load_litellm().create_batch(completion_window="24h", endpoint=ENDPOINT, input_file_id=r["input_file_id"],
-                                       metadata={"rubrictools_job": job.handle["digest"][:16], "part": r["requests_file"]},
-                                       **credentials)  # fmt: skip
+        return load_litellm().create_batch(
+            completion_window="24h",
+            endpoint=ENDPOINT,
+            input_file_id=r["input_file_id"],
+            metadata={"rubrictools_job": job.handle["digest"][:16], "part": r["requests_file"]},
+            **credentials,
+        )
 
     try:
         b = batch_call(judge, job.api_key, f"create batch from {r['input_file_id']}", create_or_adopt)

@@ -10,7 +10,7 @@ from typing import Any, Literal
 import polars as pl
 
 from rubrictools.frames import to_polars
-from rubrictools.grading.batch.files import GROUP, HANDLE, MAX_REQUESTS, FORMAT, submitted_ids, write_json
+from rubrictools.grading.batch.files import FORMAT, GROUP, HANDLE, MAX_REQUESTS, submitted_ids, write_json
 from rubrictools.grading.batch.group import BatchGroup
 from rubrictools.grading.batch.job import BatchJob
 from rubrictools.grading.batch.results import plan_digest
@@ -99,15 +99,21 @@ def submit_batch(
     """
     opts = GradeOptions.pick(locals())
     if slice_rows is not None:
-        return _submit_slices(df, rubric, opts, path=path, slice_rows=slice_rows,
-                              max_requests_per_batch=max_requests_per_batch)  # fmt: skip
+        return _submit_slices(
+            df, rubric, opts, path=path, slice_rows=slice_rows, max_requests_per_batch=max_requests_per_batch
+        )
     return submit_batch_plan(df, rubric, opts, path=path, max_requests_per_batch=max_requests_per_batch)
 
 
 def _submit_slices(
-    df: Any, rubric: Rubric | None, opts: GradeOptions, *, path: str | Path | None, slice_rows: int,
+    df: Any,
+    rubric: Rubric | None,
+    opts: GradeOptions,
+    *,
+    path: str | Path | None,
+    slice_rows: int,
     max_requests_per_batch: int,
-) -> BatchGroup:  # fmt: skip
+) -> BatchGroup:
     if path is None:
         raise ValueError("slice_rows needs path= (the directory that holds one job per slice)")
     if slice_rows < 1:
@@ -121,24 +127,31 @@ def _submit_slices(
     if (root / GROUP).exists():
         old = json.loads((root / GROUP).read_text())
         if old != meta:
-            raise ValueError(f"{root} holds a sliced job of {old['rows']} rows in slices of {old['slice_rows']}; "
-                             "choose another path")  # fmt: skip
+            raise ValueError(
+                f"{root} holds a sliced job of {old['rows']} rows in slices of {old['slice_rows']}; choose another path"
+            )
     else:
         write_json(root / GROUP, meta)
     slice_opts = opts.replace(id_column=opts.id_column or "__rt_row")
     for k, name in enumerate(names):
         chunk = lf.slice(k * slice_rows, slice_rows).collect()
         if opts.id_column is None:  # global row numbers stay unique across slices
-            chunk = chunk.with_row_index("__rt_row", offset=k * slice_rows).with_columns(pl.col("__rt_row").cast(pl.Int64))
+            chunk = chunk.with_row_index("__rt_row", offset=k * slice_rows).with_columns(
+                pl.col("__rt_row").cast(pl.Int64)
+            )
         # an existing slice directory returns its job: an interrupted submission resumes
         submit_batch_plan(chunk, rubric, slice_opts, path=root / name, max_requests_per_batch=max_requests_per_batch)
     return BatchGroup(root, api_key=opts.api_key)
 
 
 def submit_batch_plan(
-    df: Any, rubric: Rubric | None, opts: GradeOptions, *, path: str | Path | None,
+    df: Any,
+    rubric: Rubric | None,
+    opts: GradeOptions,
+    *,
+    path: str | Path | None,
     max_requests_per_batch: int = MAX_REQUESTS,
-) -> BatchJob:  # fmt: skip
+) -> BatchJob:
     """Plan ``df`` under ``opts`` and submit every request not answered yet as provider batches."""
     if max_requests_per_batch < 1:
         raise ValueError("max_requests_per_batch must be >= 1")
@@ -148,7 +161,9 @@ def submit_batch_plan(
     plan = build_plan(df, rubric, opts.replace(max_cost_usd=None, distribution_samples=0))
     for j in plan.judges:
         if isinstance(j, ScriptedJudge):
-            raise ValueError("batch grading sends requests to a provider; a ScriptedJudge answers at once: use rt.grade")
+            raise ValueError(
+                "batch grading sends requests to a provider; a ScriptedJudge answers at once: use rt.grade"
+            )
         provider_of(j.model)
     assign_keys(plan)
     digest = plan_digest(plan)
@@ -157,13 +172,17 @@ def submit_batch_plan(
     if handle.exists():
         job = BatchJob(root, api_key=opts.api_key)
         if job.handle["digest"] != digest:
-            raise ValueError(f"{root} holds another batch job (different inputs, rubric or judges); choose another path")
+            raise ValueError(
+                f"{root} holds another batch job (different inputs, rubric or judges); choose another path"
+            )
         job.judge_objects = None if opts.api_key is not None else plan.judges  # type: ignore[assignment]
         # a submission interrupted before every request was sent: send the ones never sent
         sent = {cid for r in job.rounds for cid in submitted_ids(root / r["requests_file"])}
         store = ResponseCache(job.handle["cache"])
         try:
-            submit_rounds(job, plan, store, max_requests=max_requests_per_batch, max_cost_usd=opts.max_cost_usd, skip=sent)
+            submit_rounds(
+                job, plan, store, max_requests=max_requests_per_batch, max_cost_usd=opts.max_cost_usd, skip=sent
+            )
         finally:
             store.close()
         return job
@@ -171,12 +190,16 @@ def submit_batch_plan(
     store_path = cache_path(opts.cache, plan.judges) or root / "responses.sqlite"
     # the graded columns only; per-row rubrics as JSON text
     inp = plan.inp
-    cols = [c for c in (settings["column"], settings["id_column"], settings["query_column"], settings["reference_column"])
-            if c is not None]  # fmt: skip
+    cols = [
+        c
+        for c in (settings["column"], settings["id_column"], settings["query_column"], settings["reference_column"])
+        if c is not None
+    ]
     frame = inp.frame.select(list(dict.fromkeys(cols)))
     if settings["rubric_column"] is not None:
-        frame = frame.with_columns(pl.Series(settings["rubric_column"], [r.to_json(indent=None) for r in inp.rubrics],
-                                             dtype=pl.String))  # fmt: skip
+        frame = frame.with_columns(
+            pl.Series(settings["rubric_column"], [r.to_json(indent=None) for r in inp.rubrics], dtype=pl.String)
+        )
     frame.write_parquet(root / "inputs.parquet")
     if opts.examples is not None:
         to_polars(opts.examples, name="examples").write_parquet(root / "examples.parquet")
@@ -206,5 +229,3 @@ def submit_batch_plan(
     finally:
         store.close()
     return job
-
-

@@ -57,7 +57,9 @@ class CriterionTask(JudgeTask):
         )
 
     def optional_columns(self) -> set[str]:
-        return ({"evidence"} if self.evidence else set()) | ({"option_order"} if self.option_order is not None else set())
+        return ({"evidence"} if self.evidence else set()) | (
+            {"option_order"} if self.option_order is not None else set()
+        )
 
     def schema(self) -> tuple[dict[str, Any], str]:
         return criterion_schema(self.criterion, evidence=self.evidence), "criterion_verdict"

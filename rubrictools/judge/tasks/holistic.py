@@ -47,7 +47,11 @@ class HolisticTask(JudgeTask):
             return Parsed(None, {"*": f"parse: {e}"})
 
     def rows(self, call: Call, sink: RowSink) -> None:
-        common: dict[str, Any] = {"criterion": HOLISTIC, "position": 0, "weight": self.subject.rubric.total_positive_weight}
+        common: dict[str, Any] = {
+            "criterion": HOLISTIC,
+            "position": 0,
+            "weight": self.subject.rubric.total_positive_weight,
+        }
         if call.error is None and call.parsed is not None and call.parsed.ok:
             s, expl = call.parsed.value
             sink.add(call, verdict=f"{s:g}", value=s / 100.0, explanation=expl, error=None, llm_score=s, **common)
@@ -59,4 +63,6 @@ class HolisticTask(JudgeTask):
         rubric = self.subject.rubric
         labels = [decide(c)[0] for c in rubric]
         s = rubric.score(labels)
-        return json.dumps({"score": round(100 * (s or 0.0), 2), "explanation": "scripted: rubric score of the rule's verdicts"})
+        return json.dumps(
+            {"score": round(100 * (s or 0.0), 2), "explanation": "scripted: rubric score of the rule's verdicts"}
+        )

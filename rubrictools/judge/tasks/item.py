@@ -85,9 +85,14 @@ class ItemTask(JudgeTask):
             elif name in parsed and name not in problems:
                 label, expl = parsed[name]
                 sink.add(
-                    call, verdict=label, value=c.value_of(label), explanation=expl, error=None,
-                    quote=quotes.get(name), **common,
-                )  # fmt: skip
+                    call,
+                    verdict=label,
+                    value=c.value_of(label),
+                    explanation=expl,
+                    error=None,
+                    quote=quotes.get(name),
+                    **common,
+                )
             else:
                 msg = problems.get(name) or problems.get("*") or call.error or "judge omitted this criterion"
                 msg = msg if msg.startswith("parse") else f"parse: {msg}"

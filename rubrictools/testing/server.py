@@ -28,92 +28,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
+from rubrictools.testing.scripts import Reply, Script, default_script, fake_logprobs, json_or_text, user_text
 
-@dataclass
-class Reply:
-    """What the server sends for one request."""
-
-    content: str | None = None
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
-    body: str | None = None  # raw body override (e.g. an error JSON)
-    label_probs: dict[str, float] | None = None  # top alternatives at the verdict token when logprobs are asked
-    samples: list[str] | None = None  # contents of the n choices when n > 1 is asked (cycled)
-    no_logprobs: bool = False  # behave like a provider that ignores the logprobs request
-
-
-Script = Callable[[dict[str, Any]], "Reply | str"]
-
-
-def user_text(request: dict[str, Any]) -> str:
-    return "\n".join(m.get("content", "") for m in request["messages"] if m["role"] == "user")
-
-
-def criterion_name(request: dict[str, Any]) -> str | None:
-    m = re.search(r"^Criterion name: (.+)$", user_text(request), re.M)
-    return m.group(1).strip() if m else None
-
-
-def submission_text(request: dict[str, Any]) -> str:
-    m = re.search(r"<submission>\n(.*)\n</submission>", user_text(request), re.S)
-    return m.group(1) if m else ""
-
-
-def default_script(request: dict[str, Any]) -> str:
-    """MET when the submission contains 'good', per criterion; per-item and holistic too."""
-    sub = submission_text(request).lower()
-    verdict = "MET" if "good" in sub else "UNMET"
-    system = request["messages"][0]["content"]
-    if "ONE overall score" in system:
-        return json.dumps({"score": 80 if verdict == "MET" else 20, "explanation": "fake holistic"})
-    if "EVERY criterion" in system:
-        names = re.findall(r"^Criterion name: (.+)$", user_text(request), re.M)
-        return json.dumps({"verdicts": [{"criterion": n, "verdict": verdict, "explanation": "fake"} for n in names]})
-    return json.dumps({"verdict": verdict, "explanation": f"fake judge saw {len(sub)} chars"})
-
-
-def fake_logprobs(text: str, label_probs: dict[str, float] | None, top: int) -> list[dict[str, Any]]:
-    """OpenAI-style token logprobs for ``text``: the verdict's value is one token whose top
-    alternatives follow ``label_probs``; every other token is certain. Tokens are split so
-    that the value's opening quote belongs to the token before it, as real tokenizers often do."""
-    import math
-    import re
-
-    m = re.search(r'"verdict"\s*:\s*"', text)
-    if m is None:
-        return [{"token": text, "logprob": 0.0, "top_logprobs": []}]
-    start = m.end()
-    end = text.find('"', start)
-    value = text[start:end]
-    pieces = [(text[:start], None), (value, label_probs), (text[end:], None)]
-    out = []
-    for tok, probs in pieces:
-        if not tok:
-            continue
-        if probs:
-            alts = sorted(probs.items(), key=lambda kv: -kv[1])[: max(top, 1)]
-            lp = math.log(probs.get(tok, max(min(probs.values()), 1e-9)))
-            out.append({"token": tok, "logprob": lp, "top_logprobs": [{"token": k, "logprob": math.log(v)} for k, v in alts if v > 0]})
-        else:
-            out.append({"token": tok, "logprob": 0.0, "top_logprobs": [{"token": tok, "logprob": 0.0}]})
-    return out
-
-
-def _json_or_text(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
+__all__ = ["FakeLLMServer"]
 
 
 class FakeLLMServer:
@@ -184,18 +107,30 @@ class FakeLLMServer:
             out = self.script(body)
             reply = out if isinstance(out, Reply) else Reply(content=out)
         if reply.status != 200:
-            text = reply.body or json.dumps({"error": {"message": f"fake error {reply.status}", "type": "fake", "code": reply.status}})
+            text = reply.body or json.dumps(
+                {"error": {"message": f"fake error {reply.status}", "type": "fake", "code": reply.status}}
+            )
             return reply, reply.status, text
         if reply.body is not None:
             return reply, 200, reply.body
         content = reply.content or ""
         n = int(body.get("n") or 1)
-        contents = [content] if n == 1 else [(reply.samples or [content])[i % len(reply.samples or [content])] for i in range(n)]
+        contents = (
+            [content]
+            if n == 1
+            else [(reply.samples or [content])[i % len(reply.samples or [content])] for i in range(n)]
+        )
         choices = []
         for i, text in enumerate(contents):
-            choice: dict[str, Any] = {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            choice: dict[str, Any] = {
+                "index": i,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }
             if body.get("logprobs") and not reply.no_logprobs:
-                choice["logprobs"] = {"content": fake_logprobs(text, reply.label_probs, int(body.get("top_logprobs") or 0))}
+                choice["logprobs"] = {
+                    "content": fake_logprobs(text, reply.label_probs, int(body.get("top_logprobs") or 0))
+                }
             choices.append(choice)
         payload = {
             "id": f"chatcmpl-fake-{len(self.requests)}",
@@ -203,8 +138,11 @@ class FakeLLMServer:
             "created": int(time.time()),
             "model": body.get("model", "fake"),
             "choices": choices,
-            "usage": {"prompt_tokens": max(1, len(user_text(body)) // 4), "completion_tokens": max(1, len(content) // 4),
-                      "total_tokens": max(1, len(user_text(body)) // 4) + max(1, len(content) // 4)},
+            "usage": {
+                "prompt_tokens": max(1, len(user_text(body)) // 4),
+                "completion_tokens": max(1, len(content) // 4),
+                "total_tokens": max(1, len(user_text(body)) // 4) + max(1, len(content) // 4),
+            },
         }
         return reply, 200, payload
 
@@ -223,16 +161,26 @@ class FakeLLMServer:
             with self._lock:
                 self.in_flight -= 1
         if isinstance(payload, str):
-            return web.Response(status=status, text=payload, headers=reply.headers if status != 200 else None,
-                                content_type="application/json")  # fmt: skip
+            return web.Response(
+                status=status,
+                text=payload,
+                headers=reply.headers if status != 200 else None,
+                content_type="application/json",
+            )
         return web.json_response(payload, headers=reply.headers)
-
 
     # ------------------------------------------------------------------ batch API
     def _new_file(self, content: bytes, filename: str, purpose: str) -> dict[str, Any]:
         fid = f"file-fake{len(self.files) + 1:04d}"
-        meta = {"id": fid, "object": "file", "bytes": len(content), "created_at": int(time.time()),
-                "filename": filename, "purpose": purpose, "status": "processed"}  # fmt: skip
+        meta = {
+            "id": fid,
+            "object": "file",
+            "bytes": len(content),
+            "created_at": int(time.time()),
+            "filename": filename,
+            "purpose": purpose,
+            "status": "processed",
+        }
         self.files[fid] = {"meta": meta, "content": content}
         return meta
 
@@ -262,13 +210,17 @@ class FakeLLMServer:
     async def _file_meta(self, request: web.Request) -> web.StreamResponse:
         f = self.files.get(request.match_info["fid"])
         if f is None:
-            return web.json_response({"error": {"message": "no such file", "type": "invalid_request_error"}}, status=404)
+            return web.json_response(
+                {"error": {"message": "no such file", "type": "invalid_request_error"}}, status=404
+            )
         return web.json_response(f["meta"])
 
     async def _file_content(self, request: web.Request) -> web.StreamResponse:
         f = self.files.get(request.match_info["fid"])
         if f is None:
-            return web.json_response({"error": {"message": "no such file", "type": "invalid_request_error"}}, status=404)
+            return web.json_response(
+                {"error": {"message": "no such file", "type": "invalid_request_error"}}, status=404
+            )
         return web.Response(body=f["content"], content_type="application/octet-stream")
 
     async def _create_batch(self, request: web.Request) -> web.StreamResponse:
@@ -279,7 +231,9 @@ class FakeLLMServer:
             self.headers_seen.append(dict(request.headers))
             f = self.files.get(body.get("input_file_id", ""))
             if f is None:
-                return web.json_response({"error": {"message": "input file not found", "type": "invalid_request_error"}}, status=400)
+                return web.json_response(
+                    {"error": {"message": "input file not found", "type": "invalid_request_error"}}, status=400
+                )
             errors, lines, seen = [], [], set()
             for i, raw in enumerate(f["content"].decode().splitlines(), start=1):
                 if not raw.strip():
@@ -295,22 +249,39 @@ class FakeLLMServer:
                 elif cid in seen:
                     errors.append({"code": "duplicate_custom_id", "message": f"duplicate custom_id {cid}", "line": i})
                 elif line.get("url") != body.get("endpoint"):
-                    errors.append({"code": "mismatched_url", "message": "url differs from the batch endpoint", "line": i})
+                    errors.append(
+                        {"code": "mismatched_url", "message": "url differs from the batch endpoint", "line": i}
+                    )
                 seen.add(cid)
                 lines.append(line)
             now = int(time.time())
             bid = f"batch_fake{len(self.batches) + 1:04d}"
             b: dict[str, Any] = {
-                "id": bid, "object": "batch", "endpoint": body.get("endpoint"), "input_file_id": f["meta"]["id"],
-                "completion_window": body.get("completion_window", "24h"), "status": "validating",
+                "id": bid,
+                "object": "batch",
+                "endpoint": body.get("endpoint"),
+                "input_file_id": f["meta"]["id"],
+                "completion_window": body.get("completion_window", "24h"),
+                "status": "validating",
                 "errors": {"object": "list", "data": errors} if errors else None,
-                "output_file_id": None, "error_file_id": None, "created_at": now, "in_progress_at": None,
-                "expires_at": now + 86400, "finalizing_at": None, "completed_at": None, "failed_at": None,
-                "expired_at": None, "cancelling_at": None, "cancelled_at": None,
+                "output_file_id": None,
+                "error_file_id": None,
+                "created_at": now,
+                "in_progress_at": None,
+                "expires_at": now + 86400,
+                "finalizing_at": None,
+                "completed_at": None,
+                "failed_at": None,
+                "expired_at": None,
+                "cancelling_at": None,
+                "cancelled_at": None,
                 "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
                 "metadata": body.get("metadata"),
-                "_pending": [] if errors else lines, "_out": [], "_err": [], "_answered": 0,
-            }  # fmt: skip
+                "_pending": [] if errors else lines,
+                "_out": [],
+                "_err": [],
+                "_answered": 0,
+            }
             self.batches[bid] = b
             lost = self.batch_create_lost > 0
             if lost:
@@ -323,8 +294,15 @@ class FakeLLMServer:
         limit = int(request.query.get("limit", 20))
         with self._lock:
             data = [self._public(b) for b in reversed(list(self.batches.values()))][:limit]
-        return web.json_response({"object": "list", "data": data, "first_id": data[0]["id"] if data else None,
-                                  "last_id": data[-1]["id"] if data else None, "has_more": False})  # fmt: skip
+        return web.json_response(
+            {
+                "object": "list",
+                "data": data,
+                "first_id": data[0]["id"] if data else None,
+                "last_id": data[-1]["id"] if data else None,
+                "has_more": False,
+            }
+        )
 
     @staticmethod
     def _public(b: dict[str, Any]) -> dict[str, Any]:
@@ -334,15 +312,25 @@ class FakeLLMServer:
         now = int(time.time())
         code = {"expired": "batch_expired", "cancelled": "batch_cancelled"}.get(status)
         for line in b["_pending"]:
-            b["_err"].append({"id": f"batch_req_{line['custom_id']}", "custom_id": line["custom_id"], "response": None,
-                              "error": {"code": code, "message": f"request not executed: batch {status}"}})  # fmt: skip
+            b["_err"].append(
+                {
+                    "id": f"batch_req_{line['custom_id']}",
+                    "custom_id": line["custom_id"],
+                    "response": None,
+                    "error": {"code": code, "message": f"request not executed: batch {status}"},
+                }
+            )
         b["_pending"] = []
         for kind in ("_out", "_err"):
             if b[kind]:
                 content = "".join(json.dumps(x) + "\n" for x in b[kind]).encode()
                 meta = self._new_file(content, f"{b['id']}{kind}.jsonl", "batch_output")
                 b["output_file_id" if kind == "_out" else "error_file_id"] = meta["id"]
-        b["request_counts"] = {"total": b["request_counts"]["total"], "completed": len(b["_out"]), "failed": len(b["_err"])}
+        b["request_counts"] = {
+            "total": b["request_counts"]["total"],
+            "completed": len(b["_out"]),
+            "failed": len(b["_err"]),
+        }
         b["status"] = status
         b[f"{status}_at"] = now
         b["finalizing_at"] = b["finalizing_at"] or now
@@ -368,9 +356,13 @@ class FakeLLMServer:
             chat = line.get("body") or {}
             self.batch_requests.append(chat)
             _, status, payload = self._answer(chat, record=False)
-            body = payload if isinstance(payload, dict) else _json_or_text(payload)
-            entry = {"id": f"batch_req_{line['custom_id']}", "custom_id": line["custom_id"],
-                     "response": {"status_code": status, "request_id": f"req_{b['_answered']}", "body": body}, "error": None}
+            body = payload if isinstance(payload, dict) else json_or_text(payload)
+            entry = {
+                "id": f"batch_req_{line['custom_id']}",
+                "custom_id": line["custom_id"],
+                "response": {"status_code": status, "request_id": f"req_{b['_answered']}", "body": body},
+                "error": None,
+            }
             (b["_out"] if status == 200 else b["_err"]).append(entry)
             b["_answered"] += 1
         del b["_pending"][:k]
@@ -387,7 +379,9 @@ class FakeLLMServer:
         with self._lock:
             b = self.batches.get(request.match_info["bid"])
             if b is None:
-                return web.json_response({"error": {"message": "no such batch", "type": "invalid_request_error"}}, status=404)
+                return web.json_response(
+                    {"error": {"message": "no such batch", "type": "invalid_request_error"}}, status=404
+                )
             self.batch_polls += 1
         self._advance(b)
         return web.json_response(self._public(b))
@@ -395,7 +389,9 @@ class FakeLLMServer:
     async def _cancel_batch(self, request: web.Request) -> web.StreamResponse:
         b = self.batches.get(request.match_info["bid"])
         if b is None:
-            return web.json_response({"error": {"message": "no such batch", "type": "invalid_request_error"}}, status=404)
+            return web.json_response(
+                {"error": {"message": "no such batch", "type": "invalid_request_error"}}, status=404
+            )
         if b["status"] in ("validating", "in_progress"):
             b["status"], b["cancelling_at"] = "cancelling", int(time.time())
         return web.json_response(self._public(b))
@@ -453,19 +449,3 @@ class FakeLLMServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-__all__ = ["FakeLLMServer", "Reply", "criterion_name", "default_script", "fake_logprobs", "submission_text", "user_text"]
-
-
-if __name__ == "__main__":  # serve for manual experiments / subprocess tests
-    import sys
-
-    latency = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
-    srv = FakeLLMServer(latency=latency).start()
-    print(srv.url, flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        srv.stop()

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
 import numpy as np
 import polars as pl
-from rubrictools.metrics import resampling as bs
-from rubrictools.rubric import Rubric
-from rubrictools.human_agreement.catalog import CRITERION_METRICS, NaMode, Raters, SCORE, SCORE_METRICS
+
+from rubrictools.human_agreement.catalog import CRITERION_METRICS, SCORE, SCORE_METRICS, NaMode, Raters
 from rubrictools.human_agreement.estimate import finite_or_none, resampling_plan
 from rubrictools.human_agreement.kernels import criterion_kernels, score_kernels
 from rubrictools.human_agreement.pairs import criterion_pairs, score_pairs
-
+from rubrictools.metrics import resampling as bs
+from rubrictools.rubric import Rubric
 
 __all__ = ["compare"]
 
@@ -87,7 +88,7 @@ def compare(
             ka = criterion_kernels(a, kind, k, pos, [metric])
             kb = criterion_kernels(b, kind, k, pos, [metric])
         if not ka or not kb:
-            raise ValueError(f"metric {metric!r} does not apply to group {dict(zip(group_cols, key))}")
+            raise ValueError(f"metric {metric!r} does not apply to group {dict(zip(group_cols, key, strict=False))}")
         clusters = a["__cluster"].to_numpy()
         va, vb = ka[0].point()[metric], kb[0].point()[metric]
         diff = va - vb
@@ -102,14 +103,39 @@ def compare(
             ok = np.isfinite(d)
             if ok.any() and np.isfinite(diff):
                 p = float((1 + np.sum(np.abs(d[ok] - diff) >= abs(diff) - 1e-12)) / (ok.sum() + 1))
-        group = dict(zip(group_cols, key))
+        group = dict(zip(group_cols, key, strict=False))
         if score_level and "criterion" in by_list:
             group["criterion"] = SCORE
-        rows.append({**group, "metric": metric, f"value_{names[0]}": finite_or_none(va), f"value_{names[1]}": finite_or_none(vb),
-                     "diff": finite_or_none(diff), "ci_low": finite_or_none(low), "ci_high": finite_or_none(high), "p_value": finite_or_none(p),
-                     "n": a.height, "n_items": a["id"].n_unique(), "n_degenerate": n_deg})  # fmt: skip
-    schema: dict[str, Any] = {c: pl.String for c in (group_cols or (["criterion"] if score_level and "criterion" in by_list else []))}
-    schema.update({"metric": pl.String, f"value_{names[0]}": pl.Float64, f"value_{names[1]}": pl.Float64,
-                   "diff": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64, "p_value": pl.Float64,
-                   "n": pl.Int64, "n_items": pl.Int64, "n_degenerate": pl.Int64})  # fmt: skip
+        rows.append(
+            {
+                **group,
+                "metric": metric,
+                f"value_{names[0]}": finite_or_none(va),
+                f"value_{names[1]}": finite_or_none(vb),
+                "diff": finite_or_none(diff),
+                "ci_low": finite_or_none(low),
+                "ci_high": finite_or_none(high),
+                "p_value": finite_or_none(p),
+                "n": a.height,
+                "n_items": a["id"].n_unique(),
+                "n_degenerate": n_deg,
+            }
+        )
+    schema: dict[str, Any] = {
+        c: pl.String for c in (group_cols or (["criterion"] if score_level and "criterion" in by_list else []))
+    }
+    schema.update(
+        {
+            "metric": pl.String,
+            f"value_{names[0]}": pl.Float64,
+            f"value_{names[1]}": pl.Float64,
+            "diff": pl.Float64,
+            "ci_low": pl.Float64,
+            "ci_high": pl.Float64,
+            "p_value": pl.Float64,
+            "n": pl.Int64,
+            "n_items": pl.Int64,
+            "n_degenerate": pl.Int64,
+        }
+    )
     return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)

@@ -1,0 +1,104 @@
+"""What the fake server answers: scripted replies, the default rule, fake logprobs, request readers."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Reply",
+    "Script",
+    "criterion_name",
+    "default_script",
+    "fake_logprobs",
+    "json_or_text",
+    "submission_text",
+    "user_text",
+]
+
+
+@dataclass
+class Reply:
+    """What the server sends for one request."""
+
+    content: str | None = None
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    body: str | None = None  # raw body override (e.g. an error JSON)
+    label_probs: dict[str, float] | None = None  # top alternatives at the verdict token when logprobs are asked
+    samples: list[str] | None = None  # contents of the n choices when n > 1 is asked (cycled)
+    no_logprobs: bool = False  # behave like a provider that ignores the logprobs request
+
+
+Script = Callable[[dict[str, Any]], "Reply | str"]
+
+
+def user_text(request: dict[str, Any]) -> str:
+    return "\n".join(m.get("content", "") for m in request["messages"] if m["role"] == "user")
+
+
+def criterion_name(request: dict[str, Any]) -> str | None:
+    m = re.search(r"^Criterion name: (.+)$", user_text(request), re.M)
+    return m.group(1).strip() if m else None
+
+
+def submission_text(request: dict[str, Any]) -> str:
+    m = re.search(r"<submission>\n(.*)\n</submission>", user_text(request), re.S)
+    return m.group(1) if m else ""
+
+
+def default_script(request: dict[str, Any]) -> str:
+    """MET when the submission contains 'good', per criterion; per-item and holistic too."""
+    sub = submission_text(request).lower()
+    verdict = "MET" if "good" in sub else "UNMET"
+    system = request["messages"][0]["content"]
+    if "ONE overall score" in system:
+        return json.dumps({"score": 80 if verdict == "MET" else 20, "explanation": "fake holistic"})
+    if "EVERY criterion" in system:
+        names = re.findall(r"^Criterion name: (.+)$", user_text(request), re.M)
+        return json.dumps({"verdicts": [{"criterion": n, "verdict": verdict, "explanation": "fake"} for n in names]})
+    return json.dumps({"verdict": verdict, "explanation": f"fake judge saw {len(sub)} chars"})
+
+
+def fake_logprobs(text: str, label_probs: dict[str, float] | None, top: int) -> list[dict[str, Any]]:
+    """OpenAI-style token logprobs for ``text``: the verdict's value is one token whose top
+    alternatives follow ``label_probs``; every other token is certain. Tokens are split so
+    that the value's opening quote belongs to the token before it, as real tokenizers often do."""
+    import math
+    import re
+
+    m = re.search(r'"verdict"\s*:\s*"', text)
+    if m is None:
+        return [{"token": text, "logprob": 0.0, "top_logprobs": []}]
+    start = m.end()
+    end = text.find('"', start)
+    value = text[start:end]
+    pieces = [(text[:start], None), (value, label_probs), (text[end:], None)]
+    out = []
+    for tok, probs in pieces:
+        if not tok:
+            continue
+        if probs:
+            alts = sorted(probs.items(), key=lambda kv: -kv[1])[: max(top, 1)]
+            lp = math.log(probs.get(tok, max(min(probs.values()), 1e-9)))
+            out.append(
+                {
+                    "token": tok,
+                    "logprob": lp,
+                    "top_logprobs": [{"token": k, "logprob": math.log(v)} for k, v in alts if v > 0],
+                }
+            )
+        else:
+            out.append({"token": tok, "logprob": 0.0, "top_logprobs": [{"token": tok, "logprob": 0.0}]})
+    return out
+
+
+def json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

@@ -53,12 +53,11 @@ def make_inputs(items: int, criteria: int) -> tuple[pl.DataFrame, rt.Rubric]:
 
 def identical_requests(df: pl.DataFrame, rubric: rt.Rubric) -> list[tuple[list[dict], dict | None]]:
     """The exact (messages, response_format) pairs rubrictools sends, so both clients do the same work."""
-    from rubrictools.grading import _build_calls, _prepare, _resolve_judges
+    from rubrictools.grading.options import GradeOptions
+    from rubrictools.grading.plan import build_plan
 
-    inp = _prepare(df, rubric, "submission", "id", None, None, None)
-    judges = _resolve_judges(MODEL, {"api_base": "x"})
-    calls = _build_calls(inp, judges, "per_criterion", part="output", examples={}, shuffle_options=False, seed=0)
-    return [(c.messages, c.response_format) for c in calls]
+    plan = build_plan(df, rubric, GradeOptions(model=MODEL, id_column="id", api_base="x"))
+    return [(c.messages, c.response_format) for c in plan.calls]
 
 
 async def bare_litellm(srv: FakeLLMServer, requests: list[tuple[list[dict], dict | None]], concurrency: int) -> float:

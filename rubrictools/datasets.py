@@ -2,7 +2,7 @@
 autorubric's ``RubricDataset`` JSON format.
 
 >>> from rubrictools import datasets
->>> "demo_support" in datasets.list()["name"].to_list()
+>>> "demo_support" in datasets.catalogue()["name"].to_list()
 True
 >>> ds = datasets.load("demo_support")
 >>> ds.human.columns
@@ -21,10 +21,10 @@ Public sets ship numbers only; their text can be attached from a local copy
 
 from __future__ import annotations
 
-import builtins
 import html
 import json
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +37,7 @@ from rubrictools.rubric import Rubric
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools.rubric import Rubric
 
-__all__ = ["Dataset", "list", "llmbar_statistics", "load", "read_autorubric", "write_autorubric"]
+__all__ = ["Dataset", "catalogue", "llmbar_statistics", "load", "read_autorubric", "write_autorubric"]
 
 _CATALOGUE: dict[str, tuple[str, str]] = {
     "demo_support": ("demo/support", "customer-support answers; binary criteria and a penalty; 1-3 raters"),
@@ -100,7 +100,7 @@ class Dataset:
         if self.submissions is not None:
             parts.append(f"submissions={self.submissions.height}")
         if self.tables:
-            parts.append(f"tables={builtins.list(self.tables)}")
+            parts.append(f"tables={list(self.tables)}")
         return f"Dataset({self.name!r}, {', '.join(parts)})"
 
     def _repr_html_(self) -> str:
@@ -113,8 +113,12 @@ class Dataset:
         return f"<b>{html.escape(self.name)}</b><table>{rows}</table><pre>{html.escape(repr(self))}</pre>"
 
 
-def list() -> pl.DataFrame:
-    """Available datasets: ``name, kind, description, available`` (files present here)."""
+def catalogue() -> pl.DataFrame:
+    """Available datasets: ``name, kind, description, available`` (files present here).
+
+    >>> "demo_support" in catalogue()["name"].to_list()
+    True
+    """
     try:
         root: Path | None = _root()
     except FileNotFoundError:
@@ -140,7 +144,7 @@ def load(name: str, *, text_path: str | Path | None = None) -> Dataset:
     default the copy in ``../shared/datasets`` is used when present.
     """
     if name not in _CATALOGUE:
-        raise ValueError(f"unknown dataset {name!r}; available: {builtins.list(_CATALOGUE)}")
+        raise ValueError(f"unknown dataset {name!r}; available: {list(_CATALOGUE)}")
     folder = _root() / _CATALOGUE[name][0]
     card = json.loads((folder / "CARD.json").read_text())
     if name.startswith("demo_"):
@@ -449,3 +453,11 @@ def _autorubric_criterion(c: Any) -> dict[str, Any]:
         d["scale_type"] = c.scale
         d["options"] = [{"label": o.label, "value": o.value, "na": o.na} for o in c.options]
     return d
+
+
+def __getattr__(name: str) -> Any:
+    """``datasets.list()`` (0.1) shadowed the builtin; it is :func:`catalogue` now."""
+    if name == "list":
+        warnings.warn("rt.datasets.list() is now rt.datasets.catalogue()", DeprecationWarning, stacklevel=2)
+        return catalogue
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

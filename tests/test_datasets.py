@@ -144,3 +144,13 @@ def test_public_extracts_ship_numbers_and_ids_only() -> None:
             if dtype == pl.String:
                 longest = df[col].str.len_chars().max() or 0
                 assert longest <= 40, f"{f.name}:{col} holds text ({longest} chars)"
+
+
+def test_catalogue_replaces_list_which_shadowed_a_builtin():
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        old = rt.datasets.list()
+    assert old.equals(rt.datasets.catalogue())
+    assert any(issubclass(w.category, DeprecationWarning) for w in caught)

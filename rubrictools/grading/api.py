@@ -185,7 +185,7 @@ def grade(
         ``"per_criterion"`` (one call per submission x criterion), ``"per_item"`` (one call per
         submission, aligned by criterion name) or ``"holistic"`` (one 0-100 score).
     aggregate
-        Ensemble aggregation (see :mod:`rubrictools.judge.aggregate`).
+        Ensemble aggregation (see :mod:`rubrictools.grading.votes`).
     examples, max_examples
         Labelled few-shot examples (``submission, criterion, verdict[, explanation]``).
     shuffle_options, seed
@@ -205,7 +205,7 @@ def grade(
         missing or cannot separate the labels, from ``distribution_samples`` answers sampled
         at temperature 1 (``0`` disables sampling). ``distribution_source`` says which
         (``logprobs``, ``samples:n``, ``scripted`` or ``unavailable``). Feed it to
-        :mod:`rubrictools.calibrate` via ``calibrate.distributions_from_verdicts``.
+        :mod:`rubrictools.calibration` via ``calibrate.distributions_from_verdicts``.
     evidence, on_unsupported
         ``evidence=True`` asks the judge to quote the passage behind every verdict (``None``:
         only for criteria with ``evidence=True``; ``False``: never). The quote goes in an
@@ -217,12 +217,12 @@ def grade(
         Stream instead of holding everything in memory: ``df`` may then also be a parquet
         path or glob; it is graded ``batch_size`` rows at a time into parquet parts under the
         ``output`` directory, resumably, and a LazyFrame over the parts is returned (see
-        :mod:`rubrictools.streaming`).
+        :mod:`rubrictools.grading.streaming`).
     batch, batch_dir, poll_interval
         ``batch=True`` sends the requests as provider batch jobs (about half price, answered
         within 24 h) instead of live calls, waits for them (polling every ``poll_interval``
         seconds) and returns the same verdict table; the job is kept in ``batch_dir`` so a
-        closed notebook can collect it later (see :mod:`rubrictools.batching`,
+        closed notebook can collect it later (see :mod:`rubrictools.grading.batch`,
         :func:`~rubrictools.submit_batch` and :func:`~rubrictools.collect_batch`).
     api_base, api_key, temperature, max_tokens, timeout, max_concurrency, max_retries
         Settings of the :class:`~rubrictools.Judge` built when ``model`` is a string; see below.

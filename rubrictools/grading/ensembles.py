@@ -1,7 +1,7 @@
 """Combine the verdicts of several judges into one ensemble verdict per (submission, criterion).
 
 The same aggregation rules as ``grade(..., model=[...])`` (see
-:mod:`rubrictools.judge.aggregate`), applied to any verdict table with a ``judge`` column,
+:mod:`rubrictools.grading.votes`), applied to any verdict table with a ``judge`` column,
 e.g. recorded judgments from several models.
 
 >>> import polars as pl, rubrictools as rt

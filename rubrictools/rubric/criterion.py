@@ -50,7 +50,7 @@ class Criterion(BaseModel):
     aggregation
         Optional per-criterion ensemble aggregation override.
     rule
-        A deterministic :class:`~rubrictools.rules.Rule` (regex, substring, length,
+        A deterministic :class:`~rubrictools.rubric.Rule` (regex, substring, length,
         JSON schema) deciding the criterion without an LLM; ``requirement`` then defaults to
         the rule's description.
     disqualifier, cap

@@ -14,7 +14,7 @@ import pytest
 import rubrictools as rt
 from rubrictools.judge.cache import ResponseCache
 
-from .fake_server import Reply, default_script, submission_text
+from ..fake_server import Reply, default_script, submission_text
 from .test_grading import MODEL, ROOT, SECRET, _reset, df, rubric, run, server, with_fake_judge  # noqa: F401 - fixtures
 
 COMPARE = ["id", "criterion", "verdict", "value", "explanation", "judge"]

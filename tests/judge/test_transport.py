@@ -10,7 +10,7 @@ import pytest
 import rubrictools as rt
 
 from ..fake_server import Reply
-from ..test_grading import SECRET, _reset, df, rubric, run, server  # noqa: F401 - shared fixtures
+from ..grading.test_grading import SECRET, _reset, df, rubric, run, server  # noqa: F401 - shared fixtures
 
 
 def direct(df, rubric, server, tmp_path, **kw):

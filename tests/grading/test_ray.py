@@ -14,7 +14,7 @@ ray = pytest.importorskip("ray")
 
 import rubrictools as rt  # noqa: E402
 
-from .fake_server import FakeLLMServer, Reply, default_script, submission_text  # noqa: E402
+from ..fake_server import FakeLLMServer, Reply, default_script, submission_text  # noqa: E402
 from .test_grading import MODEL, SECRET  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(240)]

@@ -9,7 +9,7 @@ import pytest
 
 import rubrictools as rt
 
-from .fake_server import Reply, criterion_name, default_script, submission_text
+from ..fake_server import Reply, criterion_name, default_script, submission_text
 from .test_grading import _reset, run, server  # noqa: F401 - the loopback server fixtures and grading helper
 
 RUBRIC = rt.Rubric.from_dict(

@@ -20,11 +20,11 @@ import pytest
 import rubrictools as rt
 from rubrictools.judge.cache import ResponseCache
 
-from .fake_server import FakeLLMServer, Reply, default_script, submission_text
+from ..fake_server import FakeLLMServer, Reply, default_script, submission_text
 
 MODEL = "openai/gpt-4.1-mini"
 SECRET = "sk-test-DO-NOT-LEAK-123456"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

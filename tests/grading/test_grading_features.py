@@ -10,7 +10,7 @@ import pytest
 
 import rubrictools as rt
 
-from .fake_server import criterion_name, submission_text
+from ..fake_server import criterion_name, submission_text
 from .test_grading import MODEL, SECRET, _reset, server  # noqa: F401 - module-scoped loopback server fixtures
 
 

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 import rubrictools as rt
 from rubrictools.rubric import Criterion, Option, Rubric
 
-from .conftest import DATA
+from ..conftest import DATA
 
 
 def test_binary_defaults_and_autonaming():

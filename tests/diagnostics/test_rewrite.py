@@ -10,8 +10,8 @@ import pytest
 
 import rubrictools as rt
 
-from .fake_server import criterion_name, submission_text, user_text
-from .test_grading import MODEL, SECRET, _reset, server  # noqa: F401 - module-scoped loopback server fixtures
+from ..fake_server import criterion_name, submission_text, user_text
+from ..grading.test_grading import MODEL, SECRET, _reset, server  # noqa: F401 - module-scoped loopback server fixtures
 
 OPENERS = ["Sorry about that.", "Thanks for asking.", "Please note:", "Hello.", "Right."]
 

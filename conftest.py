@@ -1,0 +1,26 @@
+"""Session-wide test set-up for tests/, the docstring examples and the notebooks (nbmake).
+
+jupyter_client can block forever while closing a finished notebook's kernel client: its
+``stop_channels`` ends in ``zmq.Context.term()``, which waits for every socket of the context
+and sometimes never returns (jupyter/jupyter_client#771; seen here as a notebook run that
+finished all its cells and then hung). The channels are stopped in a helper thread, bounded
+in time; a context that will not terminate is abandoned, and the process exit reclaims it.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import jupyter_client.client
+
+_STOP_SECONDS = 20.0
+_stop_channels = jupyter_client.client.KernelClient.stop_channels
+
+
+def _bounded_stop_channels(self: jupyter_client.client.KernelClient) -> None:
+    worker = threading.Thread(target=_stop_channels, args=(self,), name="stop-kernel-channels", daemon=True)
+    worker.start()
+    worker.join(_STOP_SECONDS)
+
+
+jupyter_client.client.KernelClient.stop_channels = _bounded_stop_channels  # type: ignore[method-assign]

@@ -1,0 +1,84 @@
+"""The public surface: what ``help()``, tab completion and static tools see."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+import inspect
+import warnings
+from pathlib import Path
+
+import pytest
+
+import rubrictools as rt
+from rubrictools.grading.options import GradeOptions
+from rubrictools.moved import MOVED
+
+INIT = Path(rt.__file__)
+
+
+def test_all_is_a_literal_list_of_names_that_resolve() -> None:
+    tree = ast.parse(INIT.read_text())
+    (node,) = [n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "__all__"]
+    names = ast.literal_eval(node.value)
+    assert names == rt.__all__ and len(set(names)) == len(names)
+    for name in names:
+        assert getattr(rt, name) is not None, name
+
+
+def test_grade_signature_lists_every_option_with_its_default() -> None:
+    defaults = {f.name: f.default for f in dataclasses.fields(GradeOptions)}
+    for fn in (rt.grade, rt.agrade, rt.submit_batch):
+        params = inspect.signature(fn).parameters
+        assert list(params)[:2] == ["df", "rubric"], fn
+        for name, default in defaults.items():
+            assert name in params, f"{fn.__name__} lacks {name}"
+            assert params[name].kind is inspect.Parameter.KEYWORD_ONLY, (fn.__name__, name)
+            assert params[name].default == default, (fn.__name__, name, params[name].default, default)
+        assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()), fn
+    grade = inspect.signature(rt.grade).parameters
+    assert grade["column"].default == "submission" and grade["cache"].default is True
+    assert {"output", "batch_size", "batch", "batch_dir", "poll_interval"} <= set(grade)
+
+
+def test_help_of_grade_names_its_parameters() -> None:
+    doc = inspect.getdoc(rt.grade) or ""
+    for name in ("column", "id_column", "model", "mode", "cache", "max_cost_usd", "progress", "Returns", "Example"):
+        assert name in doc, name
+
+
+def test_options_are_checked_before_any_call() -> None:
+    import polars as pl
+
+    df = pl.DataFrame({"submission": ["a"]})
+    rubric = rt.Rubric.from_dict([{"requirement": "x"}])
+    with pytest.raises(ValueError, match="mode must be one of"):
+        rt.grade(df, rubric, model=rt.ScriptedJudge(), mode="per_sentence")  # type: ignore[call-overload]
+    with pytest.raises(ValueError, match="distribution=True needs mode='per_criterion'"):
+        rt.grade(df, rubric, model=rt.ScriptedJudge(), mode="holistic", distribution=True)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colum'"):
+        rt.grade(df, rubric, model=rt.ScriptedJudge(), colum="submission")  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_moved_modules_still_import_with_a_deprecation_warning(old: str) -> None:
+    new = importlib.import_module(MOVED[old])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mod = importlib.import_module(old)
+    public = [n for n in getattr(new, "__all__", []) if not n.startswith("_")]
+    for name in public:
+        assert getattr(mod, name) is getattr(new, name)
+    if old not in ("rubrictools.calibrate", "rubrictools.ray"):
+        assert any(issubclass(w.category, DeprecationWarning) for w in caught) or old in __import__("sys").modules
+
+
+def test_old_spellings_keep_working() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from rubrictools.batching import BatchJob
+        from rubrictools.reliability import agreement
+    assert BatchJob is rt.BatchJob and agreement is rt.agreement
+    assert rt.calibrate.fit is importlib.import_module("rubrictools.calibration").fit
+    assert rt.ray.grade is importlib.import_module("rubrictools.grading.ray").grade

@@ -14,7 +14,7 @@ from rubrictools import metrics as m
 
 
 def test_catalogue_lists_everything_and_all_load() -> None:
-    cat = ds.list()
+    cat = ds.catalogue()
     assert cat["available"].all()
     for name in cat["name"]:
         d = ds.load(name)

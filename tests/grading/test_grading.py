@@ -451,8 +451,8 @@ def test_resume_after_sigkill_repeats_no_successful_call(rubric, tmp_path):
             import polars as pl, rubrictools as rt
             rubric = rt.Rubric.from_dict({rubric.to_dict()!r})
             df = pl.DataFrame({{"submission": [f"good {{i}}" for i in range(60)]}})
-            rt.grade(df, rubric, model="{MODEL}", api_base="{srv.url}", api_key="{SECRET}", "
-                "cache=r"{cache}", max_concurrency=4, progress=False)
+            rt.grade(df, rubric, model="{MODEL}", api_base="{srv.url}", api_key="{SECRET}",
+                     cache=r"{cache}", max_concurrency=4, progress=False)
         """)
         env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
         proc = subprocess.Popen([sys.executable, "-c", script], env=env, cwd=ROOT)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,16 +116,18 @@ def build_calls(inp: Inputs, judges: Sequence[AnyJudge], opts: GradeOptions) -> 
         opts.evidence,
     )
     make_tasks = MODES[opts.mode]
-    formats: dict[tuple[int, str], dict[str, Any] | None] = {}
+    formats: dict[tuple[int, Hashable], dict[str, Any] | None] = {}
     memo: dict[int, Rubric | None] = {}
 
     def response_format(ji: int, task: JudgeTask) -> dict[str, Any] | None:
         j = judges[ji]
         if not isinstance(j, Judge):
             return None
-        schema, name = task.schema()
-        k = (ji, json.dumps(schema, sort_keys=True))
+        k = (ji, task.schema_key())
+        if k[1] is None:
+            k = (ji, json.dumps(task.schema()[0], sort_keys=True))
         if k not in formats:
+            schema, name = task.schema()
             formats[k] = response_format_for(j, schema, name)
         return formats[k]
 

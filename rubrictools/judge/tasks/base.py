@@ -14,7 +14,7 @@ only ever call these methods, so a new mode (pairwise, conversations) is one mor
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -79,6 +79,10 @@ class JudgeTask(ABC):
     @abstractmethod
     def schema(self) -> tuple[dict[str, Any], str]:
         """The JSON schema a valid reply follows, and its name."""
+
+    def schema_key(self) -> Hashable | None:
+        """A cheap key under which equal schemas are built once per run (None: key by content)."""
+        return None
 
     @abstractmethod
     def parse(self, content: str | None) -> Parsed:

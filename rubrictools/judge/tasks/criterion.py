@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rubrictools.judge.distribution import from_logprobs, from_samples
@@ -60,6 +60,9 @@ class CriterionTask(JudgeTask):
         return ({"evidence"} if self.evidence else set()) | (
             {"option_order"} if self.option_order is not None else set()
         )
+
+    def schema_key(self) -> Hashable:
+        return ("criterion", id(self.criterion), self.evidence)
 
     def schema(self) -> tuple[dict[str, Any], str]:
         return criterion_schema(self.criterion, evidence=self.evidence), "criterion_verdict"

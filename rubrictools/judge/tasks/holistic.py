@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rubrictools.judge.parsing import ParseError, parse_holistic
@@ -36,6 +37,9 @@ class HolisticTask(JudgeTask):
 
     def optional_columns(self) -> set[str]:
         return {"llm_raw_score"}
+
+    def schema_key(self) -> Hashable:
+        return "holistic"
 
     def schema(self) -> tuple[dict[str, Any], str]:
         return HOLISTIC_SCHEMA, "holistic_score"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rubrictools.judge.parsing import ParseError, parse_item, parse_item_evidence
@@ -52,6 +52,9 @@ class ItemTask(JudgeTask):
 
     def optional_columns(self) -> set[str]:
         return {"evidence"} if self.evidence else set()
+
+    def schema_key(self) -> Hashable:
+        return ("item", id(self.judged), bool(self.evidence))
 
     def schema(self) -> tuple[dict[str, Any], str]:
         return item_schema(self.judged, evidence=bool(self.evidence)), "rubric_verdicts"

@@ -22,7 +22,26 @@ def to_polars(df: Any, *, name: str = "df") -> pl.DataFrame:
         return df.collect()
     mod = type(df).__module__
     if mod.startswith("pandas"):
-        return pl.from_pandas(df.reset_index(drop=True) if hasattr(df, "reset_index") else df)
+        frame = df.reset_index(drop=True) if hasattr(df, "reset_index") else df
+        try:
+            return pl.from_pandas(frame)
+        except Exception as e:
+            where = _bad_text(frame)
+            if where is None:
+                raise
+            raise ValueError(f"{name}: {where}: invalid Unicode (an unpaired surrogate); repair the text first") from e
     if isinstance(df, dict):
         return pl.DataFrame(df)
     raise TypeError(f"{name}: expected a polars or pandas DataFrame, got {type(df).__name__}")
+
+
+def _bad_text(frame: Any) -> str | None:
+    """``column 'c', row i`` of the first string that cannot be encoded as UTF-8, else None."""
+    for col in frame.columns:
+        for i, v in enumerate(frame[col].tolist()):
+            if isinstance(v, str):
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    return f"column {col!r}, row {i}"
+    return None

@@ -6,6 +6,7 @@ A submission is a string, or a ``{"thinking", "output"}`` mapping, or text marke
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,11 +21,48 @@ class Submission:
     thinking: str | None = None
 
 
-def split_submission(value: Any) -> Submission:
-    """Split ``{"thinking", "output"}`` dicts and ``<thinking>/<output>`` marked strings.
+def _check_text(text: str) -> str:
+    """``text`` if it can be sent as UTF-8; lone surrogates (from some pandas or file inputs) cannot."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(
+            f"text has an unpaired surrogate {text[e.start : e.end]!r} at character {e.start} (invalid Unicode); "
+            "repair it, e.g. s.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace')"
+        ) from None
+    return text
 
-    >>> split_submission("<thinking>hmm</thinking><output>42</output>")
+
+def _marked(text: str) -> Submission:
+    """Split ``<thinking>...</thinking><output>...</output>``; refuse text outside the markers."""
+    pattern = re.compile(r"\s*(?:<thinking>(.*?)</thinking>)?\s*<output>(.*?)</output>\s*", re.S | re.I)
+    m = pattern.fullmatch(text)
+    if m is None:
+        pattern_rev = re.compile(r"\s*<output>(.*?)</output>\s*<thinking>(.*?)</thinking>\s*", re.S | re.I)
+        r = pattern_rev.fullmatch(text)
+        if r is None:
+            raise ValueError(
+                "with thinking_markers=True a submission must be <thinking>...</thinking><output>...</output> "
+                "(thinking optional) with no text outside the markers"
+            )
+        return Submission(output=r.group(1).strip(), thinking=r.group(2).strip())
+    thinking = m.group(1)
+    return Submission(output=m.group(2).strip(), thinking=None if thinking is None else thinking.strip())
+
+
+def split_submission(value: Any, *, markers: bool = False) -> Submission:
+    """What is graded in one submission value.
+
+    A ``{"thinking", "output"}`` mapping (a polars struct) is split into its parts. A string is
+    the output, verbatim: submissions are untrusted, so text that merely contains
+    ``<output>`` tags is never cut down to them. Only with ``markers=True`` (the user says
+    the strings are marked) is ``<thinking>...</thinking><output>...</output>`` split, and
+    then text outside the markers is an error rather than silently dropped.
+
+    >>> split_submission("<thinking>hmm</thinking><output>42</output>", markers=True)
     Submission(output='42', thinking='hmm')
+    >>> split_submission("Rude. <output>polite</output>").output
+    'Rude. <output>polite</output>'
     """
     if value is None:
         raise ValueError("submission is null")
@@ -33,20 +71,12 @@ def split_submission(value: Any) -> Submission:
         if unknown:
             raise ValueError(f"submission dict has unknown keys {sorted(unknown)}; expected 'thinking' and 'output'")
         thinking = value.get("thinking")
-        return Submission(output=str(value.get("output") or ""), thinking=None if thinking is None else str(thinking))
-    text = str(value)
-    low = text.lower()
-    if "<output>" in low and "</output>" in low:
-
-        def section(tag: str) -> str | None:
-            s = low.find(f"<{tag}>")
-            e = low.find(f"</{tag}>", s + 1)
-            if s < 0 or e < 0:
-                return None
-            return text[s + len(tag) + 2 : e].strip()
-
-        return Submission(output=section("output") or "", thinking=section("thinking"))
-    return Submission(output=text)
+        return Submission(
+            output=_check_text(str(value.get("output") or "")),
+            thinking=None if thinking is None else _check_text(str(thinking)),
+        )
+    text = _check_text(str(value))
+    return _marked(text) if markers else Submission(output=text)
 
 
 def graded_text(sub: Submission, part: str) -> str:

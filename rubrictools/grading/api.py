@@ -45,6 +45,7 @@ def grade(
     shuffle_options: bool = False,
     seed: int = 0,
     grade_part: GradePart = "output",
+    thinking_markers: bool = False,
     cache: CacheSetting = True,
     max_cost_usd: float | None = None,
     progress: bool = True,
@@ -67,6 +68,7 @@ def grade(
     transport: Transport | None = None,
     output: None = None,
     batch_size: int = 10_000,
+    retry_errors: bool = True,
     batch: bool = False,
     batch_dir: str | Path | None = None,
     poll_interval: float = 30.0,
@@ -91,6 +93,7 @@ def grade(
     shuffle_options: bool = False,
     seed: int = 0,
     grade_part: GradePart = "output",
+    thinking_markers: bool = False,
     cache: CacheSetting = True,
     max_cost_usd: float | None = None,
     progress: bool = True,
@@ -113,6 +116,7 @@ def grade(
     transport: Transport | None = None,
     output: str | Path,
     batch_size: int = 10_000,
+    retry_errors: bool = True,
     batch: bool = False,
     batch_dir: str | Path | None = None,
     poll_interval: float = 30.0,
@@ -136,6 +140,7 @@ def grade(
     shuffle_options: bool = False,
     seed: int = 0,
     grade_part: GradePart = "output",
+    thinking_markers: bool = False,
     cache: CacheSetting = True,
     max_cost_usd: float | None = None,
     progress: bool = True,
@@ -158,6 +163,7 @@ def grade(
     transport: Transport | None = None,
     output: str | Path | None = None,
     batch_size: int = 10_000,
+    retry_errors: bool = True,
     batch: bool = False,
     batch_dir: str | Path | None = None,
     poll_interval: float = 30.0,
@@ -175,8 +181,9 @@ def grade(
         :class:`~rubrictools.ScriptedJudge` (offline, not a model; also ``"rubrictools/scripted"``),
         or a list of them for an ensemble.
     column, id_column
-        Submission column (strings, ``{"thinking", "output"}`` structs, or text with
-        ``<thinking>/<output>`` markers) and id column (row index when None; must be unique).
+        Submission column (strings, ``{"thinking", "output"}`` structs, or text marked with
+        ``<thinking>/<output>`` when ``thinking_markers=True``) and id column (row index when
+        None; must be unique).
     query_column, reference_column
         Optional prompt and exemplar answer shown to the judge.
     rubric_column
@@ -190,6 +197,11 @@ def grade(
         Labelled few-shot examples (``submission, criterion, verdict[, explanation]``).
     shuffle_options, seed
         Present multi-choice options in a seeded random order (recorded in ``option_order``).
+    thinking_markers
+        Read string submissions marked ``<thinking>...</thinking><output>...</output>`` as
+        thinking/output pairs (text outside the markers is an error). Off by default: a
+        submission is untrusted text, and one that merely contains ``<output>`` tags is graded
+        whole, never cut down to them.
     grade_part
         For thinking/output submissions: grade the ``"output"`` (default), ``"thinking"`` or ``"all"``.
     cache
@@ -213,11 +225,13 @@ def grade(
         whitespace-normalised match). A verdict that claims something (MET, or above the
         lowest option) without a matching quote is flagged (``on_unsupported="flag"``) or
         falls to the criterion's lowest label (``"downgrade"``).
-    output, batch_size
+    output, batch_size, retry_errors
         Stream instead of holding everything in memory: ``df`` may then also be a parquet
         path or glob; it is graded ``batch_size`` rows at a time into parquet parts under the
         ``output`` directory, resumably, and a LazyFrame over the parts is returned (see
-        :mod:`rubrictools.grading.streaming`).
+        :mod:`rubrictools.grading.streaming`). On a resume, ``retry_errors=True`` re-grades
+        the submissions of finished parts that have error rows (their successful calls come
+        from the cache) and rewrites those parts atomically.
     batch, batch_dir, poll_interval
         ``batch=True`` sends the requests as provider batch jobs (about half price, answered
         within 24 h) instead of live calls, waits for them (polling every ``poll_interval``
@@ -256,7 +270,7 @@ def grade(
         job = submit_batch_plan(df, rubric, opts, path=batch_dir)
         return job.collect(poll_interval=poll_interval, progress=progress)
     if output is not None:
-        return grade_to_parquet(df, rubric, output, opts=opts, batch_size=batch_size)
+        return grade_to_parquet(df, rubric, output, opts=opts, batch_size=batch_size, retry_errors=retry_errors)
     return grade_frame(df, rubric, opts)
 
 
@@ -277,6 +291,7 @@ async def agrade(
     shuffle_options: bool = False,
     seed: int = 0,
     grade_part: GradePart = "output",
+    thinking_markers: bool = False,
     cache: CacheSetting = True,
     max_cost_usd: float | None = None,
     progress: bool = True,

@@ -8,14 +8,18 @@ is the same for every mode, for live grading, streaming slices, batch retries an
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from rubrictools.grading.answers import cache_entry, from_cache
 from rubrictools.grading.inputs import AnyJudge
 from rubrictools.judge import Call, CallResult, Judge, ResponseCache, ScriptedJudge, apply_answer
+from rubrictools.judge.providers import require_credentials
+from rubrictools.judge.retry import scrub_secrets
 from rubrictools.judge.transport import complete
 
 __all__ = ["BUDGET_ERROR", "CANCELLED_ERROR", "execute"]
@@ -43,6 +47,7 @@ class _Run:
         self.cancel = cancel
         self.sems = [asyncio.Semaphore(getattr(j, "max_concurrency", 16)) for j in judges]
         self.stats = {"calls": 0, "errors": 0}
+        self.keys = [j.api_key.get_secret_value() for j in judges if isinstance(j, Judge) and j.api_key is not None]
 
     def over_budget(self) -> bool:
         return self.max_cost is not None and self.spent >= self.max_cost
@@ -99,9 +104,24 @@ class _Run:
             if apply_answer(call, res.content):
                 if call.wants_distribution:
                     budget = await self._distribution(call, judge, res, budget)
-                if self.cache is not None and call.key is not None:
-                    self.cache.put(call.key, judge.model, cache_entry(call))
+                self._store(judge, call)
                 return
+
+    def _store(self, judge: Judge, call: Call) -> None:
+        """Cache an answer. A cache that cannot be written never costs the verdict: warn once,
+        keep the answer, and stop caching for the rest of the run."""
+        if self.cache is None or call.key is None:
+            return
+        try:
+            self.cache.put(call.key, judge.model, cache_entry(call))
+        except (sqlite3.Error, OSError) as e:
+            self.cache = None
+            warnings.warn(
+                f"response cache write failed ({type(e).__name__}: {e}); the verdicts are kept, but answers from "
+                "here on are not cached (a re-run would ask them again)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
     async def _distribution(self, call: Call, judge: Judge, res: CallResult, budget: int) -> int:
         """Fill ``call.dist`` from the answer's logprobs, else from ``dist_samples`` sampled answers."""
@@ -156,6 +176,8 @@ async def execute(
     if cache is not None:
         _answer_from_cache(calls, cache)
     todo = [c for c in calls if not c.cached]
+    asked = {c.judge_i for c in todo}
+    require_credentials([j for i, j in enumerate(judges) if i in asked and isinstance(j, Judge)])
     bar = _progress_bar(len(todo), progress, "grading")
     run = _Run(judges, cache, max_cost_usd, bar, cancel or threading.Event())
     queue: asyncio.Queue[Call] = asyncio.Queue()
@@ -175,7 +197,7 @@ async def execute(
                 c.error = c.error or CANCELLED_ERROR
                 raise
             except Exception as e:
-                c.error = f"internal: {type(e).__name__}: {e}"
+                c.error = scrub_secrets(f"internal: {type(e).__name__}: {e}", run.keys)
 
     try:
         await asyncio.gather(*(worker() for _ in range(n_workers)))

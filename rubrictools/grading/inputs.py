@@ -63,6 +63,11 @@ def _check_columns(frame: pl.DataFrame, opts: GradeOptions) -> None:
         col = getattr(opts, name)
         if col is not None and col not in frame.columns:
             raise ValueError(f"{name}={col!r} is not a column of the DataFrame (columns: {frame.columns})")
+        if col is not None and name != "rubric_column" and frame.schema[col] == pl.Object:
+            raise ValueError(
+                f"{name}={col!r} holds Python objects (polars Object dtype); convert it to strings "
+                "(or, for the submission column, a struct of thinking/output) first"
+            )  # a rubric column may hold Rubric objects
 
 
 def _ids(frame: pl.DataFrame, id_column: str | None) -> tuple[list[Any], pl.DataType]:
@@ -107,7 +112,7 @@ def prepare(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Inputs:
     subs = []
     for i, value in enumerate(frame[opts.column].to_list()):
         try:
-            subs.append(split_submission(value))
+            subs.append(split_submission(value, markers=opts.thinking_markers))
         except ValueError as e:
             raise ValueError(f"column {opts.column!r}: row {i} (id {ids[i]!r}): {e}") from None
     n = frame.height

@@ -60,6 +60,7 @@ class GradeOptions:
     shuffle_options: bool = False
     seed: int = 0
     grade_part: GradePart = "output"
+    thinking_markers: bool = False
     cache: CacheSetting = True
     max_cost_usd: float | None = None
     progress: bool = True
@@ -126,6 +127,7 @@ class GradeOptions:
             "shuffle_options",
             "seed",
             "grade_part",
+            "thinking_markers",
             "distribution",
             "evidence",
             "on_unsupported",

@@ -133,6 +133,7 @@ def apply_rules(
     column: str = "submission",
     id_column: str | None = None,
     grade_part: str = "output",
+    thinking_markers: bool = False,
 ) -> pl.DataFrame:
     """Evaluate the rubric's rule criteria over a whole column, with no LLM.
 
@@ -156,10 +157,13 @@ def apply_rules(
         raise ValueError(f"id_column={id_column!r} is not a column of the DataFrame (columns: {frame.columns})")
     ids = frame[id_column] if id_column is not None else pl.Series("id", range(frame.height), dtype=pl.Int64)
     col = frame[column]
-    if col.dtype == pl.String and not col.str.contains("(?i)</output>").any():
-        texts = col
+    if col.dtype == pl.String and not thinking_markers:
+        texts = col  # plain strings are graded verbatim
     else:  # structured or marked submissions: split per row
-        texts = pl.Series([graded_text(split_submission(x), grade_part) for x in col.to_list()], dtype=pl.String)
+        texts = pl.Series(
+            [graded_text(split_submission(x, markers=thinking_markers), grade_part) for x in col.to_list()],
+            dtype=pl.String,
+        )
     return rule_table(ids, texts, rubric).drop("__row", "__pos")
 
 

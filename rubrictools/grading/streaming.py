@@ -63,6 +63,7 @@ def _fingerprint(rubric: Rubric | None, opts: GradeOptions, batch_size: int) -> 
         "reference_column",
         "shuffle_options",
         "seed",
+        "thinking_markers",
     )
     default = GradeOptions()
     settings = {k: getattr(opts, k) for k in keys if getattr(opts, k) != getattr(default, k)}
@@ -80,7 +81,16 @@ def _fingerprint(rubric: Rubric | None, opts: GradeOptions, batch_size: int) -> 
 def _open_manifest(out: Path, fp: str, n: int, batch_size: int, n_parts: int) -> None:
     man_path = out / MANIFEST
     if man_path.exists():
-        old = json.loads(man_path.read_text())
+        try:
+            old = json.loads(man_path.read_text())
+            if not isinstance(old, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as e:
+            raise ValueError(
+                f"{man_path} is unreadable ({e}); it records what the parts in {out} were graded with. Delete "
+                f"{out} (or just {MANIFEST} and the part files) to start again: the response cache keeps every "
+                "answer already paid for"
+            ) from None
         if old.get("fingerprint") != fp or old.get("rows") != n:
             raise ValueError(
                 f"{out} holds parts graded with other settings (rubric, judges, batch size, columns or input size "
@@ -90,16 +100,56 @@ def _open_manifest(out: Path, fp: str, n: int, batch_size: int, n_parts: int) ->
     stale = sorted(out.glob("part-*.parquet"))
     if stale:
         raise ValueError(f"{out} has {len(stale)} parquet part(s) but no {MANIFEST}; refusing to mix them in")
-    man_path.write_text(json.dumps({"fingerprint": fp, "rows": n, "batch_size": batch_size, "parts": n_parts}))
+    tmp = man_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps({"fingerprint": fp, "rows": n, "batch_size": batch_size, "parts": n_parts}))
+    os.replace(tmp, man_path)  # the manifest is either complete or absent
+
+
+def _write_part(v: pl.DataFrame, part: Path) -> None:
+    tmp = part.with_suffix(".parquet.tmp")
+    v.write_parquet(tmp)
+    os.replace(tmp, part)  # a part is either complete or absent
+
+
+def _chunk(lf: pl.LazyFrame, k: int, batch_size: int, opts: GradeOptions) -> pl.DataFrame:
+    chunk = lf.slice(k * batch_size, batch_size).collect()
+    if opts.id_column is None:  # global row numbers stay unique across parts
+        chunk = chunk.with_row_index("__rt_row", offset=k * batch_size).with_columns(pl.col("__rt_row").cast(pl.Int64))
+    return chunk
+
+
+def _retry_failed(part: Path, chunk: pl.DataFrame, rubric: Rubric | None, opts: GradeOptions) -> int:
+    """Re-grade the submissions of a finished part that have error rows, and rewrite the part
+    atomically; returns how many submissions were re-graded."""
+    old = pl.read_parquet(part)
+    failed = old.filter(pl.col("error").is_not_null())["id"].unique()
+    if failed.len() == 0:
+        return 0
+    id_col = opts.id_column or "__rt_row"
+    fresh = grade_frame(chunk.filter(pl.col(id_col).is_in(failed.implode())), rubric, opts)
+    order = chunk.select(pl.col(id_col).alias("id"), pl.int_range(pl.len()).alias("__order"))
+    merged = pl.concat([old.filter(~pl.col("id").is_in(failed.implode())), fresh.select(old.columns)], how="vertical")
+    merged = merged.join(order, on="id", how="left", maintain_order="left").sort("__order", maintain_order=True)
+    _write_part(merged.drop("__order"), part)
+    return failed.len()
 
 
 def grade_to_parquet(
-    source: Any, rubric: Rubric | None, output: str | Path, *, opts: GradeOptions, batch_size: int = 10_000
+    source: Any,
+    rubric: Rubric | None,
+    output: str | Path,
+    *,
+    opts: GradeOptions,
+    batch_size: int = 10_000,
+    retry_errors: bool = True,
 ) -> pl.LazyFrame:
     """Grade ``source`` slice by slice into parquet parts under ``output``; see module docstring.
 
     Without ``id_column``, ids are global row numbers (``0..n-1`` across slices), so they stay
-    unique. Returns a LazyFrame over every part, in input order.
+    unique. On a resume, finished parts are not graded again, except that with
+    ``retry_errors=True`` the submissions with error rows (a 429, a timeout, a budget stop...)
+    are re-graded and their part rewritten atomically; the response cache answers every call
+    of them that had succeeded. Returns a LazyFrame over every part, in input order.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -125,15 +175,9 @@ def grade_to_parquet(
         for k in range(n_parts):
             part = out / f"part-{k:05d}.parquet"
             if not part.exists():
-                chunk = lf.slice(k * batch_size, batch_size).collect()
-                if opts.id_column is None:
-                    chunk = chunk.with_row_index("__rt_row", offset=k * batch_size).with_columns(
-                        pl.col("__rt_row").cast(pl.Int64)
-                    )
-                v = grade_frame(chunk, rubric, slice_opts)
-                tmp = part.with_suffix(".parquet.tmp")
-                v.write_parquet(tmp)
-                os.replace(tmp, part)  # a part is either complete or absent
+                _write_part(grade_frame(_chunk(lf, k, batch_size, opts), rubric, slice_opts), part)
+            elif retry_errors and pl.scan_parquet(part).select(pl.col("error").is_not_null().any()).collect().item():
+                _retry_failed(part, _chunk(lf, k, batch_size, opts), rubric, slice_opts)
             if bar is not None:
                 bar.update(1)
     finally:

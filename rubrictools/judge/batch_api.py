@@ -17,7 +17,7 @@ from rubrictools.judge.distribution import normalise_logprobs
 from rubrictools.judge.pricing import token_cost
 from rubrictools.judge.providers import provider_of
 from rubrictools.judge.result import CallResult
-from rubrictools.judge.retry import backoff_delay, is_retryable, scrub
+from rubrictools.judge.retry import backoff_delay, is_retryable, scrub, scrub_secrets
 
 __all__ = ["batch_call", "credentials", "line_result", "read_lines"]
 
@@ -71,12 +71,12 @@ def line_result(line: dict[str, Any], prices: tuple[float, float] | None) -> Cal
     if err and not resp:
         code = err.get("code") if isinstance(err, dict) else None
         msg = err.get("message") if isinstance(err, dict) else str(err)
-        return CallResult(error=f"batch: {code or 'error'}: {msg}")
+        return CallResult(error=scrub_secrets(f"batch: {code or 'error'}: {msg}"))
     if status != 200 or not isinstance(body, dict):
         detail = body.get("error", body) if isinstance(body, dict) else body
         if isinstance(detail, dict):
             detail = detail.get("message") or json.dumps(detail)
-        return CallResult(error=f"batch line failed: HTTP {status}: {str(detail)[:300]}")
+        return CallResult(error=scrub_secrets(f"batch line failed: HTTP {status}: {str(detail)[:300]}"))
     choices = body.get("choices") or []
     if not choices:
         return CallResult(error="batch line failed: the answer has no choices")

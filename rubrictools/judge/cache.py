@@ -10,9 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import sqlite3
 import threading
 import time
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +44,51 @@ def cache_key(request: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def _is_lock_error(e: BaseException) -> bool:
+    return "locked" in str(e) or "busy" in str(e)
+
+
+def _connect(path: Path, *, wait_s: float = 30.0) -> sqlite3.Connection:
+    """Open (creating if needed) the cache database. Several processes may create the same new
+    file at once: a transient "database is locked" while one of them switches it to WAL is
+    retried with jittered backoff for up to ``wait_s`` seconds."""
+    deadline = time.monotonic() + wait_s
+    delay = 0.005
+    while True:
+        conn = sqlite3.connect(path, check_same_thread=False, timeout=wait_s, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA busy_timeout={int(wait_s * 1000)}")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, content TEXT NOT NULL, "
+                "prompt_tokens INTEGER, completion_tokens INTEGER, cost_usd REAL, created REAL, extra TEXT)"
+            )
+            cols = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
+            if "extra" not in cols:  # a cache written by an earlier version
+                conn.execute("ALTER TABLE responses ADD COLUMN extra TEXT")
+            return conn
+        except sqlite3.OperationalError as e:
+            conn.close()
+            if not _is_lock_error(e) or time.monotonic() >= deadline:
+                raise
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 0.25)
+        except sqlite3.DatabaseError:
+            conn.close()
+            raise
+
+
+def _move_aside(path: Path) -> Path:
+    """Rename an unreadable cache file (and its WAL files) to ``<name>.corrupt-<time>``."""
+    aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+    for suffix in ("", "-wal", "-shm"):
+        part = path.with_name(path.name + suffix)
+        if part.exists():
+            os.replace(part, aside.with_name(aside.name + suffix))
+    return aside
+
+
 @dataclass(frozen=True)
 class CachedResponse:
     content: str
@@ -58,16 +105,19 @@ class ResponseCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, content TEXT NOT NULL, "
-            "prompt_tokens INTEGER, completion_tokens INTEGER, cost_usd REAL, created REAL, extra TEXT)"
-        )
-        cols = {row[1] for row in self._conn.execute("PRAGMA table_info(responses)")}
-        if "extra" not in cols:  # a cache written by an earlier version
-            self._conn.execute("ALTER TABLE responses ADD COLUMN extra TEXT")
+        try:
+            self._conn = _connect(self.path)
+        except sqlite3.DatabaseError as e:
+            if _is_lock_error(e):
+                raise sqlite3.OperationalError(f"response cache {self.path}: {e} (another process holds it)") from e
+            aside = _move_aside(self.path)
+            warnings.warn(
+                f"response cache {self.path} is unreadable ({e}); moved it to {aside} and started a new one "
+                "(answers in the old file will be asked again)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            self._conn = _connect(self.path)
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.path)!r})"
@@ -84,8 +134,15 @@ class ResponseCache:
                     "SELECT key, content, prompt_tokens, completion_tokens, cost_usd, extra FROM responses "
                     f"WHERE key IN ({marks})"
                 )
-                for k, content, pt, ct, cost, extra in self._conn.execute(q, chunk):
-                    out[k] = CachedResponse(content, pt, ct, cost, extra)
+                try:
+                    for k, content, pt, ct, cost, extra in self._conn.execute(q, chunk):
+                        out[k] = CachedResponse(content, pt, ct, cost, extra)
+                except sqlite3.DatabaseError as e:
+                    if _is_lock_error(e):
+                        raise
+                    raise sqlite3.DatabaseError(
+                        f"response cache {self.path}: {e}; move the file aside (the next run starts a new one)"
+                    ) from e
         return out
 
     _INSERT = (

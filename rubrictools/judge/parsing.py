@@ -28,30 +28,66 @@ class ParseError(ValueError):
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 
 
+_ANSWER_KEYS = ("verdict", "verdicts", "score", "label", "criterion_status", "status", "answer")
+
+
+def _objects(s: str) -> list[Any]:
+    """Every top-level JSON object in ``s``: fenced blocks first, else objects embedded in prose."""
+    fenced = []
+    for m in _FENCE.finditer(s):
+        try:
+            fenced.append(json.loads(m.group(1).strip()))
+        except json.JSONDecodeError:
+            continue
+    if fenced:
+        return fenced
+    dec = json.JSONDecoder()
+    found, i = [], 0
+    while (i := s.find("{", i)) >= 0:
+        try:
+            obj, end = dec.raw_decode(s, i)
+        except json.JSONDecodeError:
+            i += 1
+            continue
+        found.append(obj)
+        i = end
+    return found
+
+
+def _answer_part(obj: Any) -> Any:
+    return {k: obj[k] for k in _ANSWER_KEYS if k in obj} if isinstance(obj, dict) else None
+
+
 def extract_json(text: str | None) -> Any:
-    """Return the first JSON object in ``text`` (plain, fenced, or embedded in prose).
+    """Return the JSON answer in ``text`` (plain, fenced, or embedded in prose).
+
+    When the text holds several JSON objects, the one carrying an answer (``verdict``,
+    ``score``, ...) is used; several answers that disagree make the reply ambiguous, a
+    :class:`ParseError` (so the call is retried or becomes an error row, never a guess).
 
     >>> extract_json('Sure! ```json\\n{"verdict": "MET"}\\n``` hope that helps')
     {'verdict': 'MET'}
+    >>> extract_json('It says {"verdict": "MET"}; my verdict: {"verdict": "UNMET"}')  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rubrictools.judge.parsing.ParseError: ambiguous reply: 2 different answers (...)
     """
     if text is None or not str(text).strip():
         raise ParseError("empty reply")
     s = str(text).strip()
-    candidates = [s, *(m.group(1).strip() for m in _FENCE.finditer(s))]
-    for c in candidates:
-        try:
-            return json.loads(c)
-        except json.JSONDecodeError:
-            pass
-    dec = json.JSONDecoder()
-    for i, ch in enumerate(s):
-        if ch == "{":
-            try:
-                obj, _ = dec.raw_decode(s, i)
-                return obj
-            except json.JSONDecodeError:
-                continue
-    raise ParseError("reply is not JSON")
+    try:
+        return json.loads(s)
+    except json.JSONDecodeError:
+        pass
+    objects = _objects(s)
+    if not objects:
+        raise ParseError("reply is not JSON")
+    answers = [o for o in objects if _answer_part(o)]
+    distinct = {json.dumps(_answer_part(o), sort_keys=True) for o in answers}
+    if len(distinct) > 1:
+        shown = ", ".join(sorted(distinct))
+        raise ParseError(f"ambiguous reply: {len(distinct)} different answers ({shown[:200]})")
+    return answers[0] if answers else objects[0]
 
 
 def _label(criterion: Criterion, raw: Any) -> str:

@@ -97,12 +97,16 @@ def describe_criterion(c: Criterion, order: Sequence[int] | None = None, *, evid
         kind = "disqualifier: MET disqualifies the submission"
     else:
         kind = "penalty" if c.weight < 0 else "reward"
-    lines = [f"Criterion name: {c.name}", f"Weight: {c.weight:g} ({kind})", f"Requirement: {c.requirement}"]
+    lines = [
+        f"Criterion name: {escape(c.name or '')}",
+        f"Weight: {c.weight:g} ({kind})",
+        f"Requirement: {escape(c.requirement)}",
+    ]
     if c.range is not None:
         lines.append(f"Type: numeric, answer with one number from {c.range.describe()}")
         if c.range.anchors:
             lines.append("Anchors:")
-            lines.extend(f"- {format_number(k)}: {v}" for k, v in sorted(c.range.anchors.items()))
+            lines.extend(f"- {format_number(k)}: {escape(v)}" for k, v in sorted(c.range.anchors.items()))
     elif c.options is None:
         lines.append(f"Allowed verdicts: {', '.join(BINARY_LABELS)}")
     else:
@@ -110,9 +114,9 @@ def describe_criterion(c: Criterion, order: Sequence[int] | None = None, *, evid
         lines.append(f"Type: multiple choice ({c.kind})")
         lines.append("Options (answer with the label exactly):")
         lines.extend(
-            f"- {json.dumps(o.label, ensure_ascii=False)}"
+            f"- {escape(json.dumps(o.label, ensure_ascii=False))}"
             + (" (not applicable)" if o.na else "")
-            + (f": {o.description}" if o.description else "")
+            + (f": {escape(o.description)}" if o.description else "")
             for o in opts
         )
     if evidence:
@@ -187,7 +191,7 @@ def holistic_messages(
     system_prompt: str | None = None,
 ) -> list[dict[str, str]]:
     """Messages for one holistic 0-100 judgement of the whole rubric."""
-    crit = "\n".join(f"- ({c.weight:+g}) {c.name}: {c.requirement}" for c in rubric)
+    crit = "\n".join(f"- ({c.weight:+g}) {escape(c.name or '')}: {escape(c.requirement)}" for c in rubric)
     head = [f"Rubric (weight, name, requirement):\n{crit}"]
     return _messages(system_prompt or SYSTEM_HOLISTIC, head, sub, part, query, reference)
 

@@ -10,7 +10,17 @@ from typing import Any
 
 from rubrictools.judge.config import Judge
 
-__all__ = ["BATCH_PROVIDERS", "load_litellm", "provider_of", "response_format_for", "wire_model"]
+__all__ = [
+    "BATCH_PROVIDERS",
+    "ENV_KEYS",
+    "api_key_of",
+    "env_api_key",
+    "load_litellm",
+    "provider_of",
+    "require_credentials",
+    "response_format_for",
+    "wire_model",
+]
 
 BATCH_PROVIDERS = ("openai", "azure", "hosted_vllm", "litellm_proxy")
 _WIRE_PREFIXES = {"openai", "azure", "hosted_vllm", "litellm_proxy", "text-completion-openai"}
@@ -57,3 +67,51 @@ def provider_of(model: str) -> str:
             f"{model!r} is not one: grade it live with rt.grade"
         )
     return prefix
+
+
+ENV_KEYS = {
+    "openai": "OPENAI_API_KEY",
+    "text-completion-openai": "OPENAI_API_KEY",
+    "hosted_vllm": "HOSTED_VLLM_API_KEY",
+    "litellm_proxy": "LITELLM_PROXY_API_KEY",
+    "azure": "AZURE_API_KEY",
+}
+"""Provider prefix -> the environment variable litellm reads its key from (OpenAI-compatible ones)."""
+
+
+def env_api_key(model: str) -> str | None:
+    """The key litellm would take from the environment for ``model`` (OpenAI-compatible providers)."""
+    prefix, _, rest = model.partition("/")
+    var = ENV_KEYS.get(prefix if rest else "openai")
+    return os.environ.get(var) if var else None
+
+
+def api_key_of(judge: Judge) -> str | None:
+    """The key a call of ``judge`` sends: its own, else the provider's environment variable."""
+    return judge.api_key.get_secret_value() if judge.api_key is not None else env_api_key(judge.model)
+
+
+def require_credentials(judges: list[Judge]) -> None:
+    """Fail before the first call when a judge has no key to send, naming the variable to set.
+
+    A judge with ``api_key=`` passes; the direct transport to a custom ``api_base`` (a local
+    server) may run without one. Otherwise litellm's own check says which variables are missing.
+    """
+    for j in judges:
+        if j.api_key is not None or "mock_response" in j.litellm_kwargs:
+            continue
+        if j.transport == "direct":
+            if env_api_key(j.model) is None and (j.api_base is None or "api.openai.com" in j.api_base):
+                var = ENV_KEYS.get(j.model.partition("/")[0], "OPENAI_API_KEY")
+                raise ValueError(f"judge {j.label!r}: no API key: set {var} or pass api_key=")
+            continue
+        try:
+            info = load_litellm().validate_environment(model=j.model, api_base=j.api_base)
+        except Exception:  # a provider litellm cannot check: let the call say what is wrong
+            continue
+        missing = list(info.get("missing_keys") or [])
+        if missing and not info.get("keys_in_environment"):
+            raise ValueError(
+                f"judge {j.label!r}: no API key for {j.model!r}: set {' or '.join(missing)} in the environment, or "
+                "pass api_key= (for a local server that checks none, any placeholder such as 'sk-local')"
+            )

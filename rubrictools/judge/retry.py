@@ -8,15 +8,29 @@ ends the call at once. Error text never carries the judge's API key.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from email.utils import parsedate_to_datetime
 
 from rubrictools.judge.config import Judge
 from rubrictools.judge.result import CallResult
 
-__all__ = ["RETRYABLE_ERRORS", "Sender", "backoff_delay", "is_retryable", "retry_after", "scrub", "with_retries"]
+__all__ = [
+    "AUTH_ERRORS",
+    "RETRYABLE_ERRORS",
+    "Sender",
+    "backoff_delay",
+    "env_secrets",
+    "is_auth_error",
+    "is_retryable",
+    "retry_after",
+    "scrub",
+    "scrub_secrets",
+    "with_retries",
+]
 
 RETRYABLE_ERRORS = {
     "RateLimitError",
@@ -29,20 +43,36 @@ RETRYABLE_ERRORS = {
     "TimeoutError",  # direct transport: no answer within the timeout
     "ClientConnectionError",  # direct transport (aiohttp): refused, reset, disconnected
     "ClientPayloadError",
+    "JSONDecodeError",  # a garbled 200 body: the next attempt usually gets a whole one
 }
+AUTH_ERRORS = {"AuthenticationError", "PermissionDeniedError"}
+_AUTH_PHRASES = ("missing credentials", "incorrect api key", "invalid api key", "no api key", "api_key client option")
+_SECRET_NAME = re.compile(r"(API_KEY|APIKEY|_TOKEN|_SECRET|_PASSWORD|ACCESS_KEY)$", re.I)
 
 
 Sender = Callable[[], Awaitable[CallResult]]
 """One HTTP request of a call, its answer as a CallResult (attempts and latency unset)."""
 
 
-def scrub(text: str, judge: Judge) -> str:
-    """Remove the judge's API key from ``text`` (error messages can echo request data)."""
-    if judge.api_key is not None:
-        secret = judge.api_key.get_secret_value()
+def env_secrets() -> list[str]:
+    """Values of environment variables that hold credentials (``*_API_KEY``, ``*_TOKEN``, ...):
+    every key a call could have used without being given one."""
+    return [v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= 8]
+
+
+def scrub_secrets(text: str, keys: Iterable[str] = ()) -> str:
+    """``text`` with every credential (``keys`` and those in the environment) replaced by ``***``."""
+    for secret in sorted({*keys, *env_secrets()}, key=len, reverse=True):
         if secret:
             text = text.replace(secret, "***")
     return text
+
+
+def scrub(text: str, judge: Judge) -> str:
+    """Remove the judge's API key, and any key in the environment, from ``text`` (error
+    messages can echo request data, and a provider may echo the key it was sent)."""
+    key = judge.api_key.get_secret_value() if judge.api_key is not None else ""
+    return scrub_secrets(text, [key] if key else [])
 
 
 def retry_after(exc: BaseException) -> float | None:
@@ -72,7 +102,18 @@ def retry_after(exc: BaseException) -> float | None:
         return None
 
 
+def is_auth_error(exc: BaseException) -> bool:
+    """A missing, wrong or unauthorised key: another attempt cannot succeed."""
+    names = {c.__name__ for c in type(exc).__mro__}
+    if names & AUTH_ERRORS or getattr(exc, "status_code", None) in (401, 403):
+        return True
+    text = str(exc).lower()
+    return any(p in text for p in _AUTH_PHRASES)
+
+
 def is_retryable(exc: BaseException) -> bool:
+    if is_auth_error(exc):
+        return False
     names = {c.__name__ for c in type(exc).__mro__}
     if names & RETRYABLE_ERRORS:
         return True

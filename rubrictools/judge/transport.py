@@ -13,7 +13,7 @@ from typing import Any
 from rubrictools.judge.config import Judge
 from rubrictools.judge.distribution import normalise_logprobs
 from rubrictools.judge.pricing import token_cost, unit_prices
-from rubrictools.judge.providers import load_litellm, wire_model
+from rubrictools.judge.providers import api_key_of, load_litellm, wire_model
 from rubrictools.judge.result import CallResult
 from rubrictools.judge.retry import Sender, with_retries
 
@@ -145,8 +145,9 @@ def _direct_sender(judge: Judge, body: dict[str, Any]) -> Sender:
 
     base = (judge.api_base or "https://api.openai.com/v1").rstrip("/")
     headers = {"Content-Type": "application/json"}
-    if judge.api_key is not None:
-        headers["Authorization"] = f"Bearer {judge.api_key.get_secret_value()}"
+    key = api_key_of(judge)
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
     client = _http_client()
 
     async def send() -> CallResult:

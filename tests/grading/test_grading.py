@@ -300,6 +300,7 @@ def test_query_reference_and_thinking_reach_the_prompt(rubric, server, tmp_path)
         id_column="id",
         query_column="q",
         reference_column="ref",
+        thinking_markers=True,
         cache=False,
         progress=False,
     )

@@ -101,8 +101,9 @@ def test_apply_rules_ignores_llm_criteria_and_keeps_input_order():
 def test_apply_rules_checks_the_graded_part_of_thinking_submissions():
     r = rt.Rubric.from_dict([{"name": "says_42", "rule": {"contains": "42"}}])
     df = pl.DataFrame({"submission": ["<thinking>maybe 42</thinking><output>it is 41</output>"]})
-    assert rt.apply_rules(df, r)["verdict"].to_list() == ["UNMET"]
-    assert rt.apply_rules(df, r, grade_part="thinking")["verdict"].to_list() == ["MET"]
+    assert rt.apply_rules(df, r, thinking_markers=True)["verdict"].to_list() == ["UNMET"]
+    assert rt.apply_rules(df, r, thinking_markers=True, grade_part="thinking")["verdict"].to_list() == ["MET"]
+    assert rt.apply_rules(df, r)["verdict"].to_list() == ["MET"]  # unmarked: the whole text, verbatim
 
 
 def test_rules_are_vectorised_over_a_large_column():

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import polars as pl
 import pytest
 
 import rubrictools as rt
 
+from ..fake_server import Reply
 from .test_grading import MODEL, SECRET, _reset, server  # noqa: F401 - module-scoped loopback server fixtures
 
 
@@ -117,3 +119,55 @@ def test_mixing_settings_in_one_directory_is_refused(source, rubric, tmp_path):
         rt.grade(tmp_path / "missing.parquet", rubric, model=judge, output=tmp_path / "x", progress=False)
     with pytest.raises(ValueError, match="column='nope'"):
         rt.grade(path, rubric, model=judge, column="nope", output=tmp_path / "y", progress=False)
+
+
+def test_a_resume_regrades_exactly_the_failed_rows_of_finished_parts(rubric, server, tmp_path):
+    path = tmp_path / "distinct.parquet"
+    pl.DataFrame({"text": [f"answer {i} is {'good' if i % 2 else 'bad'}" for i in range(20)]}).write_parquet(path)
+    kw = dict(
+        model=MODEL,
+        api_base=server.url,
+        api_key=SECRET,
+        backoff_base=0.01,
+        max_retries=0,
+        column="text",
+        cache=tmp_path / "c.sqlite",
+        output=tmp_path / "v",
+        batch_size=4,
+        progress=False,
+    )
+    server.faults.extend([Reply(status=500, body='{"error": {"message": "overloaded"}}')] * 5)
+    first = rt.grade(path, rubric, **kw).collect()
+    failed = first.filter(pl.col("error").is_not_null())
+    assert failed.height == 5
+    hits = server.hits
+    again = rt.grade(path, rubric, **kw).collect()
+    assert server.hits - hits == 5  # only the failed calls are asked again
+    assert again["error"].null_count() == again.height
+    assert again.select("id", "criterion").equals(first.select("id", "criterion"))  # same rows, same order
+    assert not list((tmp_path / "v").glob("*.tmp"))
+
+
+def test_a_manifest_half_written_by_a_crash_never_blocks_a_rerun(source, rubric, tmp_path, monkeypatch):
+    path, _ = source
+    judge = rt.ScriptedJudge(rule=lambda t, c: "MET")
+    real = Path.write_text
+
+    def crash(self, data, *a, **k):  # the disk fills up half way through the write
+        real(self, data[: len(data) // 2])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", crash)
+    with pytest.raises(OSError):
+        rt.grade(path, rubric, model=judge, column="text", output=tmp_path / "v", progress=False)
+    monkeypatch.setattr(Path, "write_text", real)
+    v = rt.grade(path, rubric, model=judge, column="text", output=tmp_path / "v", progress=False).collect()
+    assert v.height > 0
+
+
+def test_an_unreadable_manifest_gets_an_error_naming_it(source, rubric, tmp_path):
+    path, _ = source
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "_manifest.json").write_text("")
+    with pytest.raises(ValueError, match=r"_manifest.json is unreadable"):
+        rt.grade(path, rubric, model=rt.ScriptedJudge(), column="text", output=tmp_path / "v", progress=False)

@@ -75,7 +75,7 @@ def test_injection_cannot_break_out_of_the_submission_tag():
 
 
 def test_split_thinking_output():
-    s = split_submission("<thinking>I think</thinking>\n<output>Answer</output>")
+    s = split_submission("<thinking>I think</thinking>\n<output>Answer</output>", markers=True)
     assert (s.thinking, s.output) == ("I think", "Answer")
     assert split_submission({"thinking": "t", "output": "o"}).output == "o"
     with pytest.raises(ValueError, match="unknown keys"):

@@ -45,7 +45,9 @@ import contextlib
 import copy
 import json
 import os
+import sqlite3
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -281,7 +283,14 @@ class BatchJob:
                 probe = copy.copy(call)  # parsing never mutates the plan
                 if apply_result(probe, res, paid=True):
                     good.append((cid, judge.model, cache_entry(probe)))
-            store.put_many(good)
+            try:
+                store.put_many(good)
+            except (sqlite3.Error, OSError) as e:  # the answers stay in the downloaded result files
+                warnings.warn(
+                    f"response cache write failed ({type(e).__name__}: {e}); answers are read from {self.path}",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
             r["downloaded"] = True
             self.save()
 

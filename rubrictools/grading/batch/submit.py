@@ -46,6 +46,7 @@ def submit_batch(
     shuffle_options: bool = False,
     seed: int = 0,
     grade_part: GradePart = "output",
+    thinking_markers: bool = False,
     cache: CacheSetting = True,
     max_cost_usd: float | None = None,
     progress: bool = True,

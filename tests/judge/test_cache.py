@@ -1,0 +1,47 @@
+"""The response cache under concurrent creation and corruption."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from pathlib import Path
+
+import pytest
+
+from rubrictools.judge import CachedResponse, ResponseCache
+
+
+def _create(args: tuple[str, float]) -> str:
+    path, start = args
+    time.sleep(max(0.0, start - time.time()))  # every process opens the new file at the same instant
+    try:
+        c = ResponseCache(path)
+        c.put("k", "m", CachedResponse("x", 1, 1, 0.0))
+        c.close()
+        return "ok"
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
+
+
+def test_many_processes_can_create_the_same_new_cache_at_once(tmp_path: Path) -> None:
+    ctx = mp.get_context("fork")
+    with ctx.Pool(12) as pool:
+        results = []
+        for k in range(16):
+            start = time.time() + 0.3
+            results += pool.map(_create, [(str(tmp_path / f"c{k}.sqlite"), start)] * 12)
+    failures = [r for r in results if r != "ok"]
+    assert failures == [], failures[:3]
+
+
+def test_a_corrupt_cache_is_moved_aside_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "responses.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.warns(RuntimeWarning, match="unreadable") as caught:
+        c = ResponseCache(path)
+    c.put("k", "m", CachedResponse("x", 1, 1, 0.0))
+    assert len(c) == 1
+    c.close()
+    aside = list(tmp_path.glob("responses.sqlite.corrupt-*"))
+    assert len(aside) == 1 and aside[0].read_bytes().startswith(b"this is not")
+    assert str(path) in str(caught[0].message) and str(aside[0]) in str(caught[0].message)

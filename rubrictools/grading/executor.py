@@ -20,6 +20,7 @@ from rubrictools.grading.inputs import AnyJudge
 from rubrictools.judge import Call, CallResult, Judge, ResponseCache, ScriptedJudge, apply_answer
 from rubrictools.judge.providers import require_credentials
 from rubrictools.judge.retry import scrub_secrets
+from rubrictools.judge.throttle import Throttle
 from rubrictools.judge.transport import complete
 
 __all__ = ["BUDGET_ERROR", "CANCELLED_ERROR", "execute"]
@@ -45,7 +46,8 @@ class _Run:
         self.spent = 0.0
         self.bar = progress
         self.cancel = cancel
-        self.sems = [asyncio.Semaphore(getattr(j, "max_concurrency", 16)) for j in judges]
+        # one shared gate and adaptive concurrency limit per judge (see rubrictools.judge.throttle)
+        self.throttles = [Throttle(getattr(j, "max_concurrency", 16)) for j in judges]
         self.stats = {"calls": 0, "errors": 0}
         self.keys = [j.api_key.get_secret_value() for j in judges if isinstance(j, Judge) and j.api_key is not None]
 
@@ -64,7 +66,14 @@ class _Run:
 
     async def _send(self, judge: Judge, call: Call, budget: int, extra: dict[str, Any] | None) -> CallResult:
         self.stats["calls"] += 1
-        res = await complete(judge, call.messages, call.response_format, max_attempts=budget, extra=extra)
+        res = await complete(
+            judge,
+            call.messages,
+            call.response_format,
+            max_attempts=budget,
+            extra=extra,
+            throttle=self.throttles[call.judge_i],
+        )
         call.add_usage(res)
         if res.cost_usd:
             self.spent += res.cost_usd
@@ -80,10 +89,9 @@ class _Run:
         if isinstance(judge, ScriptedJudge):
             self._scripted(judge, call)
         else:
-            async with self.sems[call.judge_i]:
-                t0 = time.perf_counter()
-                await self._ask(judge, call)
-                call.latency_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            await self._ask(judge, call)
+            call.latency_s = time.perf_counter() - t0
         self._tick(call)
 
     async def _ask(self, judge: Judge, call: Call) -> None:
@@ -97,7 +105,7 @@ class _Run:
                 call.error = BUDGET_ERROR
                 return
             res = await self._send(judge, call, budget, call.extra)
-            budget -= res.attempts
+            budget -= res.attempts - res.rate_limited
             if res.error is not None:
                 call.error = res.error
                 return
@@ -131,7 +139,7 @@ class _Run:
             return budget
         if call.dist_samples > 0 and budget > 0 and not self.over_budget():
             more = await self._send(judge, call, budget, {"n": call.dist_samples, "temperature": 1.0})
-            budget -= more.attempts
+            budget -= more.attempts - more.rate_limited
             if more.error is None:
                 samples = more.choices or [more.content]
                 dist = call.task.distribution_from_samples(samples)

@@ -26,7 +26,15 @@ class Judge(BaseModel):
         Calls in flight at once for this judge (a real queue across all calls).
     max_retries
         Retries after the first attempt: at most ``1 + max_retries`` HTTP requests per call
-        (the SDK's own retries are switched off so they do not multiply).
+        for errors (the SDK's own retries are switched off so they do not multiply).
+    max_rate_limit_retries
+        Further requests a call may make after 429 answers. A 429 closes the judge's shared
+        gate (:mod:`rubrictools.judge.throttle`): every call of the judge waits out the
+        ``Retry-After``, jittered, and concurrency halves, so a provider-wide storm delays
+        calls rather than failing them.
+    shared_backoff
+        ``False``: no shared gate; each call waits out its own 429s and they count against
+        ``max_retries`` (the 0.1 behaviour).
     backoff_base, backoff_max
         Exponential backoff with full jitter, ``uniform(0, min(max, base * 2**k))`` seconds,
         unless the server sends ``Retry-After``.
@@ -67,6 +75,8 @@ class Judge(BaseModel):
     timeout: float = 120.0
     max_concurrency: int = 16
     max_retries: int = 3
+    max_rate_limit_retries: int = 20
+    shared_backoff: bool = True
     backoff_base: float = 1.0
     backoff_max: float = 30.0
     response_format: Literal["auto", "json_schema", "json_object", "text"] = "auto"

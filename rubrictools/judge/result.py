@@ -21,6 +21,7 @@ class CallResult:
     error: str | None = None
     logprobs: list[dict[str, Any]] | None = None
     choices: list[str | None] | None = None
+    rate_limited: int = 0  # of ``attempts``, how many met a 429 (retried through the shared gate)
 
     def add_usage(self, other: CallResult) -> None:
         """Add ``other``'s HTTP attempts, tokens and cost to this result (a retried call pays for each try)."""

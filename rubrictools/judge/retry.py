@@ -17,6 +17,7 @@ from email.utils import parsedate_to_datetime
 
 from rubrictools.judge.config import Judge
 from rubrictools.judge.result import CallResult
+from rubrictools.judge.throttle import Throttle
 
 __all__ = [
     "AUTH_ERRORS",
@@ -130,24 +131,47 @@ def backoff_delay(judge: Judge, exc: BaseException, attempts: int) -> float:
     return min(wait, max(judge.backoff_max, 0.0) * 2)
 
 
-async def with_retries(judge: Judge, max_attempts: int, send: Sender) -> CallResult:
-    """At most ``max_attempts`` calls of ``send``; retryable failures back off (full jitter,
-    ``Retry-After`` honoured), any other failure ends the call with an error."""
+def is_rate_limit(exc: BaseException) -> bool:
+    names = {c.__name__ for c in type(exc).__mro__}
+    return "RateLimitError" in names or getattr(exc, "status_code", None) == 429
+
+
+async def with_retries(judge: Judge, max_attempts: int, send: Sender, throttle: Throttle | None = None) -> CallResult:
+    """At most ``max_attempts`` calls of ``send`` for errors; retryable failures back off (full
+    jitter, ``Retry-After`` honoured), any other failure ends the call with an error.
+
+    With a shared ``throttle``, a 429 closes the judge's gate for everyone instead of this call
+    sleeping alone, and rate-limited attempts draw on their own allowance of
+    ``judge.max_rate_limit_retries`` rather than on ``max_attempts`` (a provider-wide storm
+    then delays calls instead of failing them).
+    """
     t0 = time.perf_counter()
-    attempts = 0
+    attempts = limited = 0
     last_error = "no attempt made"
-    while attempts < max_attempts:
+    while attempts - limited < max_attempts:
         attempts += 1
+        if throttle is not None:
+            await throttle.acquire()
+        ok = False
         try:
             res = await send()
+            ok = True
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             last_error = scrub(f"{type(exc).__name__}: {exc}", judge)[:500]
-            if not is_retryable(exc) or attempts >= max_attempts:
+            shared = throttle is not None and judge.shared_backoff
+            if shared and is_rate_limit(exc) and limited < judge.max_rate_limit_retries:
+                limited += 1
+                throttle.rate_limited(backoff_delay(judge, exc, limited))  # type: ignore[union-attr]
+                continue
+            if not is_retryable(exc) or attempts - limited >= max_attempts:
                 break
-            await asyncio.sleep(backoff_delay(judge, exc, attempts))
+            await asyncio.sleep(backoff_delay(judge, exc, attempts - limited))
             continue
-        res.attempts, res.latency_s = attempts, time.perf_counter() - t0
+        finally:
+            if throttle is not None:
+                await throttle.release(ok=ok)
+        res.attempts, res.rate_limited, res.latency_s = attempts, limited, time.perf_counter() - t0
         return res
-    return CallResult(None, None, None, None, attempts, time.perf_counter() - t0, last_error)
+    return CallResult(None, None, None, None, attempts, time.perf_counter() - t0, last_error, rate_limited=limited)

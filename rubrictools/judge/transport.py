@@ -16,6 +16,7 @@ from rubrictools.judge.pricing import token_cost, unit_prices
 from rubrictools.judge.providers import api_key_of, load_litellm, wire_model
 from rubrictools.judge.result import CallResult
 from rubrictools.judge.retry import Sender, with_retries
+from rubrictools.judge.throttle import Throttle
 
 __all__ = ["HTTPStatusError", "aclose_clients", "chat_body", "complete"]
 
@@ -57,6 +58,7 @@ async def complete(
     *,
     max_attempts: int,
     extra: dict[str, Any] | None = None,
+    throttle: Throttle | None = None,
 ) -> CallResult:
     """Send ``messages`` with at most ``max_attempts`` HTTP requests.
 
@@ -86,7 +88,7 @@ async def complete(
         send = _direct_sender(judge, chat_body(judge, messages, response_format, extra))
     else:
         send = _litellm_sender(judge, kwargs)
-    return await with_retries(judge, max_attempts, send)
+    return await with_retries(judge, max_attempts, send, throttle)
 
 
 def chat_body(

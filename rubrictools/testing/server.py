@@ -57,6 +57,9 @@ class FakeLLMServer:
         self.batch_polls = 0
         self.batch_create_lost = 0  # batches created whose answer is then lost (HTTP 502)
         self.in_flight = 0
+        self.storm_until = 0.0  # monotonic time until which every chat request gets a 429
+        self.storm_retry_after = 1.0
+        self.storm_requests = 0  # chat requests answered with the storm's 429
         self.peak_in_flight = 0  # most chat requests being answered at once
         self.api_faults: list[Reply] = []  # replies served (in order) to files/batches calls before normal service
         self._lock = threading.Lock()
@@ -75,6 +78,11 @@ class FakeLLMServer:
         with self._lock:
             return len(self.requests)
 
+    def storm(self, seconds: float, *, retry_after: float = 1.0) -> None:
+        """A provider-wide rate-limit storm: every chat request for ``seconds`` gets a 429."""
+        self.storm_retry_after = retry_after
+        self.storm_until = time.monotonic() + seconds
+
     def inject(self, *replies: Reply) -> None:
         """Queue replies served (in order) before the script is consulted again."""
         with self._lock:
@@ -82,6 +90,7 @@ class FakeLLMServer:
 
     def reset(self) -> None:
         with self._lock:
+            self.storm_until, self.storm_requests = 0.0, 0
             self.requests.clear()
             self.headers_seen.clear()
             self.faults.clear()
@@ -102,6 +111,9 @@ class FakeLLMServer:
             if record:
                 self.requests.append(body)
             fault = self.faults.pop(0) if self.faults else None
+            if fault is None and time.monotonic() < self.storm_until:
+                self.storm_requests += 1
+                fault = Reply(status=429, headers={"Retry-After": f"{self.storm_retry_after:g}"})
         reply = fault
         if reply is None:
             out = self.script(body)

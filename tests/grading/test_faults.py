@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 
 import polars as pl
 import pytest
@@ -92,3 +93,37 @@ def test_lone_surrogates_in_pandas_input_name_the_column_and_row(rubric):
     frame = pd.DataFrame({"text": pd.Series(["fine", "bad \ud800 text"], dtype=object)})
     with pytest.raises(ValueError, match=r"column 'text', row 1"):
         rt.grade(frame, rubric, model=rt.ScriptedJudge(), column="text", progress=False)
+
+
+def test_a_rate_limit_storm_delays_calls_instead_of_failing_them(rubric, server, tmp_path):
+    """A provider-wide 429 storm: the shared gate makes every call of the judge wait, so the
+    storm costs few requests and no verdict (each call alone hammers it and runs out of retries)."""
+    one = rubric.model_copy(update={"criteria": rubric.criteria[:1]})
+    frame = pl.DataFrame({"text": [f"answer {i} is good" for i in range(600)]})
+    out = {}
+    server.latency = 0.02
+    rt.grade(
+        frame.head(1), one, model=MODEL, api_base=server.url, api_key=SECRET, column="text", cache=False, progress=False
+    )  # warm-up: litellm's capability table loads once, before the timed runs
+    try:
+        for shared in (False, True):
+            server.reset()
+            judge = rt.Judge(
+                model=MODEL,
+                api_base=server.url,
+                api_key=SECRET,
+                transport="direct",
+                max_concurrency=16,
+                backoff_base=0.05,
+                shared_backoff=shared,
+            )
+            timer = threading.Timer(0.3, lambda: server.storm(1.5, retry_after=0.3))
+            timer.start()
+            v = rt.grade(frame, one, model=judge, column="text", cache=False, progress=False)
+            timer.cancel()
+            out[shared] = (int(v["error"].is_not_null().sum()), server.storm_requests, v.height)
+    finally:
+        server.latency = 0.0
+    assert out[True][0] == 0 and out[True][2] == 600, out  # nothing failed, nothing lost
+    assert out[False][0] > 0, out  # alone, calls ran out of retries during the storm
+    assert out[True][1] * 3 < out[False][1], out  # and the gate sent far fewer requests into it

@@ -45,3 +45,15 @@ def test_a_corrupt_cache_is_moved_aside_with_a_warning(tmp_path: Path) -> None:
     aside = list(tmp_path.glob("responses.sqlite.corrupt-*"))
     assert len(aside) == 1 and aside[0].read_bytes().startswith(b"this is not")
     assert str(path) in str(caught[0].message) and str(aside[0]) in str(caught[0].message)
+
+
+def test_batch_line_errors_are_scrubbed_of_environment_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rubrictools.judge.batch_api import line_result
+
+    key = "sk-env-batch-SECRET-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    res = line_result({"custom_id": "x", "error": {"code": "bad", "message": f"key {key} rejected"}}, None)
+    assert res.error is not None and key not in res.error and "***" in res.error
+    body = {"error": {"message": f"bad key {key}"}}
+    res = line_result({"custom_id": "y", "response": {"status_code": 401, "body": body}}, None)
+    assert res.error is not None and key not in res.error

@@ -7,6 +7,7 @@ from typing import Literal
 
 __all__ = [
     "BINARY_ONLY",
+    "CONFUSION_METRICS",
     "CRITERION_METRICS",
     "DEFAULT_METRICS",
     "INTER_RATER_METRICS",
@@ -62,6 +63,10 @@ CRITERION_METRICS: tuple[str, ...] = (
     "human_rate",
     "js_divergence",
 )
+
+
+CONFUSION_METRICS = frozenset(CRITERION_METRICS) - {"spearman", "kendall", "mae"}
+"""Criterion metrics computed from a confusion matrix (the rest need the paired values)."""
 
 
 SCORE_METRICS: tuple[str, ...] = (

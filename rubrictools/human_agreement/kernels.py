@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 
 from rubrictools import metrics as m
-from rubrictools.human_agreement.catalog import BINARY_ONLY, ORDERED_ONLY
+from rubrictools.human_agreement.catalog import BINARY_ONLY, CONFUSION_METRICS, ORDERED_ONLY
 from rubrictools.metrics import resampling as bs
 from rubrictools.metrics.classification import (
     accuracy_from_confusion,
@@ -85,26 +85,7 @@ def criterion_kernels(g: pl.DataFrame, kind: str, k: int, pos: int | None, names
     jv = g["j_value"].to_numpy().astype(float)
     ordered = kind in ("ordinal", "binary") and not np.isnan(hv).any() and not np.isnan(jv).any()
     kernels: list[bs.Kernel] = []
-    conf = [
-        n
-        for n in names
-        if n
-        in {
-            "accuracy",
-            "precision",
-            "recall",
-            "f1",
-            "f1_macro",
-            "mcc",
-            "cohen_kappa",
-            "kappa_linear",
-            "kappa_quadratic",
-            "gwet_ac1",
-            "judge_rate",
-            "human_rate",
-            "js_divergence",
-        }
-    ]
+    conf = [n for n in names if n in CONFUSION_METRICS]
     if kind != "binary" or pos is None:
         conf = [n for n in conf if n not in BINARY_ONLY]
     if kind == "nominal":

@@ -81,8 +81,8 @@ class _Run:
 
     def _scripted(self, judge: ScriptedJudge, call: Call) -> None:
         call.attempts = 1
-        if apply_answer(call, judge.reply(call.task)) and call.wants_distribution:
-            call.dist, call.dist_source = call.task.certain_distribution(call.parsed), "scripted"  # type: ignore[arg-type]
+        if apply_answer(call, judge.reply(call.task)) and call.wants_distribution and call.parsed is not None:
+            call.dist, call.dist_source = call.task.certain_distribution(call.parsed), "scripted"
 
     async def run_one(self, call: Call) -> None:
         judge = self.judges[call.judge_i]

@@ -203,4 +203,4 @@ def rule_table(ids: pl.Series, texts: pl.Series, rubric: Rubric, rows: pl.Series
         "latency_s": 0.0,
     }
     out = out.with_columns([pl.lit(v, dtype=schema[k]).alias(k) for k, v in fill.items()])
-    return out.select(list(schema)).cast(schema)  # type: ignore[arg-type]
+    return out.select(list(schema)).cast(schema)  # type: ignore[arg-type]  # polars accepts the schema dict of DataType instances

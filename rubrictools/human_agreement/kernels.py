@@ -74,7 +74,7 @@ def _kendall_kernel(x: np.ndarray, y: np.ndarray, name: str = "kendall") -> bs.K
     def finish(w: np.ndarray) -> dict[str, np.ndarray]:
         return {name: kendall_weighted(x, y, w)}
 
-    finish.distinct_pairs = int(distinct_pairs(x, y)[0].size) if x.size else 0  # type: ignore[attr-defined]
+    finish.distinct_pairs = int(distinct_pairs(x, y)[0].size) if x.size else 0  # type: ignore[attr-defined]  # a function attribute read by the caller
     return bs.Kernel((name,), finish, n_rows=x.shape[0], point_fn=point)
 
 

@@ -160,10 +160,14 @@ async def with_retries(judge: Judge, max_attempts: int, send: Sender, throttle: 
             raise
         except Exception as exc:
             last_error = scrub(f"{type(exc).__name__}: {exc}", judge)[:500]
-            shared = throttle is not None and judge.shared_backoff
-            if shared and is_rate_limit(exc) and limited < judge.max_rate_limit_retries:
+            if (
+                throttle is not None
+                and judge.shared_backoff
+                and is_rate_limit(exc)
+                and limited < judge.max_rate_limit_retries
+            ):
                 limited += 1
-                throttle.rate_limited(backoff_delay(judge, exc, limited))  # type: ignore[union-attr]
+                throttle.rate_limited(backoff_delay(judge, exc, limited))
                 continue
             if not is_retryable(exc) or attempts - limited >= max_attempts:
                 break

@@ -144,7 +144,7 @@ class ScriptedJudge:
         hit = self._table.get((str(sid), str(criterion.name)))
         if hit is not None:
             return hit[0], hit[1] or "scripted verdict from the supplied table", hit[2]
-        out = self.rule(text, criterion, sid) if self._rule_takes_id else self.rule(text, criterion)  # type: ignore[call-arg]
+        out = self.rule(text, criterion, sid) if self._rule_takes_id else self.rule(text, criterion)  # type: ignore[call-arg]  # the rule's arity was checked when the judge was built
         if isinstance(out, str):
             return out, "scripted rule", None
         return out[0], out[1], (out[2] if len(out) > 2 else None)

@@ -62,7 +62,7 @@ class Kernel:
 
     @property
     def rows(self) -> int:
-        return int(self.stats.shape[0]) if self.stats is not None else int(self.n_rows)  # type: ignore[arg-type]
+        return int(self.stats.shape[0]) if self.stats is not None else int(self.n_rows)  # type: ignore[arg-type]  # n_rows is set whenever stats is None
 
     def point(self) -> dict[str, float]:
         """Metric values on the data as given (all weights 1; ``point_fn`` when the kernel has

@@ -159,7 +159,7 @@ class Rubric(BaseModel):
     def __len__(self) -> int:
         return len(self.criteria)
 
-    def __iter__(self) -> Iterator[Criterion]:  # type: ignore[override]
+    def __iter__(self) -> Iterator[Criterion]:  # type: ignore[override]  # pydantic's BaseModel.__iter__ yields fields; a Rubric iterates its criteria
         return iter(self.criteria)
 
     def __getitem__(self, key: int | str) -> Criterion:

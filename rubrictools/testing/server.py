@@ -424,7 +424,7 @@ class FakeLLMServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]  # aiohttp's site has a started server here
         ready.set()
 
     def start(self) -> FakeLLMServer:

@@ -40,7 +40,7 @@ class VerdictExplorer:
         self.table = v
         self.page_size = page_size
         self.page = 0
-        opts = lambda col: [ALL, *sorted(str(x) for x in v[col].drop_nulls().unique().to_list())]  # noqa: E731
+        opts = lambda col: [ALL, *sorted(str(x) for x in v[col].drop_nulls().unique().to_list())]  # noqa: E731  # a one-line key function
         self.criterion = w.Dropdown(options=opts("criterion"), value=ALL, description="criterion")
         self.verdict = w.Dropdown(options=opts("verdict"), value=ALL, description="verdict")
         self.judge = w.Dropdown(options=opts("judge"), value=ALL, description="judge")

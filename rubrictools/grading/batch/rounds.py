@@ -48,7 +48,7 @@ def submit_rounds(
                 continue
             body = chat_body(judge, c.messages, c.response_format, c.extra)
             line = {"custom_id": c.key, "method": "POST", "url": ENDPOINT, "body": body}
-            lines[c.key] = (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode()  # type: ignore[index]
+            lines[c.key] = (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode()  # type: ignore[index]  # keys are assigned before submission
         if not lines:
             continue
         if max_cost_usd is not None:

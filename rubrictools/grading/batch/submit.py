@@ -176,7 +176,7 @@ def submit_batch_plan(
             raise ValueError(
                 f"{root} holds another batch job (different inputs, rubric or judges); choose another path"
             )
-        job.judge_objects = None if opts.api_key is not None else plan.judges  # type: ignore[assignment]
+        job.judge_objects = None if opts.api_key is not None else plan.judges  # type: ignore[assignment]  # a batch plan holds Judge objects only (a ScriptedJudge is refused above)
         # a submission interrupted before every request was sent: send the ones never sent
         sent = {cid for r in job.rounds for cid in submitted_ids(root / r["requests_file"])}
         store = ResponseCache(job.handle["cache"])
@@ -216,7 +216,7 @@ def submit_batch_plan(
             "digest": digest,
             "settings": settings,
             "rubric": None if base_rubric is None else base_rubric.to_dict(),
-            "judges": [j.model_dump(mode="json", exclude={"api_key"}) for j in plan.judges],  # type: ignore[union-attr]
+            "judges": [j.model_dump(mode="json", exclude={"api_key"}) for j in plan.judges],  # type: ignore[union-attr]  # a batch plan holds Judge objects only (a ScriptedJudge is refused above)
             "cache": str(store_path),
             "calls": len(plan.calls),
             "unique_requests": len(set(keys)),
@@ -225,7 +225,7 @@ def submit_batch_plan(
         }
         write_json(handle, h)
         job = BatchJob(root, api_key=opts.api_key)
-        job.judge_objects = None if opts.api_key is not None else plan.judges  # type: ignore[assignment]
+        job.judge_objects = None if opts.api_key is not None else plan.judges  # type: ignore[assignment]  # a batch plan holds Judge objects only (a ScriptedJudge is refused above)
         submit_rounds(job, plan, store, max_requests=max_requests_per_batch, max_cost_usd=opts.max_cost_usd)
     finally:
         store.close()

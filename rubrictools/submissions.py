@@ -33,13 +33,15 @@ def _check_text(text: str) -> str:
     return text
 
 
+_MARKED = re.compile(r"\s*(?:<thinking>(.*?)</thinking>)?\s*<output>(.*?)</output>\s*", re.S | re.I)
+_MARKED_OUTPUT_FIRST = re.compile(r"\s*<output>(.*?)</output>\s*<thinking>(.*?)</thinking>\s*", re.S | re.I)
+
+
 def _marked(text: str) -> Submission:
     """Split ``<thinking>...</thinking><output>...</output>``; refuse text outside the markers."""
-    pattern = re.compile(r"\s*(?:<thinking>(.*?)</thinking>)?\s*<output>(.*?)</output>\s*", re.S | re.I)
-    m = pattern.fullmatch(text)
+    m = _MARKED.fullmatch(text)
     if m is None:
-        pattern_rev = re.compile(r"\s*<output>(.*?)</output>\s*<thinking>(.*?)</thinking>\s*", re.S | re.I)
-        r = pattern_rev.fullmatch(text)
+        r = _MARKED_OUTPUT_FIRST.fullmatch(text)
         if r is None:
             raise ValueError(
                 "with thinking_markers=True a submission must be <thinking>...</thinking><output>...</output> "

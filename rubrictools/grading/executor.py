@@ -30,7 +30,7 @@ CANCELLED_ERROR = "cancelled: call not made (run interrupted)"
 
 
 class _Run:
-    """Shared state of one execution: semaphores per judge, money spent, progress."""
+    """Shared state of one execution: a throttle per judge, money spent, progress."""
 
     def __init__(
         self,

@@ -39,7 +39,6 @@ JUDGE_SETTINGS = (
 )
 """Parameters passed to :class:`~rubrictools.Judge` when ``model`` is a string (None: the Judge default)."""
 
-_MODES = ("per_criterion", "per_item", "holistic")
 _PARTS = ("output", "thinking", "all")
 
 
@@ -83,7 +82,6 @@ class GradeOptions:
     transport: Literal["litellm", "direct"] | None = None
 
     def __post_init__(self) -> None:
-        _choice("mode", self.mode, _MODES)
         _choice("grade_part", self.grade_part, _PARTS)
         _choice("on_unsupported", self.on_unsupported, ("flag", "downgrade"))
         _choice("aggregate", self.aggregate, AGGREGATIONS)

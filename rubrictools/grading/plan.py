@@ -115,7 +115,9 @@ def build_calls(inp: Inputs, judges: Sequence[AnyJudge], opts: GradeOptions) -> 
         opts.seed,
         opts.evidence,
     )
-    make_tasks = MODES[opts.mode]
+    make_tasks = MODES.get(opts.mode)
+    if make_tasks is None:
+        raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}; got {opts.mode!r}")
     formats: dict[tuple[int, Hashable], dict[str, Any] | None] = {}
     memo: dict[int, Rubric | None] = {}
 

@@ -31,7 +31,7 @@ from rubrictools.grading.live import grade_frame
 from rubrictools.grading.options import GradeOptions
 from rubrictools.rubric import Rubric
 
-__all__ = ["MANIFEST", "grade_to_parquet", "scan_source"]
+__all__ = ["MANIFEST", "ROW_ID", "grade_to_parquet", "scan_source", "slice_of"]
 
 MANIFEST = "_manifest.json"
 
@@ -111,10 +111,16 @@ def _write_part(v: pl.DataFrame, part: Path) -> None:
     os.replace(tmp, part)  # a part is either complete or absent
 
 
-def _chunk(lf: pl.LazyFrame, k: int, batch_size: int, opts: GradeOptions) -> pl.DataFrame:
-    chunk = lf.slice(k * batch_size, batch_size).collect()
-    if opts.id_column is None:  # global row numbers stay unique across parts
-        chunk = chunk.with_row_index("__rt_row", offset=k * batch_size).with_columns(pl.col("__rt_row").cast(pl.Int64))
+ROW_ID = "__rt_row"
+"""The id column of slices of a source graded without ``id_column``: global row numbers."""
+
+
+def slice_of(lf: pl.LazyFrame, k: int, size: int, id_column: str | None) -> pl.DataFrame:
+    """Slice ``k`` (``size`` rows) of ``lf``; without ``id_column`` it gets a :data:`ROW_ID`
+    column of global row numbers, so ids stay unique across slices."""
+    chunk = lf.slice(k * size, size).collect()
+    if id_column is None:
+        chunk = chunk.with_row_index(ROW_ID, offset=k * size).with_columns(pl.col(ROW_ID).cast(pl.Int64))
     return chunk
 
 
@@ -125,7 +131,7 @@ def _retry_failed(part: Path, chunk: pl.DataFrame, rubric: Rubric | None, opts: 
     failed = old.filter(pl.col("error").is_not_null())["id"].unique()
     if failed.len() == 0:
         return 0
-    id_col = opts.id_column or "__rt_row"
+    id_col = opts.id_column or ROW_ID
     fresh = grade_frame(chunk.filter(pl.col(id_col).is_in(failed.implode())), rubric, opts)
     order = chunk.select(pl.col(id_col).alias("id"), pl.int_range(pl.len()).alias("__order"))
     merged = pl.concat([old.filter(~pl.col("id").is_in(failed.implode())), fresh.select(old.columns)], how="vertical")
@@ -165,7 +171,7 @@ def grade_to_parquet(
     out.mkdir(parents=True, exist_ok=True)
     n_parts = max(1, -(-n // batch_size))
     _open_manifest(out, _fingerprint(rubric, opts, batch_size), n, batch_size, n_parts)
-    slice_opts = opts.replace(progress=False, id_column=opts.id_column or "__rt_row")
+    slice_opts = opts.replace(progress=False, id_column=opts.id_column or ROW_ID)
     bar = None
     if opts.progress:
         from tqdm.auto import tqdm
@@ -175,9 +181,9 @@ def grade_to_parquet(
         for k in range(n_parts):
             part = out / f"part-{k:05d}.parquet"
             if not part.exists():
-                _write_part(grade_frame(_chunk(lf, k, batch_size, opts), rubric, slice_opts), part)
+                _write_part(grade_frame(slice_of(lf, k, batch_size, opts.id_column), rubric, slice_opts), part)
             elif retry_errors and pl.scan_parquet(part).select(pl.col("error").is_not_null().any()).collect().item():
-                _retry_failed(part, _chunk(lf, k, batch_size, opts), rubric, slice_opts)
+                _retry_failed(part, slice_of(lf, k, batch_size, opts.id_column), rubric, slice_opts)
             if bar is not None:
                 bar.update(1)
     finally:

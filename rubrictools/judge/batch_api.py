@@ -42,9 +42,7 @@ def batch_call(judge: Judge, api_key: str | None, what: str, fn: Callable[..., A
             return fn(**kwargs, **credentials(judge, api_key))
         except Exception as exc:
             if not is_retryable(exc) or attempts > judge.max_retries:
-                msg = scrub(f"{type(exc).__name__}: {exc}", judge)
-                if api_key:
-                    msg = msg.replace(api_key, "***")
+                msg = scrub_secrets(scrub(f"{type(exc).__name__}: {exc}", judge), [api_key] if api_key else [])
                 raise RuntimeError(f"batch API: {what} failed after {attempts} attempt(s): {msg[:500]}") from None
             time.sleep(backoff_delay(judge, exc, attempts))
 

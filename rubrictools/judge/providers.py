@@ -15,6 +15,7 @@ __all__ = [
     "ENV_KEYS",
     "api_key_of",
     "env_api_key",
+    "env_key_variable",
     "load_litellm",
     "provider_of",
     "require_credentials",
@@ -79,10 +80,15 @@ ENV_KEYS = {
 """Provider prefix -> the environment variable litellm reads its key from (OpenAI-compatible ones)."""
 
 
+def env_key_variable(model: str) -> str | None:
+    """The environment variable litellm reads ``model``'s key from (OpenAI-compatible providers)."""
+    prefix, _, rest = model.partition("/")
+    return ENV_KEYS.get(prefix if rest else "openai")
+
+
 def env_api_key(model: str) -> str | None:
     """The key litellm would take from the environment for ``model`` (OpenAI-compatible providers)."""
-    prefix, _, rest = model.partition("/")
-    var = ENV_KEYS.get(prefix if rest else "openai")
+    var = env_key_variable(model)
     return os.environ.get(var) if var else None
 
 
@@ -102,7 +108,7 @@ def require_credentials(judges: list[Judge]) -> None:
             continue
         if j.transport == "direct":
             if env_api_key(j.model) is None and (j.api_base is None or "api.openai.com" in j.api_base):
-                var = ENV_KEYS.get(j.model.partition("/")[0], "OPENAI_API_KEY")
+                var = env_key_variable(j.model) or "the provider's key variable"
                 raise ValueError(f"judge {j.label!r}: no API key: set {var} or pass api_key=")
             continue
         try:

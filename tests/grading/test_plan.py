@@ -11,7 +11,6 @@ import polars as pl
 import pytest
 
 import rubrictools as rt
-from rubrictools.grading import plan as plan_module
 from rubrictools.grading.options import GradeOptions
 from rubrictools.grading.plan import MODES, assign_keys, build_plan
 from rubrictools.judge import JudgeTask, Parsed
@@ -136,7 +135,6 @@ class YesNoTask(JudgeTask):
 
 def test_a_new_mode_is_one_task_class_and_runs_through_the_same_executor(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(MODES, "yes_no", lambda subject, judged, ctx: [YesNoTask(subject)])
-    monkeypatch.setattr("rubrictools.grading.options._MODES", (*plan_module.MODES,))
     rubric = rt.Rubric.from_dict([{"name": "polite", "requirement": "Is polite"}])
     df = pl.DataFrame({"submission": ["please sit", "sit"]})
     v = rt.grade(df, rubric, model=rt.ScriptedJudge(), mode="yes_no", progress=False)  # type: ignore[call-overload]

@@ -18,7 +18,7 @@ from rubrictools.grading.batch.rounds import submit_rounds
 from rubrictools.grading.inputs import cache_path
 from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Mode, OnUnsupported
 from rubrictools.grading.plan import assign_keys, build_plan
-from rubrictools.grading.streaming import scan_source
+from rubrictools.grading.streaming import ROW_ID, scan_source, slice_of
 from rubrictools.judge import ResponseCache, ScriptedJudge, default_cache_path
 from rubrictools.judge.providers import provider_of
 from rubrictools.rubric import Rubric
@@ -133,13 +133,9 @@ def _submit_slices(
             )
     else:
         write_json(root / GROUP, meta)
-    slice_opts = opts.replace(id_column=opts.id_column or "__rt_row")
+    slice_opts = opts.replace(id_column=opts.id_column or ROW_ID)
     for k, name in enumerate(names):
-        chunk = lf.slice(k * slice_rows, slice_rows).collect()
-        if opts.id_column is None:  # global row numbers stay unique across slices
-            chunk = chunk.with_row_index("__rt_row", offset=k * slice_rows).with_columns(
-                pl.col("__rt_row").cast(pl.Int64)
-            )
+        chunk = slice_of(lf, k, slice_rows, opts.id_column)
         # an existing slice directory returns its job: an interrupted submission resumes
         submit_batch_plan(chunk, rubric, slice_opts, path=root / name, max_requests_per_batch=max_requests_per_batch)
     return BatchGroup(root, api_key=opts.api_key)

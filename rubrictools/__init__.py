@@ -6,9 +6,10 @@
 ('answer',)
 
 The package is the pipeline: ``rubric`` -> ``judge`` -> ``grading`` -> ``agreement`` (over
-``metrics``) -> ``calibration``, ``diagnostics``, ``charts``, ``widgets``. The public API is
-re-exported here and imported lazily, so ``import rubrictools`` stays fast (litellm, altair
-and ipywidgets load only when a function that needs them is called).
+``metrics``) and ``leaderboard`` (pairwise preferences) -> ``calibration``, ``diagnostics``,
+``charts``, ``widgets``. The public API is re-exported here and imported lazily, so
+``import rubrictools`` stays fast (litellm, altair and ipywidgets load only when a function
+that needs them is called).
 """
 
 from __future__ import annotations
@@ -49,10 +50,15 @@ __all__ = [
     "ensemble",
     "estimate_cost",
     "grade",
+    "grade_pairs",
     "improve",
     "inter_rater",
     "lint",
     "metrics",
+    "position_bias",
+    "preferences_from_scores",
+    "preferences_from_verdicts",
+    "rank_systems",
     "ray",
     "rubric_report",
     "score",
@@ -61,6 +67,7 @@ __all__ = [
     "usage",
     "validate_verdicts",
     "widgets",
+    "win_rates",
     "word_count",
 ]
 
@@ -88,6 +95,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         [
             "grade",
+            "grade_pairs",
             "agrade",
             "estimate_cost",
             "usage",
@@ -101,6 +109,10 @@ _EXPORTS: dict[str, str] = {
         "rubrictools.grading",
     ),
     **dict.fromkeys(["agreement", "inter_rater", "compare"], "rubrictools.human_agreement"),
+    **dict.fromkeys(
+        ["win_rates", "rank_systems", "position_bias", "preferences_from_scores", "preferences_from_verdicts"],
+        "rubrictools.leaderboard",
+    ),
     **dict.fromkeys(["rubric_report", "improve"], "rubrictools.diagnostics"),
 }
 _SUBMODULES: dict[str, str] = {
@@ -128,12 +140,20 @@ if TYPE_CHECKING:  # pragma: no cover
         ensemble,
         estimate_cost,
         grade,
+        grade_pairs,
         submit_batch,
         usage,
     )
     from rubrictools.grading import ray as ray
     from rubrictools.human_agreement import agreement, compare, inter_rater
     from rubrictools.judge import Judge, ScriptedJudge
+    from rubrictools.leaderboard import (
+        position_bias,
+        preferences_from_scores,
+        preferences_from_verdicts,
+        rank_systems,
+        win_rates,
+    )
     from rubrictools.rubric import (
         CANNOT_ASSESS,
         MET,

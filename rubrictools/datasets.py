@@ -221,7 +221,36 @@ def _load_llmbar(folder: Path, card: dict[str, Any], text_path: str | Path | Non
                         }
                     )
         subs = pl.DataFrame(rows) if rows else None
-    return Dataset("llmbar", card, human, verdicts, subs, rubric, {"judgments": j, "published": pub})
+    tables = {"judgments": j, "published": pub, "preferences": _llmbar_preferences(j)}
+    return Dataset("llmbar", card, human, verdicts, subs, rubric, tables)
+
+
+def _llmbar_preferences(j: pl.DataFrame) -> pl.DataFrame:
+    """The judgments as a preference table (:func:`rubrictools.grade_pairs`' shape): output 1 is
+    A, output 2 is B; ``preferred_ab``/``preferred_ba`` are the original/swapped orders' winners
+    (the repository already maps the swapped winner back to the original order)."""
+    side = {1: "A", 2: "B"}
+    ab = pl.col("winner_original_order").replace_strict(side, default=None, return_dtype=pl.String)
+    ba = pl.col("winner_swapped_order").replace_strict(side, default=None, return_dtype=pl.String)
+    both = ab.is_not_null() & ba.is_not_null()
+    preferred = pl.when(both & (ab == ba)).then(ab).when(both).then(pl.lit("tie"))
+    return j.select(
+        "id",
+        "subset",
+        pl.lit("output_1").alias("system_a"),
+        pl.lit("output_2").alias("system_b"),
+        pl.lit("preferred").alias("criterion"),
+        "judge",
+        preferred.alias("preferred"),
+        preferred.replace_strict({"A": 1.0, "tie": 0.5, "B": 0.0}, default=None, return_dtype=pl.Float64).alias(
+            "value"
+        ),
+        ab.alias("preferred_ab"),
+        ba.alias("preferred_ba"),
+        pl.when(both).then(ab == ba).alias("consistent"),
+        pl.when(~both).then(pl.lit("no valid answer from the judge in one order")).alias("error"),
+        pl.col("label").replace_strict(side, return_dtype=pl.String).alias("gold"),
+    )
 
 
 def _load_hanna(folder: Path, card: dict[str, Any]) -> Dataset:

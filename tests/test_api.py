@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import rubrictools as rt
-from rubrictools.grading.options import GradeOptions
+from rubrictools.grading.options import PAIR_OPTIONS, SINGLE_OPTIONS, GradeOptions
 from rubrictools.moved import MOVED
 
 INIT = Path(rt.__file__)
@@ -27,8 +27,24 @@ def test_all_is_a_literal_list_of_names_that_resolve() -> None:
         assert getattr(rt, name) is not None, name
 
 
+def test_grade_pairs_signature_lists_every_pairwise_option_with_its_default() -> None:
+    renamed = {"column": "a", "pair_column": "b"}
+    defaults = {renamed.get(f.name, f.name): f.default for f in dataclasses.fields(GradeOptions)}
+    defaults = {k: v for k, v in defaults.items() if k not in SINGLE_OPTIONS}
+    params = inspect.signature(rt.grade_pairs).parameters
+    assert list(params)[:2] == ["df", "rubric"]
+    for name, default in defaults.items():
+        assert name in params, f"grade_pairs lacks {name}"
+        assert params[name].kind is inspect.Parameter.KEYWORD_ONLY, name
+        if name not in ("a", "b"):
+            assert params[name].default == default, (name, params[name].default, default)
+    assert (params["a"].default, params["b"].default) == ("response_a", "response_b")
+    assert not set(SINGLE_OPTIONS) & set(params)
+    assert {"output", "batch_size", "batch", "batch_dir", "poll_interval"} <= set(params)
+
+
 def test_grade_signature_lists_every_option_with_its_default() -> None:
-    defaults = {f.name: f.default for f in dataclasses.fields(GradeOptions)}
+    defaults = {f.name: f.default for f in dataclasses.fields(GradeOptions) if f.name not in PAIR_OPTIONS}
     for fn in (rt.grade, rt.agrade, rt.submit_batch):
         params = inspect.signature(fn).parameters
         assert list(params)[:2] == ["df", "rubric"], fn

@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rubrictools.judge",),
     ("rubrictools.grading",),
     ("rubrictools.metrics",),
-    ("rubrictools.human_agreement",),
+    ("rubrictools.human_agreement", "rubrictools.leaderboard"),
     ("rubrictools.calibration", "rubrictools.datasets"),
     ("rubrictools.diagnostics",),
     ("rubrictools.charts",),

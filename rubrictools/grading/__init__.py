@@ -15,6 +15,7 @@ from rubrictools.grading.batch import BatchGroup, BatchJob, collect_batch, submi
 from rubrictools.grading.cost import estimate_cost, usage
 from rubrictools.grading.ensembles import ensemble
 from rubrictools.grading.options import GradeOptions
+from rubrictools.grading.pair_api import grade_pairs
 from rubrictools.grading.rules import apply_rules
 from rubrictools.grading.sync import run_sync
 
@@ -28,6 +29,7 @@ __all__ = [
     "ensemble",
     "estimate_cost",
     "grade",
+    "grade_pairs",
     "run_sync",
     "submit_batch",
     "usage",

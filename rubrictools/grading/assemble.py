@@ -42,6 +42,7 @@ def assemble(
             "__row": pl.Int64(),
             "__pos": pl.Int64(),
             "__judge": pl.Int64(),
+            "__variant": pl.Int64(),
             "raw_response": pl.String(),
             "option_order": pl.List(pl.Int64()),
             "llm_raw_score": pl.Float64(),
@@ -108,7 +109,7 @@ def assemble(
             how="vertical",
         )
     df = df.sort(["__row", "__pos", "__judge"])
-    drop = ["__row", "__pos", "__judge", "__ev", "__needs", "__floor_label", "__floor_value"]
+    drop = ["__row", "__pos", "__judge", "__variant", "__ev", "__needs", "__floor_label", "__floor_value"]
     for name, columns in _OPTIONAL.items():
         if name not in keep:
             drop += columns

@@ -44,6 +44,8 @@ class Inputs:
     subs: list[Submission]
     queries: list[str | None]
     references: list[str | None]
+    others: list[Submission] | None = None  # pairwise: the B answers (``subs`` holds A)
+    systems: tuple[list[str], list[str]] | None = None  # pairwise: each row's systems of A and B
 
 
 def coerce_rubric(value: Any, i: int) -> Rubric:
@@ -58,9 +60,15 @@ def coerce_rubric(value: Any, i: int) -> Rubric:
         raise ValueError(f"rubric_column: row {i}: {e}") from None
 
 
+_ROLES = {"column": "a", "pair_column": "b"}  # their names in grade_pairs
+
+
 def _check_columns(frame: pl.DataFrame, opts: GradeOptions) -> None:
-    for name in ("column", "id_column", "query_column", "reference_column", "rubric_column"):
-        col = getattr(opts, name)
+    named = [("column", opts.column), ("pair_column", opts.pair_column)]
+    named += [(f"systems[{i}]", c) for i, c in enumerate(opts.systems or ())]
+    named += [(k, getattr(opts, k)) for k in ("id_column", "query_column", "reference_column", "rubric_column")]
+    for name, col in named:
+        name = _ROLES.get(name, name) if opts.pairwise else name
         if col is not None and col not in frame.columns:
             raise ValueError(f"{name}={col!r} is not a column of the DataFrame (columns: {frame.columns})")
         if col is not None and name != "rubric_column" and frame.schema[col] == pl.Object:
@@ -109,16 +117,46 @@ def prepare(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Inputs:
     _check_columns(frame, opts)
     ids, id_dtype = _ids(frame, opts.id_column)
     rubrics = _rubrics(frame, rubric, opts.rubric_column)
-    subs = []
-    for i, value in enumerate(frame[opts.column].to_list()):
-        try:
-            subs.append(split_submission(value, markers=opts.thinking_markers))
-        except ValueError as e:
-            raise ValueError(f"column {opts.column!r}: row {i} (id {ids[i]!r}): {e}") from None
+    subs = _submissions(frame, opts.column, ids, opts)
     n = frame.height
     queries = frame[opts.query_column].cast(pl.String).to_list() if opts.query_column else [None] * n
     refs = frame[opts.reference_column].cast(pl.String).to_list() if opts.reference_column else [None] * n
-    return Inputs(frame, ids, id_dtype, rubrics, subs, queries, refs)
+    inp = Inputs(frame, ids, id_dtype, rubrics, subs, queries, refs)
+    if opts.pair_column is not None:
+        inp.others = _submissions(frame, opts.pair_column, ids, opts)
+        inp.systems = _systems(frame, opts, ids)
+    return inp
+
+
+def _submissions(frame: pl.DataFrame, column: str, ids: list[Any], opts: GradeOptions) -> list[Submission]:
+    role = _ROLES["pair_column" if column == opts.pair_column else "column"] if opts.pairwise else "column"
+    subs = []
+    for i, value in enumerate(frame[column].to_list()):
+        try:
+            subs.append(split_submission(value, markers=opts.thinking_markers))
+        except ValueError as e:
+            raise ValueError(f"{role} {column!r}: row {i} (id {ids[i]!r}): {e}") from None
+    return subs
+
+
+def _systems(frame: pl.DataFrame, opts: GradeOptions, ids: list[Any]) -> tuple[list[str], list[str]]:
+    """Each row's (system of A, system of B): from ``systems=`` columns, else the column names."""
+    if opts.systems is None:
+        a, b = opts.column, opts.pair_column or ""
+        return [a] * frame.height, [b] * frame.height
+    sa, sb = (frame[c].cast(pl.String) for c in opts.systems)
+    for name, s in zip(opts.systems, (sa, sb), strict=True):
+        if s.null_count():
+            i = s.is_null().arg_true()[0]
+            raise ValueError(f"systems column {name!r}: row {i} (id {ids[i]!r}) has no system name")
+    same = (sa == sb).arg_true()
+    if same.len():
+        i = same[0]
+        raise ValueError(
+            f"systems: row {i} (id {ids[i]!r}) pairs system {sa[i]!r} with itself ({same.len()} such rows); "
+            "a comparison needs two different systems"
+        )
+    return sa.to_list(), sb.to_list()
 
 
 def resolve_judges(model: Any, settings: dict[str, Any]) -> list[AnyJudge]:

@@ -14,11 +14,22 @@ from typing import Any, Literal
 from rubrictools.grading.votes import AGGREGATIONS
 from rubrictools.judge import ResponseCache
 
-__all__ = ["JUDGE_SETTINGS", "CacheSetting", "GradeOptions", "GradePart", "Mode", "OnUnsupported"]
+__all__ = [
+    "JUDGE_SETTINGS",
+    "PAIR_OPTIONS",
+    "SINGLE_OPTIONS",
+    "CacheSetting",
+    "GradeOptions",
+    "GradePart",
+    "Inconsistent",
+    "Mode",
+    "OnUnsupported",
+]
 
 Mode = Literal["per_criterion", "per_item", "holistic"]
 GradePart = Literal["output", "thinking", "all"]
 OnUnsupported = Literal["flag", "downgrade"]
+Inconsistent = Literal["tie", "first", "error"]
 CacheSetting = bool | str | Path | ResponseCache | None
 """What ``cache=`` accepts: True (the default cache file), a path, an open cache, or False/None."""
 
@@ -38,6 +49,22 @@ JUDGE_SETTINGS = (
     "transport",
 )
 """Parameters passed to :class:`~rubrictools.Judge` when ``model`` is a string (None: the Judge default)."""
+
+PAIR_OPTIONS = ("pair_column", "systems", "swap", "inconsistent", "ties")
+"""Options of pairwise runs only (:func:`rubrictools.grade_pairs`); ``pair_column`` set makes a run pairwise."""
+
+SINGLE_OPTIONS = (
+    "aggregate",
+    "examples",
+    "max_examples",
+    "shuffle_options",
+    "seed",
+    "distribution",
+    "distribution_samples",
+    "evidence",
+    "on_unsupported",
+)
+"""Options of single-submission runs only (:func:`rubrictools.grade`)."""
 
 _PARTS = ("output", "thinking", "all")
 
@@ -80,8 +107,46 @@ class GradeOptions:
     system_prompt: str | None = None
     litellm_kwargs: dict[str, Any] | None = None
     transport: Literal["litellm", "direct"] | None = None
+    pair_column: str | None = None
+    systems: tuple[str, str] | None = None
+    swap: bool = True
+    inconsistent: Inconsistent = "tie"
+    ties: bool = True
+
+    @property
+    def pairwise(self) -> bool:
+        """A pairwise run (:func:`rubrictools.grade_pairs`): ``column`` holds A, ``pair_column`` B."""
+        return self.pair_column is not None
+
+    def input_columns(self) -> list[str]:
+        """The columns of the input frame a run reads (in a stable order, without duplicates)."""
+        cols = [self.column, self.pair_column, *(self.systems or ())]
+        cols += [self.id_column, self.query_column, self.reference_column, self.rubric_column]
+        return list(dict.fromkeys(c for c in cols if c is not None))
+
+    def _check_pairs(self) -> None:
+        _choice("inconsistent", self.inconsistent, ("tie", "first", "error"))
+        if not self.pairwise:
+            return
+        if self.pair_column == self.column:
+            raise ValueError(f"a and b are both {self.column!r}: a pair needs two different answer columns")
+        if self.systems is not None:
+            object.__setattr__(self, "systems", tuple(self.systems))  # a JSON round trip (batch handles) makes a list
+            if len(self.systems) != 2 or not all(isinstance(x, str) for x in self.systems):
+                raise TypeError(f"systems must be two column names (system of a, system of b), got {self.systems!r}")
+            if self.systems[0] == self.systems[1]:
+                raise ValueError(f"systems names one column twice ({self.systems[0]!r}); give A's and B's columns")
+        for name, bad in (
+            ("distribution", self.distribution),
+            ("evidence", bool(self.evidence)),
+            ("shuffle_options", self.shuffle_options),
+            ("examples", self.examples is not None),
+        ):
+            if bad:
+                raise ValueError(f"{name}= is a setting of single grading (rt.grade); pairwise grading has no {name}")
 
     def __post_init__(self) -> None:
+        self._check_pairs()
         _choice("grade_part", self.grade_part, _PARTS)
         _choice("on_unsupported", self.on_unsupported, ("flag", "downgrade"))
         _choice("aggregate", self.aggregate, AGGREGATIONS)
@@ -129,6 +194,7 @@ class GradeOptions:
             "distribution",
             "evidence",
             "on_unsupported",
+            *PAIR_OPTIONS,
         )
         return {k: getattr(self, k) for k in keep}
 

@@ -19,6 +19,7 @@ import polars as pl
 from rubrictools.grading.assemble import assemble
 from rubrictools.grading.inputs import AnyJudge, Example, Inputs, examples_by_criterion, prepare, resolve_judges
 from rubrictools.grading.options import GradeOptions
+from rubrictools.grading.preferences import PAIR_MODES, preference_table
 from rubrictools.grading.rules import rule_table
 from rubrictools.judge import (
     Call,
@@ -107,6 +108,16 @@ def _llm_part(rub: Rubric, memo: dict[int, Rubric | None]) -> Rubric | None:
     return memo[k]
 
 
+def _task_builder(opts: GradeOptions, ctx: ModeContext) -> Callable[[Subject, Rubric], list[JudgeTask]]:
+    """How one row becomes tasks: a pairwise mode (:data:`PAIR_MODES`) or a single one (:data:`MODES`)."""
+    registry: dict[str, Any] = PAIR_MODES if opts.pairwise else MODES
+    make = registry.get(opts.mode)
+    if make is None:
+        raise ValueError(f"mode must be one of {', '.join(map(repr, registry))}; got {opts.mode!r}")
+    settings: Any = opts if opts.pairwise else ctx
+    return lambda subject, judged: make(subject, judged, settings)
+
+
 def build_calls(inp: Inputs, judges: Sequence[AnyJudge], opts: GradeOptions) -> list[Call]:
     """One call per (task, judge), in input order."""
     ctx = ModeContext(
@@ -115,9 +126,7 @@ def build_calls(inp: Inputs, judges: Sequence[AnyJudge], opts: GradeOptions) -> 
         opts.seed,
         opts.evidence,
     )
-    make_tasks = MODES.get(opts.mode)
-    if make_tasks is None:
-        raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}; got {opts.mode!r}")
+    make_tasks = _task_builder(opts, ctx)
     formats: dict[tuple[int, Hashable], dict[str, Any] | None] = {}
     memo: dict[int, Rubric | None] = {}
 
@@ -136,6 +145,7 @@ def build_calls(inp: Inputs, judges: Sequence[AnyJudge], opts: GradeOptions) -> 
     calls: list[Call] = []
     for row, (sid, rub, sub) in enumerate(zip(inp.ids, inp.rubrics, inp.subs, strict=True)):
         judged = _llm_part(rub, memo)
+        other = inp.others[row] if inp.others is not None else None
         subject = Subject(
             row=row,
             sid=sid,
@@ -145,8 +155,10 @@ def build_calls(inp: Inputs, judges: Sequence[AnyJudge], opts: GradeOptions) -> 
             part=opts.grade_part,
             query=inp.queries[row],
             reference=inp.references[row],
+            other=other,
+            other_text=None if other is None else graded_text(other, opts.grade_part),
         )
-        tasks = make_tasks(subject, judged, ctx) if judged is not None else []
+        tasks = make_tasks(subject, judged) if judged is not None else []
         for ji, j in enumerate(judges):
             sp = getattr(j, "system_prompt", None)
             for task in tasks:
@@ -167,10 +179,13 @@ class Plan:
     opts: GradeOptions
 
     def verdicts(self) -> pl.DataFrame:
-        """The verdict table from the calls' current answers and errors."""
+        """The verdict table from the calls' current answers and errors (for a pairwise run,
+        the preference table of :mod:`rubrictools.grading.preferences`)."""
         sink = RowSink([j.label for j in self.judges])
         for call in self.calls:
             call.task.rows(call, sink)
+        if self.opts.pairwise:
+            return preference_table(sink.cols, self.inp, self.judges, self.opts)
         keep: set[str] = set()
         for c in self.calls:
             keep |= c.task.optional_columns()
@@ -201,6 +216,11 @@ def _rule_rows(inp: Inputs, texts: list[str]) -> pl.DataFrame | None:
 def build_plan(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Plan:
     """Check every input and build every call of a run (no call is made)."""
     inp = prepare(df, rubric, opts)
+    if opts.pairwise and (rules := sorted({c.name or "" for r in inp.rubrics for c in r if c.rule is not None})):
+        raise ValueError(
+            f"pairwise grading asks a judge; rule criteria {rules} are decided per answer without one: "
+            "grade each system with rt.grade and compare scores (rt.preferences_from_scores)"
+        )
     judges = resolve_judges(opts.model, opts.judge_settings())
     require_prices([j for j in judges if isinstance(j, Judge)], opts.max_cost_usd)
     calls = build_calls(inp, judges, opts)

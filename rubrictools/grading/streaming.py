@@ -28,7 +28,7 @@ import polars as pl
 
 from rubrictools.frames import to_polars
 from rubrictools.grading.live import grade_frame
-from rubrictools.grading.options import GradeOptions
+from rubrictools.grading.options import PAIR_OPTIONS, GradeOptions
 from rubrictools.rubric import Rubric
 
 __all__ = ["MANIFEST", "ROW_ID", "grade_to_parquet", "scan_source", "slice_of"]
@@ -64,6 +64,7 @@ def _fingerprint(rubric: Rubric | None, opts: GradeOptions, batch_size: int) -> 
         "shuffle_options",
         "seed",
         "thinking_markers",
+        *PAIR_OPTIONS,
     )
     default = GradeOptions()
     settings = {k: getattr(opts, k) for k in keys if getattr(opts, k) != getattr(default, k)}
@@ -163,7 +164,7 @@ def grade_to_parquet(
         rubric = Rubric.from_dict(rubric)
     lf = scan_source(source)
     schema = lf.collect_schema()
-    for name, col in (("column", opts.column), ("id_column", opts.id_column)):
+    for name, col in (("column", opts.column), ("pair_column", opts.pair_column), ("id_column", opts.id_column)):
         if col is not None and col not in schema:
             raise ValueError(f"{name}={col!r} is not a column of the source (columns: {list(schema)})")
     n = lf.select(pl.len()).collect().item()

@@ -16,7 +16,7 @@ from rubrictools.judge.config import Judge
 from rubrictools.judge.result import CallResult
 from rubrictools.judge.rows import ROW_COLUMNS, RowSink
 from rubrictools.judge.scripted import ScriptedJudge
-from rubrictools.judge.tasks import CriterionTask, HolisticTask, ItemTask, JudgeTask, Parsed, Subject
+from rubrictools.judge.tasks import CriterionTask, HolisticTask, ItemTask, JudgeTask, PairTask, Parsed, Subject
 
 __all__ = [
     "NO_DISTRIBUTION",
@@ -29,6 +29,7 @@ __all__ = [
     "ItemTask",
     "Judge",
     "JudgeTask",
+    "PairTask",
     "Parsed",
     "ResponseCache",
     "RowSink",

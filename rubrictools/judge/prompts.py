@@ -17,6 +17,7 @@ from rubrictools.rubric import BINARY_LABELS, Criterion, Rubric, format_number
 from rubrictools.submissions import Submission
 
 __all__ = [
+    "context_block",
     "criterion_messages",
     "criterion_schema",
     "describe_criterion",
@@ -24,6 +25,7 @@ __all__ = [
     "holistic_messages",
     "item_messages",
     "item_schema",
+    "submission_block",
 ]
 
 GradePart = Literal["output", "thinking", "all"]
@@ -57,12 +59,13 @@ def escape(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-def _submission_block(sub: Submission, part: GradePart) -> tuple[str, str]:
+def submission_block(sub: Submission, part: GradePart, *, tag: str = "submission") -> tuple[str, str]:
+    """The escaped submission inside ``<tag>`` (thinking and output sections when it has
+    both), and the note saying which part is graded."""
     if sub.thinking is None:
-        return f"<submission>\n{escape(sub.output)}\n</submission>", "Grade the submission."
+        return f"<{tag}>\n{escape(sub.output)}\n</{tag}>", "Grade the submission."
     body = (
-        f"<submission>\n<thinking>\n{escape(sub.thinking)}\n</thinking>\n"
-        f"<output>\n{escape(sub.output)}\n</output>\n</submission>"
+        f"<{tag}>\n<thinking>\n{escape(sub.thinking)}\n</thinking>\n<output>\n{escape(sub.output)}\n</output>\n</{tag}>"
     )
     note = {
         "output": "Grade ONLY the final <output> section; the <thinking> section is context, not graded.",
@@ -72,7 +75,8 @@ def _submission_block(sub: Submission, part: GradePart) -> tuple[str, str]:
     return body, note
 
 
-def _context(query: str | None, reference: str | None) -> str:
+def context_block(query: str | None, reference: str | None) -> str:
+    """The escaped, fenced query and reference (empty when neither is given)."""
     parts = []
     if query is not None:
         parts.append(f"<query>\n{escape(query)}\n</query>")
@@ -138,8 +142,8 @@ def _messages(
     system: str, head: Sequence[str], sub: Submission, part: GradePart, query: str | None, reference: str | None
 ) -> list[dict[str, str]]:
     """System + user messages: rubric part, then context, then the fenced submission."""
-    body, note = _submission_block(sub, part)
-    sections = [*head, _context(query, reference), body, note]
+    body, note = submission_block(sub, part)
+    sections = [*head, context_block(query, reference), body, note]
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(s for s in sections if s)}]
 
 

@@ -18,6 +18,7 @@ ROW_COLUMNS = (
     "__row",
     "__pos",
     "__judge",
+    "__variant",
     "id",
     "criterion",
     "verdict",
@@ -77,13 +78,16 @@ class RowSink:
         crit: Criterion | None = None,
         quote: str | None = None,
         evidence: bool = False,
+        variant: int = 0,
     ) -> None:
-        """One row of ``call``; tokens and cost are split over the ``n_share`` rows one call made."""
+        """One row of ``call``; tokens and cost are split over the ``n_share`` rows one call made.
+        ``variant`` tells apart presentations of the same question (pairwise: the order shown)."""
         c = self.cols
         ok = error is None
         c["__row"].append(call.task.subject.row)
         c["__pos"].append(position)
         c["__judge"].append(call.judge_i)
+        c["__variant"].append(variant)
         c["id"].append(call.task.subject.sid)
         c["criterion"].append(criterion)
         c["verdict"].append(verdict if ok else None)

@@ -152,4 +152,8 @@ class ScriptedJudge:
     def reply(self, task: JudgeTask) -> str:
         """The JSON text a real judge would have sent for ``task``."""
         subject = task.subject
-        return task.scripted_reply(lambda c: self.judge_criterion(subject.sid, subject.text, c))
+
+        def decide(criterion: Criterion, text: str | None = None) -> tuple[str, str, str | None]:
+            return self.judge_criterion(subject.sid, subject.text if text is None else text, criterion)
+
+        return task.scripted_reply(decide)

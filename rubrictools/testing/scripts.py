@@ -15,6 +15,8 @@ __all__ = [
     "default_script",
     "fake_logprobs",
     "json_or_text",
+    "pair_answer",
+    "response_texts",
     "submission_text",
     "user_text",
 ]
@@ -51,8 +53,25 @@ def submission_text(request: dict[str, Any]) -> str:
     return m.group(1) if m else ""
 
 
+def response_texts(request: dict[str, Any]) -> tuple[str, str]:
+    """The two responses of a pairwise request (``<response_1>``, ``<response_2>``), as shown."""
+    text = user_text(request)
+    found = [re.search(rf"<response_{n}>\n(.*?)\n</response_{n}>", text, re.S) for n in (1, 2)]
+    return found[0].group(1) if found[0] else "", found[1].group(1) if found[1] else ""
+
+
+def pair_answer(request: dict[str, Any]) -> str:
+    """The default pairwise answer: the response containing 'good' wins; both or neither: a tie."""
+    one, two = (("good" in t.lower()) for t in response_texts(request))
+    answer = "1" if one and not two else "2" if two and not one else "tie"
+    return json.dumps({"explanation": "fake pairwise judge", "verdict": answer})
+
+
 def default_script(request: dict[str, Any]) -> str:
-    """MET when the submission contains 'good', per criterion; per-item and holistic too."""
+    """MET when the submission contains 'good', per criterion; per-item, holistic and
+    pairwise (:func:`pair_answer`) too."""
+    if "compare TWO responses" in request["messages"][0]["content"]:
+        return pair_answer(request)
     sub = submission_text(request).lower()
     verdict = "MET" if "good" in sub else "UNMET"
     system = request["messages"][0]["content"]

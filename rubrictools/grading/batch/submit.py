@@ -187,12 +187,7 @@ def submit_batch_plan(
     store_path = cache_path(opts.cache, plan.judges) or root / "responses.sqlite"
     # the graded columns only; per-row rubrics as JSON text
     inp = plan.inp
-    cols = [
-        c
-        for c in (settings["column"], settings["id_column"], settings["query_column"], settings["reference_column"])
-        if c is not None
-    ]
-    frame = inp.frame.select(list(dict.fromkeys(cols)))
+    frame = inp.frame.select([c for c in opts.input_columns() if c != settings["rubric_column"]])
     if settings["rubric_column"] is not None:
         frame = frame.with_columns(
             pl.Series(settings["rubric_column"], [r.to_json(indent=None) for r in inp.rubrics], dtype=pl.String)

@@ -1,4 +1,4 @@
-"""Judge modes as tasks: :class:`JudgeTask` and the built-in per-criterion, per-item and holistic modes.
+"""Judge modes as tasks: :class:`JudgeTask` and the built-in per-criterion, per-item, holistic and pairwise modes.
 
 ``MODES`` maps each ``grade(mode=...)`` name to how that mode splits one submission into tasks
 (see :mod:`rubrictools.grading.plan`).
@@ -10,5 +10,16 @@ from rubrictools.judge.tasks.base import Decide, JudgeTask, Parsed, Subject
 from rubrictools.judge.tasks.criterion import CriterionTask
 from rubrictools.judge.tasks.holistic import HolisticTask
 from rubrictools.judge.tasks.item import ItemTask
+from rubrictools.judge.tasks.pairwise import PAIR_VALUES, PairTask
 
-__all__ = ["CriterionTask", "Decide", "HolisticTask", "ItemTask", "JudgeTask", "Parsed", "Subject"]
+__all__ = [
+    "PAIR_VALUES",
+    "CriterionTask",
+    "Decide",
+    "HolisticTask",
+    "ItemTask",
+    "JudgeTask",
+    "PairTask",
+    "Parsed",
+    "Subject",
+]

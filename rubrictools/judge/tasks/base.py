@@ -14,9 +14,9 @@ only ever call these methods, so a new mode (pairwise, conversations) is one mor
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from rubrictools.rubric import Criterion, Rubric
 from rubrictools.submissions import Submission
@@ -27,8 +27,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Decide", "JudgeTask", "Parsed", "Subject"]
 
-Decide = Callable[[Criterion], tuple[str, str, str | None]]
-"""A scripted judge's answer for one criterion: ``(label, explanation, evidence quote)``."""
+
+class Decide(Protocol):
+    """A scripted judge's answer for one criterion: ``(label, explanation, evidence quote)``,
+    about the subject's text or, when given, about ``text`` (the other answer of a pair)."""
+
+    def __call__(self, criterion: Criterion, text: str | None = None) -> tuple[str, str, str | None]: ...
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,8 @@ class Parsed:
 
 @dataclass(frozen=True, kw_only=True)
 class Subject:
-    """What one task grades: a submission (one input row) with its rubric and context."""
+    """What one task grades: a submission (one input row) with its rubric and context; for
+    pairwise grading also the answer it is compared with (``other``)."""
 
     row: int
     sid: Any
@@ -61,6 +66,8 @@ class Subject:
     part: str = "output"
     query: str | None = None
     reference: str | None = None
+    other: Submission | None = None  # pairwise: the second answer (B); ``submission`` is A
+    other_text: str | None = None
 
 
 class JudgeTask(ABC):

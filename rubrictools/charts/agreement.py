@@ -1,16 +1,5 @@
-"""Altair charts of agreement: forest plots, confusion heatmaps, score distributions.
-
-Every function returns an ``alt.Chart`` (or a layered/faceted chart) built from data
-aggregated in polars first, so a chart embeds at most a few hundred rows whatever the size
-of the verdict table. Charts render inline in Jupyter and in nbconvert HTML and save to
-PNG/SVG offline (``chart.save("x.png")`` with ``vl-convert-python``).
-
->>> import polars as pl, rubrictools as rt
->>> t = pl.DataFrame({"criterion": ["a", "b"], "metric": "cohen_kappa", "value": [0.5, 0.7],
-...                   "ci_low": [0.3, 0.6], "ci_high": [0.7, 0.8], "n": [50, 50]})
->>> rt.charts.forest(t).to_dict()["layer"][0]["mark"]["type"]
-'rule'
-"""
+"""Charts of agreement with humans: forest plots, confusion heatmaps, score distributions,
+MET rates, judge agreement, reliability diagrams and run summaries."""
 
 from __future__ import annotations
 
@@ -18,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from rubrictools.charts.base import alt_module as _alt
+from rubrictools.charts.base import values as _values
 from rubrictools.frames import to_polars
 from rubrictools.human_agreement import agreement, criterion_pairs, inter_rater, score_pairs
 from rubrictools.metrics.distribution import cdf_distances_weighted
@@ -33,55 +24,10 @@ __all__ = [
     "forest",
     "judge_agreement",
     "met_rates",
-    "offline",
     "reliability",
     "run_summary",
     "score_distributions",
 ]
-
-_MAX_ROWS = 5000
-
-
-def _offline_renderer(spec: dict, **metadata: Any) -> dict[str, Any]:
-    """A static SVG drawn by vl-convert (nbconvert HTML, GitHub and any viewer show it with no
-    network) plus the Vega-Lite spec under the v5 mimetype that JupyterLab renders
-    interactively with its own bundled vega."""
-    bundle: dict[str, Any] = {"application/vnd.vegalite.v5+json": spec, "text/plain": "<altair chart>"}
-    try:
-        import vl_convert as vlc
-
-        bundle["image/svg+xml"] = vlc.vegalite_to_svg(spec)
-    except Exception:  # vl-convert missing or the spec cannot be drawn statically: JupyterLab still renders it
-        pass
-    return bundle
-
-
-def offline() -> None:
-    """Render altair charts without any network: interactive Vega-Lite in JupyterLab, with a
-    static SVG (via ``vl-convert-python``) that nbconvert HTML and other viewers display.
-
-    >>> offline()
-    >>> import altair as alt
-    >>> alt.renderers.active
-    'rubrictools'
-    """
-    import altair as alt
-
-    if "rubrictools" not in alt.renderers.names():
-        alt.renderers.register("rubrictools", _offline_renderer)
-    alt.renderers.enable("rubrictools")
-
-
-def _alt() -> Any:
-    import altair as alt
-
-    return alt
-
-
-def _values(df: pl.DataFrame) -> list[dict[str, Any]]:
-    if df.height > _MAX_ROWS:
-        raise ValueError(f"refusing to embed {df.height} rows in a chart; aggregate first")
-    return df.to_dicts()
 
 
 def forest(

@@ -1,0 +1,42 @@
+"""Altair charts: agreement with humans, and pairwise comparisons (leaderboards, win-rate
+matrices, position bias).
+
+Every function returns an ``alt.Chart`` (or a layered/faceted chart) built from data
+aggregated in polars first, so a chart embeds at most a few hundred rows whatever the size
+of the verdict table. Charts render inline in Jupyter and in nbconvert HTML and save to
+PNG/SVG offline (``chart.save("x.png")`` with ``vl-convert-python``).
+
+>>> import polars as pl, rubrictools as rt
+>>> t = pl.DataFrame({"criterion": ["a", "b"], "metric": "cohen_kappa", "value": [0.5, 0.7],
+...                   "ci_low": [0.3, 0.6], "ci_high": [0.7, 0.8], "n": [50, 50]})
+>>> rt.charts.forest(t).to_dict()["layer"][0]["mark"]["type"]
+'rule'
+"""
+
+from __future__ import annotations
+
+from rubrictools.charts.agreement import (
+    confusion,
+    forest,
+    judge_agreement,
+    met_rates,
+    reliability,
+    run_summary,
+    score_distributions,
+)
+from rubrictools.charts.base import offline
+from rubrictools.charts.pairwise import leaderboard, position_bias, win_matrix
+
+__all__ = [
+    "confusion",
+    "forest",
+    "judge_agreement",
+    "leaderboard",
+    "met_rates",
+    "offline",
+    "position_bias",
+    "reliability",
+    "run_summary",
+    "score_distributions",
+    "win_matrix",
+]

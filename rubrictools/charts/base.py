@@ -1,0 +1,56 @@
+"""What every chart shares: lazy altair, a row cap on embedded data, the offline renderer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+__all__ = ["MAX_ROWS", "alt_module", "offline", "values"]
+
+MAX_ROWS = 5000
+"""Most rows a chart embeds: charts aggregate in polars first."""
+
+
+def _offline_renderer(spec: dict, **metadata: Any) -> dict[str, Any]:
+    """A static SVG drawn by vl-convert (nbconvert HTML, GitHub and any viewer show it with no
+    network) plus the Vega-Lite spec under the v5 mimetype that JupyterLab renders
+    interactively with its own bundled vega."""
+    bundle: dict[str, Any] = {"application/vnd.vegalite.v5+json": spec, "text/plain": "<altair chart>"}
+    try:
+        import vl_convert as vlc
+
+        bundle["image/svg+xml"] = vlc.vegalite_to_svg(spec)
+    except Exception:  # vl-convert missing or the spec cannot be drawn statically: JupyterLab still renders it
+        pass
+    return bundle
+
+
+def offline() -> None:
+    """Render altair charts without any network: interactive Vega-Lite in JupyterLab, with a
+    static SVG (via ``vl-convert-python``) that nbconvert HTML and other viewers display.
+
+    >>> offline()
+    >>> import altair as alt
+    >>> alt.renderers.active
+    'rubrictools'
+    """
+    import altair as alt
+
+    if "rubrictools" not in alt.renderers.names():
+        alt.renderers.register("rubrictools", _offline_renderer)
+    alt.renderers.enable("rubrictools")
+
+
+def alt_module() -> Any:
+    """altair, imported on first use (``import rubrictools`` stays fast)."""
+    import altair as alt
+
+    return alt
+
+
+def values(df: pl.DataFrame) -> list[dict[str, Any]]:
+    """The rows a chart embeds (an error beyond :data:`MAX_ROWS`: aggregate first)."""
+    if df.height > MAX_ROWS:
+        raise ValueError(f"refusing to embed {df.height} rows in a chart; aggregate first")
+    return df.to_dicts()

@@ -1,0 +1,156 @@
+"""Charts of pairwise comparisons: a leaderboard, a win-rate matrix, position bias."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from rubrictools.charts.base import alt_module, values
+from rubrictools.frames import to_polars
+
+if TYPE_CHECKING:  # pragma: no cover
+    import altair as alt
+
+__all__ = ["leaderboard", "position_bias", "win_matrix"]
+
+
+def _need(df: pl.DataFrame, cols: Sequence[str], what: str) -> None:
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what}: missing column(s) {missing} (columns: {df.columns})")
+
+
+def leaderboard(board: Any, *, title: str | None = None, width: int = 360) -> alt.LayerChart:
+    """A :func:`rubrictools.rank_systems` table as a chart: each system's rating with its
+    bootstrap interval (best at the top) and its rank interval written beside it.
+
+    >>> import polars as pl, rubrictools as rt
+    >>> board = pl.DataFrame({"system": ["x", "y"], "rating": [1050.0, 950.0], "ci_low": [1010.0, 900.0],
+    ...                       "ci_high": [1090.0, 990.0], "rank": [1, 2], "rank_best": [1, 2], "rank_worst": [1, 2]})
+    >>> rt.charts.leaderboard(board).to_dict()["layer"][0]["mark"]["type"]
+    'rule'
+    """
+    alt = alt_module()
+    b = to_polars(board, name="board")
+    _need(b, ("system", "rating", "ci_low", "ci_high", "rank_best", "rank_worst"), "leaderboard")
+    b = b.sort("rating", descending=True).with_columns(
+        pl.when(pl.col("rank_best") == pl.col("rank_worst"))
+        .then(pl.format("#{}", "rank_best"))
+        .otherwise(pl.format("#{}–{}", "rank_best", "rank_worst"))
+        .alias("ranks")
+    )
+    order = b["system"].to_list()
+    data = alt.Data(values=values(b.select("system", "rating", "ci_low", "ci_high", "ranks")))
+    lo, hi = (float(x or 0.0) for x in b.select(pl.col("ci_low").min(), pl.col("ci_high").max()).row(0))
+    pad = 0.08 * (hi - lo or 1.0)
+    x_scale = alt.Scale(domain=[lo - pad, hi + 3 * pad], zero=False)
+    y = alt.Y("system:N", sort=order, title=None, axis=alt.Axis(labelLimit=240))
+    base = alt.Chart(data).encode(y=y)
+    tooltip = [
+        alt.Tooltip("system:N"),
+        alt.Tooltip("rating:Q", format=".0f"),
+        alt.Tooltip("ci_low:Q", format=".0f"),
+        alt.Tooltip("ci_high:Q", format=".0f"),
+        alt.Tooltip("ranks:N", title="rank interval"),
+    ]
+    rule = base.mark_rule(strokeWidth=2, color="#4c78a8").encode(
+        x=alt.X("ci_low:Q", scale=x_scale, title="rating (95% bootstrap interval)"), x2="ci_high:Q"
+    )
+    point = base.mark_point(filled=True, size=80, color="#1f3b63").encode(x="rating:Q", tooltip=tooltip)
+    label = base.mark_text(align="left", dx=6, fontSize=11, color="#444").encode(x="ci_high:Q", text="ranks:N")
+    height = max(120, 22 * b.height)
+    return alt.layer(rule, point, label).properties(
+        width=width, height=height, title=title or "Leaderboard: rating and rank interval"
+    )
+
+
+def win_matrix(
+    rates: Any, *, criterion: str | None = None, judge: str | None = None, title: str | None = None
+) -> alt.LayerChart:
+    """A :func:`rubrictools.win_rates` table as a heatmap: the row system's win rate against
+    the column system (ties count half), written as a percentage with the number of
+    comparisons; systems ordered by their mean win rate, best first. Blue above 50 %, red below.
+    """
+    alt = alt_module()
+    w = to_polars(rates, name="rates")
+    _need(w, ("system", "opponent", "win_rate", "n"), "win_matrix")
+    for name, want in (("criterion", criterion), ("judge", judge)):
+        if name in w.columns:
+            choices = w[name].unique(maintain_order=True).to_list()
+            if want is None and len(choices) > 1:
+                raise ValueError(f"rates holds several {name}s {choices}; choose one with {name}=")
+            if want is not None:
+                w = w.filter(pl.col(name) == want)
+    order = w.group_by("system").agg(pl.col("win_rate").mean()).sort("win_rate", descending=True)["system"].to_list()
+    w = w.with_columns(pl.format("{}%\n(n={})", (pl.col("win_rate") * 100).round(0).cast(pl.Int64), "n").alias("text"))
+    data = alt.Data(values=values(w.select("system", "opponent", "win_rate", "n", "text")))
+    axis = alt.Axis(labelLimit=160, labelAngle=-40)
+    base = alt.Chart(data).encode(
+        y=alt.Y("system:N", sort=order, title="system", axis=alt.Axis(labelLimit=160)),
+        x=alt.X("opponent:N", sort=order, title="opponent", axis=axis),
+    )
+    rect = base.mark_rect().encode(
+        color=alt.Color(
+            "win_rate:Q", scale=alt.Scale(scheme="redblue", domain=[0, 1], domainMid=0.5), title="win rate"
+        ),
+        tooltip=[
+            alt.Tooltip("system:N"),
+            alt.Tooltip("opponent:N"),
+            alt.Tooltip("win_rate:Q", format=".1%"),
+            alt.Tooltip("n:Q"),
+        ],
+    )
+    text = base.mark_text(fontSize=10, lineBreak="\n").encode(
+        text="text:N",
+        color=alt.condition("abs(datum.win_rate - 0.5) > 0.3", alt.value("white"), alt.value("black")),
+    )
+    size = max(160, 56 * len(order))
+    return alt.layer(rect, text).properties(width=size, height=size, title=title or "Win rate of row vs column")
+
+
+def position_bias(bias: Any, *, by: str | None = None, title: str | None = None, width: int = 260) -> alt.HConcatChart:
+    """A :func:`rubrictools.position_bias` table as two panels per group (``by``: default
+    the first grouping column): the positional agreement, and the first-position win rate
+    against the unbiased 50 % line, each with its bootstrap interval."""
+    alt = alt_module()
+    t = to_polars(bias, name="bias")
+    _need(t, ("positional_agreement", "first_win_rate", "agreement_ci_low", "first_ci_low"), "position_bias")
+    stats = {"pairs", "positional_agreement", "agreement_ci_low", "agreement_ci_high", "inconsistent", "decisive"}
+    stats |= {"first_win_rate", "first_ci_low", "first_ci_high"}
+    groups = [c for c in t.columns if c not in stats]
+    label = by or "group"
+    if by is None:
+        t = t.with_columns(
+            (
+                pl.concat_str([pl.col(g).cast(pl.String) for g in groups], separator=" · ") if groups else pl.lit("all")
+            ).alias(label)
+        )
+    elif by not in t.columns:
+        raise ValueError(f"by={by!r} is not a column of the table ({t.columns})")
+    keep = [label, "positional_agreement", "agreement_ci_low", "agreement_ci_high"]
+    keep += ["first_win_rate", "first_ci_low", "first_ci_high", "pairs"]
+    data = alt.Data(values=values(t.select(keep)))
+
+    def panel(value: str, lo: str, hi: str, x_title: str, ref: float | None, labels: bool = True) -> Any:
+        axis = alt.Axis(labelLimit=260) if labels else None  # the right panel shares the left one's rows
+        base = alt.Chart(data).encode(y=alt.Y(f"{label}:N", title=None, sort=None, axis=axis))
+        scale = alt.Scale(domain=[0, 1])
+        layers = [
+            base.mark_rule(strokeWidth=2).encode(x=alt.X(f"{lo}:Q", scale=scale, title=x_title), x2=f"{hi}:Q"),
+            base.mark_point(filled=True, size=70).encode(
+                x=f"{value}:Q",
+                tooltip=[alt.Tooltip(f"{label}:N"), alt.Tooltip(f"{value}:Q", format=".3f"), alt.Tooltip("pairs:Q")],
+            ),
+        ]
+        if ref is not None:
+            rule = alt.Chart(alt.Data(values=[{"x": ref}])).mark_rule(strokeDash=[4, 3], color="gray")
+            layers.append(rule.encode(x="x:Q"))
+        return alt.layer(*layers).properties(width=width)
+
+    left = panel("positional_agreement", "agreement_ci_low", "agreement_ci_high", "positional agreement", 1.0)
+    right = panel(
+        "first_win_rate", "first_ci_low", "first_ci_high", "first-position win rate (0.5 = no bias)", 0.5, False
+    )
+    return alt.hconcat(left, right).properties(title=title or "Position bias (95% bootstrap intervals)")

@@ -1,0 +1,135 @@
+"""`grade_pairs`: which of two answers is better, per criterion or overall, in both orders.
+
+The pairwise counterpart of :func:`rubrictools.grade`: the same judges, cache, retries, budget,
+streaming (``output=``) and provider batch jobs (``batch=True``) run it, and it returns a
+preference table (:mod:`rubrictools.grading.preferences`) instead of a verdict table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+
+from rubrictools.grading.batch import submit_batch_plan
+from rubrictools.grading.live import grade_frame
+from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Inconsistent
+from rubrictools.grading.streaming import grade_to_parquet
+from rubrictools.rubric import Rubric
+
+__all__ = ["grade_pairs"]
+
+PairMode = Literal["per_criterion", "holistic"]
+ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
+Transport = Literal["litellm", "direct"]
+
+
+def grade_pairs(
+    df: Any,
+    rubric: Rubric | None = None,
+    *,
+    a: str = "response_a",
+    b: str = "response_b",
+    systems: tuple[str, str] | None = None,
+    model: Any = None,
+    id_column: str | None = None,
+    query_column: str | None = None,
+    reference_column: str | None = None,
+    rubric_column: str | None = None,
+    mode: PairMode = "per_criterion",
+    swap: bool = True,
+    inconsistent: Inconsistent = "tie",
+    ties: bool = True,
+    grade_part: GradePart = "output",
+    thinking_markers: bool = False,
+    cache: CacheSetting = True,
+    max_cost_usd: float | None = None,
+    progress: bool = True,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    timeout: float | None = None,
+    max_concurrency: int | None = None,
+    max_retries: int | None = None,
+    backoff_base: float | None = None,
+    backoff_max: float | None = None,
+    response_format: ResponseFormat | None = None,
+    system_prompt: str | None = None,
+    litellm_kwargs: dict[str, Any] | None = None,
+    transport: Transport | None = None,
+    output: str | Path | None = None,
+    batch_size: int = 10_000,
+    retry_errors: bool = True,
+    batch: bool = False,
+    batch_dir: str | Path | None = None,
+    poll_interval: float = 30.0,
+) -> pl.DataFrame | pl.LazyFrame:
+    """Compare two answers per row, A (column ``a``) against B (column ``b``), with LLM judges.
+
+    Parameters
+    ----------
+    df
+        polars (or pandas) DataFrame, one pair per row; with ``output=`` also a LazyFrame or
+        parquet path.
+    rubric
+        The :class:`~rubrictools.Rubric` (or ``rubric_column``). Rule criteria are refused:
+        they need no judge (compare rubric scores with :func:`rubrictools.preferences_from_scores`).
+    a, b
+        The two answer columns (strings or thinking/output structs; must differ).
+    systems
+        Two columns naming each row's system of A and of B (for :func:`~rubrictools.win_rates`
+        and :func:`~rubrictools.rank_systems`); ``None`` uses the column names ``a`` and ``b``.
+        A row pairing a system with itself is an error.
+    mode
+        ``"per_criterion"``: one question per criterion, which answer meets it better (for a
+        penalty criterion: which shows the fault less). ``"holistic"``: one overall preference,
+        the rubric as guidance (row ``criterion = HOLISTIC``).
+    swap, inconsistent
+        ``swap=True`` asks every question in both orders (A first, then B first), which
+        doubles the calls and exposes position bias. A pair whose two orders disagree is
+        ``consistent=False`` and becomes ``"tie"`` (default), the A-first answer
+        (``"first"``) or an error row (``"error"``).
+    ties
+        Let the judge answer ``"tie"`` (otherwise it must choose).
+    model, id_column, query_column, reference_column, rubric_column, grade_part, thinking_markers
+        As in :func:`rubrictools.grade`.
+    cache, max_cost_usd, progress, output, batch_size, retry_errors, batch, batch_dir, poll_interval
+        As in :func:`rubrictools.grade`: cached answers, a budget, streaming into parquet
+        parts, provider batch jobs.
+    api_base, api_key, temperature, max_tokens, timeout, max_concurrency, max_retries
+        Settings of the :class:`~rubrictools.Judge` built when ``model`` is a string.
+    backoff_base, backoff_max, response_format, system_prompt, litellm_kwargs, transport
+        Likewise (``None``: the Judge's default).
+
+    Returns
+    -------
+    polars.DataFrame (a LazyFrame with ``output=``)
+        The preference table: one row per (pair, criterion, judge) with ``id, system_a,
+        system_b, criterion, judge, preferred`` (``"A"``, ``"B"``, ``"tie"``, from A's side
+        whatever order it was shown in), ``value`` (A's share: 1, 0.5, 0), ``preferred_ab``
+        and ``preferred_ba`` (each order's answer), ``consistent``, ``explanation``,
+        ``explanation_ba``, ``error``, ``weight``, tokens, cost (both orders summed),
+        ``cached``, ``attempts``, ``latency_s``, ``raw_response``. Several judges add
+        ``judge="ensemble"`` rows (weighted mean of their values).
+
+    Example
+    -------
+    >>> import polars as pl, rubrictools as rt
+    >>> rubric = rt.Rubric.from_dict([{"name": "polite", "requirement": "Says please"}])
+    >>> judge = rt.ScriptedJudge(rule=lambda text, c: "MET" if "please" in text else "UNMET")
+    >>> pairs = pl.DataFrame({"response_a": ["Sit, please.", "Sit."], "response_b": ["Sit.", "Sit."]})
+    >>> prefs = rt.grade_pairs(pairs, rubric, model=judge, progress=False)
+    >>> prefs.select("id", "preferred", "preferred_ab", "preferred_ba", "consistent").rows()
+    [(0, 'A', 'A', 'A', True), (1, 'tie', 'tie', 'tie', True)]
+    """
+    opts = GradeOptions.pick({**locals(), "column": a, "pair_column": b})
+    if batch:
+        if output is not None:
+            raise ValueError("batch=True and output= cannot be combined")
+        job = submit_batch_plan(df, rubric, opts, path=batch_dir)
+        return job.collect(poll_interval=poll_interval, progress=progress)
+    if output is not None:
+        return grade_to_parquet(df, rubric, output, opts=opts, batch_size=batch_size, retry_errors=retry_errors)
+    return grade_frame(df, rubric, opts)

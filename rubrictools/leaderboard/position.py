@@ -1,0 +1,106 @@
+"""`position_bias`: does the judge prefer whichever answer it sees first?"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+
+from rubrictools.leaderboard.bootstrap import percentile_ci, resample_counts
+from rubrictools.leaderboard.table import check_preferences
+
+__all__ = ["position_bias"]
+
+
+def _per_cluster(df: pl.DataFrame, groups: list[str], missing: str) -> pl.DataFrame:
+    ab, ba = pl.col("preferred_ab"), pl.col("preferred_ba")
+    if missing == "exclude":
+        df = df.filter(ab.is_not_null() & ba.is_not_null())
+        same = ab == ba
+    else:  # LLMBar: a missing answer is an answer of its own ("no winner")
+        same = ab.fill_null("") == ba.fill_null("")
+    first_won = (ab == "A").cast(pl.Int64).fill_null(0) + (ba == "B").cast(pl.Int64).fill_null(0)
+    decisive = ab.is_in(["A", "B"]).cast(pl.Int64).fill_null(0) + ba.is_in(["A", "B"]).cast(pl.Int64).fill_null(0)
+    return df.group_by([*groups, pl.col("id").cast(pl.String).alias("__cluster")], maintain_order=True).agg(
+        same.cast(pl.Float64).sum().alias("same"),
+        pl.len().cast(pl.Float64).alias("pairs"),
+        first_won.sum().cast(pl.Float64).alias("first"),
+        decisive.sum().cast(pl.Float64).alias("decisive"),
+    )
+
+
+def _cis(pc: pl.DataFrame, groups: list[str], n_boot: int, ci: float, seed: int) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    parts = pc.group_by(groups, maintain_order=True) if groups else [((), pc)]
+    for key, part in parts:
+        counts = resample_counts(part.height, n_boot, rng)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            agree = (counts @ part["same"].to_numpy()) / (counts @ part["pairs"].to_numpy())
+            first = (counts @ part["first"].to_numpy()) / (counts @ part["decisive"].to_numpy())
+        (alo, ahi), (flo, fhi) = percentile_ci(agree, ci), percentile_ci(first, ci)
+        rows.append((*key, float(alo), float(ahi), float(flo), float(fhi)))
+    names = ["agreement_ci_low", "agreement_ci_high", "first_ci_low", "first_ci_high"]
+    schema: dict[str, pl.DataType] = {g: pc.schema[g] for g in groups}
+    schema.update(dict.fromkeys(names, pl.Float64()))
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def position_bias(
+    prefs: Any,
+    *,
+    by: Sequence[str] = ("judge", "criterion"),
+    missing: Literal["exclude", "as_answer"] = "exclude",
+    n_boot: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+) -> pl.DataFrame:
+    """Position bias of pairwise judgments asked in both orders, per group (``by``).
+
+    - ``positional_agreement``: share of pairs whose two orders gave the same answer
+      (LLMBar's "positional agreement", Zeng et al. 2024); ``inconsistent = 1 - agreement``.
+    - ``first_win_rate``: among decisive answers (not ties) in both orders, the share that
+      chose the answer shown first (A in the A-first order, B in the B-first order). An
+      unbiased judge scores 0.5 whatever the systems' quality, since each answer is shown
+      first once.
+
+    ``missing="exclude"`` leaves out pairs where an order has no answer (an error row);
+    ``"as_answer"`` counts "no answer" as an answer (two missing agree, one missing does
+    not), which is how the LLMBar repository computes its published figures. Intervals
+    resample prompts (``id``), ``n_boot`` times.
+
+    >>> import polars as pl
+    >>> prefs = pl.DataFrame({"id": [1, 2, 3, 4], "preferred_ab": ["A", "A", "B", "A"],
+    ...                       "preferred_ba": ["A", "B", "B", "B"]})
+    >>> position_bias(prefs, n_boot=50).select("pairs", "positional_agreement", "first_win_rate").rows()
+    [(4, 0.5, 0.75)]
+    """
+    if missing not in ("exclude", "as_answer"):
+        raise ValueError(f"missing must be 'exclude' or 'as_answer'; got {missing!r}")
+    if not 0 < ci < 1 or n_boot < 1:
+        raise ValueError(f"ci must be in (0, 1) and n_boot >= 1; got ci={ci!r}, n_boot={n_boot!r}")
+    df = check_preferences(prefs, needed=("id", "preferred_ab", "preferred_ba"))
+    if df["preferred_ba"].null_count() == df.height and df.height:
+        raise ValueError("prefs has no B-first answers (preferred_ba is empty): grade with swap=True")
+    groups = [c for c in by if c in df.columns]
+    pc = _per_cluster(df, groups, missing)
+    agg = [pl.col(c).sum() for c in ("same", "pairs", "first", "decisive")]
+    table = pc.group_by(groups, maintain_order=True).agg(agg) if groups else pc.select(agg)
+    table = table.with_columns(
+        pl.col("pairs").cast(pl.Int64),
+        (pl.col("same") / pl.col("pairs")).alias("positional_agreement"),
+        (1 - pl.col("same") / pl.col("pairs")).alias("inconsistent"),
+        pl.col("decisive").cast(pl.Int64),
+        (pl.col("first") / pl.col("decisive")).alias("first_win_rate"),
+    ).drop("same", "first")
+    cis = _cis(pc, groups, n_boot, ci, seed)
+    table = (
+        table.join(cis, on=groups, how="left", maintain_order="left")
+        if groups
+        else pl.concat([table, cis], how="horizontal")
+    )
+    cols = ["pairs", "positional_agreement", "agreement_ci_low", "agreement_ci_high", "inconsistent"]
+    cols += ["decisive", "first_win_rate", "first_ci_low", "first_ci_high"]
+    return table.select(*groups, *cols)

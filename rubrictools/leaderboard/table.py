@@ -1,0 +1,183 @@
+"""Preference tables in, comparisons out: validation, one (criterion, judge) slice, and
+preferences built from scores.
+
+A preference table (:func:`rubrictools.grade_pairs`, or :func:`preferences_from_scores`) has
+at least ``id, system_a, system_b, value`` (A's share: 1 win, 0.5 tie, 0 loss; null for an
+error row); ``criterion`` and ``judge`` split it into slices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rubrictools.frames import to_polars
+from rubrictools.rubric import Rubric, score
+
+__all__ = [
+    "Games",
+    "check_preferences",
+    "games_of",
+    "one_slice",
+    "preferences_from_scores",
+    "preferences_from_verdicts",
+]
+
+_NEEDED = ("id", "system_a", "system_b", "value")
+
+
+def check_preferences(prefs: Any, needed: Sequence[str] = _NEEDED) -> pl.DataFrame:
+    """``prefs`` as a polars DataFrame, with a clear error naming any missing column or bad value."""
+    df = to_polars(prefs, name="prefs")
+    missing = [c for c in needed if c not in df.columns]
+    if missing:
+        raise ValueError(
+            f"prefs: missing column(s) {missing}; expected a preference table (rt.grade_pairs or "
+            f"rt.preferences_from_scores) with {list(needed)}, got {df.columns}"
+        )
+    if "value" in needed:
+        bad = df.filter(pl.col("value").is_not_null() & ~pl.col("value").is_in([0.0, 0.5, 1.0]))
+        if bad.height:
+            raise ValueError(f"prefs: value must be 1 (A wins), 0.5 (tie) or 0 (B wins); got {bad['value'][0]!r}")
+    if {"system_a", "system_b"} <= set(needed):
+        same = df.filter(pl.col("system_a") == pl.col("system_b"))
+        if same.height:
+            raise ValueError(
+                f"prefs: {same.height} row(s) compare a system with itself (e.g. {same['system_a'][0]!r}, "
+                f"id {same['id'][0]!r})"
+            )
+    return df
+
+
+def one_slice(df: pl.DataFrame, criterion: str | None, judge: str | None) -> pl.DataFrame:
+    """The rows of one criterion and one judge; an error lists the choices when there are several."""
+    for name, want in (("criterion", criterion), ("judge", judge)):
+        if name not in df.columns:
+            if want is not None:
+                raise ValueError(f"prefs has no {name!r} column; {name}= cannot be used")
+            continue
+        values = df[name].unique(maintain_order=True).to_list()
+        if want is None:
+            if len(values) > 1:
+                raise ValueError(f"prefs holds several {name}s {values}; choose one with {name}=")
+            continue
+        if want not in values:
+            raise ValueError(f"{name}={want!r} is not in prefs; available: {values}")
+        df = df.filter(pl.col(name) == want)
+    return df
+
+
+class Games:
+    """Decided comparisons as arrays: systems ``i`` (A) and ``j`` (B), A's share ``s``,
+    cluster (prompt) codes ``c``; ``names[k]`` is system ``k``."""
+
+    def __init__(self, df: pl.DataFrame) -> None:
+        ok = df.filter(pl.col("value").is_not_null())
+        self.names: list[str] = sorted(set(ok["system_a"].cast(pl.String)) | set(ok["system_b"].cast(pl.String)))
+        code = {n: k for k, n in enumerate(self.names)}
+        self.i = ok["system_a"].cast(pl.String).replace_strict(code, return_dtype=pl.Int64).to_numpy()
+        self.j = ok["system_b"].cast(pl.String).replace_strict(code, return_dtype=pl.Int64).to_numpy()
+        self.s = ok["value"].cast(pl.Float64).to_numpy()
+        _, c = np.unique(ok["id"].cast(pl.String).to_numpy(), return_inverse=True)
+        self.c = c.astype(np.int64)
+        self.m = int(self.c.max()) + 1 if self.c.size else 0
+        self.dropped = df.height - ok.height
+
+    @property
+    def k(self) -> int:
+        return len(self.names)
+
+    @property
+    def n(self) -> int:
+        return int(self.s.size)
+
+
+def games_of(prefs: Any, *, criterion: str | None = None, judge: str | None = None) -> Games:
+    """The decided comparisons of one (criterion, judge) slice of a preference table."""
+    return Games(one_slice(check_preferences(prefs), criterion, judge))
+
+
+def preferences_from_scores(
+    scores: Any,
+    *,
+    system: str = "system",
+    id_column: str = "id",
+    score: str = "score",
+    criterion: str | None = None,
+    tolerance: float = 0.0,
+) -> pl.DataFrame:
+    """Every pair of systems that answered the same item, compared by score.
+
+    For each item (``id_column``) and each two systems ``x < y`` (sorted names) that both
+    have a score: ``preferred = "A"`` (x) when ``score_x - score_y > tolerance``, ``"B"``
+    when ``< -tolerance``, else ``"tie"``; ``value`` is A's share (1, 0.5, 0). Use it on
+    :func:`rubrictools.score` tables of several systems (stacked, with a system column) to
+    rank systems graded one at a time, with the same :func:`win_rates` and
+    :func:`rank_systems` as judged pairs. A ``criterion`` column, when named, is kept.
+
+    >>> import polars as pl
+    >>> s = pl.DataFrame({"id": [1, 1, 2, 2], "system": ["x", "y", "x", "y"], "score": [0.9, 0.5, 0.4, 0.4]})
+    >>> preferences_from_scores(s).select("id", "system_a", "system_b", "preferred").rows()
+    [(1, 'x', 'y', 'A'), (2, 'x', 'y', 'tie')]
+    """
+    df = to_polars(scores, name="scores")
+    by = [id_column] + ([criterion] if criterion else [])
+    missing = [c for c in (*by, system, score) if c not in df.columns]
+    if missing:
+        raise ValueError(f"scores: missing column(s) {missing} (columns: {df.columns})")
+    if not tolerance >= 0:
+        raise ValueError(f"tolerance must be >= 0, got {tolerance!r}")
+    dup = df.filter(pl.struct(*by, system).is_duplicated())
+    if dup.height:
+        raise ValueError(f"scores: several scores for one ({', '.join(by)}, {system}), e.g. {dup.row(0)}")
+    base = df.select(*by, pl.col(system).cast(pl.String).alias("__sys"), pl.col(score).cast(pl.Float64).alias("__s"))
+    base = base.filter(pl.col("__s").is_not_null())
+    pairs = base.join(base, on=by, suffix="_b").filter(pl.col("__sys") < pl.col("__sys_b"))
+    diff = pl.col("__s") - pl.col("__s_b")
+    pref = (
+        pl.when(diff > tolerance).then(pl.lit("A")).when(diff < -tolerance).then(pl.lit("B")).otherwise(pl.lit("tie"))
+    )
+    out = pairs.select(
+        pl.col(id_column).alias("id"),
+        pl.col("__sys").alias("system_a"),
+        pl.col("__sys_b").alias("system_b"),
+        *([pl.col(criterion).alias("criterion")] if criterion else []),
+        pref.alias("preferred"),
+        pl.col("__s").alias("score_a"),
+        pl.col("__s_b").alias("score_b"),
+    )
+    value = pl.col("preferred").replace_strict({"A": 1.0, "tie": 0.5, "B": 0.0}, return_dtype=pl.Float64)
+    return out.with_columns(value.alias("value")).sort("id", "system_a", "system_b", maintain_order=True)
+
+
+def preferences_from_verdicts(
+    verdicts: Mapping[str, Any],
+    rubric: Rubric | None = None,
+    *,
+    judge: str | None = None,
+    tolerance: float = 0.0,
+) -> pl.DataFrame:
+    """A preference table from the verdict tables of several systems on the same items.
+
+    ``verdicts`` maps each system's name to its verdict table (:func:`rubrictools.grade` on
+    its answers, same ``id`` for the same item). Each is scored with
+    :func:`rubrictools.score` (``judge=`` picks one judge's rows, e.g. ``"ensemble"``), and
+    every two systems are compared by rubric score per item (:func:`preferences_from_scores`).
+
+    >>> import polars as pl, rubrictools as rt
+    >>> rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "x"}])
+    >>> v = {s: pl.DataFrame({"id": [1, 2], "criterion": "a", "verdict": m}) for s, m in
+    ...      {"x": ["MET", "UNMET"], "y": ["UNMET", "UNMET"]}.items()}
+    >>> preferences_from_verdicts(v, rubric).select("id", "system_a", "system_b", "preferred").rows()
+    [(1, 'x', 'y', 'A'), (2, 'x', 'y', 'tie')]
+    """
+    if len(verdicts) < 2:
+        raise ValueError(f"verdicts: compare at least two systems, got {list(verdicts)}")
+    parts = []
+    for system, table in verdicts.items():
+        scored = score(table, rubric, judge=judge).select("id", "score")
+        parts.append(scored.with_columns(pl.lit(str(system)).alias("system")))
+    return preferences_from_scores(pl.concat(parts, how="vertical_relaxed"), tolerance=tolerance)

@@ -1,0 +1,92 @@
+"""`win_rates`: how often each system beats each other one, with cluster-bootstrap intervals."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rubrictools.leaderboard.bootstrap import percentile_ci, resample_counts
+from rubrictools.leaderboard.table import check_preferences
+
+__all__ = ["win_rates"]
+
+
+def _both_sides(df: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    """Each decided comparison twice: from A's side and from B's (``system`` vs ``opponent``)."""
+    ok = df.filter(pl.col("value").is_not_null())
+    keep: list[str | pl.Expr] = [*by, pl.col("id").cast(pl.String).alias("__cluster")]
+    a = ok.select(*keep, pl.col("system_a").alias("system"), pl.col("system_b").alias("opponent"), "value")
+    b = ok.select(
+        *keep,
+        pl.col("system_b").alias("system"),
+        pl.col("system_a").alias("opponent"),
+        (1 - pl.col("value")).alias("value"),
+    )
+    return pl.concat([a, b]).with_columns(pl.col("system", "opponent").cast(pl.String))
+
+
+def _intervals(per_cluster: pl.DataFrame, keys: list[str], n_boot: int, ci: float, seed: int) -> pl.DataFrame:
+    """Percentile intervals of the win rate per group, resampling the group's clusters."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for key, part in per_cluster.group_by(keys, maintain_order=True):
+        won, n = part["won"].to_numpy(), part["n"].to_numpy()
+        counts = resample_counts(won.size, n_boot, rng)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rates = (counts @ won) / (counts @ n)
+        lo, hi = percentile_ci(rates, ci)
+        out.append((*key, float(lo), float(hi)))
+    schema: dict[str, pl.DataType] = {k: per_cluster.schema[k] for k in keys}
+    schema.update(ci_low=pl.Float64(), ci_high=pl.Float64())
+    return pl.DataFrame(out, schema=schema, orient="row")
+
+
+def win_rates(
+    prefs: Any,
+    *,
+    by: Sequence[str] = ("criterion", "judge"),
+    n_boot: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+) -> pl.DataFrame:
+    """Win, tie and loss counts and the win rate of every system against every opponent.
+
+    ``win_rate = (wins + ties / 2) / n`` over the decided comparisons (error rows are left
+    out) of each (``by`` columns present in ``prefs``, system, opponent). Every pair appears
+    twice, once from each side, so ``pivot`` gives the full win-rate matrix. Intervals are
+    percentile intervals over ``n_boot`` resamples of whole prompts (``id``): comparisons of
+    one prompt move together (cluster bootstrap), so a prompt that every system finds hard
+    does not pass for independent evidence.
+
+    >>> import polars as pl
+    >>> prefs = pl.DataFrame({"id": [1, 2, 3], "system_a": ["x", "x", "y"], "system_b": ["y", "y", "x"],
+    ...                       "value": [1.0, 0.5, 0.0]})
+    >>> win_rates(prefs, n_boot=100).select("system", "opponent", "wins", "ties", "losses", "win_rate").rows()
+    [('x', 'y', 2, 1, 0, 0.8333333333333334), ('y', 'x', 0, 1, 2, 0.16666666666666666)]
+    """
+    if not 0 < ci < 1 or n_boot < 1:
+        raise ValueError(f"ci must be in (0, 1) and n_boot >= 1; got ci={ci!r}, n_boot={n_boot!r}")
+    df = check_preferences(prefs)
+    groups = [c for c in by if c in df.columns]
+    unknown = [c for c in by if c not in df.columns and c not in ("criterion", "judge")]
+    if unknown:
+        raise ValueError(f"by: {unknown} are not columns of prefs ({df.columns})")
+    sides = _both_sides(df, groups)
+    keys = [*groups, "system", "opponent"]
+    v = pl.col("value")
+    table = sides.group_by(keys, maintain_order=True).agg(
+        (v == 1.0).sum().cast(pl.Int64).alias("wins"),
+        (v == 0.5).sum().cast(pl.Int64).alias("ties"),
+        (v == 0.0).sum().cast(pl.Int64).alias("losses"),
+        pl.len().cast(pl.Int64).alias("n"),
+        v.mean().alias("win_rate"),
+        pl.col("__cluster").n_unique().cast(pl.Int64).alias("n_prompts"),
+    )
+    per_cluster = sides.group_by([*keys, "__cluster"], maintain_order=True).agg(
+        v.sum().alias("won"), pl.len().cast(pl.Float64).alias("n")
+    )
+    ints = _intervals(per_cluster, keys, n_boot, ci, seed)
+    return table.join(ints, on=keys, how="left", maintain_order="left").sort(keys, maintain_order=True)

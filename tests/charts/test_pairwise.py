@@ -1,0 +1,61 @@
+"""Pairwise charts: leaderboard, win-rate matrix, position bias (specs; pictures checked by eye)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import rubrictools as rt
+
+
+@pytest.fixture
+def prefs():
+    rows = [
+        (f"p{k}", a, b, v)
+        for k, (a, b, v) in enumerate(
+            [
+                ("x", "y", 1.0),
+                ("x", "y", 1.0),
+                ("y", "x", 0.0),
+                ("x", "z", 1.0),
+                ("z", "x", 1.0),
+                ("y", "z", 0.5),
+                ("y", "z", 1.0),
+                ("z", "y", 0.0),
+                ("x", "y", 0.0),
+                ("z", "x", 0.0),
+            ]
+            * 3
+        )
+    ]
+    return pl.DataFrame(rows, schema=["id", "system_a", "system_b", "value"], orient="row")
+
+
+def test_leaderboard_is_sorted_best_first_with_rank_labels(prefs):
+    board = rt.rank_systems(prefs, n_boot=100)
+    spec = rt.charts.leaderboard(board).to_dict()
+    assert spec["layer"][0]["encoding"]["y"]["sort"] == board["system"].to_list()
+    ranks = {d["system"]: d["ranks"] for d in spec["data"]["values"]}
+    assert ranks[board["system"][0]].startswith("#1")
+
+
+def test_win_matrix_orders_by_mean_win_rate_and_needs_one_criterion(prefs):
+    w = rt.win_rates(prefs, n_boot=50)
+    spec = rt.charts.win_matrix(w).to_dict()
+    order = spec["layer"][0]["encoding"]["y"]["sort"]
+    assert order[0] == "x" and len(order) == 3
+    two = pl.concat([w.with_columns(pl.lit(c).alias("criterion")) for c in ("a", "b")])
+    with pytest.raises(ValueError, match="several criterions"):
+        rt.charts.win_matrix(two)
+    assert rt.charts.win_matrix(two, criterion="a").to_dict()["layer"][1]["mark"]["type"] == "text"
+
+
+def test_position_bias_chart_has_two_panels_and_reference_lines():
+    d = rt.datasets.load("llmbar")
+    bias = rt.position_bias(d.tables["preferences"], by=("subset", "judge"), missing="as_answer", n_boot=50)
+    spec = rt.charts.position_bias(bias).to_dict()
+    assert len(spec["hconcat"]) == 2
+    refs = [lay for p in spec["hconcat"] for lay in p["layer"] if lay["mark"].get("strokeDash")]
+    assert len(refs) == 2
+    with pytest.raises(ValueError, match="missing column"):
+        rt.charts.position_bias(pl.DataFrame({"x": [1]}))

@@ -1,0 +1,46 @@
+"""Position bias, and LLMBar's published positional agreement reproduced from its judgments."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import rubrictools as rt
+
+
+def test_definitions_on_a_hand_made_table():
+    prefs = pl.DataFrame(
+        {
+            "id": [1, 2, 3, 4, 5],
+            "preferred_ab": ["A", "A", "B", "tie", None],
+            "preferred_ba": ["A", "B", "A", "tie", "A"],
+        }
+    )
+    b = rt.position_bias(prefs, n_boot=100).row(0, named=True)
+    assert b["pairs"] == 4  # the pair with a missing answer is left out
+    assert b["positional_agreement"] == pytest.approx(2 / 4) and b["inconsistent"] == pytest.approx(0.5)
+    # decisive answers: A,A (ab: A first wins twice, B once) and A,B,A (ba: B first wins once)
+    assert b["decisive"] == 6 and b["first_win_rate"] == pytest.approx(3 / 6)
+    kept = rt.position_bias(prefs, missing="as_answer", n_boot=10).row(0, named=True)
+    assert kept["pairs"] == 5 and kept["positional_agreement"] == pytest.approx(2 / 5)
+
+
+def test_one_order_only_is_refused():
+    prefs = pl.DataFrame(
+        {"id": [1], "preferred_ab": ["A"], "preferred_ba": [None]}, schema_overrides={"preferred_ba": pl.String}
+    )
+    with pytest.raises(ValueError, match="swap=True"):
+        rt.position_bias(prefs)
+
+
+def test_llmbar_published_positional_agreement_per_subset():
+    d = rt.datasets.load("llmbar")
+    bias = rt.position_bias(d.tables["preferences"], by=("subset", "judge"), missing="as_answer", n_boot=200)
+    published = d.tables["published"].select("subset", "judge", "equal")
+    both = bias.join(published, on=["subset", "judge"])
+    assert both.height == 16
+    assert (both["positional_agreement"] - both["equal"]).abs().max() < 1e-12
+    assert (both["agreement_ci_low"] <= both["positional_agreement"]).all()
+    # FairEval is where GPT-4 is least consistent, and it favours the first answer there
+    fair = both.filter(pl.col("subset") == "FairEval").sort("judge")
+    assert fair["positional_agreement"].max() < 0.75 and fair["first_win_rate"].min() > 0.6

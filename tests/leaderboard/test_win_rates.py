@@ -72,7 +72,10 @@ def test_unknown_by_column_is_refused():
 
 def test_preferences_from_verdicts_of_graded_systems():
     rubric = rt.Rubric.from_dict(
-        [{"name": "good", "requirement": "Is good", "weight": 2}, {"name": "rude", "requirement": "Is rude", "weight": -1}]
+        [
+            {"name": "good", "requirement": "Is good", "weight": 2},
+            {"name": "rude", "requirement": "Is rude", "weight": -1},
+        ]
     )
     judge = rt.ScriptedJudge(rule=lambda text, c: "MET" if c.name in text else "UNMET")
     answers = {"x": ["good", "good rude", "meh"], "y": ["meh", "good", "meh"]}

@@ -44,6 +44,7 @@ __all__ = [
     "apply_rules",
     "calibrate",
     "charts",
+    "choose_to_label",
     "collect_batch",
     "compare",
     "datasets",
@@ -56,6 +57,8 @@ __all__ = [
     "lint",
     "metrics",
     "position_bias",
+    "ppi",
+    "ppi_estimate",
     "preferences_from_scores",
     "preferences_from_verdicts",
     "rank_systems",
@@ -114,6 +117,7 @@ _EXPORTS: dict[str, str] = {
         "rubrictools.leaderboard",
     ),
     **dict.fromkeys(["rubric_report", "improve"], "rubrictools.diagnostics"),
+    **dict.fromkeys(["ppi_estimate", "choose_to_label"], "rubrictools.ppi"),
 }
 _SUBMODULES: dict[str, str] = {
     "metrics": "rubrictools.metrics",
@@ -122,6 +126,7 @@ _SUBMODULES: dict[str, str] = {
     "widgets": "rubrictools.widgets",
     "calibrate": "rubrictools.calibration",
     "ray": "rubrictools.grading.ray",
+    "ppi": "rubrictools.ppi",
     "testing": "rubrictools.testing",
 }
 
@@ -129,7 +134,7 @@ moved.install()
 
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools import calibration as calibrate
-    from rubrictools import charts, datasets, metrics, testing, widgets
+    from rubrictools import charts, datasets, metrics, ppi, testing, widgets
     from rubrictools.diagnostics import improve, rubric_report
     from rubrictools.grading import (
         BatchGroup,
@@ -154,6 +159,7 @@ if TYPE_CHECKING:  # pragma: no cover
         rank_systems,
         win_rates,
     )
+    from rubrictools.ppi import choose_to_label, ppi_estimate
     from rubrictools.rubric import (
         CANNOT_ASSESS,
         MET,

@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rubrictools.grading",),
     ("rubrictools.metrics",),
     ("rubrictools.human_agreement", "rubrictools.leaderboard"),
-    ("rubrictools.calibration", "rubrictools.datasets"),
+    ("rubrictools.calibration", "rubrictools.datasets", "rubrictools.ppi"),
     ("rubrictools.diagnostics",),
     ("rubrictools.charts",),
     ("rubrictools.widgets",),

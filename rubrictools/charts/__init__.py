@@ -1,5 +1,5 @@
 """Altair charts: agreement with humans, and pairwise comparisons (leaderboards, win-rate
-matrices, position bias).
+matrices, position bias), and estimates from few human labels.
 
 Every function returns an ``alt.Chart`` (or a layered/faceted chart) built from data
 aggregated in polars first, so a chart embeds at most a few hundred rows whatever the size
@@ -25,6 +25,7 @@ from rubrictools.charts.agreement import (
     score_distributions,
 )
 from rubrictools.charts.base import offline
+from rubrictools.charts.inference import ppi_widths
 from rubrictools.charts.pairwise import leaderboard, position_bias, win_matrix
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "met_rates",
     "offline",
     "position_bias",
+    "ppi_widths",
     "reliability",
     "run_summary",
     "score_distributions",

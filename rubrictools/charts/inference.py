@@ -1,0 +1,73 @@
+"""Chart of estimates from few human labels: interval width against the number of labels."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from rubrictools.charts.base import alt_module, values
+from rubrictools.frames import to_polars
+
+if TYPE_CHECKING:  # pragma: no cover
+    import altair as alt
+
+__all__ = ["ppi_widths"]
+
+_NAMES = {"classical": "human labels only", "ppi": "prediction-powered (PPI++)", "naive": "judge only (biased)"}
+
+
+def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = None) -> alt.LayerChart:
+    """A :func:`rubrictools.ppi.width_curve` table: median interval width against the number
+    of human labels for the classical, PPI and naive estimates, one panel per criterion. The
+    naive line is dashed and its legend entry carries the judge's bias (naive minus the
+    full-human value) written under its start, since a narrow interval around the wrong value is no help.
+
+    >>> import polars as pl, rubrictools as rt
+    >>> c = pl.DataFrame({"criterion": "c", "n": [50, 50, 50], "method": ["classical", "ppi", "naive"],
+    ...                   "width": [0.3, 0.2, 0.1], "estimate": [0.5, 0.5, 0.7], "covers": [0.95, 0.95, 0.0],
+    ...                   "full_value": 0.5})
+    >>> rt.charts.ppi_widths(c).to_dict()["layer"][0]["mark"]["type"]
+    'line'
+    """
+    alt = alt_module()
+    c = to_polars(curve, name="curve")
+    need = ["criterion", "n", "method", "width", "estimate", "covers", "full_value"]
+    missing = [x for x in need if x not in c.columns]
+    if missing:
+        raise ValueError(f"ppi_widths: missing column(s) {missing}; pass rt.ppi.width_curve(...)")
+    if criterion is not None:
+        c = c.filter(pl.col("criterion") == criterion)
+    bias = (pl.col("estimate") - pl.col("full_value")).round(2)
+    note = pl.when(pl.col("method") == "naive").then(pl.format("bias {}", bias.cast(pl.String))).otherwise(pl.lit(""))
+    last = pl.col("n") == pl.col("n").min().over("criterion")  # the note sits under the line's start
+    c = c.with_columns(
+        pl.col("method").replace_strict(_NAMES, default=pl.col("method")).alias("estimator"),
+        pl.when(last).then(note).otherwise(pl.lit("")).alias("note"),
+    )
+    data = alt.Data(values=values(c.select("criterion", "n", "method", "estimator", "width", "covers", "note")))
+    order = [_NAMES[m] for m in ("classical", "ppi", "naive")]
+    base = alt.Chart(data).encode(
+        x=alt.X("n:Q", title="human labels (n)"),
+        y=alt.Y("width:Q", title="median 95% interval width"),
+        color=alt.Color(
+            "estimator:N",
+            title=None,
+            sort=order,
+            scale=alt.Scale(domain=order, range=["#4c78a8", "#e45756", "#9d9d9d"]),
+            legend=alt.Legend(orient="bottom", labelLimit=320),
+        ),
+    )
+    tooltip = [alt.Tooltip("estimator:N"), alt.Tooltip("n:Q"), alt.Tooltip("width:Q", format=".3f")]
+    tooltip.append(alt.Tooltip("covers:Q", format=".0%", title="covers full-human value"))
+    text = base.mark_text(align="left", dy=12, fontSize=10, color="#555").encode(text="note:N")
+    lines = alt.layer(
+        base.mark_line().encode(
+            strokeDash=alt.condition("datum.method == 'naive'", alt.value([5, 4]), alt.value([1, 0]))
+        ),
+        base.mark_point(filled=True).encode(tooltip=tooltip),
+        text,
+    ).properties(width=220, height=160)
+    many = c["criterion"].n_unique() > 1
+    chart = lines.facet(facet=alt.Facet("criterion:N", title=None), columns=3) if many else lines
+    return chart.properties(title=title or "Interval width against the number of human labels")

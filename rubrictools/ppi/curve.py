@@ -1,0 +1,85 @@
+"""`width_curve`: how wide the interval is with n human labels, classical vs PPI vs naive."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rubrictools.ppi import core
+from rubrictools.ppi.inputs import Target, aligned
+from rubrictools.rubric import Rubric
+
+__all__ = ["width_curve"]
+
+
+def width_curve(
+    verdicts: Any,
+    human: Any,
+    rubric: Rubric | None = None,
+    *,
+    target: Target = "met_rate",
+    judge: str | None = None,
+    label: str | None = None,
+    prediction: str | None = None,
+    criterion: str | None = None,
+    ns: Sequence[int] = (25, 50, 100, 200),
+    reps: int = 100,
+    ci: float = 0.95,
+    seed: int = 0,
+) -> pl.DataFrame:
+    """Interval width against the number of human labels, over random label subsets.
+
+    Only items with a human label take part, so the full-human value (the mean over all of
+    them) is known: for each ``n`` in ``ns``, ``reps`` times, ``n`` of them keep their labels
+    and the rest count as unlabelled; the classical (human-only) estimate, PPI++
+    (:func:`~rubrictools.ppi_estimate`) and the naive judge-only mean are computed. Returns per
+    (criterion, n, method) the median interval width, the median estimate, ``covers``: the
+    share of subsets whose interval holds the full-human value, and ``full_value``. The naive
+    estimate does not depend on ``n``; its gap to ``full_value`` is the judge's bias.
+    """
+    data = aligned(
+        verdicts,
+        human,
+        rubric,
+        target=target,
+        by_criterion=True,
+        judge=judge,
+        label=label,
+        prediction=prediction,
+        weights=None,
+        stratify=None,
+    ).filter(pl.col("y").is_not_null())
+    if criterion is not None:
+        data = data.filter(pl.col("__group") == criterion)
+        if data.height == 0:
+            raise ValueError(f"criterion={criterion!r} has no item with both a verdict and a human label")
+    rng = np.random.default_rng(seed)
+    rows = []
+    for (group,), part in data.group_by("__group", maintain_order=True):
+        y_all, f_all = part["y"].to_numpy(), part["f"].to_numpy()
+        full = float(y_all.mean())
+        nv = core.naive(f_all, np.empty(0), ci=ci)
+        for n in ns:
+            if not 10 <= n < y_all.size:
+                continue
+            found: dict[str, list[tuple[float, float, bool]]] = {"classical": [], "ppi": []}
+            for _ in range(reps):
+                idx = rng.permutation(y_all.size)
+                lab, rest = idx[:n], idx[n:]
+                for name, est in (
+                    ("classical", core.classical(y_all[lab], ci=ci)),
+                    ("ppi", core.ppi(y_all[lab], f_all[lab], f_all[rest], ci=ci)),
+                ):
+                    found[name].append((est.ci_high - est.ci_low, est.estimate, est.ci_low <= full <= est.ci_high))
+            for name, got in found.items():
+                w, e, c = (np.array(x) for x in zip(*got, strict=True))
+                rows.append((group, n, name, float(np.median(w)), float(np.median(e)), float(c.mean()), full))
+            covers = float(nv.ci_low <= full <= nv.ci_high)
+            rows.append((group, n, "naive", nv.ci_high - nv.ci_low, nv.estimate, covers, full))
+    schema = ["criterion", "n", "method", "width", "estimate", "covers", "full_value"]
+    if not rows:
+        raise ValueError(f"no n in {list(ns)} is between 10 and the number of labelled items")
+    return pl.DataFrame(rows, schema=schema, orient="row")

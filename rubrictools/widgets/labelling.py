@@ -33,7 +33,10 @@ class LabelWidget:
     * ``skip`` moves on without a label (the pair comes back at the end), ``undo`` removes the
       last label and goes back to it; a progress bar counts labelled pairs;
     * ``path`` (JSON lines) persists each label immediately; :attr:`labels` is the long
-      ``id, criterion, rater, label`` table that :func:`rubrictools.human_agreement` takes.
+      ``id, criterion, rater, label`` table that :func:`rubrictools.human_agreement` takes;
+    * ``queue``: a table with an ``id`` column, e.g. :func:`rubrictools.choose_to_label`'s:
+      only those submissions, in that order; its ``pi`` column (inclusion probabilities) comes
+      back in :attr:`labels`, ready for ``rt.ppi_estimate(..., weights="pi")``.
 
     >>> import polars as pl, rubrictools as rt
     >>> r = rt.Rubric.from_dict([{"name": "a", "requirement": "is short"}])
@@ -53,6 +56,7 @@ class LabelWidget:
         rater: str = "me",
         path: str | Path | None = None,
         criteria: list[str] | None = None,
+        queue: Any = None,
     ) -> None:
         import ipywidgets as w
 
@@ -70,7 +74,19 @@ class LabelWidget:
         unknown = set(names) - set(rubric.names)
         if unknown:
             raise ValueError(f"criteria {sorted(unknown)} are not in the rubric")
-        self.queue: list[tuple[Any, str]] = [(i, c) for i in frame[id_column].to_list() for c in names]
+        ids = frame[id_column].to_list()
+        self.pi: dict[Any, float] = {}
+        if queue is not None:
+            q = to_polars(queue, name="queue")
+            if "id" not in q.columns:
+                raise ValueError(f"queue needs an 'id' column (e.g. rt.choose_to_label's); it has {q.columns}")
+            missing = set(q["id"].to_list()) - set(ids)
+            if missing:
+                raise ValueError(f"queue ids {sorted(missing, key=str)[:5]} are not in df's {id_column!r}")
+            ids = q["id"].to_list()
+            if "pi" in q.columns:
+                self.pi = dict(zip(ids, q["pi"].to_list(), strict=True))
+        self.queue: list[tuple[Any, str]] = [(i, c) for i in ids for c in names]
         self._labels: dict[tuple[Any, str], str] = {}
         self._history: list[tuple[Any, str]] = []
         self._load()
@@ -236,8 +252,8 @@ class LabelWidget:
     def labels(self) -> pl.DataFrame:
         """Labels given so far (including resumed ones): ``id, criterion, rater, label``."""
         order = {k: i for i, k in enumerate(self.queue)}
-        items = sorted(self._labels.items(), key=lambda kv: order[kv[0]])
-        return pl.DataFrame(
+        items = sorted(((k, v) for k, v in self._labels.items() if k in order), key=lambda kv: order[kv[0]])
+        out = pl.DataFrame(
             {
                 "id": [k[0] for k, _ in items],
                 "criterion": [k[1] for k, _ in items],
@@ -246,6 +262,9 @@ class LabelWidget:
             },
             schema_overrides={"criterion": pl.String, "rater": pl.String, "label": pl.String},
         )
+        if self.pi:
+            out = out.with_columns(pl.Series("pi", [self.pi[k[0]] for k, _ in items], dtype=pl.Float64))
+        return out
 
     def _ipython_display_(self) -> None:  # pragma: no cover - display hook
         from IPython.display import display

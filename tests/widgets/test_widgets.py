@@ -160,3 +160,29 @@ def test_explorer_filters_and_pages_on_a_big_table() -> None:
     ex.search.value = "nothing like this"
     assert ex.filtered.height == 0 and "page 1 of 1" in ex.status.value
     assert "<table>" in ex.body.value
+
+
+def test_label_widget_takes_an_active_labelling_queue_and_returns_pi():
+    import numpy as np
+
+    from rubrictools.widgets.labelling import LabelWidget
+
+    r = rt.Rubric.from_dict([{"name": "ok", "requirement": "is fine"}])
+    df = pl.DataFrame({"id": range(6), "submission": [f"answer {i}" for i in range(6)]})
+    verdicts = pl.DataFrame(
+        {
+            "id": np.repeat(np.arange(6), 2),
+            "criterion": "ok",
+            "judge": ["a", "b"] * 6,
+            "verdict": ["MET", "UNMET", "MET", "MET", "UNMET", "MET", "MET", "MET", "UNMET", "UNMET", "MET", "UNMET"],
+        }
+    )
+    queue = rt.choose_to_label(verdicts, 3, seed=2)
+    lw = LabelWidget(df, r, queue=queue)
+    assert [k[0] for k in lw.queue] == queue["id"].to_list()
+    for _ in range(queue.height):
+        lw.buttons["MET"].click()
+    labels = lw.labels
+    assert labels["id"].to_list() == queue["id"].to_list() and labels["pi"].to_list() == queue["pi"].to_list()
+    with pytest.raises(ValueError, match="not in df"):
+        LabelWidget(df, r, queue=pl.DataFrame({"id": [99]}))

@@ -233,12 +233,31 @@ def build_plan(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Plan:
     return Plan(inp, judges, calls, texts, _rule_rows(inp, texts), opts)
 
 
+def _sample_indices(judges: Sequence[AnyJudge]) -> list[int]:
+    """For each judge, how many earlier judges send identical requests (self-consistency
+    ensembles: ``Judge(name="s1")``, ``Judge(name="s2")``... of one model): 0 for the first."""
+    seen: dict[str, int] = {}
+    out = []
+    for j in judges:
+        ident = json.dumps(j.request_identity(), sort_keys=True, default=str) if isinstance(j, Judge) else None
+        k = seen.get(ident, 0) if ident is not None else 0
+        if ident is not None:
+            seen[ident] = k + 1
+        out.append(k)
+    return out
+
+
 def assign_keys(plan: Plan) -> None:
-    """Set each LLM call's cache key: a hash of everything that changes the answer, no secrets."""
+    """Set each LLM call's cache key: a hash of everything that changes the answer, no secrets.
+    The k-th of several judges with identical requests adds ``sample: k`` (k >= 1), so n
+    samples stay n answers on a re-run; a lone judge's keys are unchanged."""
+    samples = _sample_indices(plan.judges)
     for c in plan.calls:
         j = plan.judges[c.judge_i]
         if isinstance(j, Judge):
             ident = {**j.request_identity(), "messages": c.messages, "response_format": c.response_format}
+            if samples[c.judge_i]:
+                ident["sample"] = samples[c.judge_i]
             if c.extra is not None:
                 ident.update(extra=c.extra, distribution_samples=c.dist_samples)
             c.key = cache_key(ident)

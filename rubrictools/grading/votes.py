@@ -72,7 +72,8 @@ def aggregate_votes(votes: pl.DataFrame, method_by_criterion: dict[str, str], de
         fallback = results["majority"]
         if "mean" in methods:
             best = _pick(
-                real_cand.with_columns((pl.col("value") - pl.col("mean")).abs().alias("dist")),
+                # rounded: distances equal on paper must tie (then the score-minimising label wins)
+                real_cand.with_columns((pl.col("value") - pl.col("mean")).abs().round(9).alias("dist")),
                 ["dist", "score_key"],
                 [False, False],
             )

@@ -41,7 +41,9 @@ def _confusion_kernel(h: np.ndarray, j: np.ndarray, k: int, pos: int | None, nam
                 p, r, f = precision_recall_f1_from_confusion(cm, average="binary", pos_index=pos)
                 out[name] = {"precision": p, "recall": r, "f1": f}[name]
             elif name == "f1_macro":
-                out[name] = precision_recall_f1_from_confusion(cm, average="macro")[2]
+                # a class in neither the human nor the judge labels of the (re)sample is no class
+                # at all (as sklearn's f1_score): NaN, left out of the mean, never an F1 of 0
+                out[name] = precision_recall_f1_from_confusion(cm, average="macro", zero_division=np.nan)[2]
             elif name == "mcc":
                 out[name] = mcc_from_confusion(cm)
             elif name == "cohen_kappa":

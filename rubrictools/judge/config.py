@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-__all__ = ["Judge"]
+__all__ = ["Judge", "check_weight"]
+
+
+def check_weight(value: Any) -> float:
+    """A judge's vote weight: a finite number > 0 (not a bool); the error names ``weight``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"weight must be a number > 0, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"weight must be a finite number > 0, got {value!r}")
+    return float(value)
 
 
 class Judge(BaseModel):
@@ -93,6 +103,11 @@ class Judge(BaseModel):
         if v < 1:
             raise ValueError("max_concurrency must be >= 1")
         return v
+
+    @field_validator("weight", mode="before")
+    @classmethod
+    def _weight(cls, v: Any) -> float:
+        return check_weight(v)
 
     @field_validator("max_retries")
     @classmethod

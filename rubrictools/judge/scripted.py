@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rubrictools.frames import to_polars
+from rubrictools.judge.config import check_weight
 from rubrictools.judge.tasks.base import JudgeTask
 from rubrictools.rubric import MET, UNMET, Criterion, format_number
 
@@ -122,7 +123,7 @@ class ScriptedJudge:
         self._rule_takes_id = _positional_arity(self.rule) >= 3
         self.label = name
         self.model = name
-        self.weight = weight
+        self.weight = check_weight(weight)
         self.max_concurrency = 1_000_000
         self._table: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
         if verdicts is not None:

@@ -41,8 +41,10 @@ def pearson_weighted(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     syy = w @ (y * y) - sw * my * my
     sxy = w @ (x * y) - sw * mx * my
     den = np.sqrt(np.clip(sxx, 0, None) * np.clip(syy, 0, None))
-    tiny = 1e-13 * np.sqrt((w @ (x * x)) * (w @ (y * y)))
-    r = np.where(den > tiny, safe_div(sxy, den), np.nan)
+    # a side is constant when its spread is at rounding level of its own sum of squares (each
+    # side on its own: a product threshold lets one constant side through as r ~ 0)
+    flat = (sxx <= 1e-10 * (w @ (x * x))) | (syy <= 1e-10 * (w @ (y * y)))
+    r = np.where(~flat & (den > 0), safe_div(sxy, den), np.nan)
     return np.clip(r, -1.0, 1.0)
 
 

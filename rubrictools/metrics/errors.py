@@ -121,7 +121,11 @@ def mean_bias(
     res = errors_from_stats(tot)
     n = t.shape[0]
     bias = float(res["bias"])
-    se = float(np.sqrt(safe_div(np.clip(tot[2] - n * bias * bias, 0, None), n - 1) / n)) if n > 1 else float("nan")
+    d = p - t  # two-pass spread: a one-pass sum of squares cancels at large offsets
+    sd = float(np.std(d, ddof=1)) if n > 1 else float("nan")
+    se = sd / np.sqrt(n) if n > 1 else float("nan")
+    tiny = 1e-12 * float(np.sqrt(np.mean(d * d))) if n else 0.0  # differences equal up to rounding
+    effect = bias / sd if n > 1 and sd > tiny else float("nan")
     pvalue = float("nan")
     if n >= 2 and np.any(p != t):
         if test == "t":
@@ -132,4 +136,4 @@ def mean_bias(
             raise ValueError("test must be 't' or 'wilcoxon'")
     elif n >= 2:
         pvalue = 1.0
-    return Estimate(bias, pvalue=pvalue, effect_size=float(res["effect_size"]), se=se, n=n)
+    return Estimate(bias, pvalue=pvalue, effect_size=effect, se=se, n=n)

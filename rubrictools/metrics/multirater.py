@@ -160,7 +160,9 @@ def icc_from_stats(tot: np.ndarray) -> dict[str, np.ndarray]:
     ICC2 = (MSR - MSE) / (MSR + (k-1) MSE + k (MSC - MSE) / n),
     ICC3 = (MSR - MSE) / (MSR + (k-1) MSE), ICC1k = (MSR - MSW) / MSR,
     ICC2k = (MSR - MSE) / (MSR + (MSC - MSE) / n), ICC3k = (MSR - MSE) / MSR.
-    Also returns the mean squares and their degrees of freedom.
+    Also returns the mean squares and their degrees of freedom. A sum of squares within
+    ``1e-11 * sum x^2`` of zero is zero (it is floating-point cancellation), so degenerate
+    forms come out NaN, not ~1e14.
     """
     n = tot[..., 0]
     k = tot.shape[-1] - 4
@@ -170,11 +172,16 @@ def icc_from_stats(tot: np.ndarray) -> dict[str, np.ndarray]:
     ssr = tot[..., 2] / k - corr
     ssc = safe_div((cols * cols).sum(-1), n) - corr
     sst = tot[..., 3] - corr
-    sse = sst - ssr - ssc
+    eps = 1e-11 * np.abs(tot[..., 3])
+
+    def clean(ss: np.ndarray) -> np.ndarray:
+        return np.where(np.abs(ss) <= eps, 0.0, ss)
+
+    ssr, ssc, sst = clean(ssr), clean(ssc), clean(sst)
     msr = safe_div(ssr, n - 1)
     msc = safe_div(ssc, np.full_like(n, k - 1.0))
-    mse = safe_div(sse, (n - 1) * (k - 1))
-    msw = safe_div(sst - ssr, n * (k - 1))
+    mse = safe_div(clean(sst - ssr - ssc), (n - 1) * (k - 1))
+    msw = safe_div(clean(sst - ssr), n * (k - 1))
     return {
         "ICC1": safe_div(msr - msw, msr + (k - 1) * msw),
         "ICC2": safe_div(msr - mse, msr + (k - 1) * mse + k * safe_div(msc - mse, n)),
@@ -217,11 +224,15 @@ def icc(ratings: Any, *, kind: str = "ICC2") -> Estimate:
     x = x[~np.isnan(x).any(1)]
     if x.shape[1] < 2:
         raise ValueError("icc needs at least two raters")
-    res = icc_from_stats(icc_unit_stats(x).sum(0))
+    res = icc_from_stats(icc_unit_stats(x - x.mean()).sum(0))  # ICCs are shift-invariant; centring keeps precision
     n, k = x.shape
     if kind.startswith("ICC1"):
         fstat, df1, df2 = safe_div(res["MSR"], res["MSW"]), n - 1, n * (k - 1)
     else:
         fstat, df1, df2 = safe_div(res["MSR"], res["MSE"]), n - 1, (n - 1) * (k - 1)
-    p = float(f_dist.sf(fstat, df1, df2)) if np.isfinite(fstat) and df2 > 0 else float("nan")
+    err = res["MSW"] if kind.startswith("ICC1") else res["MSE"]
+    if df2 > 0 and err == 0 and res["MSR"] > 0:
+        p = 0.0  # perfect agreement: F is infinite
+    else:
+        p = float(f_dist.sf(fstat, df1, df2)) if np.isfinite(fstat) and df2 > 0 else float("nan")
     return Estimate(float(res[kind]), pvalue=p, df1=df1, df2=df2)

@@ -173,3 +173,24 @@ def test_engine_code_never_branches_on_the_judge_mode(module: str) -> None:
         if isinstance(n, ast.Attribute) and n.attr == "kind":
             found.append("kind")
     assert found == [], f"{module} branches on the mode: {found}"
+
+
+def test_judges_differing_only_by_name_keep_separate_cache_keys():
+    """A self-consistency ensemble (n judges of one model) must stay n samples on a re-run;
+    a lone judge's keys are unchanged."""
+    import polars as pl
+
+    import rubrictools as rt
+    from rubrictools.grading.options import GradeOptions
+    from rubrictools.grading.plan import assign_keys, build_plan
+
+    r = rt.Rubric.from_dict([{"name": "a", "requirement": "x"}])
+    df = pl.DataFrame({"submission": ["one", "two"]})
+    judges = [rt.Judge(model="openai/gpt-4.1-mini", name=f"s{i}", temperature=1.0) for i in range(3)]
+    plan = build_plan(df, r, GradeOptions(model=judges))
+    assign_keys(plan)
+    keys = [c.key for c in plan.calls]
+    assert len(set(keys)) == len(keys) == 6
+    alone = build_plan(df, r, GradeOptions(model=judges[0]))
+    assign_keys(alone)
+    assert [c.key for c in alone.calls] == [c.key for c in plan.calls if c.judge_i == 0]

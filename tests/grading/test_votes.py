@@ -71,3 +71,11 @@ def test_errors_do_not_vote_and_all_errors_stay_an_error():
 def test_unknown_method():
     with pytest.raises(ValueError, match="aggregate must be one of"):
         aggregate_votes(votes(["MET"]), {}, "vibes")
+
+
+def test_mean_ties_are_exact_ties_despite_float_rounding():
+    # options 0.68 and 1.0: the mean 0.84 is equally far from both on paper (0.16), but not in
+    # floating point; the docstring promises the score-minimising label on a tie
+    v = votes(["a", "b"]).with_columns(pl.Series("value", [0.68, 1.0]))
+    assert agg(v, "mean")["verdict"] == "a"
+    assert agg(v.with_columns(pl.col("weight") * -1), "mean")["verdict"] == "b"  # a penalty: the higher value

@@ -1,89 +1,67 @@
-"""Degenerate inputs give NaN (or a clear error), never a crash or a made-up number."""
+"""Degenerate inputs give NaN (or the exact limit), never a number made of rounding error."""
 
 from __future__ import annotations
-
-import math
-import pickle
 
 import numpy as np
 import polars as pl
 import pytest
 
-from rubrictools import metrics as m
+import rubrictools as rt
+from rubrictools.metrics import correlation, errors, multirater
 
 
-def nan(x: float) -> bool:
-    return math.isnan(float(x))
+def test_icc_of_constant_ratings_is_nan_and_perfect_agreement_has_p_zero():
+    flat = np.full((5, 3), 0.1) + 1e6
+    for kind in multirater.ICC_KINDS:
+        assert np.isnan(float(multirater.icc(flat, kind=kind))), kind
+    perfect = multirater.icc(np.array([[1, 1], [2, 2], [3, 3.0]]), kind="ICC1")
+    assert float(perfect) == 1.0 and perfect.pvalue == 0.0
 
 
-def test_one_class_only() -> None:
-    y = ["MET"] * 5
-    assert m.accuracy(y, y) == 1.0
-    assert nan(m.cohen_kappa(y, y))
-    assert nan(m.mcc(y, y))
-    assert nan(m.gwet_ac1(y, y))  # a single category: AC1 needs K >= 2
-    assert m.gwet_ac1(y, y, labels=["MET", "UNMET"]) == 1.0
-    assert nan(m.fleiss_kappa([[1, 1], [1, 1]]))
-    assert nan(m.krippendorff_alpha([[1, 1], [1, 1]]))
-    assert nan(m.pearson([1, 1, 1], [1, 2, 3]))
-    assert nan(m.spearman([1, 1, 1], [1, 2, 3]))
-    assert nan(m.kendall([1, 1, 1], [1, 2, 3]))
+def test_icc_does_not_depend_on_an_offset():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(6, 1)) + 0.5 * rng.normal(size=(6, 3))
+    for kind in ("ICC1", "ICC2k", "ICC3k"):
+        assert float(multirater.icc(x + 1e6, kind=kind)) == pytest.approx(float(multirater.icc(x, kind=kind)), abs=1e-9)
 
 
-def test_all_missing_and_empty() -> None:
-    none = [None, None, None]
-    assert nan(m.accuracy(none, ["MET"] * 3))
-    assert nan(m.cohen_kappa([], []))
-    assert nan(m.rmse([np.nan, np.nan], [1.0, 2.0]))
-    assert nan(m.rmse_affine([np.nan, np.nan], [1.0, 2.0]))
-    # constant scores: the best affine map is the mean; constant truth: a perfect fit
-    assert m.rmse_affine([1.0, 2.0, 3.0], [5.0, 5.0, 5.0]) == pytest.approx(np.std([1.0, 2.0, 3.0]))
-    assert m.rmse_affine([2.0, 2.0, 2.0], [1.0, 5.0, 3.0]) == 0.0
-    assert nan(m.wasserstein([], [1.0]))
-    assert nan(m.js_divergence([None], ["MET"]))
-    assert nan(m.krippendorff_alpha([[None, None], [None, None]]))
-    assert nan(m.percent_agreement([[1, None], [2, None]]))  # no unit rated twice
+def test_pearson_weighted_is_nan_when_a_resample_has_a_constant_side():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=30) * 3 + 7
+    y = np.round(rng.random(30) * 4) / 10 + 0.3
+    same = np.flatnonzero(y == y[0])
+    w = np.zeros((200, 30))
+    for row in w:  # resamples drawn only from items sharing one y value: y is constant in each
+        np.add.at(row, rng.choice(same, size=same.size), 1)
+    assert np.isnan(correlation.pearson_weighted(x, y, w)).all()  # 0.1 gave a finite r in ~all of them
+    r = correlation.pearson_weighted(x, y, np.ones((1, 30)))[0]
+    assert r == pytest.approx(np.corrcoef(x, y)[0, 1])
 
 
-def test_n_equals_one_and_single_rater() -> None:
-    assert m.accuracy(["MET"], ["UNMET"]) == 0.0
-    assert nan(m.pearson([1.0], [2.0]))
-    assert nan(m.mean_bias([1.0], [2.0]).pvalue)
-    assert nan(m.fleiss_kappa([[1], [2], [1]]))
-    with pytest.raises(ValueError, match="two raters"):
-        m.icc([[1.0], [2.0]])
+def test_mean_bias_is_stable_when_the_bias_dwarfs_the_spread():
+    rng = np.random.default_rng(1)
+    t = rng.normal(size=200)
+    noise = 0.01 * rng.normal(size=200)
+    b = errors.mean_bias(t, t + 1e6 + noise)
+    sd = np.std(noise, ddof=1)
+    assert b.se == pytest.approx(sd / np.sqrt(200), rel=1e-6)  # the one-pass formula gave 0.0
+    assert b.effect_size == pytest.approx((1e6 + noise.mean()) / sd, rel=1e-6)  # and NaN here
 
 
-def test_missing_values_drop_pairs_or_raise() -> None:
-    t = pl.Series([1, None, 0, 1])
-    p = [1, 1, None, 0]
-    assert m.accuracy(t, p) == 0.5
-    with pytest.raises(ValueError, match="missing"):
-        m.accuracy(t, p, nan_policy="raise")
-    assert m.pearson([1.0, 2.0, np.nan, 4.0], [1.0, 2.0, 3.0, 5.0]) == pytest.approx(m.pearson([1, 2, 4], [1, 2, 5]))
-
-
-def test_clear_errors() -> None:
-    with pytest.raises(ValueError, match="different lengths"):
-        m.accuracy([1, 2], [1])
-    with pytest.raises(ValueError, match="not in labels"):
-        m.cohen_kappa([1, 2], [1, 3], labels=[1, 2])
-    with pytest.raises(ValueError, match="at most 2 labels"):
-        m.precision([0, 1, 2], [0, 1, 2], pos_label=1)
-    with pytest.raises(ValueError, match="exactly one"):
-        m.fleiss_kappa([[1, 2]], counts=[[1, 1]])
-    with pytest.raises(ValueError, match="numeric"):
-        m.pearson(["a", "b"], [1, 2])
-    with pytest.raises(ValueError, match="kind"):
-        m.icc([[1, 2], [3, 4]], kind="ICC9")
-
-
-def test_estimate_behaves_like_a_float_and_pickles() -> None:
-    e = m.pearson([1, 2, 3, 4], [1, 3, 2, 4])
-    assert isinstance(e, float) and f"{e:.1f}" == "0.8"
-    assert 0 < e.pvalue < 1 and e.n == 4
-    back = pickle.loads(pickle.dumps(e))
-    assert back == e and back.pvalue == e.pvalue
-    with pytest.raises(AttributeError, match="has no attribute"):
-        _ = e.nonexistent
-    assert "pvalue" in repr(e)
+def test_f1_macro_ignores_a_class_absent_from_the_evaluated_pairs():
+    r = rt.Rubric.from_dict(
+        [
+            {
+                "name": "tone",
+                "requirement": "x",
+                "options": [{"label": "a", "value": 0}, {"label": "b", "value": 0.5}, {"label": "c", "value": 1}],
+                "scale": "nominal",
+            }
+        ]
+    )
+    ids = list(range(8))
+    human = pl.DataFrame({"id": ids, "criterion": "tone", "rater": "h", "label": ["a", "b"] * 4})
+    verdicts = pl.DataFrame({"id": ids, "criterion": "tone", "verdict": ["a", "b"] * 4, "judge": "j"})
+    t = rt.agreement(verdicts, human, r, metrics=["f1_macro"], bootstrap=50, seed=0)
+    row = t.filter(pl.col("metric") == "f1_macro", pl.col("criterion") == "tone").row(0, named=True)
+    assert row["value"] == 1.0 and row["ci_low"] == 1.0  # class "c" is in neither: not an F1 of 0

@@ -8,6 +8,7 @@ is the same for every mode, for live grading, streaming slices, batch retries an
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import threading
 import time
@@ -167,6 +168,42 @@ def _answer_from_cache(calls: list[Call], cache: ResponseCache) -> None:
             from_cache(c, hit)  # when it does not parse, the call is asked again
 
 
+def _identity(call: Call) -> str:
+    """What makes two calls the same request: the judge and every byte it is sent."""
+    if call.key is not None:
+        return call.key
+    body = [call.judge_i, call.messages, call.response_format, call.extra, call.dist_samples]
+    return json.dumps(body, sort_keys=True, default=str)
+
+
+def _dedupe(todo: list[Call], judges: Sequence[AnyJudge]) -> tuple[list[Call], list[tuple[Call, Call]]]:
+    """The calls to send (one per distinct request to an LLM judge) and (sent, copy) pairs
+    for the identical requests that share its answer."""
+    first: dict[str, Call] = {}
+    send: list[Call] = []
+    copies: list[tuple[Call, Call]] = []
+    for c in todo:
+        if not isinstance(judges[c.judge_i], Judge):
+            send.append(c)
+            continue
+        ident = _identity(c)
+        if ident in first:
+            copies.append((first[ident], c))
+        else:
+            first[ident] = c
+            send.append(c)
+    return send, copies
+
+
+def _share(sent: Call, copy: Call) -> None:
+    """Give ``copy`` the answer (or the error) of the identical request ``sent``. It made no
+    request: no attempts, tokens or cost of its own."""
+    copy.content = sent.content
+    copy.parsed = copy.task.parse(sent.content) if sent.content is not None else None
+    copy.error = sent.error
+    copy.dist, copy.dist_source = sent.dist, sent.dist_source
+
+
 async def execute(
     calls: list[Call],
     judges: Sequence[AnyJudge],
@@ -180,10 +217,12 @@ async def execute(
 
     Every call ends answered or with an explicit ``error`` (failed, over budget, cancelled);
     an exception inside one call becomes that call's ``internal:`` error, never a lost row.
+    Identical requests (same judge, same messages: the same text in two rows) are sent once
+    and share the answer; the copies record no attempts, tokens or cost.
     """
     if cache is not None:
         _answer_from_cache(calls, cache)
-    todo = [c for c in calls if not c.cached]
+    todo, copies = _dedupe([c for c in calls if not c.cached], judges)
     asked = {c.judge_i for c in todo}
     require_credentials([j for i, j in enumerate(judges) if i in asked and isinstance(j, Judge)])
     bar = _progress_bar(len(todo), progress, "grading")
@@ -213,5 +252,7 @@ async def execute(
         for c in todo:
             if c.content is None and c.error is None:
                 c.error = CANCELLED_ERROR
+        for sent, copy in copies:
+            _share(sent, copy)
         if bar is not None:
             bar.close()

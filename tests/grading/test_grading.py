@@ -424,7 +424,7 @@ def test_works_inside_a_running_event_loop_and_async(df, rubric, server, tmp_pat
 
 def test_concurrency_is_bounded(df, rubric, server, tmp_path):
     server.latency = 0.2
-    big = pl.DataFrame({"qid": [f"i{i}" for i in range(8)], "text": ["good"] * 8})
+    big = pl.DataFrame({"qid": [f"i{i}" for i in range(8)], "text": [f"good {i}" for i in range(8)]})
     t0 = time.perf_counter()
     run(big, rubric, server, tmp_path, cache=False, max_concurrency=4)  # 24 calls, 4 at a time
     assert time.perf_counter() - t0 >= 6 * 0.2
@@ -532,3 +532,22 @@ def test_ctrl_c_inside_a_running_loop_stops_cleanly_and_resumes(df, rubric, serv
     out = run(df, rubric, server, tmp_path, cache=cache_path)
     assert out["error"].null_count() == out.height
     assert server.hits - before == 12 - done  # answered calls are never repeated
+
+
+def test_identical_requests_in_one_run_are_sent_once(rubric, server, tmp_path):
+    texts = ["good one", "bad one", "so good", "nope"]
+    df = pl.DataFrame({"qid": [f"q{i}" for i in range(40)], "text": [texts[i % 4] for i in range(40)]})
+    v = run(df, rubric, server, tmp_path, cache=False)
+    assert server.hits == 4 * 3 and v.height == 120 and v["error"].null_count() == 120
+    assert v.filter(pl.col("id") == "q4")["verdict"].to_list() == v.filter(pl.col("id") == "q0")["verdict"].to_list()
+    # the copies made no request: what was paid is counted once
+    assert (v["attempts"] > 0).sum() == 12
+    once = run(df.head(4), rubric, server, tmp_path, cache=False)
+    assert v["cost_usd"].sum() == pytest.approx(once["cost_usd"].sum())
+
+
+def test_a_failed_request_fails_every_identical_row(rubric, server, tmp_path):
+    server.script = lambda req: Reply(status=400)
+    df = pl.DataFrame({"qid": ["a", "b"], "text": ["same", "same"]})
+    v = run(df, rubric.model_copy(update={"criteria": rubric.criteria[:1]}), server, tmp_path, cache=False)
+    assert server.hits == 1 and v["error"].is_not_null().all()

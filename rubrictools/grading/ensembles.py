@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.grading.votes import AGGREGATIONS, aggregate_votes
+from rubrictools.grading.votes import AGGREGATIONS, aggregate_votes, option_ranks
 from rubrictools.verdicts import VERDICT_SCHEMA, validate_verdicts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -64,7 +64,8 @@ def ensemble(
     votes = v.join(rows, on="id", how="left", maintain_order="left").with_columns(
         pl.col("judge").replace_strict(weights, default=1.0, return_dtype=pl.Float64).alias("judge_weight")
     )
-    agg = aggregate_votes(votes, dict(per_criterion or {}), method).sort("__row", maintain_order=True)
+    ranks = option_ranks([rubric]) if rubric is not None else None
+    agg = aggregate_votes(votes, dict(per_criterion or {}), method, ranks).sort("__row", maintain_order=True)
     out = agg.select([c for c in VERDICT_SCHEMA if c in agg.columns])
     # usage columns the votes never had (recorded judgments) stay unknown, not 0 / True
     unknown_usage = [

@@ -156,6 +156,11 @@ class GradeOptions:
             raise ValueError(f"max_examples must be >= 0, got {self.max_examples}")
         if self.distribution_samples < 0:
             raise ValueError(f"distribution_samples must be >= 0, got {self.distribution_samples}")
+        if self.examples is not None and not self.pairwise and self.mode != "per_criterion":
+            raise ValueError(
+                f"examples= are few-shot verdicts shown per criterion; mode={self.mode!r} would not use them: "
+                "use mode='per_criterion', or leave examples out"
+            )
         if self.distribution and self.mode != "per_criterion":
             raise ValueError("distribution=True needs mode='per_criterion' (one answer per criterion)")
         if self.max_cost_usd is not None and not self.max_cost_usd >= 0:

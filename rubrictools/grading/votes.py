@@ -15,9 +15,15 @@ Methods (errored votes never vote; a group whose every vote errored stays an err
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 import polars as pl
 
-__all__ = ["AGGREGATIONS", "aggregate_votes"]
+if TYPE_CHECKING:  # pragma: no cover
+    from rubrictools.rubric import Rubric
+
+__all__ = ["AGGREGATIONS", "aggregate_votes", "option_ranks"]
 
 AGGREGATIONS = ("majority", "weighted", "any", "unanimous", "mean", "median")
 KEYS = ["__row", "criterion"]
@@ -27,9 +33,21 @@ def _pick(cand: pl.DataFrame, by: list[str], descending: list[bool]) -> pl.DataF
     return cand.sort([*KEYS, *by], descending=[False, False, *descending]).group_by(KEYS, maintain_order=True).first()
 
 
-def aggregate_votes(votes: pl.DataFrame, method_by_criterion: dict[str, str], default: str) -> pl.DataFrame:
+def option_ranks(rubrics: Iterable[Rubric]) -> dict[tuple[str, str], int]:
+    """``(criterion, label) -> position`` of every option of multi-choice criteria."""
+    return {(c.name or "", o.label): i for r in rubrics for c in r if c.options for i, o in enumerate(c.options)}
+
+
+def aggregate_votes(
+    votes: pl.DataFrame,
+    method_by_criterion: dict[str, str],
+    default: str,
+    ranks: dict[tuple[str, str], int] | None = None,
+) -> pl.DataFrame:
     """Aggregate ``votes`` (columns ``__row, id, criterion, verdict, value, weight, error,
-    judge_weight, judge``) into one row per ``(__row, criterion)`` with ``judge="ensemble"``."""
+    judge_weight, judge``) into one row per ``(__row, criterion)`` with ``judge="ensemble"``.
+    Labels of equal value are told apart by their option position in ``ranks`` (the lowest
+    first, as autorubric), then by name: the result never depends on the judges' order."""
     for method in {default, *method_by_criterion.values()}:
         if method not in AGGREGATIONS:
             raise ValueError(f"aggregate must be one of {AGGREGATIONS}, got {method!r}")
@@ -49,6 +67,14 @@ def aggregate_votes(votes: pl.DataFrame, method_by_criterion: dict[str, str], de
             pl.col("value").fill_null(-1.0).alias("val_key"),
         )
     )
+    rank_table = pl.DataFrame(
+        [(c, lab, i) for (c, lab), i in (ranks or {}).items()],
+        schema={"criterion": pl.String, "verdict": pl.String, "rank": pl.Int64},
+        orient="row",
+    )
+    cand = cand.join(rank_table, on=["criterion", "verdict"], how="left", maintain_order="left").with_columns(
+        pl.col("rank").fill_null(1 << 30)
+    )
     results: dict[str, pl.DataFrame] = {}
     methods = {default, *method_by_criterion.values()}
     if "majority" in methods or "mean" in methods or "median" in methods:
@@ -56,9 +82,9 @@ def aggregate_votes(votes: pl.DataFrame, method_by_criterion: dict[str, str], de
     if "weighted" in methods:
         results["weighted"] = _pick(cand, ["wsum", "is_na", "score_key"], [True, False, False])
     if "any" in methods:
-        results["any"] = _pick(cand, ["is_na", "val_key"], [False, True])
+        results["any"] = _pick(cand, ["is_na", "val_key", "rank", "verdict"], [False, True, False, False])
     if "unanimous" in methods:
-        lowest = _pick(cand, ["is_na", "val_key"], [False, False])
+        lowest = _pick(cand, ["is_na", "val_key", "rank", "verdict"], [False, False, False, False])
         results["unanimous"] = lowest  # one distinct label -> that label; otherwise the lowest-valued
     if "mean" in methods or "median" in methods:
         real = ok.filter(pl.col("value").is_not_null())

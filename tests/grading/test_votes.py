@@ -79,3 +79,12 @@ def test_mean_ties_are_exact_ties_despite_float_rounding():
     v = votes(["a", "b"]).with_columns(pl.Series("value", [0.68, 1.0]))
     assert agg(v, "mean")["verdict"] == "a"
     assert agg(v.with_columns(pl.col("weight") * -1), "mean")["verdict"] == "b"  # a penalty: the higher value
+
+
+@pytest.mark.parametrize("method", ["any", "unanimous"])
+def test_equal_value_options_do_not_depend_on_judge_order(method):
+    # options "x" (index 0) and "y" (index 1) are worth the same: the lowest index wins either way
+    ranks = {("c", "y"): 1, ("c", "x"): 0}
+    for order in (["y", "x"], ["x", "y"]):
+        v = votes(order).with_columns(pl.lit(0.5).alias("value"))
+        assert aggregate_votes(v, {}, method, ranks).row(0, named=True)["verdict"] == "x", order

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rubrictools.frames import to_polars
+from rubrictools.judge.tasks import PAIR_VALUES
 from rubrictools.rubric import Rubric
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -242,9 +243,7 @@ def _llmbar_preferences(j: pl.DataFrame) -> pl.DataFrame:
         pl.lit("preferred").alias("criterion"),
         "judge",
         preferred.alias("preferred"),
-        preferred.replace_strict({"A": 1.0, "tie": 0.5, "B": 0.0}, default=None, return_dtype=pl.Float64).alias(
-            "value"
-        ),
+        preferred.replace_strict(PAIR_VALUES, default=None, return_dtype=pl.Float64).alias("value"),
         ab.alias("preferred_ab"),
         ba.alias("preferred_ba"),
         pl.when(both).then(ab == ba).alias("consistent"),

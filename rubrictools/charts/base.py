@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
 
-__all__ = ["MAX_ROWS", "alt_module", "offline", "values"]
+__all__ = ["MAX_ROWS", "alt_module", "offline", "require_columns", "values"]
 
 MAX_ROWS = 5000
 """Most rows a chart embeds: charts aggregate in polars first."""
@@ -54,3 +55,10 @@ def values(df: pl.DataFrame) -> list[dict[str, Any]]:
     if df.height > MAX_ROWS:
         raise ValueError(f"refusing to embed {df.height} rows in a chart; aggregate first")
     return df.to_dicts()
+
+
+def require_columns(df: pl.DataFrame, cols: Sequence[str], what: str, hint: str = "") -> None:
+    """A clear error naming the columns ``what`` needs and ``df`` lacks."""
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what}: missing column(s) {missing}{hint} (columns: {df.columns})")

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.charts.base import alt_module, values
+from rubrictools.charts.base import alt_module, require_columns, values
 from rubrictools.frames import to_polars
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,9 +33,7 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
     alt = alt_module()
     c = to_polars(curve, name="curve")
     need = ["criterion", "n", "method", "width", "estimate", "covers", "full_value"]
-    missing = [x for x in need if x not in c.columns]
-    if missing:
-        raise ValueError(f"ppi_widths: missing column(s) {missing}; pass rt.ppi.width_curve(...)")
+    require_columns(c, need, "ppi_widths", "; pass rt.ppi.width_curve(...)")
     if criterion is not None:
         c = c.filter(pl.col("criterion") == criterion)
     bias = (pl.col("estimate") - pl.col("full_value")).round(2)

@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.charts.base import alt_module, values
+from rubrictools.charts.base import alt_module, require_columns, values
 from rubrictools.frames import to_polars
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
 
 __all__ = ["leaderboard", "position_bias", "win_matrix"]
-
-
-def _need(df: pl.DataFrame, cols: Sequence[str], what: str) -> None:
-    missing = [c for c in cols if c not in df.columns]
-    if missing:
-        raise ValueError(f"{what}: missing column(s) {missing} (columns: {df.columns})")
 
 
 def leaderboard(board: Any, *, title: str | None = None, width: int = 360) -> alt.LayerChart:
@@ -34,7 +27,7 @@ def leaderboard(board: Any, *, title: str | None = None, width: int = 360) -> al
     """
     alt = alt_module()
     b = to_polars(board, name="board")
-    _need(b, ("system", "rating", "ci_low", "ci_high", "rank_best", "rank_worst"), "leaderboard")
+    require_columns(b, ("system", "rating", "ci_low", "ci_high", "rank_best", "rank_worst"), "leaderboard")
     b = b.sort("rating", descending=True).with_columns(
         pl.when(pl.col("rank_best") == pl.col("rank_worst"))
         .then(pl.format("#{}", "rank_best"))
@@ -75,7 +68,7 @@ def win_matrix(
     """
     alt = alt_module()
     w = to_polars(rates, name="rates")
-    _need(w, ("system", "opponent", "win_rate", "n"), "win_matrix")
+    require_columns(w, ("system", "opponent", "win_rate", "n"), "win_matrix")
     for name, want in (("criterion", criterion), ("judge", judge)):
         if name in w.columns:
             choices = w[name].unique(maintain_order=True).to_list()
@@ -116,7 +109,7 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
     against the unbiased 50 % line, each with its bootstrap interval."""
     alt = alt_module()
     t = to_polars(bias, name="bias")
-    _need(t, ("positional_agreement", "first_win_rate", "agreement_ci_low", "first_ci_low"), "position_bias")
+    require_columns(t, ("positional_agreement", "first_win_rate", "agreement_ci_low", "first_ci_low"), "position_bias")
     stats = {"pairs", "positional_agreement", "agreement_ci_low", "agreement_ci_high", "inconsistent", "decisive"}
     stats |= {"first_win_rate", "first_ci_low", "first_ci_high"}
     groups = [c for c in t.columns if c not in stats]

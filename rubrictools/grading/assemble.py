@@ -13,7 +13,7 @@ from rubrictools.grading.options import GradeOptions
 from rubrictools.grading.votes import aggregate_votes, option_ranks
 from rubrictools.verdicts import VERDICT_SCHEMA
 
-__all__ = ["assemble"]
+__all__ = ["assemble", "row_frame"]
 
 _OPTIONAL = {
     "llm_raw_score": ["llm_raw_score"],
@@ -23,20 +23,9 @@ _OPTIONAL = {
 }
 
 
-def assemble(
-    cols: dict[str, list[Any]],
-    inp: Inputs,
-    judges: Sequence[AnyJudge],
-    opts: GradeOptions,
-    *,
-    texts: Sequence[str] = (),
-    rules: pl.DataFrame | None = None,
-    keep: frozenset[str] = frozenset(),
-) -> pl.DataFrame:
-    """The verdict table from task rows (``cols``), plus ensemble rows when there are several
-    judges and rule rows; optional columns appear when in ``keep`` (the same columns for every
-    slice of a large job, even one whose calls all failed)."""
-    schema = {k: (v if v is not None else inp.id_dtype) for k, v in VERDICT_SCHEMA.items()}
+def row_frame(cols: dict[str, list[Any]], id_dtype: pl.DataType) -> pl.DataFrame:
+    """The task rows of :class:`~rubrictools.judge.RowSink` as a frame with their dtypes."""
+    schema = {k: (v if v is not None else id_dtype) for k, v in VERDICT_SCHEMA.items()}
     schema.update(
         {
             "__row": pl.Int64(),
@@ -55,8 +44,23 @@ def assemble(
             "__floor_value": pl.Float64(),
         }
     )
-    df = pl.DataFrame(cols, schema=schema)
-    df = check_evidence(df, texts, opts.on_unsupported)
+    return pl.DataFrame(cols, schema=schema)
+
+
+def assemble(
+    cols: dict[str, list[Any]],
+    inp: Inputs,
+    judges: Sequence[AnyJudge],
+    opts: GradeOptions,
+    *,
+    texts: Sequence[str] = (),
+    rules: pl.DataFrame | None = None,
+    keep: frozenset[str] = frozenset(),
+) -> pl.DataFrame:
+    """The verdict table from task rows (``cols``), plus ensemble rows when there are several
+    judges and rule rows; optional columns appear when in ``keep`` (the same columns for every
+    slice of a large job, even one whose calls all failed)."""
+    df = check_evidence(row_frame(cols, inp.id_dtype), texts, opts.on_unsupported)
 
     def conform(extra: pl.DataFrame, **values: Any) -> pl.DataFrame:
         fill = [

@@ -117,19 +117,19 @@ def prepare(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Inputs:
     _check_columns(frame, opts)
     ids, id_dtype = _ids(frame, opts.id_column)
     rubrics = _rubrics(frame, rubric, opts.rubric_column)
-    subs = _submissions(frame, opts.column, ids, opts)
+    subs = _submissions(frame, opts.column, _ROLES["column"] if opts.pairwise else "column", ids, opts)
     n = frame.height
     queries = frame[opts.query_column].cast(pl.String).to_list() if opts.query_column else [None] * n
     refs = frame[opts.reference_column].cast(pl.String).to_list() if opts.reference_column else [None] * n
     inp = Inputs(frame, ids, id_dtype, rubrics, subs, queries, refs)
     if opts.pair_column is not None:
-        inp.others = _submissions(frame, opts.pair_column, ids, opts)
+        inp.others = _submissions(frame, opts.pair_column, _ROLES["pair_column"], ids, opts)
         inp.systems = _systems(frame, opts, ids)
     return inp
 
 
-def _submissions(frame: pl.DataFrame, column: str, ids: list[Any], opts: GradeOptions) -> list[Submission]:
-    role = _ROLES["pair_column" if column == opts.pair_column else "column"] if opts.pairwise else "column"
+def _submissions(frame: pl.DataFrame, column: str, role: str, ids: list[Any], opts: GradeOptions) -> list[Submission]:
+    """The column's values as submissions; errors name the parameter (``role``), row and id."""
     subs = []
     for i, value in enumerate(frame[column].to_list()):
         try:

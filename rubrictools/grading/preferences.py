@@ -26,9 +26,11 @@ from typing import Any
 
 import polars as pl
 
+from rubrictools.grading.assemble import row_frame
 from rubrictools.grading.inputs import AnyJudge, Inputs
 from rubrictools.grading.options import GradeOptions
 from rubrictools.judge import JudgeTask, PairTask, Subject
+from rubrictools.judge.tasks import PAIR_VALUES
 from rubrictools.rubric import Rubric
 
 __all__ = ["PAIR_MODES", "PREFERENCE_COLUMNS", "preference_table"]
@@ -76,33 +78,11 @@ PREFERENCE_COLUMNS = (
 """Columns of the preference table, in order."""
 
 _KEY = ["__row", "__pos", "__judge"]
-_VALUE = {"A": 1.0, "tie": 0.5, "B": 0.0}
 
 
 def _orders(cols: dict[str, list[Any]], id_dtype: pl.DataType) -> tuple[pl.DataFrame, pl.DataFrame]:
-    keep = [*_KEY, "__variant", "id", "criterion", "judge", "weight", "verdict", "explanation", "error"]
-    keep += ["prompt_tokens", "completion_tokens", "cost_usd", "cached", "attempts", "latency_s", "raw_response"]
-    schema: dict[str, Any] = {
-        "__row": pl.Int64,
-        "__pos": pl.Int64,
-        "__judge": pl.Int64,
-        "__variant": pl.Int64,
-        "id": id_dtype,
-        "criterion": pl.String,
-        "judge": pl.String,
-        "weight": pl.Float64,
-        "verdict": pl.String,
-        "explanation": pl.String,
-        "error": pl.String,
-        "prompt_tokens": pl.Int64,
-        "completion_tokens": pl.Int64,
-        "cost_usd": pl.Float64,
-        "cached": pl.Boolean,
-        "attempts": pl.Int64,
-        "latency_s": pl.Float64,
-        "raw_response": pl.String,
-    }
-    df = pl.DataFrame({k: cols[k] for k in keep}, schema=schema)
+    """The task rows of each presentation order: A shown first (variant 0), B first (1)."""
+    df = row_frame(cols, id_dtype)
     return df.filter(pl.col("__variant") == 0), df.filter(pl.col("__variant") == 1)
 
 
@@ -140,9 +120,7 @@ def _decide(df: pl.DataFrame, swap: bool, inconsistent: str) -> pl.DataFrame:
     err_ba = pl.format("B shown first: {}", pl.col("error_ba"))
     call_error = pl.concat_str(err_ab, err_ba, separator="; ", ignore_nulls=True)
     if not swap:
-        return df.with_columns(
-            ab.alias("preferred"), pl.lit(None, dtype=pl.Boolean).alias("consistent"), pl.col("error").alias("error")
-        )
+        return df.with_columns(ab.alias("preferred"), pl.lit(None, dtype=pl.Boolean).alias("consistent"))
     consistent = pl.when(ab.is_not_null() & ba.is_not_null()).then(ab == ba)
     policy = {"tie": pl.lit("tie"), "first": ab, "error": pl.lit(None, dtype=pl.String)}[inconsistent]
     preferred = pl.when(ab.is_null() | ba.is_null()).then(None).when(ab == ba).then(ab).otherwise(policy)
@@ -171,7 +149,7 @@ def _ensemble(df: pl.DataFrame, judges: Sequence[AnyJudge]) -> pl.DataFrame:
     agg = agg.with_columns(
         side.otherwise(pl.when(pl.col("value").is_not_null()).then(pl.lit("tie"))).alias("preferred"),
     ).with_columns(
-        pl.col("preferred").replace_strict(_VALUE, default=None, return_dtype=pl.Float64).alias("value"),
+        pl.col("preferred").replace_strict(PAIR_VALUES, default=None, return_dtype=pl.Float64).alias("value"),
         pl.lit("ensemble").alias("judge"),
         pl.lit(len(judges), dtype=pl.Int64).alias("__judge"),
     )
@@ -190,8 +168,7 @@ def preference_table(
         schema={"__row": pl.Int64, "system_a": pl.String, "system_b": pl.String},
     )
     df = df.join(systems, on="__row", how="left", maintain_order="left").with_columns(
-        pl.col("preferred").replace_strict(_VALUE, default=None, return_dtype=pl.Float64).alias("value"),
-        pl.col("explanation_ba").alias("explanation_ba"),
+        pl.col("preferred").replace_strict(PAIR_VALUES, default=None, return_dtype=pl.Float64).alias("value")
     )
     df = df.select(*_KEY, *PREFERENCE_COLUMNS)
     if len(judges) > 1:

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["cluster_codes", "percentile_ci", "resample_counts"]
+__all__ = ["cluster_codes", "percentile_ci", "ratio_ci", "resample_counts"]
 
 
 def cluster_codes(ids: np.ndarray) -> tuple[np.ndarray, int]:
@@ -35,3 +35,13 @@ def percentile_ci(samples: np.ndarray, ci: float, axis: int = 0) -> tuple[np.nda
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN slice gives NaN bounds, as it should
         return np.nanpercentile(samples, lo, axis=axis), np.nanpercentile(samples, hi, axis=axis)
+
+
+def ratio_ci(counts: np.ndarray, num: np.ndarray, den: np.ndarray, ci: float) -> tuple[float, float]:
+    """Percentile interval of ``sum(num) / sum(den)`` over the cluster resamples ``counts``
+    (:func:`resample_counts`; one entry of ``num``/``den`` per cluster); a resample with
+    ``sum(den) == 0`` is NaN and left out."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = (counts @ num) / (counts @ den)
+    lo, hi = percentile_ci(rates, ci)
+    return float(lo), float(hi)

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from rubrictools.leaderboard.bootstrap import percentile_ci, resample_counts
+from rubrictools.leaderboard.bootstrap import ratio_ci, resample_counts
 from rubrictools.leaderboard.table import check_preferences
 
 __all__ = ["position_bias"]
@@ -36,12 +36,11 @@ def _cis(pc: pl.DataFrame, groups: list[str], n_boot: int, ci: float, seed: int)
     rows = []
     parts = pc.group_by(groups, maintain_order=True) if groups else [((), pc)]
     for key, part in parts:
-        counts = resample_counts(part.height, n_boot, rng)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            agree = (counts @ part["same"].to_numpy()) / (counts @ part["pairs"].to_numpy())
-            first = (counts @ part["first"].to_numpy()) / (counts @ part["decisive"].to_numpy())
-        (alo, ahi), (flo, fhi) = percentile_ci(agree, ci), percentile_ci(first, ci)
-        rows.append((*key, float(alo), float(ahi), float(flo), float(fhi)))
+        counts = resample_counts(part.height, n_boot, rng)  # the same resamples for both statistics
+        col = {c: part[c].to_numpy() for c in ("same", "pairs", "first", "decisive")}
+        agree = ratio_ci(counts, col["same"], col["pairs"], ci)
+        first = ratio_ci(counts, col["first"], col["decisive"], ci)
+        rows.append((*key, *agree, *first))
     names = ["agreement_ci_low", "agreement_ci_high", "first_ci_low", "first_ci_high"]
     schema: dict[str, pl.DataType] = {g: pc.schema[g] for g in groups}
     schema.update(dict.fromkeys(names, pl.Float64()))

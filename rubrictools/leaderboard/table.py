@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 
 from rubrictools.frames import to_polars
+from rubrictools.judge.tasks import PAIR_VALUES
 from rubrictools.rubric import Rubric, score
 
 __all__ = [
@@ -149,7 +150,7 @@ def preferences_from_scores(
         pl.col("__s").alias("score_a"),
         pl.col("__s_b").alias("score_b"),
     )
-    value = pl.col("preferred").replace_strict({"A": 1.0, "tie": 0.5, "B": 0.0}, return_dtype=pl.Float64)
+    value = pl.col("preferred").replace_strict(PAIR_VALUES, return_dtype=pl.Float64)
     return out.with_columns(value.alias("value")).sort("id", "system_a", "system_b", maintain_order=True)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from rubrictools.leaderboard.bootstrap import percentile_ci, resample_counts
+from rubrictools.leaderboard.bootstrap import ratio_ci, resample_counts
 from rubrictools.leaderboard.table import check_preferences
 
 __all__ = ["win_rates"]
@@ -33,12 +33,8 @@ def _intervals(per_cluster: pl.DataFrame, keys: list[str], n_boot: int, ci: floa
     rng = np.random.default_rng(seed)
     out = []
     for key, part in per_cluster.group_by(keys, maintain_order=True):
-        won, n = part["won"].to_numpy(), part["n"].to_numpy()
-        counts = resample_counts(won.size, n_boot, rng)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rates = (counts @ won) / (counts @ n)
-        lo, hi = percentile_ci(rates, ci)
-        out.append((*key, float(lo), float(hi)))
+        counts = resample_counts(part.height, n_boot, rng)
+        out.append((*key, *ratio_ci(counts, part["won"].to_numpy(), part["n"].to_numpy(), ci)))
     schema: dict[str, pl.DataType] = {k: per_cluster.schema[k] for k in keys}
     schema.update(ci_low=pl.Float64(), ci_high=pl.Float64())
     return pl.DataFrame(out, schema=schema, orient="row")

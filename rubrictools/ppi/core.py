@@ -4,7 +4,8 @@ Notation: ``y`` human values on the ``n`` labelled items, ``f`` the judge's pred
 same items, ``f_u`` the judge's predictions on the ``N`` unlabelled items.
 
 - Classical (human-only): ``mean(y)``, SE ``sd(y) / sqrt(n)``.
-- Naive (judge-only): ``mean(f, f_u)``, SE ``sd / sqrt(n + N)``; biased whenever the judge is.
+- Naive (judge-only): the mean of ``f`` and ``f_u`` together, SE ``sd / sqrt(n + N)``; biased
+  whenever the judge is.
 - PPI with power tuning (Angelopoulos et al., Science 2023; PPI++, Angelopoulos, Duchi &
   Zrnic 2023): ``theta = lam * mean(f_u) + mean(y - lam * f)``, SE
   ``sqrt(lam^2 var(f_u) / N + var(y - lam f) / n)`` (population variances). ``lam = 1`` is
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
-__all__ = ["Estimate", "classical", "ipw", "naive", "ppi", "tuned_lambda", "tuned_lambda_ipw"]
+__all__ = ["Estimate", "classical", "interval", "ipw", "naive", "ppi", "tuned_lambda", "tuned_lambda_ipw"]
 
 
 @dataclass(frozen=True)
@@ -37,20 +38,21 @@ class Estimate:
     lam: float = float("nan")
 
 
-def _interval(theta: float, se: float, ci: float, lam: float = float("nan")) -> Estimate:
+def interval(theta: float, se: float, ci: float, lam: float = float("nan")) -> Estimate:
+    """``theta`` with its normal ``ci`` interval ``theta +- z se``."""
     z = float(norm.ppf(0.5 + ci / 2))
     return Estimate(float(theta), float(se), float(theta - z * se), float(theta + z * se), float(lam))
 
 
 def classical(y: np.ndarray, *, ci: float = 0.95) -> Estimate:
     """The human-only mean and its CLT interval."""
-    return _interval(y.mean(), y.std() / np.sqrt(y.size), ci, 0.0)
+    return interval(y.mean(), y.std() / np.sqrt(y.size), ci, 0.0)
 
 
-def naive(f: np.ndarray, f_u: np.ndarray, *, ci: float = 0.95) -> Estimate:
-    """The judge-only mean over every graded item (its interval ignores the judge's bias)."""
-    allf = np.concatenate([f, f_u])
-    return _interval(allf.mean(), allf.std() / np.sqrt(allf.size), ci)
+def naive(f: np.ndarray, *, ci: float = 0.95) -> Estimate:
+    """The judge-only mean of ``f``, the predictions on every graded item (its interval
+    ignores the judge's bias)."""
+    return interval(f.mean(), f.std() / np.sqrt(f.size), ci)
 
 
 def tuned_lambda(y: np.ndarray, f: np.ndarray, f_u: np.ndarray) -> float:
@@ -68,7 +70,7 @@ def ppi(y: np.ndarray, f: np.ndarray, f_u: np.ndarray, *, lam: float | None = No
     lam = tuned_lambda(y, f, f_u) if lam is None else lam
     theta = lam * f_u.mean() + (y - lam * f).mean()
     se = np.sqrt(lam**2 * f_u.var() / f_u.size + (y - lam * f).var() / y.size)
-    return _interval(theta, se, ci, lam)
+    return interval(theta, se, ci, lam)
 
 
 def tuned_lambda_ipw(y: np.ndarray, f: np.ndarray, labelled: np.ndarray, pi: np.ndarray) -> float:
@@ -89,4 +91,4 @@ def ipw(
     """Prediction-powered mean over all N items when item i was labelled with probability ``pi[i]``."""
     lam = tuned_lambda_ipw(y, f, labelled, pi) if lam is None else lam
     z = lam * f + np.where(labelled, y - lam * f, 0.0) / pi
-    return _interval(z.mean(), z.std() / np.sqrt(z.size), ci, lam)
+    return interval(z.mean(), z.std() / np.sqrt(z.size), ci, lam)

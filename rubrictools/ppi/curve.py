@@ -61,7 +61,7 @@ def width_curve(
     for (group,), part in data.group_by("__group", maintain_order=True):
         y_all, f_all = part["y"].to_numpy(), part["f"].to_numpy()
         full = float(y_all.mean())
-        nv = core.naive(f_all, np.empty(0), ci=ci)
+        nv = core.naive(f_all, ci=ci)
         for n in ns:
             if not 10 <= n < y_all.size:
                 continue

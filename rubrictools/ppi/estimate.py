@@ -58,7 +58,7 @@ def _one(
             lo, hi = _bootstrap(y, f, f_u, est.lam, ci, n_boot, rng)
             est = core.Estimate(est.estimate, est.se, lo, hi, est.lam)
     cl = core.classical(y, ci=ci)
-    nv = core.naive(all_f, np.empty(0), ci=ci)
+    nv = core.naive(all_f, ci=ci)
     return {
         "estimate": est.estimate,
         "ci_low": est.ci_low,
@@ -81,13 +81,12 @@ def _one(
 def _combine(rows: list[dict[str, Any]], sizes: np.ndarray, ci: float) -> dict[str, Any]:
     """Stratified estimate: stratum estimates weighted by their share of all items."""
     w = sizes / sizes.sum()
-    z = (rows[0]["ci_high"] - rows[0]["estimate"]) / rows[0]["se"] if rows[0]["se"] > 0 else 1.959963984540054
     out: dict[str, Any] = {}
     for kind in ("", "classical_", "naive_"):
         key = kind.rstrip("_") or "estimate"
         theta = float(np.dot(w, [r[key] for r in rows]))
-        se = float(np.sqrt(np.dot(w**2, [r[f"{kind}se"] ** 2 for r in rows])))
-        out.update({key: theta, f"{kind}ci_low": theta - z * se, f"{kind}ci_high": theta + z * se, f"{kind}se": se})
+        est = core.interval(theta, float(np.sqrt(np.dot(w**2, [r[f"{kind}se"] ** 2 for r in rows]))), ci)
+        out.update({key: est.estimate, f"{kind}ci_low": est.ci_low, f"{kind}ci_high": est.ci_high, f"{kind}se": est.se})
     out["lam"] = float("nan")
     out["n_labeled"] = sum(r["n_labeled"] for r in rows)
     out["n_unlabeled"] = sum(r["n_unlabeled"] for r in rows)

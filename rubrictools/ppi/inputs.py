@@ -67,13 +67,8 @@ def _scores(v: pl.DataFrame, h: pl.DataFrame, rubric: Rubric | None) -> tuple[pl
     as_verdicts = h.select(
         "id", "criterion", pl.col("label").cast(pl.String).alias("verdict"), pl.col("rater").alias("judge")
     )
-    per_rater = (
-        score(as_verdicts, rubric, judge=None)
-        if as_verdicts["judge"].n_unique() == 1
-        else pl.concat(
-            [score(as_verdicts, rubric, judge=r).select("id", "score") for r in as_verdicts["judge"].unique().to_list()]
-        )
-    )
+    raters = as_verdicts["judge"].unique(maintain_order=True).to_list()
+    per_rater = pl.concat([score(as_verdicts, rubric, judge=r).select("id", "score") for r in raters])
     hum = per_rater.select(pl.lit("__score__").alias(_GROUP), "id", pl.col("score").alias("y"))
     return pred, hum
 

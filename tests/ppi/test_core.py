@@ -50,7 +50,7 @@ def test_coverage_of_nominal_95_percent_intervals():
             ("ppi", core.ppi(y, f, f_u)),
             ("ppi1", core.ppi(y, f, f_u, lam=1.0)),
             ("classical", core.classical(y)),
-            ("naive", core.naive(f, f_u)),
+            ("naive", core.naive(np.concatenate([f, f_u]))),
         ):
             hits[name] += est.ci_low <= truth <= est.ci_high
     cover = {k: v / reps for k, v in hits.items()}

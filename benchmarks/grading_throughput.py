@@ -119,7 +119,8 @@ def main() -> None:
     n_calls = args.items * args.criteria
     with FakeLLMServer(script, latency=args.latency) as srv:
         # warm up litellm's import and client once, outside every measurement
-        rt.grade(df.head(1), rubric, model=MODEL, api_base=srv.url, api_key=KEY, cache=False, progress=False)
+        warm = {"model": MODEL, "api_base": srv.url, "api_key": KEY, "cache": False, "progress": False}
+        rt.grade(df.head(1), rubric, transport="litellm", **warm)
         requests = identical_requests(df, rubric)
         asyncio.run(bare_litellm(srv, requests[:5], 5))
 
@@ -134,6 +135,7 @@ def main() -> None:
             cache=False,
             progress=False,
             max_concurrency=args.concurrency,
+            transport="litellm",  # the default for this endpoint is "direct" (transport="auto")
         )
         t_rt = time.perf_counter() - t0
         assert v["error"].null_count() == v.height, v.filter(pl.col("error").is_not_null())["error"].head(3)

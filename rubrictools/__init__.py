@@ -54,6 +54,7 @@ __all__ = [
     "grade_pairs",
     "improve",
     "inter_rater",
+    "labels_from_wide",
     "lint",
     "metrics",
     "position_bias",
@@ -111,7 +112,7 @@ _EXPORTS: dict[str, str] = {
         ],
         "rubrictools.grading",
     ),
-    **dict.fromkeys(["agreement", "inter_rater", "compare"], "rubrictools.human_agreement"),
+    **dict.fromkeys(["agreement", "inter_rater", "compare", "labels_from_wide"], "rubrictools.human_agreement"),
     **dict.fromkeys(
         ["win_rates", "rank_systems", "position_bias", "preferences_from_scores", "preferences_from_verdicts"],
         "rubrictools.leaderboard",
@@ -150,7 +151,7 @@ if TYPE_CHECKING:  # pragma: no cover
         usage,
     )
     from rubrictools.grading import ray as ray
-    from rubrictools.human_agreement import agreement, compare, inter_rater
+    from rubrictools.human_agreement import agreement, compare, inter_rater, labels_from_wide
     from rubrictools.judge import Judge, ScriptedJudge
     from rubrictools.leaderboard import (
         position_bias,

@@ -37,6 +37,7 @@ from rubrictools.human_agreement import agreement, compare, human_frame
 from rubrictools.judge.config import Judge
 from rubrictools.judge.parsing import extract_json
 from rubrictools.judge.prompts import describe_criterion, escape
+from rubrictools.judge.providers import token_limit
 from rubrictools.judge.scripted import ScriptedJudge
 from rubrictools.judge.transport import complete
 from rubrictools.rubric import Criterion, Rubric
@@ -190,7 +191,10 @@ def _proposal_messages(c: Criterion, ex: pl.DataFrame) -> list[dict[str, str]]:
 def _llm_proposer(judge: Any) -> Callable[[Criterion, pl.DataFrame], dict[str, Any]]:
 
     def propose(c: Criterion, ex: pl.DataFrame) -> dict[str, Any]:
-        res = run_sync(complete(judge, _proposal_messages(c, ex), None, max_attempts=1 + judge.max_retries))
+        cap = token_limit(judge, 800)
+        res = run_sync(
+            complete(judge, _proposal_messages(c, ex), None, max_attempts=1 + judge.max_retries, max_tokens=cap)
+        )
         if res.error is not None:
             raise RuntimeError(f"proposer call failed: {res.error}")
         obj = extract_json(res.content)

@@ -17,14 +17,15 @@ import polars as pl
 
 from rubrictools.grading.batch import submit_batch_plan
 from rubrictools.grading.live import grade_frame, grade_frame_async
-from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Mode, OnUnsupported
+from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Mode, OnNull, OnUnsupported
 from rubrictools.grading.streaming import grade_to_parquet
 from rubrictools.rubric import Rubric
 
 __all__ = ["agrade", "grade"]
 
 ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
-Transport = Literal["litellm", "direct"]
+Transport = Literal["auto", "litellm", "direct"]
+StructuredOutput = Literal["auto", "json_schema", "json_object_schema", "guided", "json_object", "prompt"]
 
 
 @overload
@@ -45,6 +46,7 @@ def grade(
     shuffle_options: bool = False,
     seed: int = 0,
     grade_part: GradePart = "output",
+    on_null: OnNull = "raise",
     thinking_markers: bool = False,
     cache: CacheSetting = True,
     max_cost_usd: float | None = None,
@@ -63,6 +65,7 @@ def grade(
     backoff_base: float | None = None,
     backoff_max: float | None = None,
     response_format: ResponseFormat | None = None,
+    structured_output: StructuredOutput | None = None,
     system_prompt: str | None = None,
     litellm_kwargs: dict[str, Any] | None = None,
     transport: Transport | None = None,
@@ -93,6 +96,7 @@ def grade(
     shuffle_options: bool = False,
     seed: int = 0,
     grade_part: GradePart = "output",
+    on_null: OnNull = "raise",
     thinking_markers: bool = False,
     cache: CacheSetting = True,
     max_cost_usd: float | None = None,
@@ -111,6 +115,7 @@ def grade(
     backoff_base: float | None = None,
     backoff_max: float | None = None,
     response_format: ResponseFormat | None = None,
+    structured_output: StructuredOutput | None = None,
     system_prompt: str | None = None,
     litellm_kwargs: dict[str, Any] | None = None,
     transport: Transport | None = None,
@@ -140,6 +145,7 @@ def grade(
     shuffle_options: bool = False,
     seed: int = 0,
     grade_part: GradePart = "output",
+    on_null: OnNull = "raise",
     thinking_markers: bool = False,
     cache: CacheSetting = True,
     max_cost_usd: float | None = None,
@@ -158,6 +164,7 @@ def grade(
     backoff_base: float | None = None,
     backoff_max: float | None = None,
     response_format: ResponseFormat | None = None,
+    structured_output: StructuredOutput | None = None,
     system_prompt: str | None = None,
     litellm_kwargs: dict[str, Any] | None = None,
     transport: Transport | None = None,
@@ -183,7 +190,10 @@ def grade(
     column, id_column
         Submission column (strings, ``{"thinking", "output"}`` structs, or text marked with
         ``<thinking>/<output>`` when ``thinking_markers=True``) and id column (row index when
-        None; must be unique).
+        None; must be unique). **Every output table calls the id column ``id``** whatever
+        ``id_column`` was (``ticket_id`` comes back as ``id``, with its dtype): the verdict,
+        score, agreement and preference tables join on that one name. Rename back with
+        ``.rename({"id": "ticket_id"})``.
     query_column, reference_column
         Optional prompt and exemplar answer shown to the judge.
     rubric_column
@@ -225,6 +235,10 @@ def grade(
         whitespace-normalised match). A verdict that claims something (MET, or above the
         lowest option) without a matching quote is flagged (``on_unsupported="flag"``) or
         falls to the criterion's lowest label (``"downgrade"``).
+    on_null
+        A null submission: ``"raise"`` (default) stops before any call with an error naming the
+        row and id; ``"error_row"`` grades the other rows and gives that row's criteria error
+        rows ("submission is null: no call made"), with no call made for it.
     output, batch_size, retry_errors
         Stream instead of holding everything in memory: ``df`` may then also be a parquet
         path or glob; it is graded ``batch_size`` rows at a time into parquet parts under the
@@ -240,7 +254,7 @@ def grade(
         :func:`~rubrictools.submit_batch` and :func:`~rubrictools.collect_batch`).
     api_base, api_key, temperature, max_tokens, timeout, max_concurrency, max_retries
         Settings of the :class:`~rubrictools.Judge` built when ``model`` is a string; see below.
-    backoff_base, backoff_max, response_format, system_prompt, litellm_kwargs, transport
+    backoff_base, backoff_max, response_format, structured_output, system_prompt, litellm_kwargs, transport
         Settings of the :class:`~rubrictools.Judge` built when ``model`` is a string (``None``:
         the Judge's default); with a ``Judge`` object, set them on it instead.
 
@@ -291,6 +305,7 @@ async def agrade(
     shuffle_options: bool = False,
     seed: int = 0,
     grade_part: GradePart = "output",
+    on_null: OnNull = "raise",
     thinking_markers: bool = False,
     cache: CacheSetting = True,
     max_cost_usd: float | None = None,
@@ -309,6 +324,7 @@ async def agrade(
     backoff_base: float | None = None,
     backoff_max: float | None = None,
     response_format: ResponseFormat | None = None,
+    structured_output: StructuredOutput | None = None,
     system_prompt: str | None = None,
     litellm_kwargs: dict[str, Any] | None = None,
     transport: Transport | None = None,

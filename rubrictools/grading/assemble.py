@@ -11,9 +11,10 @@ from rubrictools.grading.evidence import check_evidence
 from rubrictools.grading.inputs import AnyJudge, Inputs
 from rubrictools.grading.options import GradeOptions
 from rubrictools.grading.votes import aggregate_votes, option_ranks
+from rubrictools.judge import Judge
 from rubrictools.verdicts import VERDICT_SCHEMA
 
-__all__ = ["assemble", "row_frame"]
+__all__ = ["assemble", "row_frame", "with_transport"]
 
 _OPTIONAL = {
     "llm_raw_score": ["llm_raw_score"],
@@ -47,6 +48,17 @@ def row_frame(cols: dict[str, list[Any]], id_dtype: pl.DataType) -> pl.DataFrame
     return pl.DataFrame(cols, schema=schema)
 
 
+def with_transport(df: pl.DataFrame, judges: Sequence[AnyJudge]) -> pl.DataFrame:
+    """Add a ``transport`` column (``"litellm"``, ``"direct"``, ``"scripted"``; null on ensemble
+    and rule rows) when an LLM judge takes part: how each judge's calls were sent."""
+    if not any(isinstance(j, Judge) for j in judges):
+        return df
+    used = {j.label: j.wire_transport if isinstance(j, Judge) else "scripted" for j in judges}
+    return df.with_columns(
+        pl.col("judge").replace_strict(used, default=None, return_dtype=pl.String).alias("transport")
+    )
+
+
 def assemble(
     cols: dict[str, list[Any]],
     inp: Inputs,
@@ -60,7 +72,7 @@ def assemble(
     """The verdict table from task rows (``cols``), plus ensemble rows when there are several
     judges and rule rows; optional columns appear when in ``keep`` (the same columns for every
     slice of a large job, even one whose calls all failed)."""
-    df = check_evidence(row_frame(cols, inp.id_dtype), texts, opts.on_unsupported)
+    df = with_transport(check_evidence(row_frame(cols, inp.id_dtype), texts, opts.on_unsupported), judges)
 
     def conform(extra: pl.DataFrame, **values: Any) -> pl.DataFrame:
         fill = [

@@ -10,7 +10,8 @@ from rubrictools.frames import to_polars
 from rubrictools.grading.inputs import prepare, resolve_judges
 from rubrictools.grading.options import GradeOptions, Mode
 from rubrictools.grading.plan import build_calls
-from rubrictools.judge import ScriptedJudge
+from rubrictools.judge import Judge, ScriptedJudge
+from rubrictools.judge.pricing import warn_unknown_prices
 from rubrictools.judge.providers import load_litellm
 from rubrictools.rubric import Rubric
 
@@ -50,6 +51,7 @@ def estimate_cost(
     opts = GradeOptions.pick(locals())
     inp = prepare(df, rubric, opts)
     judges = resolve_judges(model, opts.judge_settings())
+    warn_unknown_prices([j for j in judges if isinstance(j, Judge)])
     calls = build_calls(inp, judges, opts)
     rows: list[tuple[str, int, int, int, float | None]] = []
     for ji, j in enumerate(judges):

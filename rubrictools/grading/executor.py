@@ -19,6 +19,7 @@ from typing import Any
 from rubrictools.grading.answers import cache_entry, from_cache
 from rubrictools.grading.inputs import AnyJudge
 from rubrictools.judge import Call, CallResult, Judge, ResponseCache, ScriptedJudge, apply_answer
+from rubrictools.judge.correction import corrective_messages, describe_problems
 from rubrictools.judge.providers import require_credentials
 from rubrictools.judge.retry import scrub_secrets
 from rubrictools.judge.throttle import Throttle
@@ -65,13 +66,21 @@ class _Run:
             calls=self.stats["calls"], errors=self.stats["errors"], cost=f"${self.spent:.4f}", refresh=False
         )
 
-    async def _send(self, judge: Judge, call: Call, budget: int, extra: dict[str, Any] | None) -> CallResult:
+    async def _send(
+        self,
+        judge: Judge,
+        call: Call,
+        budget: int,
+        extra: dict[str, Any] | None,
+        messages: list[dict[str, str]] | None = None,
+    ) -> CallResult:
         self.stats["calls"] += 1
         res = await complete(
             judge,
-            call.messages,
-            call.response_format,
+            messages or call.messages,
+            call.output,
             max_attempts=budget,
+            max_tokens=call.max_tokens,
             extra=extra,
             throttle=self.throttles[call.judge_i],
         )
@@ -96,17 +105,21 @@ class _Run:
         self._tick(call)
 
     async def _ask(self, judge: Judge, call: Call) -> None:
-        """Ask until the reply parses, within ``1 + max_retries`` HTTP requests in all."""
+        """Ask until the reply parses: at most ``1 + max_retries`` HTTP requests for errors and
+        ``1 + max_parse_retries`` questions, each retry of an unusable reply a corrective turn."""
         budget = 1 + judge.max_retries
-        while budget > 0:
+        asks = 1 + judge.max_parse_retries
+        messages = call.messages
+        while budget > 0 and asks > 0:
             if self.cancel.is_set():
                 call.error = call.error or CANCELLED_ERROR
                 return
             if self.over_budget():
                 call.error = BUDGET_ERROR
                 return
-            res = await self._send(judge, call, budget, call.extra)
+            res = await self._send(judge, call, budget, call.extra, messages)
             budget -= res.attempts - res.rate_limited
+            asks -= 1
             if res.error is not None:
                 call.error = res.error
                 return
@@ -115,6 +128,10 @@ class _Run:
                     budget = await self._distribution(call, judge, res, budget)
                 self._store(judge, call)
                 return
+            problems = describe_problems(call.parsed.problems if call.parsed else {}, truncated=_cut_off(res, call))
+            if call.error is not None and res.finish_reason == "length":
+                call.error = f"{call.error} (reply cut off at max_tokens={call.max_tokens})"
+            messages = corrective_messages(call.messages, res.content, problems)
 
     def _store(self, judge: Judge, call: Call) -> None:
         """Cache an answer. A cache that cannot be written never costs the verdict: warn once,
@@ -151,6 +168,10 @@ class _Run:
         return budget
 
 
+def _cut_off(res: CallResult, call: Call) -> bool:
+    return res.finish_reason == "length" and call.max_tokens is not None
+
+
 def _progress_bar(total: int, enabled: bool, desc: str) -> Any:
     if not enabled or total == 0:
         return None
@@ -172,7 +193,7 @@ def _identity(call: Call) -> str:
     """What makes two calls the same request: the judge and every byte it is sent."""
     if call.key is not None:
         return call.key
-    body = [call.judge_i, call.messages, call.response_format, call.extra, call.dist_samples]
+    body = [call.judge_i, call.messages, call.output, call.max_tokens, call.extra, call.dist_samples]
     return json.dumps(body, sort_keys=True, default=str)
 
 

@@ -6,7 +6,7 @@ Every problem is a ValueError naming the parameter (and the row) at fault.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ __all__ = [
     "open_cache",
     "prepare",
     "resolve_judges",
+    "rubric_argument",
 ]
 
 AnyJudge = Judge | ScriptedJudge
@@ -46,6 +47,7 @@ class Inputs:
     references: list[str | None]
     others: list[Submission] | None = None  # pairwise: the B answers (``subs`` holds A)
     systems: tuple[list[str], list[str]] | None = None  # pairwise: each row's systems of A and B
+    null_rows: set[int] = field(default_factory=set)  # on_null="error_row": rows whose submission is null
 
 
 def coerce_rubric(value: Any, i: int) -> Rubric:
@@ -90,11 +92,27 @@ def _ids(frame: pl.DataFrame, id_column: str | None) -> tuple[list[Any], pl.Data
     return idcol.to_list(), idcol.dtype
 
 
+def rubric_argument(rubric: Any) -> Rubric | None:
+    """The ``rubric`` argument as a Rubric: a Rubric, a dict/list, or the path of a ``.yaml``,
+    ``.yml`` or ``.json`` file (:meth:`Rubric.from_file`); other text is refused, saying how to load it."""
+    if rubric is None or isinstance(rubric, Rubric):
+        return rubric
+    if isinstance(rubric, (str, Path)):
+        p = Path(rubric)
+        if p.suffix.lower() in {".yaml", ".yml", ".json"}:
+            return Rubric.from_file(p)
+        raise ValueError(
+            f"rubric: got the string {str(rubric)[:60]!r}, which is not a .yaml/.yml/.json file path; "
+            "load rubric text with rt.Rubric.from_yaml(...) or rt.Rubric.from_json(...)"
+        )
+    return Rubric.from_dict(rubric)
+
+
 def _rubrics(frame: pl.DataFrame, rubric: Rubric | None, rubric_column: str | None) -> list[Rubric]:
+    rubric = rubric_argument(rubric)
     if rubric_column is None:
         if rubric is None:
             raise ValueError("grade needs a rubric (or rubric_column=)")
-        rubric = rubric if isinstance(rubric, Rubric) else Rubric.from_dict(rubric)
         return [rubric] * frame.height
     seen: dict[int, Rubric] = {}
     out = []
@@ -117,25 +135,34 @@ def prepare(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Inputs:
     _check_columns(frame, opts)
     ids, id_dtype = _ids(frame, opts.id_column)
     rubrics = _rubrics(frame, rubric, opts.rubric_column)
-    subs = _submissions(frame, opts.column, _ROLES["column"] if opts.pairwise else "column", ids, opts)
+    nulls: set[int] = set()
+    subs = _submissions(frame, opts.column, _ROLES["column"] if opts.pairwise else "column", ids, opts, nulls)
     n = frame.height
     queries = frame[opts.query_column].cast(pl.String).to_list() if opts.query_column else [None] * n
     refs = frame[opts.reference_column].cast(pl.String).to_list() if opts.reference_column else [None] * n
-    inp = Inputs(frame, ids, id_dtype, rubrics, subs, queries, refs)
+    inp = Inputs(frame, ids, id_dtype, rubrics, subs, queries, refs, null_rows=nulls)
     if opts.pair_column is not None:
-        inp.others = _submissions(frame, opts.pair_column, _ROLES["pair_column"], ids, opts)
+        inp.others = _submissions(frame, opts.pair_column, _ROLES["pair_column"], ids, opts, nulls)
         inp.systems = _systems(frame, opts, ids)
     return inp
 
 
-def _submissions(frame: pl.DataFrame, column: str, role: str, ids: list[Any], opts: GradeOptions) -> list[Submission]:
-    """The column's values as submissions; errors name the parameter (``role``), row and id."""
+def _submissions(
+    frame: pl.DataFrame, column: str, role: str, ids: list[Any], opts: GradeOptions, nulls: set[int]
+) -> list[Submission]:
+    """The column's values as submissions; errors name the parameter (``role``), row and id.
+    With ``on_null="error_row"`` a null becomes an empty placeholder and its row joins ``nulls``."""
     subs = []
     for i, value in enumerate(frame[column].to_list()):
+        if value is None and opts.on_null == "error_row":
+            nulls.add(i)
+            subs.append(Submission(output=""))
+            continue
         try:
             subs.append(split_submission(value, markers=opts.thinking_markers))
         except ValueError as e:
-            raise ValueError(f"{role} {column!r}: row {i} (id {ids[i]!r}): {e}") from None
+            hint = " (or pass on_null='error_row' to grade the other rows)" if value is None else ""
+            raise ValueError(f"{role} {column!r}: row {i} (id {ids[i]!r}): {e}{hint}") from None
     return subs
 
 

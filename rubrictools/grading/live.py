@@ -34,7 +34,7 @@ async def grade_frame_async(
     finally:
         if store is not None and not isinstance(opts.cache, ResponseCache):
             store.close()
-        if any(isinstance(j, Judge) and j.transport == "direct" for j in plan.judges):
+        if any(isinstance(j, Judge) and j.wire_transport == "direct" for j in plan.judges):
             await aclose_clients()
     return plan.verdicts()
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from rubrictools.grading.votes import AGGREGATIONS
 from rubrictools.judge import ResponseCache
+from rubrictools.judge.config import StructuredOutput
 
 __all__ = [
     "JUDGE_SETTINGS",
@@ -23,6 +24,7 @@ __all__ = [
     "GradePart",
     "Inconsistent",
     "Mode",
+    "OnNull",
     "OnUnsupported",
 ]
 
@@ -30,6 +32,7 @@ Mode = Literal["per_criterion", "per_item", "holistic"]
 GradePart = Literal["output", "thinking", "all"]
 OnUnsupported = Literal["flag", "downgrade"]
 Inconsistent = Literal["tie", "first", "error"]
+OnNull = Literal["raise", "error_row"]
 CacheSetting = bool | str | Path | ResponseCache | None
 """What ``cache=`` accepts: True (the default cache file), a path, an open cache, or False/None."""
 
@@ -44,6 +47,7 @@ JUDGE_SETTINGS = (
     "backoff_base",
     "backoff_max",
     "response_format",
+    "structured_output",
     "system_prompt",
     "litellm_kwargs",
     "transport",
@@ -94,6 +98,7 @@ class GradeOptions:
     distribution_samples: int = 10
     evidence: bool | None = None
     on_unsupported: OnUnsupported = "flag"
+    on_null: OnNull = "raise"
     api_base: str | None = None
     api_key: str | None = field(default=None, repr=False)
     temperature: float | None = None
@@ -104,9 +109,10 @@ class GradeOptions:
     backoff_base: float | None = None
     backoff_max: float | None = None
     response_format: Literal["auto", "json_schema", "json_object", "text"] | None = None
+    structured_output: StructuredOutput | None = None
     system_prompt: str | None = None
     litellm_kwargs: dict[str, Any] | None = None
-    transport: Literal["litellm", "direct"] | None = None
+    transport: Literal["auto", "litellm", "direct"] | None = None
     pair_column: str | None = None
     systems: tuple[str, str] | None = None
     swap: bool = True
@@ -149,6 +155,7 @@ class GradeOptions:
         self._check_pairs()
         _choice("grade_part", self.grade_part, _PARTS)
         _choice("on_unsupported", self.on_unsupported, ("flag", "downgrade"))
+        _choice("on_null", self.on_null, ("raise", "error_row"))
         _choice("aggregate", self.aggregate, AGGREGATIONS)
         if not isinstance(self.column, str):
             raise TypeError(f"column must be a column name (str), got {type(self.column).__name__}")
@@ -199,6 +206,7 @@ class GradeOptions:
             "distribution",
             "evidence",
             "on_unsupported",
+            "on_null",
             *PAIR_OPTIONS,
         )
         return {k: getattr(self, k) for k in keep}

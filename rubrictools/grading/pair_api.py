@@ -14,7 +14,7 @@ import polars as pl
 
 from rubrictools.grading.batch import submit_batch_plan
 from rubrictools.grading.live import grade_frame
-from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Inconsistent
+from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Inconsistent, OnNull
 from rubrictools.grading.streaming import grade_to_parquet
 from rubrictools.rubric import Rubric
 
@@ -22,7 +22,8 @@ __all__ = ["grade_pairs"]
 
 PairMode = Literal["per_criterion", "holistic"]
 ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
-Transport = Literal["litellm", "direct"]
+Transport = Literal["auto", "litellm", "direct"]
+StructuredOutput = Literal["auto", "json_schema", "json_object_schema", "guided", "json_object", "prompt"]
 
 
 def grade_pairs(
@@ -42,6 +43,7 @@ def grade_pairs(
     inconsistent: Inconsistent = "tie",
     ties: bool = True,
     grade_part: GradePart = "output",
+    on_null: OnNull = "raise",
     thinking_markers: bool = False,
     cache: CacheSetting = True,
     max_cost_usd: float | None = None,
@@ -56,6 +58,7 @@ def grade_pairs(
     backoff_base: float | None = None,
     backoff_max: float | None = None,
     response_format: ResponseFormat | None = None,
+    structured_output: StructuredOutput | None = None,
     system_prompt: str | None = None,
     litellm_kwargs: dict[str, Any] | None = None,
     transport: Transport | None = None,
@@ -93,14 +96,14 @@ def grade_pairs(
         (``"first"``) or an error row (``"error"``).
     ties
         Let the judge answer ``"tie"`` (otherwise it must choose).
-    model, id_column, query_column, reference_column, rubric_column, grade_part, thinking_markers
+    model, id_column, query_column, reference_column, rubric_column, grade_part, thinking_markers, on_null
         As in :func:`rubrictools.grade`.
     cache, max_cost_usd, progress, output, batch_size, retry_errors, batch, batch_dir, poll_interval
         As in :func:`rubrictools.grade`: cached answers, a budget, streaming into parquet
         parts, provider batch jobs.
     api_base, api_key, temperature, max_tokens, timeout, max_concurrency, max_retries
         Settings of the :class:`~rubrictools.Judge` built when ``model`` is a string.
-    backoff_base, backoff_max, response_format, system_prompt, litellm_kwargs, transport
+    backoff_base, backoff_max, response_format, structured_output, system_prompt, litellm_kwargs, transport
         Likewise (``None``: the Judge's default).
 
     Returns

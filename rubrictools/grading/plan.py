@@ -11,13 +11,21 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
 from rubrictools.grading.assemble import assemble
-from rubrictools.grading.inputs import AnyJudge, Example, Inputs, examples_by_criterion, prepare, resolve_judges
+from rubrictools.grading.inputs import (
+    AnyJudge,
+    Example,
+    Inputs,
+    cache_path,
+    examples_by_criterion,
+    prepare,
+    resolve_judges,
+)
 from rubrictools.grading.options import GradeOptions
 from rubrictools.grading.preferences import PAIR_MODES, preference_table
 from rubrictools.grading.rules import rule_table
@@ -31,13 +39,16 @@ from rubrictools.judge import (
     RowSink,
     Subject,
     cache_key,
+    dialects,
 )
-from rubrictools.judge.pricing import require_prices
-from rubrictools.judge.providers import response_format_for
+from rubrictools.judge.pricing import require_prices, warn_unknown_prices
+from rubrictools.judge.providers import token_limit
 from rubrictools.rubric import Rubric
 from rubrictools.submissions import graded_text
 
-__all__ = ["MODES", "ModeContext", "Plan", "assign_keys", "build_calls", "build_plan"]
+__all__ = ["MODES", "NULL_ERROR", "ModeContext", "Plan", "assign_keys", "build_calls", "build_plan", "judge_dialects"]
+
+NULL_ERROR = "submission is null: no call made (on_null='error_row')"
 
 
 @dataclass(frozen=True)
@@ -118,8 +129,28 @@ def _task_builder(opts: GradeOptions, ctx: ModeContext) -> Callable[[Subject, Ru
     return lambda subject, judged: make(subject, judged, settings)
 
 
-def build_calls(inp: Inputs, judges: Sequence[AnyJudge], opts: GradeOptions) -> list[Call]:
-    """One call per (task, judge), in input order."""
+def judge_dialects(judges: Sequence[AnyJudge], opts: GradeOptions, *, probe: bool = True) -> list[str | None]:
+    """Each judge's structured-output dialect (:mod:`rubrictools.judge.dialects`; None for a
+    scripted judge). ``probe=False`` never asks a server (cost estimates): a dialect only a
+    probe could tell is taken as ``json_schema``."""
+    where = cache_path(opts.cache, judges) if probe else None
+    store = where.parent if where is not None else None
+    out: list[str | None] = []
+    for j in judges:
+        if not isinstance(j, Judge):
+            out.append(None)
+        elif probe:
+            out.append(dialects.resolve(j, store=store))
+        else:
+            out.append(dialects.static_dialect(j) or "json_schema")
+    return out
+
+
+def build_calls(
+    inp: Inputs, judges: Sequence[AnyJudge], opts: GradeOptions, styles: Sequence[str | None] | None = None
+) -> list[Call]:
+    """One call per (task, judge), in input order; ``styles`` are the judges' dialects
+    (:func:`judge_dialects`; default: without probing)."""
     ctx = ModeContext(
         examples_by_criterion(opts.examples, opts.column, opts.max_examples),
         opts.shuffle_options,
@@ -127,20 +158,26 @@ def build_calls(inp: Inputs, judges: Sequence[AnyJudge], opts: GradeOptions) -> 
         opts.evidence,
     )
     make_tasks = _task_builder(opts, ctx)
-    formats: dict[tuple[int, Hashable], dict[str, Any] | None] = {}
+    formats: dict[tuple[int, Hashable], dict[str, Any]] = {}
     memo: dict[int, Rubric | None] = {}
+    styles = judge_dialects(judges, opts, probe=False) if styles is None else styles
 
-    def response_format(ji: int, task: JudgeTask) -> dict[str, Any] | None:
-        j = judges[ji]
-        if not isinstance(j, Judge):
-            return None
+    def output(ji: int, task: JudgeTask) -> dict[str, Any]:
+        style = styles[ji]
+        if style is None:
+            return {}
         k = (ji, task.schema_key())
         if k[1] is None:
             k = (ji, json.dumps(task.schema()[0], sort_keys=True))
         if k not in formats:
             schema, name = task.schema()
-            formats[k] = response_format_for(j, schema, name)
+            formats[k] = dialects.format_fields(style, schema, name)
         return formats[k]
+
+    def call(ji: int, task: JudgeTask, msgs: list[dict[str, str]]) -> Call:
+        j = judges[ji]
+        cap = token_limit(j, task.token_cap()) if isinstance(j, Judge) else None
+        return Call(task=task, judge_i=ji, messages=msgs, output=output(ji, task), max_tokens=cap)
 
     calls: list[Call] = []
     for row, (sid, rub, sub) in enumerate(zip(inp.ids, inp.rubrics, inp.subs, strict=True)):
@@ -162,8 +199,7 @@ def build_calls(inp: Inputs, judges: Sequence[AnyJudge], opts: GradeOptions) -> 
         for ji, j in enumerate(judges):
             sp = getattr(j, "system_prompt", None)
             for task in tasks:
-                msgs = task.messages(system_prompt=sp)
-                calls.append(Call(task=task, judge_i=ji, messages=msgs, response_format=response_format(ji, task)))
+                calls.append(call(ji, task, task.messages(system_prompt=sp)))
     return calls
 
 
@@ -177,12 +213,13 @@ class Plan:
     texts: list[str]
     rules: pl.DataFrame | None
     opts: GradeOptions
+    skipped: list[Call] = field(default_factory=list)  # calls of null submissions: error rows, never sent
 
     def verdicts(self) -> pl.DataFrame:
         """The verdict table from the calls' current answers and errors (for a pairwise run,
         the preference table of :mod:`rubrictools.grading.preferences`)."""
         sink = RowSink([j.label for j in self.judges])
-        for call in self.calls:
+        for call in (*self.calls, *self.skipped):
             call.task.rows(call, sink)
         if self.opts.pairwise:
             return preference_table(sink.cols, self.inp, self.judges, self.opts)
@@ -210,7 +247,13 @@ def _rule_rows(inp: Inputs, texts: list[str]) -> pl.DataFrame | None:
     for rows in by_rubric.values():
         idx = pl.Series(rows, dtype=pl.Int64)
         parts.append(rule_table(ids.gather(idx), text.gather(idx), inp.rubrics[rows[0]], rows=idx))
-    return pl.concat(parts)
+    out = pl.concat(parts)
+    if not inp.null_rows:
+        return out
+    null = pl.col("__row").is_in(sorted(inp.null_rows))
+    return out.with_columns(
+        pl.when(null).then(None).otherwise(pl.col(c)).alias(c) for c in ("verdict", "value", "explanation")
+    ).with_columns(pl.when(null).then(pl.lit(NULL_ERROR)).otherwise(pl.col("error")).alias("error"))
 
 
 def build_plan(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Plan:
@@ -223,14 +266,19 @@ def build_plan(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Plan:
         )
     judges = resolve_judges(opts.model, opts.judge_settings())
     require_prices([j for j in judges if isinstance(j, Judge)], opts.max_cost_usd)
-    calls = build_calls(inp, judges, opts)
+    warn_unknown_prices([j for j in judges if isinstance(j, Judge)])
+    calls = build_calls(inp, judges, opts, judge_dialects(judges, opts))
+    skipped = [c for c in calls if c.task.subject.row in inp.null_rows]
+    for c in skipped:
+        c.error = NULL_ERROR
+    calls = [c for c in calls if c.task.subject.row not in inp.null_rows] if skipped else calls
     texts = [graded_text(sub, opts.grade_part) for sub in inp.subs]
     if opts.distribution:
         for c in calls:
             c.dist_samples = opts.distribution_samples
             if isinstance(judges[c.judge_i], Judge):
                 c.extra = {"logprobs": True, "top_logprobs": 20}
-    return Plan(inp, judges, calls, texts, _rule_rows(inp, texts), opts)
+    return Plan(inp, judges, calls, texts, _rule_rows(inp, texts), opts, skipped)
 
 
 def _sample_indices(judges: Sequence[AnyJudge]) -> list[int]:
@@ -255,7 +303,7 @@ def assign_keys(plan: Plan) -> None:
     for c in plan.calls:
         j = plan.judges[c.judge_i]
         if isinstance(j, Judge):
-            ident = {**j.request_identity(), "messages": c.messages, "response_format": c.response_format}
+            ident = {**j.request_identity(), "messages": c.messages, "response_format": None, **c.output}
             if samples[c.judge_i]:
                 ident["sample"] = samples[c.judge_i]
             if c.extra is not None:

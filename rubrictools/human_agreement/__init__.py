@@ -4,6 +4,8 @@
   (criterion, by default) and metric, with a cluster-bootstrap interval;
 * :func:`inter_rater` measures agreement among several human raters (the ceiling a judge
   can be expected to reach);
+* :func:`labels_from_wide` turns a wide label sheet (a column per rater and criterion) into
+  the long table the others read;
 * :func:`compare` bootstraps the difference of a metric between two judges (or rubrics)
   on the same items, with an interval and a p-value.
 
@@ -26,6 +28,7 @@ from rubrictools.human_agreement.judge import agreement
 from rubrictools.human_agreement.labels import human_frame
 from rubrictools.human_agreement.pairs import criterion_pairs, score_pairs
 from rubrictools.human_agreement.raters import inter_rater
+from rubrictools.human_agreement.wide import labels_from_wide
 
 __all__ = [
     "CRITERION_METRICS",
@@ -37,5 +40,6 @@ __all__ = [
     "criterion_pairs",
     "human_frame",
     "inter_rater",
+    "labels_from_wide",
     "score_pairs",
 ]

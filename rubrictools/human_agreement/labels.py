@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import polars as pl
@@ -11,7 +12,7 @@ from rubrictools.human_agreement.catalog import NaMode
 from rubrictools.rubric import Rubric, normalize_label
 from rubrictools.verdicts import HOLISTIC
 
-__all__ = ["human_frame", "label_table", "mode_consensus", "verdict_frame", "with_key"]
+__all__ = ["check_ids", "human_frame", "label_table", "mode_consensus", "verdict_frame", "with_key"]
 
 
 _NA_TOKENS = ("cannot_assess", "cannot assess", "na", "n/a", "not applicable", "none")
@@ -150,13 +151,55 @@ def human_frame(human: Any) -> pl.DataFrame:
     missing = [c for c in ("id", "criterion", "label") if c not in h.columns]
     if missing:
         raise ValueError(f"human labels need columns id, criterion, label (optional rater); missing {missing}")
-    if "rater" not in h.columns:
+    had_rater = "rater" in h.columns
+    if not had_rater:
         h = h.with_columns(pl.lit("human").alias("rater"))
     h = h.with_columns(pl.col("rater").cast(pl.String), pl.col("criterion").cast(pl.String))
-    dup = h.select(pl.struct("id", "criterion", "rater").is_duplicated().any()).item()
-    if dup:
-        raise ValueError("human labels have several rows for one (id, criterion, rater); add a 'rater' column")
+    blank = h.filter(pl.col("label").is_null())
+    if blank.height:
+        r = blank.row(0, named=True)
+        warnings.warn(
+            f"human labels: {blank.height} row(s) have no label (null) and are left out; first: id={r['id']!r}, "
+            f"criterion={r['criterion']!r}",
+            UserWarning,
+            stacklevel=3,
+        )
+        h = h.filter(pl.col("label").is_not_null())
+    dup = h.filter(pl.struct("id", "criterion", "rater").is_duplicated())
+    if dup.height:
+        r = dup.row(0, named=True)
+        first = f"first: id={r['id']!r}, criterion={r['criterion']!r}"
+        if had_rater:
+            raise ValueError(
+                f"human labels: {dup.height} rows repeat an (id, criterion, rater) ({first}, rater={r['rater']!r}); "
+                "each rater labels each criterion of a submission once: drop or merge the repeats"
+            )
+        raise ValueError(
+            f"human labels: {dup.height} rows repeat an (id, criterion) ({first}); if several people labelled, "
+            "add a 'rater' column naming who gave each label"
+        )
     return h
+
+
+def check_ids(verdicts: pl.DataFrame, human: pl.DataFrame) -> pl.DataFrame:
+    """``human`` with ids of the verdicts' dtype; a clear error when the two id columns cannot be
+    compared (text against numbers) or share no id at all."""
+    vt, ht = verdicts.schema["id"], human.schema["id"]
+    if vt != ht:
+        if vt.is_numeric() and ht.is_numeric():
+            human = human.with_columns(pl.col("id").cast(vt))
+        else:
+            raise ValueError(
+                f"ids cannot be matched: the verdict table's id column is {vt}, the human labels' is {ht}; cast "
+                "one to the other's type first (e.g. human.with_columns(pl.col('id').cast(pl.String)))"
+            )
+    if human.height and verdicts.height and not human.join(verdicts.select("id").unique(), on="id").height:
+        raise ValueError(
+            f"no id of the human labels is in the verdict table (verdict ids such as "
+            f"{verdicts['id'].head(3).to_list()}, label ids such as {human['id'].head(3).to_list()}): were they graded "
+            "under another id_column?"
+        )
+    return human
 
 
 def verdict_frame(verdicts: Any, by: list[str]) -> pl.DataFrame:

@@ -9,7 +9,14 @@ import polars as pl
 
 from rubrictools.frames import to_polars
 from rubrictools.human_agreement.catalog import NaMode, Raters
-from rubrictools.human_agreement.labels import human_frame, label_table, mode_consensus, verdict_frame, with_key
+from rubrictools.human_agreement.labels import (
+    check_ids,
+    human_frame,
+    label_table,
+    mode_consensus,
+    verdict_frame,
+    with_key,
+)
 from rubrictools.rubric import Rubric, score
 
 __all__ = ["criterion_pairs", "score_pairs"]
@@ -25,7 +32,7 @@ def criterion_pairs(
     verdicts: Any, human: Any, rubric: Rubric | None, by: list[str], na: NaMode, raters: Raters
 ) -> _Pairs:
     v = verdict_frame(verdicts, by)
-    h = human_frame(human)
+    h = check_ids(v, human_frame(human))
     for c in by:
         if c not in v.columns and c not in h.columns:
             raise ValueError(f"by={c!r} is neither a verdict nor a human-label column")
@@ -137,5 +144,6 @@ def score_pairs(
     on = ["id", "rater"] if "rater" in judge_scores.columns and raters == "each" else ["id"]
     if on == ["id"] and "rater" in judge_scores.columns:
         judge_scores = judge_scores.group_by("id", maintain_order=True).agg(pl.col("j_value").mean())
+    hs = check_ids(judge_scores, hs)
     out = hs.join(judge_scores, on=on, how="left")
     return out

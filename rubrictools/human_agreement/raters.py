@@ -58,6 +58,12 @@ def inter_rater(
     chosen = check_metrics(metrics, INTER_RATER_METRICS, "inter-rater")
     by_list = [] if by is None else ([by] if isinstance(by, str) else list(by))
     h = with_key(human_frame(human), "label", "h_key")
+    if h["rater"].n_unique() < 2:
+        found = h["rater"].unique().to_list()
+        raise ValueError(
+            f"inter_rater compares raters with each other and found {len(found)} ({found}): the labels need a "
+            "'rater' column with at least two raters"
+        )
     keys = h.select("criterion", pl.col("h_key").alias("key")).unique()
     labels = label_table(rubric, keys, "exclude")
     h = h.join(

@@ -6,7 +6,7 @@ judge mode; only the :class:`~rubrictools.judge.tasks.JudgeTask` knows what the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rubrictools.judge.result import CallResult
@@ -27,7 +27,8 @@ class Call(CallResult):
     task: JudgeTask
     judge_i: int
     messages: list[dict[str, str]]
-    response_format: dict[str, Any] | None
+    output: dict[str, Any] = field(default_factory=dict)  # structured-output request fields (dialects)
+    max_tokens: int | None = None
     extra: dict[str, Any] | None = None  # extra request fields (logprobs, n) that also key the cache
     key: str | None = None
     cached: bool = False
@@ -35,6 +36,12 @@ class Call(CallResult):
     dist_samples: int = NO_DISTRIBUTION
     dist: dict[str, float] | None = None
     dist_source: str | None = None
+
+    @property
+    def response_format(self) -> dict[str, Any] | None:
+        """The ``response_format`` field the call sends (None: the dialect sends none)."""
+        fmt: dict[str, Any] | None = self.output.get("response_format")
+        return fmt
 
     @property
     def wants_distribution(self) -> bool:

@@ -6,9 +6,21 @@ import math
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator
 
-__all__ = ["Judge", "check_weight"]
+__all__ = ["DIRECT_PREFIXES", "PLAIN_BODY_FIELDS", "STRUCTURED_OUTPUTS", "Judge", "StructuredOutput", "check_weight"]
+
+StructuredOutput = Literal["auto", "json_schema", "json_object_schema", "guided", "json_object", "prompt"]
+STRUCTURED_OUTPUTS: tuple[str, ...] = ("auto", "json_schema", "json_object_schema", "guided", "json_object", "prompt")
+
+DIRECT_PREFIXES = frozenset({"openai", "hosted_vllm", "lm_studio", "llamafile"})
+"""litellm provider prefixes that are plain OpenAI chat-completions endpoints when given an ``api_base``."""
+
+PLAIN_BODY_FIELDS = frozenset(
+    {"top_p", "seed", "stop", "presence_penalty", "frequency_penalty", "logit_bias", "user", "top_k", "min_p"}
+    | {"repetition_penalty", "response_format", "guided_json", "guided_choice", "guided_regex", "guided_grammar"}
+)
+"""``litellm_kwargs`` keys the direct transport can send as they are (anything else needs litellm)."""
 
 
 def check_weight(value: Any) -> float:
@@ -30,13 +42,24 @@ class Judge(BaseModel):
     api_base, api_key
         Endpoint and key. The key is a :class:`~pydantic.SecretStr`: hidden in reprs and
         never part of a cache key, a verdict table or a log line.
-    temperature, max_tokens, timeout
-        Sampling and request settings (``timeout`` in seconds per HTTP attempt).
+    temperature, timeout
+        Sampling temperature and seconds per HTTP attempt.
+    max_tokens
+        Cap on each reply's tokens. ``"auto"`` (default): the task's own cap (a verdict with a
+        one- or two-sentence explanation needs about 100 tokens; see
+        :meth:`~rubrictools.judge.tasks.JudgeTask.token_cap`), or no cap for a model litellm
+        knows as a reasoning model (its hidden reasoning counts against the cap); an int sets
+        one cap for every call; ``None`` sends none.
     max_concurrency
         Calls in flight at once for this judge (a real queue across all calls).
     max_retries
         Retries after the first attempt: at most ``1 + max_retries`` HTTP requests per call
         for errors (the SDK's own retries are switched off so they do not multiply).
+    max_parse_retries
+        Further questions after a reply that does not parse or names a label the criterion does
+        not allow. Each one is a *corrective* turn (the previous reply and what was wrong with
+        it, appended to the conversation), never the identical request again; with the default
+        1 a call whose replies stay unusable costs at most 2 requests.
     max_rate_limit_retries
         Further requests a call may make after 429 answers. A 429 closes the judge's shared
         gate (:mod:`rubrictools.judge.throttle`): every call of the judge waits out the
@@ -48,9 +71,19 @@ class Judge(BaseModel):
     backoff_base, backoff_max
         Exponential backoff with full jitter, ``uniform(0, min(max, base * 2**k))`` seconds,
         unless the server sends ``Retry-After``.
+    structured_output
+        How the reply's JSON schema reaches the server (:mod:`rubrictools.judge.dialects`):
+        ``"json_schema"`` (OpenAI's ``response_format``: OpenAI, vLLM, llama.cpp's server,
+        Ollama), ``"json_object_schema"`` (``{"type": "json_object", "schema": ...}``:
+        llama-cpp-python's server), ``"guided"`` (vLLM's ``guided_json``), ``"json_object"``
+        (JSON mode, schema in the instructions only) or ``"prompt"`` (instructions only).
+        ``"auto"`` (default): from litellm's capability data where it knows the model; for an
+        OpenAI-compatible ``api_base`` serving a model litellm does not know, one small probe
+        request per server and model finds the dialect the server honours (remembered for the
+        process and in the cache directory).
     response_format
-        ``"auto"`` (JSON schema when litellm says the model supports it, else JSON mode
-        instructions), ``"json_schema"``, ``"json_object"`` or ``"text"``.
+        The older, narrower setting: ``"json_schema"``, ``"json_object"`` or ``"text"`` (no
+        ``response_format``) override ``structured_output``; ``"auto"`` (default) defers to it.
     system_prompt
         Overrides the built-in system prompt.
     weight, name
@@ -62,7 +95,11 @@ class Judge(BaseModel):
         Where this judge's answers are cached (a SQLite path) when ``grade(cache=True)``;
         ``None`` uses the user cache dir (``$RUBRICTOOLS_CACHE_DIR`` overrides it).
     transport
-        ``"litellm"`` (default: every provider litellm knows) or ``"direct"``: POST to an
+        ``"auto"`` (default): ``"direct"`` for a plain OpenAI-compatible endpoint (an
+        ``api_base`` with an ``openai/``, ``hosted_vllm/``, ``lm_studio/`` or ``llamafile/``
+        model, when ``litellm_kwargs`` holds only plain request-body fields), ``"litellm"``
+        otherwise (see :attr:`wire_transport`). ``"litellm"``: every provider litellm knows.
+        ``"direct"``: POST to an
         OpenAI-compatible ``{api_base}/chat/completions`` with one pooled aiohttp session, for
         self-hosted servers (vLLM, TGI, llama.cpp, gateways) and OpenAI itself when
         throughput matters; same retries, cache keys, costs (litellm's price table) and rows.
@@ -81,21 +118,23 @@ class Judge(BaseModel):
     api_base: str | None = None
     api_key: SecretStr | None = Field(default=None, repr=False)
     temperature: float = 0.0
-    max_tokens: int | None = 1024
+    max_tokens: int | Literal["auto"] | None = "auto"
     timeout: float = 120.0
     max_concurrency: int = 16
     max_retries: int = 3
+    max_parse_retries: int = 1
     max_rate_limit_retries: int = 20
     shared_backoff: bool = True
     backoff_base: float = 1.0
     backoff_max: float = 30.0
     response_format: Literal["auto", "json_schema", "json_object", "text"] = "auto"
+    structured_output: StructuredOutput = "auto"
     system_prompt: str | None = None
     weight: float = 1.0
     name: str | None = None
     litellm_kwargs: dict[str, Any] = Field(default_factory=dict)
     cache: str | None = None
-    transport: Literal["litellm", "direct"] = "litellm"
+    transport: Literal["auto", "litellm", "direct"] = "auto"
 
     @field_validator("max_concurrency")
     @classmethod
@@ -109,11 +148,18 @@ class Judge(BaseModel):
     def _weight(cls, v: Any) -> float:
         return check_weight(v)
 
-    @field_validator("max_retries")
+    @field_validator("max_retries", "max_parse_retries")
     @classmethod
-    def _non_negative(cls, v: int) -> int:
+    def _non_negative(cls, v: int, info: ValidationInfo) -> int:
         if v < 0:
-            raise ValueError("max_retries must be >= 0")
+            raise ValueError(f"{info.field_name} must be >= 0")
+        return v
+
+    @field_validator("max_tokens")
+    @classmethod
+    def _token_cap(cls, v: int | str | None) -> int | str | None:
+        if isinstance(v, int) and (isinstance(v, bool) or v < 1):
+            raise ValueError(f"max_tokens must be an int >= 1, 'auto' or None; got {v!r}")
         return v
 
     @field_validator("litellm_kwargs")
@@ -123,6 +169,21 @@ class Judge(BaseModel):
         if bad:
             raise ValueError(f"pass secrets through api_key=, not litellm_kwargs ({sorted(bad)})")
         return v
+
+    @property
+    def wire_transport(self) -> Literal["litellm", "direct"]:
+        """The transport a call uses: ``transport`` resolved when it is ``"auto"``.
+
+        >>> Judge(model="openai/qwen", api_base="http://127.0.0.1:8000/v1").wire_transport
+        'direct'
+        >>> Judge(model="openai/gpt-4.1-mini").wire_transport  # no api_base: litellm
+        'litellm'
+        """
+        if self.transport != "auto":
+            return self.transport
+        prefix, _, rest = self.model.partition("/")
+        plain = set(self.litellm_kwargs) <= PLAIN_BODY_FIELDS
+        return "direct" if self.api_base and rest and prefix in DIRECT_PREFIXES and plain else "litellm"
 
     @property
     def label(self) -> str:
@@ -135,7 +196,9 @@ class Judge(BaseModel):
             "model": self.model,
             "api_base": self.api_base,
             "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
+            # "auto" caps are keyed as 0.1's default of 1024, so 0.1 caches stay valid: only an
+            # answer that parsed is cached, and a complete answer fits within any cap it met
+            "max_tokens": 1024 if self.max_tokens == "auto" else self.max_tokens,
             **({"litellm_kwargs": self.litellm_kwargs} if self.litellm_kwargs else {}),
         }
 

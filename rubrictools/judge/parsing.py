@@ -11,6 +11,7 @@ from rubrictools.rubric import Criterion, Rubric, normalize_label
 
 __all__ = [
     "ParseError",
+    "clean_label",
     "evidence_of",
     "extract_json",
     "parse_criterion",
@@ -28,6 +29,10 @@ class ParseError(ValueError):
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 
 
+_LENIENT = json.JSONDecoder(strict=False)
+"""Accepts raw control characters (a newline) inside strings: grammar-constrained servers
+(llama-cpp-python) let a model write them, and the reply is otherwise valid JSON."""
+
 _ANSWER_KEYS = ("verdict", "verdicts", "score", "label", "criterion_status", "status", "answer")
 
 
@@ -36,12 +41,12 @@ def _objects(s: str) -> list[Any]:
     fenced = []
     for m in _FENCE.finditer(s):
         try:
-            fenced.append(json.loads(m.group(1).strip()))
+            fenced.append(_LENIENT.decode(m.group(1).strip()))
         except json.JSONDecodeError:
             continue
     if fenced:
         return fenced
-    dec = json.JSONDecoder()
+    dec = _LENIENT
     found, i = [], 0
     while (i := s.find("{", i)) >= 0:
         try:
@@ -76,7 +81,7 @@ def extract_json(text: str | None) -> Any:
         raise ParseError("empty reply")
     s = str(text).strip()
     try:
-        return json.loads(s)
+        return _LENIENT.decode(s)
     except json.JSONDecodeError:
         pass
     objects = _objects(s)
@@ -90,7 +95,31 @@ def extract_json(text: str | None) -> Any:
     return answers[0] if answers else objects[0]
 
 
+_TAGS = re.compile(r"</?[A-Za-z_][\w-]*\s*/?>")
+_WRAP = "\"'`*_ \t\r\n"
+_NESTED = ("label", "verdict", "value", "answer", "status")
+
+
+def clean_label(raw: Any) -> Any:
+    """A reply's label without the wrapping real models put around it: a ``{"label": ...}``
+    nesting, surrounding whitespace, quotes, backticks, markdown emphasis, markup tags and a
+    final full stop. The word itself is never changed: "Yes" stays "Yes" (and is refused).
+
+    >>> [clean_label(x) for x in ('  **MET**', "'UNMET'.", "<label>MET</label>", {"label": "MET"})]
+    ['MET', 'UNMET', 'MET', 'MET']
+    """
+    if isinstance(raw, dict) and len(raw) >= 1:
+        inner = next((raw[k] for k in _NESTED if k in raw), None)
+        return clean_label(inner) if inner is not None else raw
+    if not isinstance(raw, str):
+        return raw
+    text = _TAGS.sub(" ", raw).strip(_WRAP)
+    text = text[:-1].strip(_WRAP) if text.endswith(".") and not text[:-1].replace(".", "").isdigit() else text
+    return text if text else raw
+
+
 def _label(criterion: Criterion, raw: Any) -> str:
+    raw = clean_label(raw)
     if not isinstance(raw, (str, int, float)) or isinstance(raw, bool):
         raise ParseError(f"verdict for {criterion.name!r} is not a string: {raw!r}")
     canon = criterion.canonical_label(str(raw))

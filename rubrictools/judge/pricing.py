@@ -2,14 +2,49 @@
 
 from __future__ import annotations
 
+import difflib
+import warnings
 from collections.abc import Sequence
 
 from rubrictools.judge.config import Judge
 from rubrictools.judge.providers import load_litellm
 
-__all__ = ["batch_prices", "require_prices", "token_cost", "unit_prices"]
+__all__ = ["batch_prices", "require_prices", "token_cost", "unit_prices", "warn_unknown_prices"]
 
 PRICES: dict[str, tuple[float, float] | None] = {}
+_WARNED: set[str] = set()
+_LOOPBACK = ("://localhost", "://127.", "://[::1]", "://0.0.0.0")
+
+
+def _closest_priced(model: str) -> str | None:
+    name = model.partition("/")[2] or model
+    try:
+        known = list(load_litellm().model_cost)
+    except Exception:
+        return None
+    found = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+    return found[0] if found else None
+
+
+def warn_unknown_prices(judges: Sequence[Judge]) -> None:
+    """Warn once per model when litellm has no price for a judge's model (its ``cost_usd``
+    will be null), naming the model, the closest priced name and how to register a price. A
+    server on this machine (``api_base`` on localhost) costs nothing and is not warned about."""
+    for j in judges:
+        if j.model in _WARNED or unit_prices(j.model) is not None:
+            continue
+        if j.api_base and any(h in j.api_base for h in _LOOPBACK):
+            continue
+        _WARNED.add(j.model)
+        near = _closest_priced(j.model)
+        hint = f" (did you mean {near!r}?)" if near else ""
+        warnings.warn(
+            f"litellm has no price for model {j.model!r}{hint}: cost_usd will be null and max_cost_usd cannot be "
+            f"used. Register one with litellm.register_model({{{j.model!r}: {{'input_cost_per_token': ..., "
+            "'output_cost_per_token': ..., 'litellm_provider': ...}})",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 def unit_prices(model: str) -> tuple[float, float] | None:

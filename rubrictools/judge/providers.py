@@ -19,7 +19,7 @@ __all__ = [
     "load_litellm",
     "provider_of",
     "require_credentials",
-    "response_format_for",
+    "token_limit",
     "wire_model",
 ]
 
@@ -35,19 +35,17 @@ def load_litellm() -> Any:
     return litellm
 
 
-def response_format_for(judge: Judge, schema: dict[str, Any], name: str) -> dict[str, Any] | None:
-    """The ``response_format`` to send: a JSON schema, JSON mode or nothing."""
-    fmt = judge.response_format
-    if fmt == "auto":
-        try:
-            fmt = "json_schema" if load_litellm().supports_response_schema(model=judge.model) else "json_object"
-        except Exception:
-            fmt = "json_object"
-    if fmt == "json_schema":
-        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
-    if fmt == "json_object":
-        return {"type": "json_object"}
-    return None
+def token_limit(judge: Judge, task_cap: int) -> int | None:
+    """The ``max_tokens`` a call sends: the judge's own int (or None: no cap); for ``"auto"``
+    the task's cap, except for a model litellm knows as a reasoning model, whose hidden
+    reasoning tokens count against the cap (then no cap)."""
+    if judge.max_tokens != "auto":
+        return judge.max_tokens
+    try:
+        reasoning = bool(load_litellm().supports_reasoning(model=judge.model))
+    except Exception:
+        reasoning = False
+    return None if reasoning else task_cap
 
 
 def wire_model(model: str) -> str:
@@ -106,7 +104,7 @@ def require_credentials(judges: list[Judge]) -> None:
     for j in judges:
         if j.api_key is not None or "mock_response" in j.litellm_kwargs:
             continue
-        if j.transport == "direct":
+        if j.wire_transport == "direct":
             if env_api_key(j.model) is None and (j.api_base is None or "api.openai.com" in j.api_base):
                 var = env_key_variable(j.model) or "the provider's key variable"
                 raise ValueError(f"judge {j.label!r}: no API key: set {var} or pass api_key=")

@@ -22,6 +22,7 @@ class CallResult:
     logprobs: list[dict[str, Any]] | None = None
     choices: list[str | None] | None = None
     rate_limited: int = 0  # of ``attempts``, how many met a 429 (retried through the shared gate)
+    finish_reason: str | None = None  # "length": the reply was cut off at max_tokens
 
     def add_usage(self, other: CallResult) -> None:
         """Add ``other``'s HTTP attempts, tokens and cost to this result (a retried call pays for each try)."""

@@ -54,17 +54,36 @@ async def aclose_clients() -> None:
 async def complete(
     judge: Judge,
     messages: list[dict[str, str]],
-    response_format: dict[str, Any] | None,
+    output: dict[str, Any] | None,
     *,
     max_attempts: int,
+    max_tokens: int | None = None,
     extra: dict[str, Any] | None = None,
     throttle: Throttle | None = None,
 ) -> CallResult:
     """Send ``messages`` with at most ``max_attempts`` HTTP requests.
 
+    ``output`` holds the structured-output fields of the request
+    (:func:`rubrictools.judge.dialects.format_fields`); ``max_tokens`` caps the reply.
     Retries 429, 5xx, timeouts and connection errors with exponential backoff and full
     jitter, honouring ``Retry-After``; any other error fails at once.
     """
+    if judge.wire_transport == "direct":
+        send = _direct_sender(judge, chat_body(judge, messages, output, extra, max_tokens=max_tokens))
+    else:
+        send = _litellm_sender(judge, _litellm_kwargs(judge, messages, output, extra, max_tokens))
+    return await with_retries(judge, max_attempts, send, throttle)
+
+
+def _litellm_kwargs(
+    judge: Judge,
+    messages: list[dict[str, str]],
+    output: dict[str, Any] | None,
+    extra: dict[str, Any] | None,
+    max_tokens: int | None,
+) -> dict[str, Any]:
+    """``litellm.acompletion``'s arguments: fields litellm has no parameter for (vLLM's
+    ``guided_json``) travel in ``extra_body``."""
     kwargs: dict[str, Any] = {
         "model": judge.model,
         "messages": messages,
@@ -74,28 +93,29 @@ async def complete(
         "max_retries": 0,
         **judge.litellm_kwargs,
     }
-    if judge.max_tokens is not None:
-        kwargs["max_tokens"] = judge.max_tokens
+    if max_tokens is not None:
+        kwargs["max_tokens"] = max_tokens
     if judge.api_base is not None:
         kwargs["api_base"] = judge.api_base
     if judge.api_key is not None:
         kwargs["api_key"] = judge.api_key.get_secret_value()
-    if response_format is not None:
-        kwargs["response_format"] = response_format
+    for k, v in (output or {}).items():
+        if k == "response_format":
+            kwargs[k] = v
+        else:
+            kwargs.setdefault("extra_body", {})[k] = v
     if extra:
         kwargs.update(extra)  # e.g. logprobs/top_logprobs, or n samples at temperature 1
-    if judge.transport == "direct":
-        send = _direct_sender(judge, chat_body(judge, messages, response_format, extra))
-    else:
-        send = _litellm_sender(judge, kwargs)
-    return await with_retries(judge, max_attempts, send, throttle)
+    return kwargs
 
 
 def chat_body(
     judge: Judge,
     messages: list[dict[str, str]],
-    response_format: dict[str, Any] | None,
+    output: dict[str, Any] | None,
     extra: dict[str, Any] | None = None,
+    *,
+    max_tokens: int | None = None,
 ) -> dict[str, Any]:
     """The OpenAI chat-completions request body of one call (no secrets): what the direct
     transport posts and what a provider batch file holds per line."""
@@ -105,10 +125,10 @@ def chat_body(
         "temperature": judge.temperature,
         **judge.litellm_kwargs,
     }
-    if judge.max_tokens is not None:
-        body["max_tokens"] = judge.max_tokens
-    if response_format is not None:
-        body["response_format"] = response_format
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+    if output:
+        body.update(output)
     if extra:
         body.update(extra)
     return body
@@ -136,6 +156,7 @@ def _litellm_sender(judge: Judge, kwargs: dict[str, Any]) -> Sender:
             cost,
             logprobs=lp,
             choices=choices,
+            finish_reason=getattr(first, "finish_reason", None),
         )
 
     return send
@@ -174,6 +195,15 @@ def _direct_sender(judge: Judge, body: dict[str, Any]) -> Sender:
         cost = token_cost(prices, pt, ct)
         lp = normalise_logprobs(first.get("logprobs")) if first else None
         many = [(c.get("message") or {}).get("content") for c in choices] if len(choices) > 1 else None
-        return CallResult((first.get("message") or {}).get("content"), pt, ct, cost, logprobs=lp, choices=many)
+        content = (first.get("message") or {}).get("content")
+        return CallResult(
+            content,
+            pt,
+            ct,
+            cost,
+            logprobs=lp,
+            choices=many,
+            finish_reason=first.get("finish_reason") if first else None,
+        )
 
     return send

@@ -93,6 +93,13 @@ class Criterion(BaseModel):
             raise ValueError("name must not be blank (omit it to auto-name)")
         return v
 
+    @field_validator("weight", mode="before")
+    @classmethod
+    def _weight_number(cls, v: Any) -> Any:
+        if isinstance(v, (bool, str)):
+            raise ValueError(f"weight must be a number, got {v!r} ({type(v).__name__}); write it without quotes")
+        return v
+
     @field_validator("weight")
     @classmethod
     def _weight_finite(cls, v: float) -> float:

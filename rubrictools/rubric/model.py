@@ -92,6 +92,16 @@ class Rubric(BaseModel):
         return tuple(out)
 
     @model_validator(mode="after")
+    def _some_weight(self) -> Rubric:
+        scored = [c for c in self.criteria if not c.disqualifier]
+        if scored and all(c.weight == 0 for c in scored):
+            raise ValueError(
+                "every criterion has weight 0, so every submission would score 0.0: give at least one "
+                "criterion a non-zero weight (field 'weight')"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _check_groups(self) -> Rubric:
         if not self.groups:
             return self

@@ -34,6 +34,7 @@ class Reply:
     label_probs: dict[str, float] | None = None  # top alternatives at the verdict token when logprobs are asked
     samples: list[str] | None = None  # contents of the n choices when n > 1 is asked (cycled)
     no_logprobs: bool = False  # behave like a provider that ignores the logprobs request
+    finish_reason: str = "stop"  # "length": the reply was cut off at max_tokens
 
 
 Script = Callable[[dict[str, Any]], "Reply | str"]

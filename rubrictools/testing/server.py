@@ -42,9 +42,12 @@ __all__ = ["FakeLLMServer"]
 class FakeLLMServer:
     """Run with ``with FakeLLMServer() as srv: ... srv.url ...``."""
 
-    def __init__(self, script: Script | None = None, *, latency: float = 0.0) -> None:
+    def __init__(self, script: Script | None = None, *, latency: float = 0.0, dialect: str = "json_schema") -> None:
         self.script: Script = script or default_script
         self.latency = latency
+        self.dialect = dialect  # the structured-output form this server "enforces" (see _probe_answer)
+        self.probes: list[dict[str, Any]] = []  # structured-output probes (kept out of ``requests``)
+        self.refuse_other_dialects = False  # answer other dialects' probes with HTTP 500, as llama-cpp-python does
         self.requests: list[dict[str, Any]] = []
         self.headers_seen: list[dict[str, str]] = []
         self.faults: list[Reply] = []
@@ -92,6 +95,7 @@ class FakeLLMServer:
         with self._lock:
             self.storm_until, self.storm_requests = 0.0, 0
             self.requests.clear()
+            self.probes.clear()
             self.headers_seen.clear()
             self.faults.clear()
             self.files.clear()
@@ -137,7 +141,7 @@ class FakeLLMServer:
             choice: dict[str, Any] = {
                 "index": i,
                 "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
+                "finish_reason": reply.finish_reason,
             }
             if body.get("logprobs") and not reply.no_logprobs:
                 choice["logprobs"] = {
@@ -158,8 +162,38 @@ class FakeLLMServer:
         }
         return reply, 200, payload
 
+    def _probe_answer(self, body: dict[str, Any]) -> dict[str, Any] | int | None:
+        """The answer to rubrictools' structured-output probe (a schema whose one property
+        ``probe`` allows a single value), or None for any other request. The server honours
+        the schema only in its own ``dialect``, as real servers do (llama-cpp-python ignores
+        ``json_schema`` and enforces ``{"type": "json_object", "schema": ...}``)."""
+        fmt = body.get("response_format") or {}
+        sent = {
+            "json_schema": (fmt.get("json_schema") or {}).get("schema") if fmt.get("type") == "json_schema" else None,
+            "json_object_schema": fmt.get("schema") if fmt.get("type") == "json_object" else None,
+            "guided": body.get("guided_json"),
+        }
+        for dialect, schema in sent.items():
+            enum = (((schema or {}).get("properties") or {}).get("probe") or {}).get("enum")
+            if isinstance(enum, list) and len(enum) == 1:
+                self.probes.append(body)
+                if dialect != self.dialect and self.refuse_other_dialects:
+                    return 500
+                value = enum[0] if dialect == self.dialect else "no"
+                message = {"role": "assistant", "content": json.dumps({"probe": value})}
+                return {
+                    "object": "chat.completion",
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                }
+        return None
+
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
+        probed = self._probe_answer(body)
+        if isinstance(probed, int):
+            return web.json_response({"error": {"message": "response_format type not supported"}}, status=probed)
+        if probed is not None:
+            return web.json_response(probed)
         with self._lock:
             self.headers_seen.append(dict(request.headers))
             self.in_flight += 1

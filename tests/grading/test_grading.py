@@ -20,7 +20,7 @@ import pytest
 import rubrictools as rt
 from rubrictools.judge.cache import ResponseCache
 
-from ..fake_server import FakeLLMServer, Reply, default_script, submission_text
+from ..fake_server import FakeLLMServer, Reply, default_script, submission_text, user_text
 
 MODEL = "openai/gpt-4.1-mini"
 SECRET = "sk-test-DO-NOT-LEAK-123456"
@@ -189,7 +189,9 @@ def test_per_item_mode_aligns_by_name_and_flags_omissions(df, rubric, server, tm
     assert first["criterion"].to_list() == ["good", "clear", "rude"]
     assert first["verdict"].to_list() == ["MET", None, "UNMET"]
     assert "omitted" in first["error"][1]
-    assert v["prompt_tokens"].sum() == sum(len(r["messages"][1]["content"]) // 4 for r in server.requests)
+    # the retry is a corrective turn: the server counts every user turn it was sent
+    assert v["prompt_tokens"].sum() == sum(len(user_text(r)) // 4 for r in server.requests)
+    assert [m["role"] for m in server.requests[-1]["messages"]] == ["system", "user", "assistant", "user"]
     assert rt.score(v, rubric)["score"][0] is None  # the omission is never a silent UNMET
 
 

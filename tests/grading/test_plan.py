@@ -50,6 +50,13 @@ KEYS_0_1 = json.loads(
     '"cdf1c2243a139e11cb02077792a6a3be06ebccdf707bc32b6b6fbb64814d5108", '
     '"1e469fdd18095ddd057f6427e2c93cc1479e94306494c6dbf0ecf0a8f9523dec"]}'
 )
+# Per-item requests changed on purpose (issue 23): the reply schema is keyed by criterion name
+# with each criterion's own labels, so a constrained decoder can neither omit a criterion nor
+# invent a label. These are the keys of that request; every other mode keeps 0.1's keys.
+KEYS_0_1["per_item"] = [
+    "7e7d68bf31857d25d09a18c437a111ea65712ecca95caf1da1a3c412287a6f86",
+    "62391567b0cefd28a5fd6a4bbf3bfc4280e7447bff5e19b63c70c71a6d2ae3b2",
+]
 SETTINGS: dict[str, dict[str, Any]] = {
     "per_criterion": {},
     "per_item": {"mode": "per_item"},

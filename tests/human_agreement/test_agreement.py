@@ -186,6 +186,29 @@ def test_labels_without_rubric_numeric_and_binary() -> None:
     _ = pd
 
 
+def test_inputs_that_cannot_be_compared_say_why() -> None:
+    v, h = _data(10)
+    # ids of different types: named, not a SchemaError from inside polars
+    with pytest.raises(ValueError, match=r"ids cannot be matched.*cast"):
+        rt.agreement(v, h.with_columns(pl.col("id").str.slice(1).cast(pl.Int64)), RUBRIC, bootstrap=0)
+    # no id in common
+    with pytest.raises(ValueError, match="no id of the human labels is in the verdict table"):
+        rt.agreement(v, h.with_columns(pl.col("id").str.replace("^", "other-")), RUBRIC, bootstrap=0)
+    # a null label is left out, with a warning naming a real row
+    first = h.row(0, named=True)
+    holed = h.with_columns(pl.when(pl.int_range(pl.len()) == 0).then(None).otherwise(pl.col("label")).alias("label"))
+    with pytest.warns(UserWarning, match=f"1 row\\(s\\) have no label.*id={first['id']!r}"):
+        t = rt.agreement(v, holed, RUBRIC, bootstrap=0)
+    assert t.height
+    # repeats without a rater column: the fix is a rater column
+    no_rater = h.filter(pl.col("rater") == "ann").drop("rater")
+    with pytest.raises(ValueError, match="add a 'rater' column"):
+        rt.agreement(v, pl.concat([no_rater, no_rater]), RUBRIC, bootstrap=0)
+    # one rater cannot agree with anyone
+    with pytest.raises(ValueError, match="at least two raters"):
+        rt.inter_rater(h.with_columns(pl.lit("solo").alias("rater")).unique(["id", "criterion"]), RUBRIC, bootstrap=0)
+
+
 def test_bad_input_gets_clear_errors() -> None:
     v, h = _data(10)
     with pytest.raises(ValueError, match="not allowed by the rubric"):
@@ -194,7 +217,7 @@ def test_bad_input_gets_clear_errors() -> None:
         rt.agreement(v.with_columns(pl.col("criterion").replace("error", "ghost")), h, RUBRIC, bootstrap=0)
     with pytest.raises(ValueError, match="missing"):
         rt.agreement(v, h.drop("label"), RUBRIC, bootstrap=0)
-    with pytest.raises(ValueError, match="several rows"):
+    with pytest.raises(ValueError, match=r"rows repeat an \(id, criterion, rater\).*drop or merge"):
         rt.agreement(v, pl.concat([h, h]), RUBRIC, bootstrap=0)
     with pytest.raises(ValueError, match="several rows"):
         rt.agreement(pl.concat([v, v]), h, RUBRIC, bootstrap=0)
@@ -274,10 +297,10 @@ def test_inter_rater_reproduces_published_krippendorff_example() -> None:
     assert got["percent_agreement"] == pytest.approx(ex["expected"]["percent_agreement"], abs=5e-6)
 
 
-def test_single_rater_gives_nan_not_crash() -> None:
+def test_single_rater_is_a_clear_error_not_a_table_of_nulls() -> None:
     h = pl.DataFrame({"id": [1, 2], "criterion": "a", "rater": "x", "label": ["MET", "UNMET"]})
-    out = rt.inter_rater(h, bootstrap=10, seed=0)
-    assert out["value"].null_count() == out.height
+    with pytest.raises(ValueError, match=r"found 1 \(\['x'\]\).*at least two raters"):
+        rt.inter_rater(h, bootstrap=10, seed=0)
 
 
 def test_compare_detects_a_real_difference_and_not_a_fake_one() -> None:

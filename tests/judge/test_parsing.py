@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from rubrictools.judge.parsing import ParseError, extract_json, parse_criterion, parse_holistic, parse_item
@@ -82,3 +84,30 @@ def test_split_thinking_output():
         split_submission({"think": "t"})
     msgs = criterion_messages(BIN, s, part="output")
     assert "Grade ONLY the final <output> section" in msgs[1]["content"]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"verdict": "**MET**", "explanation": "x"}',
+        '{"verdict": "\\"met\\"", "explanation": "x"}',
+        '{"verdict": "<label>MET</label>", "explanation": "x"}',
+        '{"verdict": {"label": "MET"}, "explanation": "x"}',
+        '{"verdict": " MET. ", "explanation": "x"}',
+        '{"verdict": "`Met`"}',
+    ],
+)
+def test_real_model_wrapping_around_a_label_is_removed(reply):
+    assert parse_criterion(reply, Criterion(name="c", requirement="r"))[0] == "MET"
+
+
+@pytest.mark.parametrize("word", ["Yes", "Mixed", "Correct", "MALE", "He was a weatherman.", "not met"])
+def test_a_wrong_word_is_never_mapped_to_a_label(word):
+    with pytest.raises(ParseError, match="is not one of"):
+        parse_criterion(json.dumps({"verdict": word}), Criterion(name="c", requirement="r"))
+
+
+def test_a_raw_newline_inside_a_string_is_still_json():
+    # what SmolLM2 wrote under llama-cpp-python's grammar: valid JSON but for raw newlines
+    reply = '{ "verdict": "UNMET", "explanation":"The answer:\n[1] }}\n\nis long" }'
+    assert parse_criterion(reply, Criterion(name="c", requirement="r")) == ("UNMET", "The answer:\n[1] }}\n\nis long")

@@ -205,3 +205,16 @@ def test_public_api_is_reexported():
         assert hasattr(rt, name)
     with pytest.raises(AttributeError):
         rt.nope  # noqa: B018
+
+
+@pytest.mark.parametrize("weight", ["10", True, False])
+def test_weights_given_as_text_or_booleans_are_refused_not_coerced(weight):
+    with pytest.raises(ValueError, match=r"criterion 0: field 'weight': weight must be a number"):
+        Rubric.from_dict([{"requirement": "x", "weight": weight}])
+
+
+def test_a_rubric_whose_weights_are_all_zero_is_refused():
+    with pytest.raises(ValueError, match="every criterion has weight 0"):
+        Rubric.from_dict([{"requirement": "x", "weight": 0}, {"requirement": "y", "weight": 0}])
+    # a zero weight beside a non-zero one is fine (a criterion reported, not scored)
+    assert len(Rubric.from_dict([{"requirement": "x", "weight": 0}, {"requirement": "y", "weight": 1}])) == 2

@@ -46,7 +46,7 @@ def submit_rounds(
         for c in plan.calls:
             if c.judge_i != ji or c.key in answered or c.key in lines or (skip and c.key in skip):
                 continue
-            body = chat_body(judge, c.messages, c.response_format, c.extra)
+            body = chat_body(judge, c.messages, c.output, c.extra, max_tokens=c.max_tokens)
             line = {"custom_id": c.key, "method": "POST", "url": ENDPOINT, "body": body}
             lines[c.key] = (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode()  # type: ignore[index]  # keys are assigned before submission
         if not lines:
@@ -145,17 +145,18 @@ def check_cost(judge: Judge, plan: Plan, keys: set[str], max_cost_usd: float) ->
     prices = batch_prices(judge.model)
     if prices is None:
         raise ValueError(f"max_cost_usd cannot be enforced: litellm has no price for model {judge.model!r}")
-    if judge.max_tokens is None:
-        raise ValueError("max_cost_usd in batch mode needs Judge(max_tokens=...) to bound each answer's cost")
     seen: set[str] = set()
-    prompt = 0
+    prompt = answer = 0
     for c in plan.calls:
         if c.key in keys and c.key not in seen:
+            if c.max_tokens is None:
+                raise ValueError("max_cost_usd in batch mode needs a max_tokens cap to bound each answer's cost")
             seen.add(c.key)
             prompt += load_litellm().token_counter(model=judge.model, messages=c.messages)
-    bound = prompt * prices[0] + len(seen) * judge.max_tokens * prices[1]
+            answer += c.max_tokens
+    bound = prompt * prices[0] + answer * prices[1]
     if bound > max_cost_usd:
         raise ValueError(
             f"batch for {judge.label} could cost up to ${bound:,.2f} ({len(seen)} requests, {prompt:,} prompt tokens, "
-            f"max_tokens={judge.max_tokens}) > max_cost_usd=${max_cost_usd:,.2f}; nothing was submitted"
+            f"{answer:,} answer tokens at most) > max_cost_usd=${max_cost_usd:,.2f}; nothing was submitted"
         )

@@ -16,7 +16,7 @@ from rubrictools.grading.batch.job import BatchJob
 from rubrictools.grading.batch.results import plan_digest
 from rubrictools.grading.batch.rounds import submit_rounds
 from rubrictools.grading.inputs import cache_path
-from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Mode, OnUnsupported
+from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Mode, OnNull, OnUnsupported
 from rubrictools.grading.plan import assign_keys, build_plan
 from rubrictools.grading.streaming import ROW_ID, scan_source, slice_of
 from rubrictools.judge import ResponseCache, ScriptedJudge, default_cache_path
@@ -26,7 +26,8 @@ from rubrictools.rubric import Rubric
 __all__ = ["submit_batch", "submit_batch_plan"]
 
 ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
-Transport = Literal["litellm", "direct"]
+Transport = Literal["auto", "litellm", "direct"]
+StructuredOutput = Literal["auto", "json_schema", "json_object_schema", "guided", "json_object", "prompt"]
 
 
 def submit_batch(
@@ -46,6 +47,7 @@ def submit_batch(
     shuffle_options: bool = False,
     seed: int = 0,
     grade_part: GradePart = "output",
+    on_null: OnNull = "raise",
     thinking_markers: bool = False,
     cache: CacheSetting = True,
     max_cost_usd: float | None = None,
@@ -64,6 +66,7 @@ def submit_batch(
     backoff_base: float | None = None,
     backoff_max: float | None = None,
     response_format: ResponseFormat | None = None,
+    structured_output: StructuredOutput | None = None,
     system_prompt: str | None = None,
     litellm_kwargs: dict[str, Any] | None = None,
     transport: Transport | None = None,

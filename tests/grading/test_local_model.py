@@ -1,0 +1,81 @@
+"""The grading engine against a real model: SmolLM2-135M on llama-cpp-python's server.
+
+Default settings only (no pass-through kwargs): the structured-output probe must find the
+server's own dialect, so every mode parses; a re-run is answered from the cache entirely.
+Every mode goes through both transports. Skipped, saying why, without the ``[local]`` extra.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import rubrictools as rt
+from rubrictools.judge import dialects
+
+from ..local_model import AVAILABLE, REASON, serve
+
+pytestmark = [pytest.mark.local_model, pytest.mark.skipif(not AVAILABLE, reason=REASON)]
+
+RUBRIC = rt.Rubric.from_dict(
+    [
+        {"name": "correct", "weight": 2, "requirement": "The answer gives the correct capital city."},
+        {"name": "rude", "weight": -1, "requirement": "The answer insults the reader."},
+    ]
+)
+DF = pl.DataFrame(
+    {
+        "q": ["What is the capital of France?", "What is the capital of Japan?"],
+        "answer": ["The capital of France is Paris.", "Osaka, obviously, you fool."],
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def local_server(tmp_path_factory):
+    yield from serve(tmp_path_factory.mktemp("llama") / "server.log")
+
+
+def grade(srv, cache, **kw):
+    return rt.grade(
+        DF,
+        RUBRIC,
+        column="answer",
+        query_column="q",
+        model=srv.model,
+        api_base=srv.url,
+        api_key="sk-local",
+        cache=cache,
+        progress=False,
+        timeout=300,
+        **kw,
+    )
+
+
+def test_the_probe_finds_llama_cpp_pythons_dialect(local_server):
+    j = rt.Judge(model=local_server.model, api_base=local_server.url, api_key="sk-local")
+    assert dialects.probe(j) == "json_object_schema"
+
+
+@pytest.mark.parametrize("transport", ["direct", "litellm"])
+@pytest.mark.parametrize(
+    "mode, extra",
+    [("per_criterion", {}), ("per_item", {}), ("holistic", {}), ("per_criterion", {"distribution": True})],
+    ids=["per_criterion", "per_item", "holistic", "distribution"],
+)
+def test_every_mode_parses_and_a_rerun_is_cached(local_server, tmp_path, transport, mode, extra):
+    cache = tmp_path / "cache.sqlite"
+    v = grade(local_server, cache, mode=mode, transport=transport, **extra)
+    assert v["error"].null_count() == v.height, v.filter(pl.col("error").is_not_null())["error"].to_list()
+    assert v["transport"].unique().to_list() == [transport]
+    assert (v["attempts"] == 1).all()  # the grammar holds the first answer to the schema
+    if mode == "holistic":
+        assert v["value"].is_between(0, 1).all()
+    else:
+        assert set(v["verdict"]) <= {"MET", "UNMET", "CANNOT_ASSESS"}
+    if extra:
+        assert v["distribution"].list.len().min() >= 1
+        assert v["distribution_source"].unique().to_list() == ["logprobs"]
+    again = grade(local_server, cache, mode=mode, transport=transport, **extra)
+    assert again["cached"].all()
+    assert again.select("id", "criterion", "verdict").equals(v.select("id", "criterion", "verdict"))

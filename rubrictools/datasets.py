@@ -401,8 +401,9 @@ def read_autorubric(source: str | Path | dict[str, Any]) -> Dataset:
             if len(gt) != len(eff):
                 raise ValueError(f"item {i}: {len(gt)} ground-truth values for {len(eff)} criteria")
             labels += [
-                {"id": i, "criterion": c.name, "rater": "ground_truth", "label": str(v)}
-                for c, v in zip(eff, gt, strict=False)
+                {"id": i, "criterion": c.name, "rater": "ground_truth", "label": _ground_truth(c, v, i, j)}
+                for j, (c, v) in enumerate(zip(eff, gt, strict=True))
+                if v is not None
             ]
     human = pl.DataFrame(
         labels, schema={"id": pl.Int64, "criterion": pl.String, "rater": pl.String, "label": pl.String}
@@ -413,6 +414,20 @@ def read_autorubric(source: str | Path | dict[str, Any]) -> Dataset:
         "origin": "autorubric RubricDataset JSON",
     }
     return Dataset(card["name"], card, human, None, pl.DataFrame(subs), rubric)
+
+
+def _ground_truth(c: Any, value: Any, item: int, j: int) -> str:
+    """A ground-truth value as the criterion's canonical label; a value the criterion does not
+    allow is an error naming the item and criterion."""
+    canon = (
+        c.canonical_label(str(value)) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
+    )
+    if canon is None:
+        allowed = list(c.labels) if c.range is None else c.range.describe()
+        raise ValueError(
+            f"item {item}: ground_truth[{j}] = {value!r} is not a label of criterion {c.name!r} (allowed: {allowed})"
+        )
+    return str(canon)
 
 
 def write_autorubric(
@@ -429,9 +444,10 @@ def write_autorubric(
 ) -> dict[str, Any]:
     """Write submissions (and human labels as ground truth) in autorubric's JSON format.
 
-    Per-item rubrics come from a ``rubric`` column (JSON or dicts) when there is no global
-    ``rubric``. An item gets ``ground_truth`` only when every criterion has a label (from
-    ``rater``, or the only rater). Returns the dict; writes it when ``path`` is given.
+    Per-item rubrics come from a ``rubric`` column (JSON or dicts); a row's own rubric is
+    written with the item and its ground truth follows it, also beside a global ``rubric``.
+    An item gets ``ground_truth`` only when every criterion has a label (from ``rater``, or the
+    only rater). Returns the dict; writes it when ``path`` is given.
     """
 
     s = to_polars(submissions, name="submissions")
@@ -447,12 +463,8 @@ def write_autorubric(
         labels = {(r[0], r[1]): str(r[2]) for r in h.select("id", "criterion", "label").iter_rows()}
     items = []
     for row in s.iter_rows(named=True):
-        own = None
-        if rubric is None:
-            raw = row.get("rubric")
-            if raw is None:
-                raise ValueError(f"item {row[id_column]!r}: no rubric (pass rubric= or a 'rubric' column)")
-            own = Rubric.from_dict(json.loads(raw) if isinstance(raw, str) else raw)
+        raw = row.get("rubric")  # an item's own rubric wins over the global one, as autorubric reads it
+        own = Rubric.from_dict(json.loads(raw) if isinstance(raw, str) else raw) if raw is not None else None
         eff = own or rubric
         if eff is None:
             raise ValueError(f"item {row[id_column]!r}: no rubric (pass rubric= or a 'rubric' column)")

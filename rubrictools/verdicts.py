@@ -189,7 +189,7 @@ def validate_verdicts(verdicts: Any, rubric: Rubric | None = None) -> pl.DataFra
             pl.when(holistic).then(pl.col("verdict")).otherwise(pl.col("__label")).alias("verdict"),
             pl.when(holistic).then(pl.col("value")).when(ok).then(pl.col("__value")).otherwise(None).alias("value"),
             pl.when(holistic)
-            .then(pl.lit(rubric.total_positive_weight))
+            .then(pl.lit(rubric.holistic_weight))
             .otherwise(pl.col("criterion").replace_strict(crit_weight, default=None, return_dtype=pl.Float64))
             .alias("weight"),
             pl.when(holistic)

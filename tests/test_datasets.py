@@ -154,3 +154,38 @@ def test_catalogue_replaces_list_which_shadowed_a_builtin():
         old = rt.datasets.list()
     assert old.equals(rt.datasets.catalogue())
     assert any(issubclass(w.category, DeprecationWarning) for w in caught)
+
+
+def test_write_autorubric_keeps_an_items_own_rubric_and_its_ground_truth_beside_a_global_one() -> None:
+    # issue 21: with a global rubric, a row's own rubric and its ground truth were dropped
+    glob = rt.Rubric.from_dict([{"name": "a", "requirement": "A"}])
+    own = [{"name": "b", "requirement": "B"}, {"name": "c", "requirement": "C"}]
+    subs = pl.DataFrame({"id": [1, 2], "submission": ["x", "y"], "rubric": [json.dumps(own), None]})
+    human = pl.DataFrame({"id": [1, 1, 2], "criterion": ["b", "c", "a"], "label": ["MET", "UNMET", "UNMET"]})
+    out = ds.write_autorubric(subs, glob, human)
+    first, second = out["items"]
+    assert [c["name"] for c in first["rubric"]] == ["b", "c"] and first["ground_truth"] == ["MET", "UNMET"]
+    assert "rubric" not in second and second["ground_truth"] == ["UNMET"]
+    back = ds.read_autorubric(out)
+    assert sorted(back.human.select("id", "criterion", "label").rows()) == [
+        (0, "b", "MET"),
+        (0, "c", "UNMET"),
+        (1, "a", "UNMET"),
+    ]
+
+
+def test_read_autorubric_refuses_ground_truth_the_rubric_does_not_allow() -> None:
+    data = {
+        "rubric": [
+            {
+                "name": "tone",
+                "requirement": "T",
+                "options": [{"label": "low", "value": 0}, {"label": "high", "value": 1}],
+            }
+        ],
+        "items": [{"submission": "x", "ground_truth": ["medium"]}],
+    }
+    with pytest.raises(ValueError, match=r"item 0: ground_truth\[0\] = 'medium' is not a label of criterion 'tone'"):
+        ds.read_autorubric(data)
+    data["items"][0]["ground_truth"] = [" HIGH "]
+    assert ds.read_autorubric(data).human["label"].to_list() == ["high"]  # canonical spelling

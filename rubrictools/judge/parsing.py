@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -59,6 +60,28 @@ def _objects(s: str) -> list[Any]:
     return found
 
 
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+
+
+def _repaired(s: str) -> list[Any]:
+    """The object in a reply that is almost JSON: trailing commas (``{"verdict": "MET",}``) or a
+    Python-style dict with single quotes (``{'verdict': 'MET'}``, read with
+    :func:`ast.literal_eval`, which evaluates literals only). Empty when it is neither."""
+    start, end = s.find("{"), s.rfind("}")
+    if start < 0 or end <= start or end - start > 100_000:
+        return []
+    text = s[start : end + 1]
+    try:
+        return [_LENIENT.decode(_TRAILING_COMMA.sub(r"\1", text))]
+    except json.JSONDecodeError:
+        pass
+    try:
+        obj = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return []
+    return [obj] if isinstance(obj, dict) else []
+
+
 def _answer_part(obj: Any) -> Any:
     return {k: obj[k] for k in _ANSWER_KEYS if k in obj} if isinstance(obj, dict) else None
 
@@ -84,7 +107,7 @@ def extract_json(text: str | None) -> Any:
         return _LENIENT.decode(s)
     except json.JSONDecodeError:
         pass
-    objects = _objects(s)
+    objects = _objects(s) or _repaired(s)
     if not objects:
         raise ParseError("reply is not JSON")
     answers = [o for o in objects if _answer_part(o)]

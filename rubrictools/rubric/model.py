@@ -206,6 +206,19 @@ class Rubric(BaseModel):
         """Sum of the positive weights (the normalising denominator)."""
         return float(sum(max(0.0, c.weight) for c in self.criteria))
 
+    @property
+    def holistic_weight(self) -> float:
+        """Weight of a holistic (whole-rubric) verdict row: the total positive weight, or for a
+        rubric of penalties only minus their total ``-N``; such a row's ``value`` is then the
+        share of the penalties incurred, ``1 - score / 100``.
+
+        >>> penalties = [{"requirement": "rude", "weight": -2}, {"requirement": "wrong", "weight": -3}]
+        >>> Rubric.from_dict(penalties).holistic_weight
+        -5.0
+        """
+        pos = self.total_positive_weight
+        return pos if pos > 0 else -float(sum(-c.weight for c in self.criteria if c.weight < 0))
+
     def criteria_frame(self) -> pl.DataFrame:
         """One row per criterion: ``criterion, weight, kind, requirement, group, position``."""
         import polars as pl

@@ -231,3 +231,27 @@ def test_on_null_error_row_grades_the_rest_and_makes_no_call_for_the_null(server
     sent = {submission_text(r) for r in server.requests}
     assert "" not in sent and len(sent) == 2  # rows 1 and 3 only
     assert rt.score(v, rubric).filter(pl.col("id") == 2)["score"].is_null().all()
+
+
+@pytest.mark.parametrize("said, score, raw", [(80, 0.8, -1.0), (100, 1.0, 0.0), (0, 0.0, -5.0)])
+def test_holistic_scores_of_a_penalty_only_rubric_follow_the_judge(server, tmp_path, said, score, raw):
+    # issue 21: weights [-2, -3] gave 0.0 whatever the judge said
+    rubric = rt.Rubric.from_dict(
+        [
+            {"name": "rude", "weight": -2, "requirement": "Is rude"},
+            {"name": "wrong", "weight": -3, "requirement": "Is wrong"},
+        ]
+    )
+    server.script = lambda body: json.dumps({"score": said, "explanation": "x"})
+    v = rt.grade(
+        pl.DataFrame({"submission": ["an answer"]}),
+        rubric,
+        model=MODEL,
+        api_base=server.url,
+        api_key=SECRET,
+        cache=False,
+        progress=False,
+        mode="holistic",
+    )
+    s = rt.score(v, rubric)
+    assert s["score"].item() == pytest.approx(score) and s["raw_score"].item() == pytest.approx(raw)

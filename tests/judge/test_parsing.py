@@ -111,3 +111,20 @@ def test_a_raw_newline_inside_a_string_is_still_json():
     # what SmolLM2 wrote under llama-cpp-python's grammar: valid JSON but for raw newlines
     reply = '{ "verdict": "UNMET", "explanation":"The answer:\n[1] }}\n\nis long" }'
     assert parse_criterion(reply, Criterion(name="c", requirement="r")) == ("UNMET", "The answer:\n[1] }}\n\nis long")
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"verdict": "MET", "explanation": "fine",}',
+        "{'verdict': 'MET', 'explanation': 'fine'}",
+        "Here you go: {'verdict': 'MET', 'explanation': \"it's fine\",} done",
+    ],
+)
+def test_almost_json_is_repaired(reply):
+    assert parse_criterion(reply, Criterion(name="c", requirement="r"))[0] == "MET"
+
+
+def test_repair_never_runs_code():
+    with pytest.raises(ParseError, match="not JSON"):
+        parse_criterion("{'verdict': __import__('os').getcwd()}", Criterion(name="c", requirement="r"))

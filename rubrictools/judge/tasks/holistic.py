@@ -54,14 +54,16 @@ class HolisticTask(JudgeTask):
             return Parsed(None, {"*": f"parse: {e}"})
 
     def rows(self, call: Call, sink: RowSink) -> None:
-        common: dict[str, Any] = {
-            "criterion": HOLISTIC,
-            "position": 0,
-            "weight": self.subject.rubric.total_positive_weight,
-        }
+        """One row. With positive weights ``value = score / 100`` (the share of the positive
+        weight earned); for a rubric of penalties only (weight ``-N``) ``value = 1 - score /
+        100``, the share of the penalties incurred, so the rubric score is ``score / 100`` and
+        the raw score ``-N * (1 - score / 100)`` (100: no penalty applies, raw 0)."""
+        weight = self.subject.rubric.holistic_weight
+        common: dict[str, Any] = {"criterion": HOLISTIC, "position": 0, "weight": weight}
         if call.error is None and call.parsed is not None and call.parsed.ok:
             s, expl = call.parsed.value
-            sink.add(call, verdict=f"{s:g}", value=s / 100.0, explanation=expl, error=None, llm_score=s, **common)
+            value = s / 100.0 if weight >= 0 else 1.0 - s / 100.0
+            sink.add(call, verdict=f"{s:g}", value=value, explanation=expl, error=None, llm_score=s, **common)
         else:
             error = call.error or (call.parsed.first_problem if call.parsed else "unknown failure")
             sink.add(call, verdict=None, value=None, explanation=None, error=error, **common)

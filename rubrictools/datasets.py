@@ -371,12 +371,8 @@ def read_autorubric(source: str | Path | dict[str, Any]) -> Dataset:
     if isinstance(source, dict):
         data = source
     else:
-        text = (
-            Path(source).read_text()
-            if Path(str(source)).suffix in (".json",) or Path(str(source)).exists()
-            else str(source)
-        )
-        data = json.loads(text)
+        path = Path(str(source))
+        data = json.loads(path.read_text() if path.suffix == ".json" or path.exists() else str(source))
     if not isinstance(data, dict) or "items" not in data:
         raise ValueError("not an autorubric RubricDataset: expected an object with 'items'")
     rubric = Rubric.from_dict(data["rubric"]) if data.get("rubric") else None
@@ -417,15 +413,13 @@ def read_autorubric(source: str | Path | dict[str, Any]) -> Dataset:
 
 
 def _ground_truth(c: Any, value: Any, item: int, j: int) -> str:
-    """A ground-truth value as the criterion's canonical label; a value the criterion does not
-    allow is an error naming the item and criterion."""
-    canon = (
-        c.canonical_label(str(value)) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
-    )
+    """A ground-truth value as the criterion's canonical label (else an error naming it)."""
+    ok = isinstance(value, (str, int, float)) and not isinstance(value, bool)
+    canon = c.canonical_label(str(value)) if ok else None
     if canon is None:
         allowed = list(c.labels) if c.range is None else c.range.describe()
         raise ValueError(
-            f"item {item}: ground_truth[{j}] = {value!r} is not a label of criterion {c.name!r} (allowed: {allowed})"
+            f"item {item}: ground_truth[{j}] = {value!r} is not a label of criterion {c.name!r}: {allowed}"
         )
     return str(canon)
 

@@ -147,6 +147,35 @@ def test_run_summary_from_a_graded_table() -> None:
         rt.charts.run_summary(v.drop("latency_s"))
 
 
+def test_run_summary_of_a_free_run_says_so_instead_of_drawing_empty_axes() -> None:
+    v = pl.DataFrame(
+        {
+            "id": [1, 2],
+            "criterion": "a",
+            "verdict": ["MET", "UNMET"],
+            "error": [None, None],
+            "judge": "scripted",
+            "cached": [False, False],
+            "cost_usd": [None, None],
+            "latency_s": [0.0, 0.0],
+        },
+        schema_overrides={"cost_usd": pl.Float64, "error": pl.String},
+    )
+    spec = rt.charts.run_summary(v).to_dict()
+    _, cost, lat = spec["hconcat"]
+    assert cost["mark"]["type"] == "text" and "no cost recorded" in str(spec)
+    assert lat["mark"]["type"] == "text" and "no waiting" in str(spec)
+    free = rt.charts.run_summary(v.with_columns(pl.lit(0.0).alias("cost_usd"), pl.lit(0.4).alias("latency_s")))
+    spec = free.to_dict()
+    _, cost, lat = spec["hconcat"]
+    assert "every call was free" in str(spec) and lat["mark"]["type"] == "bar"
+    starts = [r["start"] for rows in spec.get("datasets", {}).values() for r in rows if "start" in r] or [
+        r["start"] for r in lat["data"]["values"]
+    ]
+    assert min(starts) >= 0  # no negative latency axis
+    assert spec["resolve"]["scale"]["color"] == "independent"  # one legend per panel
+
+
 def test_offline_renderer_needs_no_network(support) -> None:
     pytest.importorskip("vl_convert")
     _, table = support
@@ -160,3 +189,41 @@ def test_offline_renderer_needs_no_network(support) -> None:
         assert "cdn" not in str(bundle).lower() and "<script" not in str(bundle)
     finally:
         alt.renderers.enable(before)
+
+
+def test_verdicts_heatmap_colours_a_met_penalty_as_bad() -> None:
+    rubric = rt.Rubric.from_dict(
+        [
+            {"name": "helpful", "requirement": "Helps", "weight": 2},
+            {
+                "name": "tone",
+                "requirement": "Tone",
+                "options": [
+                    {"label": "poor", "value": 0},
+                    {"label": "ok", "value": 0.5},
+                    {"label": "good", "value": 1},
+                ],
+            },
+            {"name": "rude", "requirement": "Is rude", "weight": -1},
+        ]
+    )
+    v = pl.DataFrame(
+        {
+            "id": ["s2", "s2", "s2", "s1", "s1", "s1"],
+            "criterion": ["helpful", "tone", "rude"] * 2,
+            "verdict": ["MET", "ok", "MET", "UNMET", None, "UNMET"],
+            "value": [1.0, 0.5, 1.0, 0.0, None, 0.0],
+            "error": [None, None, None, None, "HTTP 500", None],
+            "judge": "m",
+        }
+    )
+    spec = rt.charts.verdicts(v, rubric).to_dict()
+    cells = {(r["submission"], r["criterion"]): r["state"] for r in spec["data"]["values"]}
+    assert cells[("s2", "helpful (+2)")] == "good" and cells[("s2", "rude (-1)")] == "bad"
+    assert cells[("s2", "tone (+10)")] == "partly" and cells[("s1", "rude (-1)")] == "good"
+    assert cells[("s1", "tone (+10)")] == "error"
+    enc = spec["layer"][0]["encoding"]
+    assert enc["x"]["sort"] == ["helpful (+2)", "tone (+10)", "rude (-1)"]  # rubric order, not alphabetical
+    assert enc["y"]["sort"] == ["s2", "s1"]  # the table's order
+    with pytest.raises(ValueError, match="judge='x' is not in the verdict table"):
+        rt.charts.verdicts(v, rubric, judge="x")

@@ -27,6 +27,7 @@ from rubrictools.charts.agreement import (
 from rubrictools.charts.base import offline
 from rubrictools.charts.inference import ppi_widths
 from rubrictools.charts.pairwise import leaderboard, position_bias, win_matrix
+from rubrictools.charts.verdicts import verdicts
 
 __all__ = [
     "confusion",
@@ -40,5 +41,6 @@ __all__ = [
     "reliability",
     "run_summary",
     "score_distributions",
+    "verdicts",
     "win_matrix",
 ]

@@ -298,9 +298,22 @@ def reliability(
     )
 
 
+def _note(text: str, title: str) -> alt.Chart:
+    """A panel that says in words why there is nothing to draw (instead of an empty axis)."""
+    alt = _alt()
+    return (
+        alt.Chart(alt.Data(values=[{"t": text}]))
+        .mark_text(fontSize=12, color="#555", align="center")
+        .encode(text="t:N")
+        .properties(width=220, height=60, title=title)
+    )
+
+
 def run_summary(verdicts: Any) -> alt.HConcatChart:
     """Cost and latency of a grading run: calls, cache hits and errors per judge; dollars per
-    judge; and the latency distribution of the calls actually made (cache hits excluded)."""
+    judge; and the latency distribution of the calls actually made (cache hits excluded).
+    A run that cost nothing (a scripted or local judge), or whose model has no price, says so
+    in words; so does a run without latencies to draw."""
     alt = _alt()
     v = to_polars(verdicts, name="verdicts")
     need = {"judge", "cached", "error", "cost_usd", "latency_s"}
@@ -332,10 +345,14 @@ def run_summary(verdicts: Any) -> alt.HConcatChart:
 
     x = lat["latency_s"].to_numpy()
     hist_rows: list[dict[str, Any]] = []
-    if x.size:
-        edges = np.histogram_bin_edges(x, bins=min(30, max(5, int(np.sqrt(x.size)))))
-        c, _ = np.histogram(x, bins=edges)
-        hist_rows = [{"start": float(edges[i]), "end": float(edges[i + 1]), "calls": int(n)} for i, n in enumerate(c)]
+    if x.size and x.max() > 1e-3:
+        bins = min(30, max(5, int(np.sqrt(x.size))))
+        edges = np.histogram_bin_edges(x, bins=bins, range=(0.0, float(x.max())))
+        counts_per_bin, _ = np.histogram(x, bins=edges)
+        hist_rows = [
+            {"start": float(edges[i]), "end": float(edges[i + 1]), "calls": int(n)}
+            for i, n in enumerate(counts_per_bin)
+        ]
     p50 = float(np.percentile(x, 50)) if x.size else float("nan")
     p95 = float(np.percentile(x, 95)) if x.size else float("nan")
     a = (
@@ -349,6 +366,7 @@ def run_summary(verdicts: Any) -> alt.HConcatChart:
         )
         .properties(width=220, title="Calls per judge")
     )
+    spent = cost.filter(pl.col("kind") == "spent")["usd"]
     b = (
         alt.Chart(alt.Data(values=_values(cost)))
         .mark_bar()
@@ -358,8 +376,12 @@ def run_summary(verdicts: Any) -> alt.HConcatChart:
             color=alt.Color("kind:N", title=None),
             tooltip=["judge:N", "kind:N", alt.Tooltip("usd:Q", format="$.4f")],
         )
-        .properties(width=220, title=f"Cost: ${cost.filter(pl.col('kind') == 'spent')['usd'].sum():.4f} spent")
+        .properties(width=220, title=f"Cost: ${spent.sum():.4f} spent")
     )
+    if v["cost_usd"].null_count() == v.height:
+        b = _note("no cost recorded: a scripted judge, or no price for the model", "Cost")
+    elif not cost["usd"].fill_null(0).abs().sum() > 0:
+        b = _note("$0: every call was free (scripted or local judge)", "Cost")
     c = (
         alt.Chart(alt.Data(values=hist_rows))
         .mark_bar()
@@ -370,4 +392,6 @@ def run_summary(verdicts: Any) -> alt.HConcatChart:
         )
         .properties(width=220, title=f"Latency of new calls: p50 {p50:.2f} s, p95 {p95:.2f} s")
     )
-    return alt.hconcat(a, b, c)
+    if not hist_rows:
+        c = _note("no waiting: no new call, or answers in under 1 ms", "Latency of new calls")
+    return alt.hconcat(a, b, c).resolve_scale(color="independent")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -46,6 +47,20 @@ def test_confusion_heatmap_counts(support) -> None:
     met_met = next(r for r in values if r["human"] == "MET" and r["judge"] == "MET")
     assert met_met["count"] == pairs.filter((pl.col("label") == "MET") & (pl.col("verdict") == "MET")).height
     assert "polite" in spec["title"]
+
+
+def test_confusion_heatmap_is_readable_for_a_five_point_scale(support) -> None:
+    rng = np.random.default_rng(0)
+    h = pl.DataFrame({"id": range(200), "criterion": "coherence", "label": rng.integers(1, 6, 200).astype(str)})
+    v = pl.DataFrame({"id": range(200), "criterion": "coherence", "verdict": rng.integers(1, 6, 200).astype(str)})
+    spec = rt.charts.confusion(v, h).to_dict()
+    values = spec["data"]["values"]
+    assert {r["human"] for r in values} == {"1", "2", "3", "4", "5"}  # not 1.0 ... 5.0
+    assert all("\n" in r["label"] for r in values)  # count over percentage, not side by side
+    assert spec["width"] >= 5 * 44 and spec["height"] == spec["width"]
+    d, _ = support
+    facets = rt.charts.confusion(d.verdicts, d.human, d.rubric).to_dict()
+    assert facets["facet"]["sort"] == list(d.rubric.names)  # rubric order, not alphabetical
 
 
 def test_score_distribution_annotates_distances(support) -> None:

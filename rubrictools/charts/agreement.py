@@ -78,6 +78,11 @@ def forest(
     return layer.properties(title=title or f"{only} with 95% bootstrap interval")
 
 
+def _class_name(code: str) -> pl.Expr:
+    """The label of class ``code``; a whole number reads ``4``, not ``4.0``."""
+    return pl.col("classes").list.get(pl.col(code)).cast(pl.String).str.replace(r"^(-?\d+)\.0$", "$1")
+
+
 def confusion(
     verdicts: Any,
     human: Any,
@@ -88,9 +93,11 @@ def confusion(
 ) -> alt.FacetChart | alt.LayerChart:
     """Judge-vs-human confusion heatmaps, one per criterion, with counts and row percentages.
 
-    Rows are the human label, columns the judge's; cells show the count and the share of
-    the human label's row. Pairs are formed as in :func:`rubrictools.human_agreement` (errors and NA
-    excluded).
+    Rows are the human label, columns the judge's; cells show the count and, below it, the
+    share of the human label's row. Cells grow with the number of labels (a 5-point scale
+    stays readable); whole-number labels read ``1``-``5``, not ``1.0``-``5.0``; panels follow
+    the rubric's criterion order. Pairs are formed as in :func:`rubrictools.human_agreement`
+    (errors and NA excluded).
     """
 
     alt = _alt()
@@ -104,32 +111,43 @@ def confusion(
         pairs.group_by("criterion", "h_code", "j_code")
         .agg(pl.len().alias("count"), pl.col("classes").first())
         .with_columns(
-            pl.col("classes").list.get(pl.col("h_code")).alias("human"),
-            pl.col("classes").list.get(pl.col("j_code")).alias("judge"),
+            pl.col("classes")
+            .list.get(pl.col("h_code"))
+            .cast(pl.String)
+            .str.replace(r"^(-?\d+)\.0$", "$1")
+            .alias("human"),
+            pl.col("classes")
+            .list.get(pl.col("j_code"))
+            .cast(pl.String)
+            .str.replace(r"^(-?\d+)\.0$", "$1")
+            .alias("judge"),
             (pl.col("count") / pl.col("count").sum().over("criterion", "h_code")).alias("row_share"),
         )
-        .with_columns(
-            pl.format("{} ({}%)", "count", (pl.col("row_share") * 100).round(0).cast(pl.Int64)).alias("label")
-        )
+        .with_columns(pl.format("{}\n{}%", "count", (pl.col("row_share") * 100).round(0).cast(pl.Int64)).alias("label"))
         .select("criterion", "human", "judge", "h_code", "j_code", "count", "row_share", "label")
         .sort("criterion", "h_code", "j_code")
     )
     data = alt.Data(values=_values(cells))
     base = alt.Chart(data).encode(
-        x=alt.X("judge:N", sort=alt.EncodingSortField("j_code"), title="judge"),
+        x=alt.X("judge:N", sort=alt.EncodingSortField("j_code"), title="judge", axis=alt.Axis(labelAngle=0)),
         y=alt.Y("human:N", sort=alt.EncodingSortField("h_code"), title="human"),
     )
     heat = base.mark_rect().encode(
         color=alt.Color("row_share:Q", scale=alt.Scale(domain=[0, 1], scheme="blues"), title="share of row"),
         tooltip=["human:N", "judge:N", "count:Q", alt.Tooltip("row_share:Q", format=".0%")],
     )
-    text = base.mark_text(fontSize=11).encode(
+    text = base.mark_text(fontSize=10, lineBreak="\n").encode(
         text="label:N", color=alt.condition("datum.row_share > 0.6", alt.value("white"), alt.value("black"))
     )
-    layer = alt.layer(heat, text).properties(width=150, height=150)
+    n_classes = int(cells.select(pl.max_horizontal(pl.col("h_code").max(), pl.col("j_code").max())).item()) + 1
+    side = max(150, 46 * n_classes)
+    layer = alt.layer(heat, text).properties(width=side, height=side)
     if cells["criterion"].n_unique() > 1:
+        present = cells["criterion"].unique(maintain_order=True).to_list()
+        order = [n for n in (rubric.names if rubric is not None else []) if n in present]
+        order += [c for c in present if c not in order]
         return (
-            layer.facet(facet=alt.Facet("criterion:N", title=None), columns=columns)
+            layer.facet(facet=alt.Facet("criterion:N", title=None, sort=order), columns=columns)
             .resolve_scale(x="independent", y="independent")
             .properties(title="Judge vs human labels (count, % of the human row)")
         )

@@ -242,3 +242,26 @@ def test_verdicts_heatmap_colours_a_met_penalty_as_bad() -> None:
     assert enc["y"]["sort"] == ["s2", "s1"]  # the table's order
     with pytest.raises(ValueError, match="judge='x' is not in the verdict table"):
         rt.charts.verdicts(v, rubric, judge="x")
+
+
+def test_forest_with_the_human_ceiling_beside_each_judge_point(support) -> None:
+    d, table = support
+    ceiling = rt.inter_rater(d.human, d.rubric, metrics=["cohen_kappa_pairwise"], bootstrap=50, seed=0)
+    spec = rt.charts.forest(
+        table, metric="cohen_kappa", ceiling=ceiling, ceiling_metric="cohen_kappa_pairwise"
+    ).to_dict()
+    rows = spec["data"]["values"]
+    whos = {r["who"] for r in rows}
+    assert whos == {"judge (cohen_kappa)", "human ceiling (cohen_kappa_pairwise)"}
+    human = {r["criterion"]: r for r in rows if r["who"].startswith("human")}
+    expected = ceiling.filter(pl.col("metric") == "cohen_kappa_pairwise")
+    for r in expected.iter_rows(named=True):  # the ceiling's own interval, not an average of bounds
+        if r["value"] is not None:
+            assert human[r["criterion"]]["ci_low"] == r["ci_low"]
+    assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"][0] == "judge (cohen_kappa)"
+    with pytest.raises(ValueError, match="ceiling_metric"):
+        rt.charts.forest(table, metric="cohen_kappa", ceiling=ceiling)
+    with pytest.raises(ValueError, match="one metric"):
+        rt.charts.forest(
+            table, metric=["cohen_kappa", "accuracy"], ceiling=ceiling, ceiling_metric="cohen_kappa_pairwise"
+        )

@@ -37,15 +37,23 @@ def forest(
     by: str = "criterion",
     title: str | None = None,
     width: int = 260,
+    ceiling: Any = None,
+    ceiling_metric: str | None = None,
 ) -> alt.LayerChart | alt.FacetChart:
     """Forest plot of an :func:`rubrictools.human_agreement` (or ``inter_rater``) table: one point per
     group with its bootstrap interval, one panel per metric.
 
     ``metric`` selects metric(s) (default: every metric in the table); ``by`` is the group
     column on the y axis. Score-level rows (``__score__``) are labelled "rubric score".
+    ``ceiling``: an :func:`rubrictools.inter_rater` table drawn in grey under each judge point,
+    with its own bootstrap interval (the human-human ceiling); ``ceiling_metric`` names its
+    metric when it differs from the judge's (e.g. ``"icc2"`` beside ``"kappa_quadratic"``,
+    which estimates the same quantity), and the forest then shows one metric.
     """
     alt = _alt()
     t = to_polars(table, name="table")
+    if ceiling is not None:
+        return _forest_with_ceiling(t, to_polars(ceiling, name="ceiling"), metric, ceiling_metric, by, title, width)
     if metric is not None:
         metrics = [metric] if isinstance(metric, str) else list(metric)
         missing = set(metrics) - set(t["metric"].unique().to_list())
@@ -81,6 +89,42 @@ def forest(
 def _class_name(code: str) -> pl.Expr:
     """The label of class ``code``; a whole number reads ``4``, not ``4.0``."""
     return pl.col("classes").list.get(pl.col(code)).cast(pl.String).str.replace(r"^(-?\d+)\.0$", "$1")
+
+
+def _forest_with_ceiling(
+    t: pl.DataFrame,
+    c: pl.DataFrame,
+    metric: str | list[str] | None,
+    ceiling_metric: str | None,
+    by: str,
+    title: str | None,
+    width: int,
+) -> alt.LayerChart:
+    """One metric's forest with the human ceiling beside each judge point (grey)."""
+    alt = _alt()
+    metrics = [metric] if isinstance(metric, str) else list(metric or t["metric"].unique())
+    if len(metrics) != 1:
+        raise ValueError(f"a forest with a ceiling shows one metric; pass metric= (the table has {metrics})")
+    m = metrics[0]
+    cm = ceiling_metric or m
+    if cm not in set(c["metric"].to_list()):
+        raise ValueError(f"ceiling: metric {cm!r} is not in the ceiling table (pass ceiling_metric=)")
+    cols = [by, "value", "ci_low", "ci_high"]
+    who = [f"judge ({m})", f"human ceiling ({cm})"]
+    judge = t.filter(pl.col("metric") == m).select(cols).with_columns(pl.lit(who[0]).alias("who"))
+    humans = c.filter(pl.col("metric") == cm).select(cols).with_columns(pl.lit(who[1]).alias("who"))
+    both = pl.concat([judge, humans]).filter(pl.col("value").is_not_null())
+    both = both.with_columns(pl.col(by).cast(pl.String).replace({"__score__": "rubric score"}))
+    order = judge[by].cast(pl.String).unique(maintain_order=True).to_list()
+    colour = alt.Color("who:N", title=None, scale=alt.Scale(domain=who, range=["#4c78a8", "#9e9e9e"]))
+    base = alt.Chart(alt.Data(values=_values(both))).encode(
+        y=alt.Y(f"{by}:N", title=None, sort=order), yOffset=alt.YOffset("who:N", sort=who), color=colour
+    )
+    rule = base.mark_rule(strokeWidth=2).encode(x=alt.X("ci_low:Q", title="value (95% CI)"), x2="ci_high:Q")
+    point = base.mark_point(filled=True, size=70).encode(
+        x="value:Q", tooltip=[f"{by}:N", "who:N", alt.Tooltip("value:Q", format=".3f")]
+    )
+    return alt.layer(rule, point).properties(width=width, title=title or f"{m} beside the human ceiling ({cm})")
 
 
 def confusion(

@@ -19,6 +19,7 @@ import polars as pl
 from rubrictools.charts import forest
 from rubrictools.frames import to_polars
 from rubrictools.human_agreement import agreement, criterion_pairs, human_frame
+from rubrictools.widgets.snapshot import snapshot_bundle
 
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools.rubric import Rubric
@@ -285,10 +286,10 @@ class CalibrationWidget:
 
                 display(self.chart)
 
-    def _ipython_display_(self) -> None:  # pragma: no cover - display hook
-        from IPython.display import display
-
-        display(self.widget)
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """The live widget plus a static snapshot for exports (:mod:`rubrictools.widgets.snapshot`)."""
+        shown = self.disagreements.select("id", "criterion", "rater", "judge_label", "human_label", "kind")
+        return snapshot_bundle(self.widget, "Adjudication", self.status.value, shown)
 
 
 def _fmt(x: float | None) -> str:

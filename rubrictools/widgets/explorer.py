@@ -8,6 +8,7 @@ from typing import Any
 import polars as pl
 
 from rubrictools.frames import to_polars
+from rubrictools.widgets.snapshot import snapshot_bundle
 
 __all__ = ["VerdictExplorer"]
 
@@ -128,7 +129,6 @@ class VerdictExplorer:
         )
         self.body.value = f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
-    def _ipython_display_(self) -> None:  # pragma: no cover - display hook
-        from IPython.display import display
-
-        display(self.widget)
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """The live widget plus a static snapshot for exports (:mod:`rubrictools.widgets.snapshot`)."""
+        return snapshot_bundle(self.widget, "Verdict explorer", self.status.value, self.current)

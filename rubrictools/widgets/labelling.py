@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rubrictools.frames import to_polars
+from rubrictools.widgets.snapshot import snapshot_bundle
 
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools.rubric import Rubric
@@ -266,7 +267,6 @@ class LabelWidget:
             out = out.with_columns(pl.Series("pi", [self.pi[k[0]] for k, _ in items], dtype=pl.Float64))
         return out
 
-    def _ipython_display_(self) -> None:  # pragma: no cover - display hook
-        from IPython.display import display
-
-        display(self.widget)
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """The live widget plus a static snapshot for exports (:mod:`rubrictools.widgets.snapshot`)."""
+        return snapshot_bundle(self.widget, "Labelling", self.status.value, self.labels)

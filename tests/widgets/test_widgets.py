@@ -186,3 +186,23 @@ def test_label_widget_takes_an_active_labelling_queue_and_returns_pi():
     assert labels["id"].to_list() == queue["id"].to_list() and labels["pi"].to_list() == queue["pi"].to_list()
     with pytest.raises(ValueError, match="not in df"):
         LabelWidget(df, r, queue=pl.DataFrame({"id": [99]}))
+
+
+def test_every_widget_carries_a_static_snapshot_for_exports() -> None:
+    support = rt.datasets.load("demo_support")
+    lw = rt.widgets.label(support.submissions.head(2), support.rubric, rater="me")
+    lw.buttons["MET"].click()
+    cw = rt.widgets.calibrate(support.verdicts, support.human, support.rubric)
+    ex = rt.widgets.explore(support.verdicts, page_size=5)
+    for widget, title, inside in (
+        (lw, "Labelling", "answers_question"),
+        (cw, "Adjudication", "human_label"),
+        (ex, "Verdict explorer", "page 1 of"),
+    ):
+        bundle = widget._repr_mimebundle_()
+        assert "application/vnd.jupyter.widget-view+json" in bundle  # the live widget
+        snap = bundle["text/html"]
+        assert title in snap and inside in snap and "<table>" in snap
+    # untrusted text is escaped in the snapshot
+    hostile = rt.widgets.explore(support.verdicts.head(1).with_columns(explanation=pl.lit("<script>x</script>")))
+    assert "<script>" not in hostile._repr_mimebundle_()["text/html"]

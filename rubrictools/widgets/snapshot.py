@@ -1,0 +1,51 @@
+"""A static snapshot beside every live widget, for notebooks exported without a kernel.
+
+A widget's display bundle carries the live view (``application/vnd.jupyter.widget-view+json``)
+and a ``text/html`` snapshot of its current state: a title, its status line and the table it
+holds. JupyterLab, Voila and VS Code draw the live widget; an exporter that cannot (nbconvert
+HTML without stored widget state, ``nbconvert --to markdown``/``webpdf``, GitHub's viewer)
+shows the snapshot instead of a blank cell. nbconvert stores widget state by default and then
+loads the live view from a CDN, which offline shows nothing: export with
+``--ExecutePreprocessor.store_widget_state=False`` to get the snapshot.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import polars as pl
+
+__all__ = ["SNAPSHOT_ROWS", "snapshot_bundle", "snapshot_html"]
+
+SNAPSHOT_ROWS = 20
+"""Rows of the widget's table shown in the snapshot."""
+
+
+def snapshot_html(title: str, status: str, table: pl.DataFrame | None) -> str:
+    """The static HTML of a widget: title, status and the first :data:`SNAPSHOT_ROWS` rows.
+
+    >>> "2 of 5" in snapshot_html("Labelling", "2 of 5", None)
+    True
+    """
+    head = (
+        f'<div class="rubrictools-widget-snapshot"><p><b>{html.escape(title)}</b> · {html.escape(status)}'
+        " <i>(a snapshot: the live widget needs a running kernel)</i></p>"
+    )
+    if table is None or table.height == 0:
+        return head + "<p>(no rows yet)</p></div>"
+    shown = table.head(SNAPSHOT_ROWS)
+    cols = "".join(f"<th>{html.escape(c)}</th>" for c in shown.columns)
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{html.escape('' if v is None else str(v))[:200]}</td>" for v in r) + "</tr>"
+        for r in shown.iter_rows()
+    )
+    more = f"<p>... {table.height - shown.height} more rows</p>" if table.height > shown.height else ""
+    return f"{head}<table><thead><tr>{cols}</tr></thead><tbody>{rows}</tbody></table>{more}</div>"
+
+
+def snapshot_bundle(widget: Any, title: str, status: str, table: pl.DataFrame | None) -> dict[str, Any]:
+    """``widget``'s own display bundle plus a ``text/html`` snapshot (:func:`snapshot_html`)."""
+    bundle: dict[str, Any] = dict(widget._repr_mimebundle_())
+    bundle["text/html"] = snapshot_html(title, status, table)
+    return bundle

@@ -58,6 +58,7 @@ __all__ = ["LengthPenalty", "score", "word_count"]
 
 CannotAssess = Literal["skip", "zero", "partial", "fail"]
 OnError = Literal["null", "skip", "worst"]
+ValueFrom = Literal["label", "expected"]
 
 
 class LengthPenalty(BaseModel):
@@ -142,6 +143,7 @@ def score(
     lengths: Any = None,
     judge: str | None = None,
     thresholds: Any = None,
+    value: ValueFrom = "label",
 ) -> pl.DataFrame:
     """Score every submission of a verdict table.
 
@@ -166,6 +168,16 @@ def score(
     thresholds
         Decision cut-offs (``{"pass": 0.8, "borderline": 0.5, "fail": 0}`` or a list of
         ``(label, min)``, highest first); defaults to the rubric's; ``False`` for none.
+    value
+        ``"label"`` (default): a criterion's value is its verdict's. ``"expected"``: the
+        expectation over the judge's label distribution (``grade(..., distribution=True)``), as
+        G-Eval scores, so scores are continuous and ties break:
+        ``value = sum_l p(l) * value(l) / sum_{l not NA} p(l)`` (binary: ``p(MET)`` when no
+        probability went to CANNOT_ASSESS). A row whose verdict is CANNOT_ASSESS/NA or an
+        error, a row without a distribution and a numeric-range criterion keep the label's
+        value. Needs the rubric. Agreement on these scores: pass the score table to
+        :func:`rubrictools.agreement` (``rt.agreement(rt.score(v, rubric, value="expected"),
+        human, rubric)``, score-level rows).
 
     Returns
     -------
@@ -194,7 +206,13 @@ def score(
     if length_penalty is not None and lengths is None:
         raise ValueError("length_penalty needs lengths= (e.g. rt.word_count(df, column=...))")
 
+    if value not in ("label", "expected"):
+        raise ValueError(f"value must be 'label' or 'expected', got {value!r}")
+    if value == "expected" and rubric is None:
+        raise ValueError("value='expected' needs the rubric (the value of every label)")
     v = _select_judge(validate_verdicts(verdicts, rubric), judge)
+    if value == "expected":
+        v = _expected_values(v, rubric)
     id_dtype = v.schema["id"]
 
     w = pl.col("weight")
@@ -355,6 +373,32 @@ def score(
         out = out.with_columns(decision.alias("decision"))
         cols.append("decision")
     return out.select(cols)
+
+
+def _expected_values(v: pl.DataFrame, rubric: Rubric | None) -> pl.DataFrame:
+    """``value`` replaced by its expectation over the row's ``distribution`` (see :func:`score`)."""
+    if rubric is None:
+        raise ValueError("value='expected' needs the rubric (the value of every label)")
+    if "distribution" not in v.columns:
+        raise ValueError("value='expected' needs a 'distribution' column: grade with distribution=True")
+    labels = rubric.label_frame().select("criterion", "label", pl.col("value").alias("__lv"))
+    expected = (pl.col("prob") * pl.col("__lv")).sum()  # NA labels have no value: they add nothing
+    real_mass = pl.col("prob").filter(pl.col("__lv").is_not_null()).sum()
+    dist = (
+        v.with_row_index("__i")
+        .filter(pl.col("value").is_not_null() & pl.col("distribution").list.len().gt(0))
+        .select("__i", "criterion", "distribution")
+        .explode("distribution")
+        .unnest("distribution")
+        .join(labels, on=["criterion", "label"], how="inner")
+        .group_by("__i")
+        .agg((expected / real_mass).alias("__ev"))
+    )
+    out = v.with_row_index("__i").join(dist, on="__i", how="left", maintain_order="left")
+    ev = pl.col("__ev")
+    return out.with_columns(
+        pl.when(ev.is_not_null() & ev.is_finite()).then(ev).otherwise(pl.col("value")).alias("value")
+    ).drop("__i", "__ev")
 
 
 def _normalised(S: pl.Expr, P: pl.Expr, N: pl.Expr) -> pl.Expr:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -321,3 +322,74 @@ def test_matches_autorubric_compute_score(case, strategy, normalize):
         assert got is None
     else:
         assert got is not None and math.isclose(got, expected, abs_tol=1e-9)
+
+
+def test_expected_value_scores_match_a_hand_computation() -> None:
+    rubric = Rubric.from_dict(
+        [
+            {"name": "b", "weight": 10, "requirement": "x"},
+            {
+                "name": "m",
+                "weight": 10,
+                "requirement": "y",
+                "options": [
+                    {"label": "low", "value": 0},
+                    {"label": "mid", "value": 0.5},
+                    {"label": "high", "value": 1},
+                ],
+            },
+        ]
+    )
+    dist = pl.List(pl.Struct({"label": pl.String, "prob": pl.Float64}))
+    v = pl.DataFrame(
+        {
+            "id": [1, 1, 2, 2, 3, 3],
+            "criterion": ["b", "m"] * 3,
+            "verdict": ["MET", "high", "MET", "mid", "CANNOT_ASSESS", "low"],
+            "distribution": [
+                [{"label": "MET", "prob": 0.7}, {"label": "UNMET", "prob": 0.3}],
+                [{"label": "low", "prob": 0.2}, {"label": "mid", "prob": 0.3}, {"label": "high", "prob": 0.5}],
+                [
+                    {"label": "MET", "prob": 0.6},
+                    {"label": "CANNOT_ASSESS", "prob": 0.2},
+                    {"label": "UNMET", "prob": 0.2},
+                ],
+                None,  # no distribution: the label's value
+                [{"label": "CANNOT_ASSESS", "prob": 0.9}, {"label": "MET", "prob": 0.1}],  # NA verdict stays NA
+                [{"label": "low", "prob": 1.0}],
+            ],
+        },
+        schema_overrides={"distribution": dist},
+    )
+    s = rt.score(v, rubric, value="expected")
+    # id 1: 10 * 0.7 + 10 * (0.5 * 0.3 + 1 * 0.5) = 13.5; id 2: 10 * 0.6 / 0.8 + 10 * 0.5 = 12.5
+    assert s["raw_score"].to_list()[:2] == pytest.approx([13.5, 12.5])
+    assert s["score"].to_list()[:2] == pytest.approx([0.675, 0.625])
+    assert s.row(2, named=True)["cannot_assess_count"] == 1 and s["score"][2] == 0.0
+    top = rt.score(v, rubric)
+    assert top["raw_score"].to_list()[:2] == [20.0, 15.0]  # the default is unchanged
+    with pytest.raises(ValueError, match="distribution=True"):
+        rt.score(v.drop("distribution"), rubric, value="expected")
+    with pytest.raises(ValueError, match="needs the rubric"):
+        rt.score(v, value="expected")
+
+
+def test_expected_value_scores_feed_score_level_agreement() -> None:
+    rubric = Rubric.from_dict([{"name": "b", "weight": 10, "requirement": "x"}])
+    rng = np.random.default_rng(0)
+    p = rng.random(80)
+    dist = pl.List(pl.Struct({"label": pl.String, "prob": pl.Float64}))
+    v = pl.DataFrame(
+        {
+            "id": range(80),
+            "criterion": "b",
+            "verdict": np.where(p > 0.5, "MET", "UNMET"),
+            "distribution": [[{"label": "MET", "prob": float(x)}, {"label": "UNMET", "prob": float(1 - x)}] for x in p],
+        },
+        schema_overrides={"distribution": dist},
+    )
+    human = pl.DataFrame({"id": range(80), "criterion": "b", "label": np.where(rng.random(80) < p, "MET", "UNMET")})
+    expected = rt.score(v, rubric, value="expected")
+    assert expected["score"].to_numpy() == pytest.approx(p)  # binary: p(MET)
+    t = rt.agreement(expected, human, rubric, bootstrap=50, seed=0)
+    assert t.filter(pl.col("metric") == "pearson")["value"].item() > 0.2

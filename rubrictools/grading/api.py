@@ -19,13 +19,12 @@ from rubrictools.grading.batch import submit_batch_plan
 from rubrictools.grading.live import grade_frame, grade_frame_async
 from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Mode, OnNull, OnUnsupported
 from rubrictools.grading.streaming import grade_to_parquet
+from rubrictools.judge.config import StructuredOutput, Transport
 from rubrictools.rubric import Rubric
 
 __all__ = ["agrade", "grade"]
 
 ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
-Transport = Literal["auto", "litellm", "direct"]
-StructuredOutput = Literal["auto", "json_schema", "json_object_schema", "guided", "json_object", "prompt"]
 
 
 @overload

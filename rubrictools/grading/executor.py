@@ -128,8 +128,9 @@ class _Run:
                     budget = await self._distribution(call, judge, res, budget)
                 self._store(judge, call)
                 return
-            problems = describe_problems(call.parsed.problems if call.parsed else {}, truncated=_cut_off(res, call))
-            if call.error is not None and res.finish_reason == "length":
+            truncated = res.finish_reason == "length" and call.max_tokens is not None
+            problems = describe_problems(call.parsed.problems if call.parsed else {}, truncated=truncated)
+            if call.error is not None and truncated:
                 call.error = f"{call.error} (reply cut off at max_tokens={call.max_tokens})"
             messages = corrective_messages(call.messages, res.content, problems)
 
@@ -166,10 +167,6 @@ class _Run:
                     return budget
         call.dist, call.dist_source = None, "unavailable"
         return budget
-
-
-def _cut_off(res: CallResult, call: Call) -> bool:
-    return res.finish_reason == "length" and call.max_tokens is not None
 
 
 def _progress_bar(total: int, enabled: bool, desc: str) -> Any:

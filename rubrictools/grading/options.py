@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from rubrictools.grading.votes import AGGREGATIONS
 from rubrictools.judge import ResponseCache
-from rubrictools.judge.config import StructuredOutput
+from rubrictools.judge.config import StructuredOutput, Transport
 
 __all__ = [
     "JUDGE_SETTINGS",
@@ -112,7 +112,7 @@ class GradeOptions:
     structured_output: StructuredOutput | None = None
     system_prompt: str | None = None
     litellm_kwargs: dict[str, Any] | None = None
-    transport: Literal["auto", "litellm", "direct"] | None = None
+    transport: Transport | None = None
     pair_column: str | None = None
     systems: tuple[str, str] | None = None
     swap: bool = True

@@ -16,14 +16,13 @@ from rubrictools.grading.batch import submit_batch_plan
 from rubrictools.grading.live import grade_frame
 from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Inconsistent, OnNull
 from rubrictools.grading.streaming import grade_to_parquet
+from rubrictools.judge.config import StructuredOutput, Transport
 from rubrictools.rubric import Rubric
 
 __all__ = ["grade_pairs"]
 
 PairMode = Literal["per_criterion", "holistic"]
 ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
-Transport = Literal["auto", "litellm", "direct"]
-StructuredOutput = Literal["auto", "json_schema", "json_object_schema", "guided", "json_object", "prompt"]
 
 
 def grade_pairs(

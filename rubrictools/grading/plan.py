@@ -265,8 +265,9 @@ def build_plan(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Plan:
             "grade each system with rt.grade and compare scores (rt.preferences_from_scores)"
         )
     judges = resolve_judges(opts.model, opts.judge_settings())
-    require_prices([j for j in judges if isinstance(j, Judge)], opts.max_cost_usd)
-    warn_unknown_prices([j for j in judges if isinstance(j, Judge)])
+    llm_judges = [j for j in judges if isinstance(j, Judge)]
+    require_prices(llm_judges, opts.max_cost_usd)
+    warn_unknown_prices(llm_judges)
     calls = build_calls(inp, judges, opts, judge_dialects(judges, opts))
     skipped = [c for c in calls if c.task.subject.row in inp.null_rows]
     for c in skipped:

@@ -24,8 +24,9 @@ def _split(columns: Sequence[str], criteria: Sequence[str], sep: str) -> dict[st
     """Column -> (rater, criterion) for columns named ``{rater}{sep}{criterion}`` (longest
     criterion name first, so ``tone`` never claims ``ann_overall_tone`` from ``overall_tone``)."""
     out: dict[str, tuple[str, str]] = {}
+    longest_first = sorted(criteria, key=len, reverse=True)
     for col in columns:
-        for crit in sorted(criteria, key=len, reverse=True):
+        for crit in longest_first:
             suffix = f"{sep}{crit}"
             if col.endswith(suffix) and len(col) > len(suffix):
                 out[col] = (col[: -len(suffix)], crit)

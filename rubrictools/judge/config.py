@@ -8,10 +8,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator
 
-__all__ = ["DIRECT_PREFIXES", "PLAIN_BODY_FIELDS", "STRUCTURED_OUTPUTS", "Judge", "StructuredOutput", "check_weight"]
+__all__ = ["DIRECT_PREFIXES", "PLAIN_BODY_FIELDS", "Judge", "StructuredOutput", "Transport", "check_weight"]
 
 StructuredOutput = Literal["auto", "json_schema", "json_object_schema", "guided", "json_object", "prompt"]
-STRUCTURED_OUTPUTS: tuple[str, ...] = ("auto", "json_schema", "json_object_schema", "guided", "json_object", "prompt")
+Transport = Literal["auto", "litellm", "direct"]
 
 DIRECT_PREFIXES = frozenset({"openai", "hosted_vllm", "lm_studio", "llamafile"})
 """litellm provider prefixes that are plain OpenAI chat-completions endpoints when given an ``api_base``."""
@@ -134,7 +134,7 @@ class Judge(BaseModel):
     name: str | None = None
     litellm_kwargs: dict[str, Any] = Field(default_factory=dict)
     cache: str | None = None
-    transport: Literal["auto", "litellm", "direct"] = "auto"
+    transport: Transport = "auto"
 
     @field_validator("max_concurrency")
     @classmethod

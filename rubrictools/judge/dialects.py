@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from rubrictools.judge.config import DIRECT_PREFIXES, Judge
-from rubrictools.judge.providers import api_key_of, load_litellm, wire_model
+from rubrictools.judge.providers import chat_url, load_litellm, request_headers, wire_model
 from rubrictools.judge.retry import scrub
 
 __all__ = [
@@ -207,12 +207,8 @@ def _post(judge: Judge, body: dict[str, Any]) -> dict[str, Any] | None:
     import urllib.error  # only when a probe is needed (keeps `import rubrictools` fast)
     import urllib.request
 
-    headers = {"Content-Type": "application/json"}
-    key = api_key_of(judge)
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
-    url = f"{(judge.api_base or '').rstrip('/')}/chat/completions"
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    data = json.dumps(body).encode()
+    req = urllib.request.Request(chat_url(judge), data=data, headers=request_headers(judge), method="POST")
     try:
         with urllib.request.urlopen(req, timeout=min(judge.timeout, 120.0)) as r:  # the user's own api_base
             answer: dict[str, Any] = json.loads(r.read())

@@ -14,10 +14,12 @@ __all__ = [
     "BATCH_PROVIDERS",
     "ENV_KEYS",
     "api_key_of",
+    "chat_url",
     "env_api_key",
     "env_key_variable",
     "load_litellm",
     "provider_of",
+    "request_headers",
     "require_credentials",
     "token_limit",
     "wire_model",
@@ -93,6 +95,20 @@ def env_api_key(model: str) -> str | None:
 def api_key_of(judge: Judge) -> str | None:
     """The key a call of ``judge`` sends: its own, else the provider's environment variable."""
     return judge.api_key.get_secret_value() if judge.api_key is not None else env_api_key(judge.model)
+
+
+def chat_url(judge: Judge) -> str:
+    """The OpenAI-compatible ``chat/completions`` URL of ``judge`` (OpenAI's without an api_base)."""
+    return f"{(judge.api_base or 'https://api.openai.com/v1').rstrip('/')}/chat/completions"
+
+
+def request_headers(judge: Judge) -> dict[str, str]:
+    """The headers of a direct request: JSON, and the bearer key when the judge has one."""
+    headers = {"Content-Type": "application/json"}
+    key = api_key_of(judge)
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    return headers
 
 
 def require_credentials(judges: list[Judge]) -> None:

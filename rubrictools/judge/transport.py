@@ -13,7 +13,7 @@ from typing import Any
 from rubrictools.judge.config import Judge
 from rubrictools.judge.distribution import normalise_logprobs
 from rubrictools.judge.pricing import token_cost, unit_prices
-from rubrictools.judge.providers import api_key_of, load_litellm, wire_model
+from rubrictools.judge.providers import chat_url, load_litellm, request_headers, wire_model
 from rubrictools.judge.result import CallResult
 from rubrictools.judge.retry import Sender, with_retries
 from rubrictools.judge.throttle import Throttle
@@ -166,17 +166,13 @@ def _direct_sender(judge: Judge, body: dict[str, Any]) -> Sender:
     """One POST of ``body`` to ``{api_base}/chat/completions`` (OpenAI wire format) as a CallResult."""
     import aiohttp
 
-    base = (judge.api_base or "https://api.openai.com/v1").rstrip("/")
-    headers = {"Content-Type": "application/json"}
-    key = api_key_of(judge)
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
+    url, headers = chat_url(judge), request_headers(judge)
     client = _http_client()
 
     async def send() -> CallResult:
         try:
             async with client.post(
-                f"{base}/chat/completions",
+                url,
                 json=body,
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=judge.timeout),

@@ -20,14 +20,13 @@ from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, M
 from rubrictools.grading.plan import assign_keys, build_plan
 from rubrictools.grading.streaming import ROW_ID, scan_source, slice_of
 from rubrictools.judge import ResponseCache, ScriptedJudge, default_cache_path
+from rubrictools.judge.config import StructuredOutput, Transport
 from rubrictools.judge.providers import provider_of
 from rubrictools.rubric import Rubric
 
 __all__ = ["submit_batch", "submit_batch_plan"]
 
 ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
-Transport = Literal["auto", "litellm", "direct"]
-StructuredOutput = Literal["auto", "json_schema", "json_object_schema", "guided", "json_object", "prompt"]
 
 
 def submit_batch(

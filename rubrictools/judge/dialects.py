@@ -122,8 +122,10 @@ def format_fields(dialect: str, schema: dict[str, Any], name: str) -> dict[str, 
 
 
 def _needs_probe(judge: Judge) -> bool:
+    """An OpenAI-compatible ``api_base`` the judge really reaches (litellm's ``mock_response`` reaches none)."""
     prefix, _, rest = judge.model.partition("/")
-    return bool(judge.api_base) and bool(rest) and prefix in DIRECT_PREFIXES | {"litellm_proxy"}
+    custom = bool(judge.api_base) and bool(rest) and prefix in DIRECT_PREFIXES | {"litellm_proxy"}
+    return custom and "mock_response" not in judge.litellm_kwargs
 
 
 def static_dialect(judge: Judge) -> str | None:
@@ -138,8 +140,6 @@ def static_dialect(judge: Judge) -> str | None:
         return legacy[judge.response_format]
     if judge.structured_output != "auto":
         return judge.structured_output
-    if "mock_response" in judge.litellm_kwargs:
-        return "json_object"
     litellm = load_litellm()
     try:
         known = litellm.get_model_info(model=judge.model) is not None

@@ -166,3 +166,10 @@ def test_both_transports_send_each_dialect_as_it_is(tmp_path, transport, style):
         assert "schema" in schema["response_format"]
     else:
         assert schema == {}
+
+
+def test_a_mock_judge_gets_the_format_litellm_gives_its_model_and_is_never_probed():
+    mock = {"mock_response": '{"verdict": "MET"}'}
+    assert dialects.static_dialect(Judge(model="openai/gpt-4.1-mini", litellm_kwargs=mock)) == "json_schema"
+    # behind an api_base it reaches no server, so no probe either
+    assert dialects.static_dialect(Judge(model="openai/local", api_base="http://127.0.0.1:1/v1", litellm_kwargs=mock))

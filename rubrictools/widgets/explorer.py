@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import polars as pl
 
 from rubrictools.frames import to_polars
-from rubrictools.widgets.snapshot import snapshot_bundle
+from rubrictools.widgets.snapshot import html_table, snapshot_bundle
 
 __all__ = ["VerdictExplorer"]
 
@@ -116,18 +115,7 @@ class VerdictExplorer:
         cols = [
             c for c in ("id", "criterion", "judge", "verdict", "explanation", "error", "__text") if c in page.columns
         ]
-        head = "".join(f"<th style='text-align:left'>{'submission' if c == '__text' else c}</th>" for c in cols)
-        rows = "".join(
-            "<tr>"
-            + "".join(
-                "<td style='text-align:left;vertical-align:top'>"
-                f"{html.escape('' if r[c] is None else str(r[c]))[:600]}</td>"
-                for c in cols
-            )
-            + "</tr>"
-            for r in page.iter_rows(named=True)
-        )
-        self.body.value = f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+        self.body.value = html_table(page.select(cols), max_chars=600, labels={"__text": "submission"})
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         """The live widget plus a static snapshot for exports (:mod:`rubrictools.widgets.snapshot`)."""

@@ -16,10 +16,26 @@ from typing import Any
 
 import polars as pl
 
-__all__ = ["SNAPSHOT_ROWS", "snapshot_bundle", "snapshot_html"]
+__all__ = ["SNAPSHOT_ROWS", "html_table", "snapshot_bundle", "snapshot_html"]
 
 SNAPSHOT_ROWS = 20
 """Rows of the widget's table shown in the snapshot."""
+
+
+def html_table(frame: pl.DataFrame, *, max_chars: int, labels: dict[str, str] | None = None) -> str:
+    """``frame`` as an HTML table, every cell escaped and cut at ``max_chars`` (untrusted text
+    cannot add markup); ``labels`` renames column headers.
+
+    >>> html_table(pl.DataFrame({"a": ["<b>x</b>"]}), max_chars=50).count("&lt;b&gt;")
+    1
+    """
+    cell = "<td style='text-align:left;vertical-align:top'>{}</td>"
+    head = "".join(f"<th style='text-align:left'>{html.escape((labels or {}).get(c, c))}</th>" for c in frame.columns)
+    rows = "".join(
+        "<tr>" + "".join(cell.format(html.escape("" if v is None else str(v))[:max_chars]) for v in r) + "</tr>"
+        for r in frame.iter_rows()
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
 def snapshot_html(title: str, status: str, table: pl.DataFrame | None) -> str:
@@ -35,13 +51,8 @@ def snapshot_html(title: str, status: str, table: pl.DataFrame | None) -> str:
     if table is None or table.height == 0:
         return head + "<p>(no rows yet)</p></div>"
     shown = table.head(SNAPSHOT_ROWS)
-    cols = "".join(f"<th>{html.escape(c)}</th>" for c in shown.columns)
-    rows = "".join(
-        "<tr>" + "".join(f"<td>{html.escape('' if v is None else str(v))[:200]}</td>" for v in r) + "</tr>"
-        for r in shown.iter_rows()
-    )
     more = f"<p>... {table.height - shown.height} more rows</p>" if table.height > shown.height else ""
-    return f"{head}<table><thead><tr>{cols}</tr></thead><tbody>{rows}</tbody></table>{more}</div>"
+    return f"{head}{html_table(shown, max_chars=200)}{more}</div>"
 
 
 def snapshot_bundle(widget: Any, title: str, status: str, table: pl.DataFrame | None) -> dict[str, Any]:

@@ -72,9 +72,7 @@ def forest(
         alt.Tooltip(f"{c}:{'N' if c in (by, 'metric') else 'Q'}", format=".3f" if c not in (by, "metric", "n") else "")
         for c in cols
     ]
-    rule = base.mark_rule(strokeWidth=2).encode(x=alt.X("ci_low:Q", title="value (95% CI)"), x2="ci_high:Q")
-    point = base.mark_point(filled=True, size=70).encode(x="value:Q", tooltip=tooltip)
-    layer = alt.layer(rule, point).properties(width=width)
+    layer = _intervals(base, tooltip).properties(width=width)
     n_metrics = t["metric"].n_unique()
     if n_metrics > 1:
         return (
@@ -89,6 +87,14 @@ def forest(
 def _class_name(code: str) -> pl.Expr:
     """The label of class ``code``; a whole number reads ``4``, not ``4.0``."""
     return pl.col("classes").list.get(pl.col(code)).cast(pl.String).str.replace(r"^(-?\d+)\.0$", "$1")
+
+
+def _intervals(base: alt.Chart, tooltip: list[Any]) -> alt.LayerChart:
+    """A forest plot's marks on ``base``: the ``ci_low``-``ci_high`` rule and the ``value`` point."""
+    alt = _alt()
+    rule = base.mark_rule(strokeWidth=2).encode(x=alt.X("ci_low:Q", title="value (95% CI)"), x2="ci_high:Q")
+    point = base.mark_point(filled=True, size=70).encode(x="value:Q", tooltip=tooltip)
+    return alt.layer(rule, point)
 
 
 def _forest_with_ceiling(
@@ -120,11 +126,8 @@ def _forest_with_ceiling(
     base = alt.Chart(alt.Data(values=_values(both))).encode(
         y=alt.Y(f"{by}:N", title=None, sort=order), yOffset=alt.YOffset("who:N", sort=who), color=colour
     )
-    rule = base.mark_rule(strokeWidth=2).encode(x=alt.X("ci_low:Q", title="value (95% CI)"), x2="ci_high:Q")
-    point = base.mark_point(filled=True, size=70).encode(
-        x="value:Q", tooltip=[f"{by}:N", "who:N", alt.Tooltip("value:Q", format=".3f")]
-    )
-    return alt.layer(rule, point).properties(width=width, title=title or f"{m} beside the human ceiling ({cm})")
+    tooltip = [f"{by}:N", "who:N", alt.Tooltip("value:Q", format=".3f")]
+    return _intervals(base, tooltip).properties(width=width, title=title or f"{m} beside the human ceiling ({cm})")
 
 
 def confusion(

@@ -1,5 +1,5 @@
 """Datasets: the project's demo sets, numeric extracts of public evaluation data, and
-autorubric's ``RubricDataset`` JSON format.
+autorubric's ``RubricDataset`` format (JSON or YAML) with its seeded, stratified train/test split.
 
 >>> from rubrictools import datasets
 >>> "demo_support" in datasets.catalogue()["name"].to_list()
@@ -27,6 +27,7 @@ from typing import Any
 from rubrictools.datasets.autorubric import read_autorubric, write_autorubric
 from rubrictools.datasets.catalogue import Dataset, catalogue, llmbar_statistics, load
 from rubrictools.datasets.chat import read_chat_jsonl
+from rubrictools.datasets.split import split_train_test
 
 __all__ = [
     "Dataset",
@@ -35,6 +36,7 @@ __all__ = [
     "load",
     "read_autorubric",
     "read_chat_jsonl",
+    "split_train_test",
     "write_autorubric",
 ]
 

@@ -1,4 +1,4 @@
-"""autorubric's ``RubricDataset`` JSON format, read into and written from a :class:`Dataset`."""
+"""autorubric's ``RubricDataset`` format (JSON or YAML), read into and written from a :class:`Dataset`."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import yaml
 
 from rubrictools.datasets.catalogue import Dataset
 from rubrictools.frames import to_polars
@@ -15,8 +16,28 @@ from rubrictools.rubric import Rubric
 __all__ = ["read_autorubric", "write_autorubric"]
 
 
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def _load(source: str | Path) -> Any:
+    """Parsed data of a JSON or YAML file (YAML by its suffix), or of JSON / YAML text (text
+    has a line break or starts with ``[``/``{``; anything else is a path)."""
+    is_text = isinstance(source, str) and ("\n" in source or source.lstrip()[:1] in ("[", "{"))
+    if is_text:
+        text, yaml_like = str(source), str(source).lstrip()[:1] not in ("[", "{")
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise FileNotFoundError(f"autorubric dataset: no file {str(path)!r}")
+        text, yaml_like = path.read_text(encoding="utf-8"), path.suffix in YAML_SUFFIXES
+    try:
+        return yaml.safe_load(text) if yaml_like else json.loads(text)
+    except (yaml.YAMLError, json.JSONDecodeError) as e:
+        raise ValueError(f"autorubric dataset {str(source)[:80]!r}: cannot parse: {e}") from None
+
+
 def read_autorubric(source: str | Path | dict[str, Any]) -> Dataset:
-    """Read autorubric's ``RubricDataset`` JSON (file path, JSON text or parsed dict).
+    """Read autorubric's ``RubricDataset`` (a JSON or YAML file path, JSON/YAML text or a parsed dict).
 
     Items become ``submissions`` (``id`` = item index, ``submission``, ``description``,
     ``reference_submission``, ``rubric`` as JSON for per-item rubrics, ``query`` from the
@@ -24,11 +45,7 @@ def read_autorubric(source: str | Path | dict[str, Any]) -> Dataset:
     ``"ground_truth"``) aligned with the effective rubric's criteria by position.
     """
 
-    if isinstance(source, dict):
-        data = source
-    else:
-        path = Path(str(source))
-        data = json.loads(path.read_text() if path.suffix == ".json" or path.exists() else str(source))
+    data = source if isinstance(source, dict) else _load(source)
     if not isinstance(data, dict) or "items" not in data:
         raise ValueError("not an autorubric RubricDataset: expected an object with 'items'")
     rubric = Rubric.from_dict(data["rubric"]) if data.get("rubric") else None
@@ -92,7 +109,8 @@ def write_autorubric(
     id_column: str = "id",
     rater: str | None = None,
 ) -> dict[str, Any]:
-    """Write submissions (and human labels as ground truth) in autorubric's JSON format.
+    """Write submissions (and human labels as ground truth) in autorubric's format: YAML when
+    ``path`` ends in ``.yaml``/``.yml``, else JSON.
 
     Per-item rubrics come from a ``rubric`` column (JSON or dicts); a row's own rubric is
     written with the item and its ground truth follows it, also beside a global ``rubric``.
@@ -122,19 +140,27 @@ def write_autorubric(
         gt = [labels.get((row[id_column], c.name or "")) for c in eff]
         item["ground_truth"] = gt if all(g is not None for g in gt) else None
         if own is not None:
-            item["rubric"] = [_autorubric_criterion(c) for c in own]
+            item["rubric"] = _autorubric_rubric(own)
         if row.get("reference_submission"):
             item["reference_submission"] = row["reference_submission"]
         items.append(item)
     out: dict[str, Any] = {
         "name": name,
         "prompt": prompt,
-        "rubric": [_autorubric_criterion(c) for c in rubric] if rubric else None,
+        "rubric": _autorubric_rubric(rubric) if rubric else None,
         "items": items,
     }
-    if path is not None:
-        Path(path).write_text(json.dumps(out, indent=2, ensure_ascii=False))
+    if path is not None and Path(path).suffix in YAML_SUFFIXES:
+        Path(path).write_text(yaml.safe_dump(out, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    elif path is not None:
+        Path(path).write_text(json.dumps(out, indent=2, ensure_ascii=False), encoding="utf-8")
     return out
+
+
+def _autorubric_rubric(rubric: Rubric) -> list[dict[str, Any]] | dict[str, Any]:
+    """A list of criteria, or ``{"guidelines", "criteria"}`` when the rubric has guidelines."""
+    crit = [_autorubric_criterion(c) for c in rubric]
+    return crit if rubric.guidelines is None else {"guidelines": rubric.guidelines, "criteria": crit}
 
 
 def _autorubric_criterion(c: Any) -> dict[str, Any]:

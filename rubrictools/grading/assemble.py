@@ -10,7 +10,7 @@ import polars as pl
 from rubrictools.grading.evidence import check_evidence
 from rubrictools.grading.inputs import AnyJudge, Inputs
 from rubrictools.grading.options import GradeOptions
-from rubrictools.grading.votes import aggregate_votes, option_ranks
+from rubrictools.grading.votes import aggregate_votes, option_frame
 from rubrictools.judge import Judge
 from rubrictools.verdicts import VERDICT_SCHEMA
 
@@ -91,8 +91,8 @@ def assemble(
             for c in r
             if c.aggregation
         }
-        ranks = option_ranks({id(r): r for r in inp.rubrics}.values())
-        agg = aggregate_votes(votes, overrides, opts.aggregate, ranks).with_columns(
+        options = option_frame({id(r): r for r in inp.rubrics}.values())
+        agg = aggregate_votes(votes, overrides, opts.aggregate, options).with_columns(
             pl.lit(len(judges)).cast(pl.Int64).alias("__judge")
         )
         pos = df.select("__row", "criterion", "__pos").unique(["__row", "criterion"])

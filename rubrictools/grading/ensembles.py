@@ -14,11 +14,11 @@ e.g. recorded judgments from several models.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
-from rubrictools.grading.votes import AGGREGATIONS, aggregate_votes, option_ranks
+from rubrictools.grading.votes import AGGREGATIONS, VoteRules, aggregate_votes, option_frame
 from rubrictools.verdicts import VERDICT_SCHEMA, validate_verdicts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,17 +36,40 @@ def ensemble(
     judge_weights: Mapping[str, float] | None = None,
     judges: list[str] | None = None,
     keep_votes: bool = False,
+    abstentions: Literal["vote", "drop"] = "vote",
+    unanimous: Literal["lowest", "abstain"] = "lowest",
+    snap: Literal["voted", "option"] = "voted",
 ) -> pl.DataFrame:
     """Aggregate a multi-judge verdict table into ``judge="ensemble"`` rows.
 
     ``method`` is one of ``majority``, ``weighted`` (by ``judge_weights``), ``any``,
-    ``unanimous``, ``mean`` or ``median`` (ordinal); ``per_criterion`` overrides it for some
-    criteria. Errored votes do not vote; a (submission, criterion) whose every vote failed
-    stays an error row. ``judges`` restricts the voters; ``keep_votes`` returns the votes
-    followed by the ensemble rows. Rows come back in first-seen submission order.
+    ``unanimous``, ``mean``, ``weighted_mean`` or ``median`` (ordinal); a criterion's own
+    ``aggregation`` in the rubric, then ``per_criterion``, override it. Errored votes do not
+    vote; a (submission, criterion) whose every vote failed stays an error row. ``judges``
+    restricts the voters; ``keep_votes`` returns the votes followed by the ensemble rows. Rows
+    come back in first-seen submission order.
+
+    ``abstentions="drop"``, ``unanimous="abstain"`` and ``snap="option"`` give autorubric's
+    behaviour (CANNOT_ASSESS/NA votes dropped before counting; a split unanimous vote abstains;
+    means snap to the nearest of all options, voted or not); the defaults are rubrictools'
+    (see :mod:`rubrictools.grading.votes` and README's difference table). Re-aggregating the
+    judges' rows of a ``grade(model=[...])`` table this way costs no call:
+
+    >>> import polars as pl, rubrictools as rt
+    >>> r = rt.Rubric.from_dict([{"name": "q", "requirement": "x", "options": [
+    ...     {"label": "lo", "value": 0}, {"label": "mid", "value": 0.5}, {"label": "hi", "value": 1}]}])
+    >>> w = pl.DataFrame({"id": [1, 1], "criterion": "q", "verdict": ["lo", "hi"], "judge": ["x", "y"]})
+    >>> rt.ensemble(w, r, method="mean")["verdict"].item()  # the voted label nearest 0.5: a tie, the lower
+    'lo'
+    >>> rt.ensemble(w, r, method="mean", snap="option")["verdict"].item()  # any option: 'mid' is 0.5
+    'mid'
+    >>> rt.ensemble(w, r, method="mean")["explanation"].item()
+    'mean of 2 judges (mean 0.5): lo x1, hi x1'
+
     """
     if method not in AGGREGATIONS:
         raise ValueError(f"method must be one of {AGGREGATIONS}")
+    rules = VoteRules(abstentions=abstentions, unanimous=unanimous, snap=snap)
     v = validate_verdicts(verdicts, rubric)
     if "judge" not in v.columns or v["judge"].null_count():
         raise ValueError("ensemble needs a 'judge' column naming the judge of every row")
@@ -64,8 +87,10 @@ def ensemble(
     votes = v.join(rows, on="id", how="left", maintain_order="left").with_columns(
         pl.col("judge").replace_strict(weights, default=1.0, return_dtype=pl.Float64).alias("judge_weight")
     )
-    ranks = option_ranks([rubric]) if rubric is not None else None
-    agg = aggregate_votes(votes, dict(per_criterion or {}), method, ranks).sort("__row", maintain_order=True)
+    overrides = {c.name or "": str(c.aggregation) for c in rubric or () if c.aggregation}
+    overrides.update(per_criterion or {})
+    options = option_frame([rubric]) if rubric is not None else None
+    agg = aggregate_votes(votes, overrides, method, options, rules).sort("__row", maintain_order=True)
     out = agg.select([c for c in VERDICT_SCHEMA if c in agg.columns])
     # usage columns the votes never had (recorded judgments) stay unknown, not 0 / True
     unknown_usage = [

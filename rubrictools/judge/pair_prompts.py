@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from rubrictools.judge.parsing import ParseError, extract_json
-from rubrictools.judge.prompts import context_block, describe_criterion, escape, submission_block
+from rubrictools.judge.prompts import context_block, describe_criterion, escape, guidelines_block, submission_block
 from rubrictools.rubric import Criterion, Rubric
 from rubrictools.submissions import Submission
 
@@ -86,6 +86,7 @@ def pair_messages(
     reference: str | None = None,
     ties: bool = True,
     system_prompt: str | None = None,
+    guidelines: str | None = None,
 ) -> list[dict[str, str]]:
     """Messages asking which of ``first`` (response 1) and ``second`` (response 2) better
     meets ``subject``: one criterion, or a whole rubric (holistic comparison)."""
@@ -100,6 +101,7 @@ def pair_messages(
         criterion = None
     has_thinking = first.thinking is not None or second.thinking is not None
     sections = [
+        guidelines_block(guidelines),
         head,
         context_block(query, reference),
         _response(first, part, 1),

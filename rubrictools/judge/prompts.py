@@ -156,12 +156,26 @@ def _examples_block(examples: Sequence[tuple[str, str, str | None]]) -> str:
     return "\n\n".join(out)
 
 
+def guidelines_block(guidelines: str | None) -> str:
+    """The rubric's guidelines (autorubric's ``guidelines``), escaped; nothing when there are
+    none, so rubrics without guidelines send the same requests as before."""
+    if not guidelines:
+        return ""
+    return f"Guidelines for applying the rubric (they apply to every criterion):\n<guidelines>\n{escape(guidelines)}\n</guidelines>"
+
+
 def _messages(
-    system: str, head: Sequence[str], sub: Submission, part: GradePart, query: str | None, reference: str | None
+    system: str,
+    head: Sequence[str],
+    sub: Submission,
+    part: GradePart,
+    query: str | None,
+    reference: str | None,
+    guidelines: str | None = None,
 ) -> list[dict[str, str]]:
-    """System + user messages: rubric part, then context, then the fenced submission."""
+    """System + user messages: guidelines, rubric part, then context, then the fenced submission."""
     body, note = submission_block(sub, part)
-    sections = [*head, context_block(query, reference), body, note]
+    sections = [guidelines_block(guidelines), *head, context_block(query, reference), body, note]
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(s for s in sections if s)}]
 
 
@@ -175,11 +189,12 @@ def criterion_messages(
     examples: Sequence[tuple[str, str, str | None]] = (),
     option_order: Sequence[int] | None = None,
     system_prompt: str | None = None,
+    guidelines: str | None = None,
     evidence: bool = False,
 ) -> list[dict[str, str]]:
     """Messages for one (submission, criterion) judgement (``evidence``: ask for a quote)."""
     head = [describe_criterion(criterion, option_order, evidence=evidence), _examples_block(examples)]
-    return _messages(system_prompt or SYSTEM_CRITERION, head, sub, part, query, reference)
+    return _messages(system_prompt or SYSTEM_CRITERION, head, sub, part, query, reference, guidelines)
 
 
 def item_messages(
@@ -191,6 +206,7 @@ def item_messages(
     reference: str | None = None,
     option_orders: dict[str, Sequence[int]] | None = None,
     system_prompt: str | None = None,
+    guidelines: str | None = None,
     evidence: frozenset[str] = frozenset(),
 ) -> list[dict[str, str]]:
     """Messages for one call judging every criterion of ``rubric`` (``evidence``: the
@@ -200,7 +216,7 @@ def item_messages(
         for i, c in enumerate(rubric, 1)
     )
     head = [f"The rubric has {len(rubric)} criteria:\n\n{crit}"]
-    return _messages(system_prompt or SYSTEM_ITEM, head, sub, part, query, reference)
+    return _messages(system_prompt or SYSTEM_ITEM, head, sub, part, query, reference, guidelines)
 
 
 def holistic_messages(
@@ -211,11 +227,12 @@ def holistic_messages(
     query: str | None = None,
     reference: str | None = None,
     system_prompt: str | None = None,
+    guidelines: str | None = None,
 ) -> list[dict[str, str]]:
     """Messages for one holistic 0-100 judgement of the whole rubric."""
     crit = "\n".join(f"- ({c.weight:+g}) {escape(c.name or '')}: {escape(c.requirement)}" for c in rubric)
     head = [f"Rubric (weight, name, requirement):\n{crit}"]
-    return _messages(system_prompt or SYSTEM_HOLISTIC, head, sub, part, query, reference)
+    return _messages(system_prompt or SYSTEM_HOLISTIC, head, sub, part, query, reference, guidelines)
 
 
 def _verdict_schema(criterion: Criterion) -> dict[str, Any]:

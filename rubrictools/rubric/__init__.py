@@ -15,12 +15,13 @@ from rubrictools.rubric.criterion import Criterion
 from rubrictools.rubric.groups import Group, Threshold, parse_thresholds
 from rubrictools.rubric.healthbench import HealthBenchScores, healthbench_score
 from rubrictools.rubric.labels import BINARY_LABELS, CANNOT_ASSESS, MET, UNMET, format_number, normalize_label
+from rubrictools.rubric.length import LengthPenalty, word_count
 from rubrictools.rubric.linter import lint
 from rubrictools.rubric.markdown import to_markdown
 from rubrictools.rubric.model import Rubric
 from rubrictools.rubric.options import NumericRange, Option
 from rubrictools.rubric.rule import Rule
-from rubrictools.rubric.scoring import LengthPenalty, score, word_count
+from rubrictools.rubric.scoring import score
 
 __all__ = [
     "BINARY_LABELS",

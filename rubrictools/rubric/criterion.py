@@ -224,6 +224,22 @@ class Criterion(BaseModel):
             return BINARY_LABELS
         return tuple(o.label for o in self.options)
 
+    @property
+    def answer_labels(self) -> tuple[str, ...]:
+        """Every label accepted from a judge: :attr:`labels`, plus CANNOT_ASSESS on a
+        multi-choice criterion without an NA option (an NA verdict, never scored: the channel
+        autorubric opens by appending an NA option). The judge is offered :attr:`labels` only,
+        so requests and cache keys are unchanged; an answer of CANNOT_ASSESS is kept, not
+        turned into a parse error.
+
+        >>> Criterion(requirement="x", options=[{"label": "a", "value": 0}, {"label": "b", "value": 1}]).answer_labels
+        ('a', 'b', 'CANNOT_ASSESS')
+        """
+        if self.options is None or any(o.na for o in self.options):
+            return self.labels
+        clash = any(normalize_label(o.label) == normalize_label(CANNOT_ASSESS) for o in self.options)
+        return self.labels if clash else (*self.labels, CANNOT_ASSESS)
+
     def canonical_label(self, label: str) -> str | None:
         """Return the canonical spelling of ``label`` or ``None`` if it is not allowed.
 
@@ -239,7 +255,7 @@ class Criterion(BaseModel):
                 return None
             return format_number(x) if self.range.contains(x) else None
         key = normalize_label(label)
-        for lab in self.labels:
+        for lab in self.answer_labels:
             if normalize_label(lab) == key:
                 return lab
         return None
@@ -258,8 +274,8 @@ class Criterion(BaseModel):
             return self.range.unit(float(canon))
         if self.options is None:
             return {MET: 1.0, UNMET: 0.0, CANNOT_ASSESS: None}[canon]
-        opt = next(o for o in self.options if o.label == canon)
-        return None if opt.na else opt.value
+        opt = next((o for o in self.options if o.label == canon), None)
+        return None if opt is None or opt.na else opt.value
 
     @property
     def worst_value(self) -> float:

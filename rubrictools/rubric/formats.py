@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
-__all__ = ["field_errors", "flatten", "format_validation_error", "healthbench_item"]
+__all__ = ["criterion_id", "field_errors", "flatten", "format_validation_error", "healthbench_item"]
 
 
 def flatten(data: Any) -> list[tuple[dict[str, Any], str | None]]:
@@ -15,10 +16,22 @@ def flatten(data: Any) -> list[tuple[dict[str, Any], str | None]]:
 
     Shapes: a flat list of criteria; a list of sections ``{"name"?, "criteria": [...]}``;
     ``{"sections": [...]}``; ``{"rubric": <any of the above>}``; ``{"criteria": [...]}``;
-    a list of HealthBench rubric items (:func:`healthbench_item`).
+    a list of HealthBench rubric items (:func:`healthbench_item`). A section may name itself
+    by ``name``, ``title``, ``section`` or ``id``; a criterion's ``id`` (the peers ignore it)
+    is its name when it has none (:func:`criterion_id`).
     """
     if isinstance(data, Mapping):
-        allowed = {"rubric", "sections", "criteria", "name", "title", "description", "groups", "thresholds"}
+        allowed = {
+            "rubric",
+            "sections",
+            "criteria",
+            "name",
+            "title",
+            "description",
+            "groups",
+            "thresholds",
+            "guidelines",
+        }
         unknown = set(data) - allowed
         if unknown:
             raise ValueError(f"rubric: unknown top-level keys {sorted(unknown)}; expected one of {sorted(allowed)}")
@@ -39,20 +52,39 @@ def flatten(data: Any) -> list[tuple[dict[str, Any], str | None]]:
         if not isinstance(item, Mapping):
             raise ValueError(f"rubric: item {i} must be a mapping, got {type(item).__name__}")
         if "criteria" in item:
-            extra = set(item) - {"criteria", "name", "title", "section", "description"}
+            extra = set(item) - {"criteria", "name", "title", "section", "description", "id"}
             if extra:
                 raise ValueError(f"rubric: section {i}: unknown keys {sorted(extra)}")
             crit = item["criteria"]
             if not isinstance(crit, list):
                 raise ValueError(f"rubric: section {i}: 'criteria' must be a list, got {type(crit).__name__}")
-            section = item.get("name") or item.get("title") or item.get("section")
+            section = item.get("name") or item.get("title") or item.get("section") or item.get("id")
+            section = None if section is None else str(section)
             for j, c in enumerate(crit):
                 if not isinstance(c, Mapping):
                     raise ValueError(f"rubric: section {i}, criterion {j} must be a mapping, got {type(c).__name__}")
-                out.append((dict(c), section))
+                out.append((criterion_id(c), section))
         else:
-            out.append((healthbench_item(item, i), None))
+            out.append((criterion_id(healthbench_item(item, i)), None))
     return out
+
+
+def criterion_id(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A criterion dict with a peer's ``id`` key resolved: the name when the criterion has
+    none; dropped with a warning when it differs from the name (nothing else reads it)."""
+    d = dict(item)
+    if "id" not in d:
+        return d
+    ident = d.pop("id")
+    if d.get("name") is None:
+        d["name"] = str(ident)
+    elif str(ident) != d["name"]:
+        warnings.warn(
+            f"rubric: criterion {d['name']!r}: its 'id' {ident!r} is dropped (the name identifies it)",
+            UserWarning,
+            stacklevel=4,
+        )
+    return d
 
 
 def healthbench_item(item: Mapping[str, Any], i: int = 0) -> dict[str, Any]:

@@ -40,7 +40,9 @@ from rubrictools.rubric.scoring import score as score_table
 if TYPE_CHECKING:  # pragma: no cover
     import polars as pl
 
-__all__ = ["Rubric"]
+__all__ = ["RUBRIC_KEYS", "Rubric"]
+
+RUBRIC_KEYS = ("groups", "thresholds", "guidelines")  # rubric-level keys beside the criteria
 
 
 class Rubric(BaseModel):
@@ -62,11 +64,21 @@ class Rubric(BaseModel):
     criteria: tuple[Criterion, ...]
     groups: tuple[Group, ...] = ()
     thresholds: tuple[Threshold, ...] = ()
+    guidelines: str | None = None
+    """Free text that applies to every criterion (autorubric's ``guidelines``): shown to the
+    judge, escaped, above the rubric in every mode. Blank text means none."""
 
     def __init__(self, criteria: Sequence[Criterion] | None = None, /, **data: Any) -> None:
         if criteria is not None:
             data["criteria"] = criteria
         super().__init__(**data)
+
+    @field_validator("guidelines", mode="before")
+    @classmethod
+    def _blank_guidelines(cls, v: Any) -> Any:
+        if v is not None and not isinstance(v, str):
+            raise ValueError(f"guidelines must be text, got {type(v).__name__}")
+        return v if v is None or v.strip() else None
 
     @field_validator("thresholds", mode="before")
     @classmethod
@@ -243,7 +255,7 @@ class Rubric(BaseModel):
         )
 
     def label_frame(self) -> pl.DataFrame:
-        """Every allowed label of every criterion with its score fraction.
+        """Every allowed label of every criterion (:attr:`Criterion.answer_labels`) with its score fraction.
 
         Columns: ``criterion, label, key`` (normalised label), ``value`` (null for
         CANNOT_ASSESS/NA), ``weight``, ``worst_value``. Used to validate and score
@@ -255,7 +267,7 @@ class Rubric(BaseModel):
         for c in self.criteria:
             if c.range is not None:  # numbers are validated by expression, not by lookup
                 continue
-            for lab in c.labels:
+            for lab in c.answer_labels:
                 rows["criterion"].append(c.name)
                 rows["label"].append(lab)
                 rows["key"].append(normalize_label(lab))
@@ -286,20 +298,24 @@ class Rubric(BaseModel):
         if isinstance(data, Rubric):
             return data
         extras: dict[str, Any] = {}
-        while isinstance(data, Mapping) and "rubric" in data and not ({"groups", "thresholds"} & set(data)):
-            data = data["rubric"]
-        if isinstance(data, Mapping) and ({"groups", "thresholds"} & set(data)):
+        while isinstance(data, Mapping) and (set(data) & {"rubric", *RUBRIC_KEYS}):
             data = dict(data)
-            extras = {k: data.pop(k) for k in ("groups", "thresholds") if k in data}
-            if "rubric" in data:
-                data = data["rubric"]
+            for k in RUBRIC_KEYS:  # an inner value beside an outer one is ambiguous
+                if k in data and k in extras:
+                    raise ValueError(f"rubric: {k!r} is given both beside and inside 'rubric'")
+                if k in data:
+                    extras[k] = data.pop(k)
+            if "rubric" not in data:
+                break
+            data = data["rubric"]
         try:
             if "thresholds" in extras:
                 extras["thresholds"] = parse_thresholds(extras["thresholds"])
             if "groups" in extras:
                 extras["groups"] = cls._parse_groups(extras["groups"])
+            extras["guidelines"] = cls._blank_guidelines(extras.get("guidelines"))
         except ValueError as e:
-            raise ValueError(str(e)) from None
+            raise ValueError(f"rubric: {e}") from None
         items = flatten(data)
         if not items:
             raise ValueError("a rubric needs at least one criterion")
@@ -375,9 +391,11 @@ class Rubric(BaseModel):
         """List of criterion dicts (a ``{"criteria", "groups", "thresholds"}`` mapping when the
         rubric declares groups or thresholds); ``Rubric.from_dict(r.to_dict()) == r``."""
         crit = [c.to_dict() for c in self.criteria]
-        if not self.groups and not self.thresholds:
+        if not self.groups and not self.thresholds and self.guidelines is None:
             return crit
         out: dict[str, Any] = {"criteria": crit}
+        if self.guidelines is not None:
+            out["guidelines"] = self.guidelines
         if self.groups:
             out["groups"] = [g.model_dump(exclude_defaults=True) for g in self.groups]
         if self.thresholds:
@@ -408,7 +426,7 @@ class Rubric(BaseModel):
         self,
         labels: Sequence[str],
         *,
-        cannot_assess: Literal["skip", "zero", "partial", "fail"] = "skip",
+        cannot_assess: Literal["skip", "zero", "partial", "worst", "fail"] = "skip",
         partial_credit: float = 0.5,
         normalize: bool = True,
     ) -> float | None:

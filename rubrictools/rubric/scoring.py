@@ -15,7 +15,11 @@ CANNOT_ASSESS (binary) and NA options (multi-choice) follow ``cannot_assess``:
 * ``"skip"`` (default): dropped from numerator and denominator;
 * ``"zero"``: kept with ``c_i = 0`` (counts as unmet);
 * ``"partial"``: kept with ``c_i = partial_credit * w_i`` for positive weights, 0 for penalties;
-* ``"fail"``: the submission's ``score`` is 0 (``raw_score`` stays the assessed sum).
+* ``"worst"``: kept at the criterion's worst realisable outcome, ``c_i = worst_i * w_i`` (UNMET
+  for a reward, MET for a penalty, the score-minimising option of a multi-choice criterion):
+  autorubric's ``FAIL``;
+* ``"fail"``: the submission's ``score`` is 0 (``raw_score`` stays the assessed sum; null when
+  every criterion is unassessable): one unassessable criterion fails the whole submission.
 
 A failed judge call (``error`` not null) is never a CANNOT_ASSESS: by default
 (``on_error="null"``) the submission's score is null and ``error`` names the criterion;
@@ -43,74 +47,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 import polars as pl
-from pydantic import BaseModel, ConfigDict, model_validator
 
 from rubrictools.frames import to_polars
 from rubrictools.rubric.groups import parse_thresholds
+from rubrictools.rubric.length import LengthPenalty, word_count
 from rubrictools.verdicts import HOLISTIC, validate_verdicts
 
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools.rubric.model import Rubric
 
-__all__ = ["LengthPenalty", "score", "select_judge", "word_count"]
+__all__ = ["CANNOT_ASSESS_STRATEGIES", "LengthPenalty", "score", "select_judge", "word_count"]
 
-CannotAssess = Literal["skip", "zero", "partial", "fail"]
+CannotAssess = Literal["skip", "zero", "partial", "worst", "fail"]
+CANNOT_ASSESS_STRATEGIES = ("skip", "zero", "partial", "worst", "fail")
 OnError = Literal["null", "skip", "worst"]
 ValueFrom = Literal["label", "expected"]
-
-
-class LengthPenalty(BaseModel):
-    """A verbosity penalty subtracted from the score.
-
-    ``penalty(n) = 0`` for ``n <= free_budget``, ``penalty_at_cap`` for ``n >= max_cap``, and
-    ``penalty_at_cap * ((n - free_budget) / (max_cap - free_budget)) ** exponent`` between.
-    With normalised scores the result is floored at 0; with raw scores it is subtracted as is
-    (use an absolute ``penalty_at_cap`` then).
-
-    >>> LengthPenalty(free_budget=10, max_cap=20, penalty_at_cap=0.5, exponent=1).penalty([5, 15, 30]).tolist()
-    [0.0, 0.25, 0.5]
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    free_budget: int = 6000
-    max_cap: int = 8000
-    penalty_at_cap: float = 0.5
-    exponent: float = 1.6
-
-    @model_validator(mode="after")
-    def _check(self) -> LengthPenalty:
-        if self.free_budget < 0 or self.max_cap <= self.free_budget:
-            raise ValueError("LengthPenalty: need 0 <= free_budget < max_cap")
-        if self.penalty_at_cap < 0 or self.exponent <= 0:
-            raise ValueError("LengthPenalty: penalty_at_cap must be >= 0 and exponent > 0")
-        return self
-
-    def penalty(self, counts: Any) -> np.ndarray:
-        """Vectorised penalty for an array of word/token counts."""
-        n = np.asarray(counts, dtype=float)
-        frac = np.clip((n - self.free_budget) / float(self.max_cap - self.free_budget), 0.0, 1.0)
-        return self.penalty_at_cap * frac**self.exponent
-
-    def expr(self, counts: pl.Expr) -> pl.Expr:
-        """The same penalty as a polars expression."""
-        frac = ((counts.cast(pl.Float64) - self.free_budget) / float(self.max_cap - self.free_budget)).clip(0.0, 1.0)
-        return self.penalty_at_cap * frac.pow(self.exponent)
-
-
-def word_count(df: Any, column: str = "submission", id_column: str = "id") -> pl.DataFrame:
-    """Whitespace word counts per submission, as the ``lengths`` input of :func:`score`.
-
-    >>> word_count(pl.DataFrame({"id": [1], "submission": ["two words"]}))["length"].to_list()
-    [2]
-    """
-
-    frame = to_polars(df)
-    return frame.select(
-        pl.col(id_column).alias("id"), pl.col(column).str.count_matches(r"\S+").cast(pl.Int64).alias("length")
-    )
 
 
 def select_judge(v: pl.DataFrame, judge: str | None) -> pl.DataFrame:
@@ -156,7 +108,9 @@ def score(
     rubric
         The rubric; when omitted the table's ``weight`` column is used (per-item rubrics).
     cannot_assess, partial_credit
-        CANNOT_ASSESS / NA strategy (see module docstring).
+        CANNOT_ASSESS / NA strategy: ``"skip"``, ``"zero"``, ``"partial"``, ``"worst"`` (autorubric's
+        ``FAIL``: the criterion at its worst outcome) or ``"fail"`` (the whole score 0); formulas
+        in the module docstring.
     normalize
         ``True``: score in [0, 1]; ``False``: ``score`` is the raw weighted sum.
     on_error
@@ -199,8 +153,8 @@ def score(
     >>> rt.score(v, rubric).select("score", "raw_score").row(0)
     (0.6666666666666666, 10.0)
     """
-    if cannot_assess not in ("skip", "zero", "partial", "fail"):
-        raise ValueError(f"cannot_assess must be 'skip', 'zero', 'partial' or 'fail', got {cannot_assess!r}")
+    if cannot_assess not in CANNOT_ASSESS_STRATEGIES:
+        raise ValueError(f"cannot_assess must be one of {CANNOT_ASSESS_STRATEGIES}, got {cannot_assess!r}")
     if on_error not in ("null", "skip", "worst"):
         raise ValueError(f"on_error must be 'null', 'skip' or 'worst', got {on_error!r}")
     if not 0.0 <= partial_credit <= 1.0:
@@ -228,6 +182,8 @@ def score(
         na_keep, na_c = pl.lit(True), pl.lit(0.0)
     elif cannot_assess == "partial":
         na_keep, na_c = pl.lit(True), pl.when(w > 0).then(partial_credit * w).otherwise(0.0)
+    elif cannot_assess == "worst":
+        na_keep, na_c = pl.lit(True), pl.col("worst_value") * w
     else:  # fail: the score becomes 0; the criterion adds nothing to the sums
         na_keep, na_c = pl.lit(False), pl.lit(0.0)
     if on_error == "worst":

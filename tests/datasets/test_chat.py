@@ -27,7 +27,10 @@ def test_openai_chat_format(tmp_path: Path) -> None:
     assert df.columns == ["line", "conversation", "id", "meta"]
     assert df.schema["conversation"] == CONVERSATION_DTYPE
     assert df["line"].to_list() == [1, 2] and df["meta"][0] is None
-    assert df["conversation"][0].to_list() == [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]
+    assert df["conversation"][0].to_list() == [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello"},
+    ]
 
 
 def test_healthbench_layout_grades_with_its_own_rubrics(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+import rubrictools as rt
 from rubrictools.grading.votes import aggregate_votes
 
 VALUES = {"MET": 1.0, "UNMET": 0.0, "CANNOT_ASSESS": None, "lo": 0.0, "mid": 0.5, "hi": 1.0, "na": None}
@@ -84,10 +85,13 @@ def test_mean_ties_are_exact_ties_despite_float_rounding():
 @pytest.mark.parametrize("method", ["any", "unanimous"])
 def test_equal_value_options_do_not_depend_on_judge_order(method):
     # options "x" (index 0) and "y" (index 1) are worth the same: the lowest index wins either way
-    ranks = {("c", "y"): 1, ("c", "x"): 0}
+    options = pl.DataFrame(
+        {"criterion": ["c", "c"], "verdict": ["y", "x"], "rank": [1, 0], "opt_value": [0.5, 0.5]},
+        schema_overrides={"rank": pl.Int64},
+    )
     for order in (["y", "x"], ["x", "y"]):
         v = votes(order).with_columns(pl.lit(0.5).alias("value"))
-        assert aggregate_votes(v, {}, method, ranks).row(0, named=True)["verdict"] == "x", order
+        assert aggregate_votes(v, {}, method, options).row(0, named=True)["verdict"] == "x", order
 
 
 def test_weighted_mean_snaps_to_the_option_nearest_the_judge_weighted_mean():
@@ -96,3 +100,80 @@ def test_weighted_mean_snaps_to_the_option_nearest_the_judge_weighted_mean():
     assert agg(v, "weighted_mean")["verdict"] == "hi"  # (8 * 1 + 0 + 0) / 10 = 0.8: nearer 'hi' (1) than 'lo'
     equal = votes(["hi", "lo", "lo"])
     assert agg(equal, "weighted_mean")["verdict"] == agg(equal, "mean")["verdict"]
+
+
+# ------------------------------------------------------------------ autorubric's vote semantics
+OPTS = [{"label": "lo", "value": 0.0}, {"label": "mid", "value": 0.5}, {"label": "hi", "value": 1.0}]
+
+
+def _table(criterion: dict, labels: list[str]) -> tuple[pl.DataFrame, rt.Rubric]:
+    rubric = rt.Rubric.from_dict([{"name": "q", "requirement": "x", **criterion}])
+    n = len(labels)
+    v = pl.DataFrame({"id": [1] * n, "criterion": ["q"] * n, "verdict": labels, "judge": [f"j{i}" for i in range(n)]})
+    return v, rubric
+
+
+def _one(v: pl.DataFrame, rubric: rt.Rubric, **kw) -> str:
+    return rt.ensemble(v, rubric, **kw)["verdict"].item()
+
+
+def test_abstentions_vote_by_default_and_are_dropped_as_autorubric_drops_them() -> None:
+    v, r = _table({}, ["MET", "CANNOT_ASSESS", "CANNOT_ASSESS"])
+    assert _one(v, r) == "CANNOT_ASSESS"
+    assert _one(v, r, abstentions="drop") == "MET"
+    assert _one(v, r, abstentions="drop", method="unanimous") == "MET"
+    everyone_abstains, r = _table({}, ["CANNOT_ASSESS", "CANNOT_ASSESS"])
+    assert _one(everyone_abstains, r, abstentions="drop") == "CANNOT_ASSESS"
+    na, r = _table({"options": [*OPTS, {"label": "n/a", "value": 0, "na": True}]}, ["hi", "n/a", "n/a"])
+    assert _one(na, r) == "n/a" and _one(na, r, abstentions="drop") == "hi"
+
+
+def test_unanimous_disagreement_takes_the_lowest_label_or_abstains() -> None:
+    nominal = {"options": OPTS, "scale_type": "nominal"}
+    v, r = _table(nominal, ["hi", "mid"])
+    assert _one(v, r, method="unanimous") == "mid"
+    assert _one(v, r, method="unanimous", unanimous="abstain") == "CANNOT_ASSESS"  # no NA option: the channel
+    v, r = _table({**nominal, "options": [*OPTS, {"label": "none", "value": 0, "na": True}]}, ["hi", "mid"])
+    assert _one(v, r, method="unanimous", unanimous="abstain") == "none"  # the author's NA option
+    agreed, r = _table(nominal, ["hi", "hi"])
+    assert _one(agreed, r, method="unanimous", unanimous="abstain") == "hi"
+    scored = rt.score(rt.ensemble(v, r, method="unanimous", unanimous="abstain"), r)
+    assert scored["cannot_assess_count"].item() == 1 and scored["score"].item() is None
+
+
+@pytest.mark.parametrize(
+    ("labels", "method", "voted", "option"),
+    [
+        (["lo", "hi"], "mean", "lo", "mid"),  # mean 0.5: no judge said 'mid', autorubric still picks it
+        (["lo", "hi", "hi"], "mean", "hi", "mid"),  # 2/3: of the voted, 1 is nearer; of all, 0.5
+        (["lo", "lo", "hi"], "mean", "lo", "mid"),  # 1/3: nearer 0.5 than 0
+        (["lo", "mid", "hi", "hi"], "median", "mid", "mid"),
+    ],
+)
+def test_means_snap_to_voted_labels_or_to_every_option(labels, method, voted, option) -> None:
+    v, r = _table({"options": OPTS}, labels)
+    assert _one(v, r, method=method) == voted
+    assert _one(v, r, method=method, snap="option") == option
+
+
+def test_the_exact_centre_is_stated_and_the_rubric_aggregation_is_used() -> None:
+    v, r = _table({"options": OPTS, "aggregation": "mean"}, ["lo", "hi", "hi"])
+    out = rt.ensemble(v, r)  # the criterion's own aggregation, not the default majority
+    assert out["explanation"].item() == "mean of 3 judges (mean 0.667): hi x2, lo x1"
+    assert rt.ensemble(v, r, per_criterion={"q": "majority"})["explanation"].item().startswith("majority of 3")
+
+
+def test_vote_rules_are_validated() -> None:
+    v, r = _table({}, ["MET"])
+    for kw in ({"abstentions": "ignore"}, {"unanimous": "nope"}, {"snap": "closest"}):
+        with pytest.raises(ValueError, match=next(iter(kw))):
+            rt.ensemble(v, r, **kw)
+
+
+def test_a_multi_choice_criterion_without_na_option_accepts_cannot_assess_as_na() -> None:
+    c = rt.Rubric.from_dict([{"name": "q", "requirement": "x", "options": OPTS}])["q"]
+    assert c.labels == ("lo", "mid", "hi")  # what the judge is offered (requests unchanged)
+    assert c.canonical_label("cannot_assess") == "CANNOT_ASSESS" and c.value_of("CANNOT_ASSESS") is None
+    from rubrictools.judge.parsing import parse_criterion
+
+    assert parse_criterion('{"verdict": "CANNOT_ASSESS", "explanation": "no basis"}', c)[0] == "CANNOT_ASSESS"

@@ -41,7 +41,10 @@ def reference_score(
                 any_na = True
                 if strategy in ("skip", "fail"):
                     continue
-                contribution = 0.0 if strategy == "zero" else (pc * w if w > 0 else 0.0)
+                if strategy == "worst":
+                    contribution = c.worst_value * w
+                else:
+                    contribution = 0.0 if strategy == "zero" else (pc * w if w > 0 else 0.0)
             else:
                 contribution = val * w
         S += contribution
@@ -111,7 +114,7 @@ def _table(rubric: Rubric, labels, errors, sid=0) -> pl.DataFrame:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     case=cases(),
-    strategy=st.sampled_from(["skip", "zero", "partial", "fail"]),
+    strategy=st.sampled_from(["skip", "zero", "partial", "worst", "fail"]),
     pc=st.floats(0, 1),
     normalize=st.booleans(),
     on_error=st.sampled_from(["null", "skip", "worst"]),
@@ -298,7 +301,7 @@ def test_ensemble_rows_are_selected_and_duplicates_need_a_judge():
 
 @pytest.mark.peers
 @settings(max_examples=150, deadline=None)
-@given(case=cases(), strategy=st.sampled_from(["skip", "zero", "partial"]), normalize=st.booleans())
+@given(case=cases(), strategy=st.sampled_from(["skip", "zero", "partial", "worst"]), normalize=st.booleans())
 def test_matches_autorubric_compute_score(case, strategy, normalize):
     ar = pytest.importorskip("autorubric")
     rubric, labels, _ = case
@@ -315,6 +318,7 @@ def test_matches_autorubric_compute_score(case, strategy, normalize):
         "skip": ar.CannotAssessStrategy.SKIP,
         "zero": ar.CannotAssessStrategy.ZERO,
         "partial": ar.CannotAssessStrategy.PARTIAL,
+        "worst": ar.CannotAssessStrategy.FAIL,  # autorubric's FAIL is our "worst" (README table)
     }[strategy]
     expected = ar_rubric.compute_score(labels, normalize=normalize, cannot_assess_strategy=strat, partial_credit=0.5)
     got = rubric.score(labels, cannot_assess=strategy, normalize=normalize)

@@ -53,6 +53,7 @@ class CriterionTask(JudgeTask):
             examples=self.examples,
             option_order=self.option_order,
             system_prompt=system_prompt,
+            guidelines=s.rubric.guidelines,
             evidence=self.evidence,
         )
 

@@ -33,6 +33,7 @@ class HolisticTask(JudgeTask):
             query=s.query,
             reference=s.reference,
             system_prompt=system_prompt,
+            guidelines=s.rubric.guidelines,
         )
 
     def optional_columns(self) -> set[str]:

@@ -47,6 +47,7 @@ class ItemTask(JudgeTask):
             reference=s.reference,
             option_orders=self.option_orders,
             system_prompt=system_prompt,
+            guidelines=s.rubric.guidelines,
             evidence=self.evidence,
         )
 

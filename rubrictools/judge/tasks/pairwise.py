@@ -58,6 +58,7 @@ class PairTask(JudgeTask):
             reference=s.reference,
             ties=self.ties,
             system_prompt=system_prompt,
+            guidelines=s.rubric.guidelines,
         )
 
     def schema_key(self) -> Hashable:

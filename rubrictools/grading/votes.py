@@ -20,12 +20,14 @@ Methods (errored votes never vote; a group whose every vote errored stays an err
   CANNOT_ASSESS under majority). ``"drop"``: they are dropped before counting, as autorubric
   does (``[MET, CA, CA]`` -> MET); only when every vote abstains is the result an abstention.
 * ``unanimous="lowest"`` (default): on disagreement the lowest-valued label voted.
-  ``"abstain"``: disagreement gives the criterion's NA label (its NA option, else
-  CANNOT_ASSESS), as autorubric's nominal ``unanimous`` does.
+  ``"abstain"``: on a nominal criterion, disagreement gives the criterion's NA label (its NA
+  option, else CANNOT_ASSESS), as autorubric's nominal ``unanimous`` does; binary and ordinal
+  criteria keep the lowest label (autorubric's binary ``unanimous`` and ordinal ``min``).
 * ``snap="voted"`` (default): ``mean``/``weighted_mean``/``median`` pick among the labels some
   judge voted. ``"option"``: among all the criterion's options (autorubric), so the votes
-  ``[0, 1]`` on a 0 / 0.5 / 1 scale give 0.5's label, which no judge voted. Numeric-range
-  criteria keep ``"voted"``.
+  ``[0, 1]`` on a 0 / 0.5 / 1 scale give 0.5's label, which no judge voted; the median of an
+  even count is then the midpoint of the two middle votes. Numeric-range criteria keep
+  ``"voted"``.
 """
 
 from __future__ import annotations
@@ -45,7 +47,13 @@ __all__ = ["AGGREGATIONS", "VoteRules", "aggregate_votes", "option_frame"]
 
 AGGREGATIONS = ("majority", "weighted", "any", "unanimous", "mean", "weighted_mean", "median")
 KEYS = ["__row", "criterion"]
-OPTION_SCHEMA = {"criterion": pl.String, "verdict": pl.String, "rank": pl.Int64, "opt_value": pl.Float64}
+OPTION_SCHEMA = {
+    "criterion": pl.String,
+    "verdict": pl.String,
+    "rank": pl.Int64,
+    "opt_value": pl.Float64,
+    "nominal": pl.Boolean,
+}
 
 
 @dataclass(frozen=True)
@@ -72,15 +80,15 @@ class VoteRules:
 
 def option_frame(rubrics: Iterable[Rubric]) -> pl.DataFrame:
     """Every label of every enumerated criterion: ``criterion, verdict, rank`` (its position)
-    and ``opt_value`` (null for CANNOT_ASSESS/NA). Binary criteria list MET, UNMET, CANNOT_ASSESS;
-    numeric-range criteria are left out."""
-    rows: list[tuple[str, str, int, float | None]] = []
+    ``opt_value`` (null for CANNOT_ASSESS/NA) and ``nominal``. Binary criteria list MET, UNMET,
+    CANNOT_ASSESS; numeric-range criteria are left out."""
+    rows: list[tuple[str, str, int, float | None, bool]] = []
     for r in rubrics:
         for c in r:
             if c.range is not None:
                 continue
             labels = BINARY_LABELS if c.options is None else c.answer_labels
-            rows.extend((c.name or "", lab, i, c.value_of(lab)) for i, lab in enumerate(labels))
+            rows.extend((c.name or "", lab, i, c.value_of(lab), c.kind == "nominal") for i, lab in enumerate(labels))
     return pl.DataFrame(rows, schema=OPTION_SCHEMA, orient="row").unique(["criterion", "verdict"], keep="first")
 
 
@@ -121,7 +129,11 @@ def _centred(
         pl.col("value").quantile(0.5, "higher").alias("hi"),
         pl.col("weight").first().alias("w"),
     )
-    stats = stats.with_columns(pl.when(pl.col("w") < 0).then(pl.col("hi")).otherwise(pl.col("lo")).alias("median"))
+    # a voted median is a middle vote (the score-minimising one of an even count); snapping to
+    # any option aims at the midpoint of the two middle votes, as autorubric does
+    middle = (pl.col("lo") + pl.col("hi")) / 2 if snap == "option" else None
+    voted_middle = pl.when(pl.col("w") < 0).then(pl.col("hi")).otherwise(pl.col("lo"))
+    stats = stats.with_columns((voted_middle if middle is None else middle).alias("median"))
     sign = pl.when(pl.col("w") < 0).then(-1.0).otherwise(1.0)
     voted = cand.filter(~pl.col("is_na")).join(stats, on=KEYS)
     if snap == "option":
@@ -185,7 +197,13 @@ def aggregate_votes(
     if "unanimous" in methods:
         lowest = _pick(cand, ["is_na", "val_key", "rank", "verdict"], [False, False, False, False])
         if rules.unanimous == "abstain":
-            split = cand.group_by(KEYS).agg(pl.len().alias("n_labels")).filter(pl.col("n_labels") > 1)
+            nominal = options.filter("nominal").select("criterion").unique()
+            split = (
+                cand.join(nominal, on="criterion")
+                .group_by(KEYS)
+                .agg(pl.len().alias("n_labels"))
+                .filter(pl.col("n_labels") > 1)
+            )
             na = split.join(_abstain_labels(options), on="criterion", how="left").select(
                 *KEYS,
                 pl.col("na_label").fill_null(CANNOT_ASSESS).alias("verdict"),

@@ -86,7 +86,7 @@ def test_mean_ties_are_exact_ties_despite_float_rounding():
 def test_equal_value_options_do_not_depend_on_judge_order(method):
     # options "x" (index 0) and "y" (index 1) are worth the same: the lowest index wins either way
     options = pl.DataFrame(
-        {"criterion": ["c", "c"], "verdict": ["y", "x"], "rank": [1, 0], "opt_value": [0.5, 0.5]},
+        {"criterion": ["c", "c"], "verdict": ["y", "x"], "rank": [1, 0], "opt_value": [0.5, 0.5], "nominal": False},
         schema_overrides={"rank": pl.Int64},
     )
     for order in (["y", "x"], ["x", "y"]):
@@ -135,6 +135,10 @@ def test_unanimous_disagreement_takes_the_lowest_label_or_abstains() -> None:
     assert _one(v, r, method="unanimous", unanimous="abstain") == "CANNOT_ASSESS"  # no NA option: the channel
     v, r = _table({**nominal, "options": [*OPTS, {"label": "none", "value": 0, "na": True}]}, ["hi", "mid"])
     assert _one(v, r, method="unanimous", unanimous="abstain") == "none"  # the author's NA option
+    binary, rb = _table({}, ["MET", "UNMET"])
+    assert _one(binary, rb, method="unanimous", unanimous="abstain") == "UNMET"  # binary: autorubric's MET-only-if-all
+    ordinal, ro = _table({"options": OPTS, "scale_type": "ordinal"}, ["hi", "mid"])
+    assert _one(ordinal, ro, method="unanimous", unanimous="abstain") == "mid"  # ordinal: autorubric's 'min'
     agreed, r = _table(nominal, ["hi", "hi"])
     assert _one(agreed, r, method="unanimous", unanimous="abstain") == "hi"
     scored = rt.score(rt.ensemble(v, r, method="unanimous", unanimous="abstain"), r)
@@ -147,7 +151,8 @@ def test_unanimous_disagreement_takes_the_lowest_label_or_abstains() -> None:
         (["lo", "hi"], "mean", "lo", "mid"),  # mean 0.5: no judge said 'mid', autorubric still picks it
         (["lo", "hi", "hi"], "mean", "hi", "mid"),  # 2/3: of the voted, 1 is nearer; of all, 0.5
         (["lo", "lo", "hi"], "mean", "lo", "mid"),  # 1/3: nearer 0.5 than 0
-        (["lo", "mid", "hi", "hi"], "median", "mid", "mid"),
+        (["lo", "mid", "hi", "hi"], "median", "mid", "mid"),  # midpoint .75 is as near 'mid' as 'hi': the lower
+        (["lo", "hi"], "median", "lo", "mid"),  # even count: the lower vote, or the midpoint 0.5's option
     ],
 )
 def test_means_snap_to_voted_labels_or_to_every_option(labels, method, voted, option) -> None:

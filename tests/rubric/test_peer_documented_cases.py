@@ -1,0 +1,201 @@
+"""The peers' documented behaviour, case by case, through rubrictools' public API.
+
+Each case states where it comes from (``../shared/peers/``: autorubric's core-grading and
+dataset pages, ``rubric``'s README, rubrify's README). Numbers are taken from those pages;
+no peer code is used here (the differential tests in ``test_peer_differential.py`` run the
+installed peers). A case where rubrictools deliberately differs asserts our behaviour and
+names the README row that documents the difference.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import rubrictools as rt
+
+# ------------------------------------------------------------------ rubric (LLM Data Company) README
+
+
+def test_rubric_quick_start_weights_score_the_met_share_of_positive_weight() -> None:
+    # "Response mentions Paris" (10) and "Response is concise" (5): the formula's numerator is
+    # the MET weights, the denominator the positive weights
+    r = rt.Rubric.from_dict(
+        [
+            {"weight": 10.0, "requirement": "Response mentions Paris"},
+            {"weight": 5.0, "requirement": "Response is concise"},
+        ]
+    )
+    assert r.score(["MET", "UNMET"]) == pytest.approx(10 / 15)
+    assert r.score(["MET", "MET"]) == 1.0
+
+
+def test_rubric_penalty_example_is_clamped_to_zero() -> None:
+    # the README's margin example: +10, +8, -15; a response that only makes the error scores
+    # max(0, min(1, -15 / 18)) = 0
+    r = rt.Rubric.from_dict(
+        [
+            {"weight": 10.0, "requirement": "States Q4 2023 base margin as 17.2%"},
+            {"weight": 8.0, "requirement": "Explicitly uses Shapley attribution for decomposition"},
+            {"weight": -15.0, "requirement": "Uses total deliveries instead of cash-only deliveries"},
+        ]
+    )
+    assert r.score(["UNMET", "UNMET", "MET"]) == 0.0
+    assert r.score(["MET", "MET", "MET"]) == pytest.approx(3 / 18)
+    assert r.score(["MET", "MET", "MET"], normalize=False) == pytest.approx(3.0)  # raw weighted sum
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [(["UNMET", "UNMET"], 1.0), (["MET", "MET"], 0.0), (["MET", "UNMET"], 1 - 2 / 5)],
+)
+def test_rubric_all_negative_rubrics_start_at_one(labels: list[str], expected: float) -> None:
+    # "Score = 1.0 when all errors are avoided", "0.0 when all errors are present", "proportional"
+    r = rt.Rubric.from_dict([{"weight": -2, "requirement": "rude"}, {"weight": -3, "requirement": "wrong"}])
+    assert r.score(labels) == pytest.approx(expected)
+
+
+def test_rubric_holistic_raw_score_is_on_the_weighted_sum_scale() -> None:
+    # "raw_score = (llm_score / 100.0) * total_positive_weight": 85/100 of 15 -> 12.75
+    r = rt.Rubric.from_dict([{"weight": 10, "requirement": "a"}, {"weight": 5, "requirement": "b"}])
+    v = pl.DataFrame({"id": [1], "criterion": [rt.HOLISTIC], "verdict": ["85"], "value": [0.85]})
+    out = rt.score(v, r)
+    assert out["score"].item() == pytest.approx(0.85) and out["raw_score"].item() == pytest.approx(12.75)
+
+
+def test_rubric_file_formats_load() -> None:
+    # the README's JSON list and YAML forms
+    assert rt.Rubric.from_json('[{"weight": 10.0, "requirement": "Example requirement"}]')[0].weight == 10.0
+    assert rt.Rubric.from_yaml("- weight: 10.0\n  requirement: Example requirement\n")[0].requirement == (
+        "Example requirement"
+    )
+
+
+# ------------------------------------------------------------------ autorubric core grading
+
+
+def test_autorubric_weight_defaults_to_ten() -> None:
+    # `{"requirement": "Explains reasoning clearly"},  # weight defaults to 10.0`
+    assert rt.Rubric.from_dict([{"requirement": "Explains reasoning clearly"}])[0].weight == 10.0
+
+
+def test_autorubric_ordinal_satisfaction_scale() -> None:
+    # the documented 4-point scale: labels "1".."4" worth 0, 0.33, 0.67, 1
+    options = [{"label": str(k + 1), "value": v} for k, v in enumerate([0.0, 0.33, 0.67, 1.0])]
+    r = rt.Rubric.from_dict(
+        [
+            {
+                "name": "satisfaction",
+                "weight": 10.0,
+                "requirement": "How satisfied would you be?",
+                "options": options,
+                "scale_type": "ordinal",
+            }
+        ]
+    )
+    assert [r.score([lab]) for lab in "1234"] == pytest.approx([0.0, 0.33, 0.67, 1.0])
+    assert r["satisfaction"].kind == "ordinal"
+
+
+@pytest.mark.parametrize(
+    ("strategy", "expected"),
+    [
+        ("skip", 1.0),  # dropped from numerator and denominator: 10 / 10
+        ("zero", 10 / 15),  # counted as unmet
+        ("partial", (10 + 2.5) / 15),  # partial_credit 0.5 of its weight
+        ("worst", 10 / 15),  # autorubric's FAIL: the worst outcome (UNMET for a reward)
+    ],
+)
+def test_autorubric_cannot_assess_strategies(strategy: str, expected: float) -> None:
+    r = rt.Rubric.from_dict([{"weight": 10, "requirement": "a"}, {"weight": 5, "requirement": "b"}])
+    assert r.score(["MET", "CANNOT_ASSESS"], cannot_assess=strategy) == pytest.approx(expected)  # type: ignore[arg-type]
+
+
+def test_autorubric_fail_on_a_penalty_is_the_penalty_applied() -> None:
+    # FAIL = worst outcome; a penalty's worst outcome is MET
+    r = rt.Rubric.from_dict([{"weight": 10, "requirement": "a"}, {"weight": -5, "requirement": "b"}])
+    assert r.score(["MET", "CANNOT_ASSESS"], cannot_assess="worst") == pytest.approx(0.5)
+    # README difference table: our "fail" zeroes the whole score instead
+    assert r.score(["MET", "CANNOT_ASSESS"], cannot_assess="fail") == 0.0
+
+
+def test_autorubric_na_options_are_never_scored_whatever_their_value() -> None:
+    # autorubric allows any value on an NA option (e.g. 999): it never enters the score
+    options = [{"label": "bad", "value": 0}, {"label": "good", "value": 1}, {"label": "n/a", "value": 999, "na": True}]
+    r = rt.Rubric.from_dict(
+        [
+            {"name": "q", "weight": 10, "requirement": "x", "options": options},
+            {"name": "b", "weight": 10, "requirement": "y"},
+        ]
+    )
+    assert r.score(["n/a", "MET"]) == 1.0 and r.score(["n/a", "MET"], cannot_assess="zero") == 0.5
+
+
+def test_autorubric_worst_option_ties_go_to_the_lowest_index() -> None:
+    # worst_option_among: "Value ties resolve to the lowest index"; our unanimous picks it too
+    options = [{"label": "x", "value": 0.5}, {"label": "y", "value": 0.5}, {"label": "z", "value": 1.0}]
+    r = rt.Rubric.from_dict([{"name": "q", "requirement": "x", "options": options}])
+    for order in (["y", "x"], ["x", "y"]):
+        v = pl.DataFrame({"id": [1, 1], "criterion": "q", "verdict": order, "judge": ["a", "b"]})
+        assert rt.ensemble(v, r, method="unanimous")["verdict"].item() == "x"
+
+
+def test_autorubric_guaranteed_na_channel_for_multi_choice() -> None:
+    # with_guaranteed_na_option: a multi-choice criterion without an NA option still has an
+    # abstain channel; we accept the judge's CANNOT_ASSESS as an NA verdict
+    r = rt.Rubric.from_dict(
+        [{"name": "q", "requirement": "x", "options": [{"label": "a", "value": 0}, {"label": "b", "value": 1}]}]
+    )
+    out = rt.score(pl.DataFrame({"id": [1], "criterion": ["q"], "verdict": ["CANNOT_ASSESS"]}), r)
+    assert out["cannot_assess_count"].item() == 1 and out["score"].item() is None
+
+
+def test_autorubric_thinking_output_submissions_count_their_parts() -> None:
+    # ThinkingOutputDict: missing fields are empty strings; ALL counts "thinking + ' ' + output"
+    sub = pl.DataFrame(
+        {"id": [1, 2], "submission": [{"thinking": "a b", "output": "c"}, {"thinking": None, "output": "d e"}]}
+    )
+    assert rt.word_count(sub, part="ALL")["length"].to_list() == [3, 2]
+    assert rt.word_count(sub, part="THINKING_ONLY")["length"].to_list() == [2, 0]
+
+
+def test_autorubric_rubric_shapes_load() -> None:
+    # "Flat list of criteria - List of sections with criteria - Dict with 'sections' key - Dict
+    # with 'rubric' key"
+    crit = [{"weight": 10.0, "requirement": "States the correct answer"}]
+    shapes = [crit, [{"criteria": crit}], {"sections": [{"criteria": crit}]}, {"rubric": [{"criteria": crit}]}]
+    assert {rt.Rubric.from_dict(s)[0].requirement for s in shapes} == {"States the correct answer"}
+
+
+def test_autorubric_failed_grades_have_no_score() -> None:
+    # "When set, score/raw_score are None (a failure has no score)"
+    r = rt.Rubric.from_dict([{"weight": 10, "requirement": "a"}])
+    v = pl.DataFrame({"id": [1], "criterion": ["c1"], "verdict": [None], "error": ["parse: no JSON"]})
+    out = rt.score(v, r)
+    assert out["score"].item() is None and out["raw_score"].item() is None and "parse" in out["error"].item()
+
+
+# ------------------------------------------------------------------ autorubric datasets
+
+
+def test_autorubric_dataset_example_round_trips() -> None:
+    # the dataset page's example: Accuracy (10) and Clarity (5), one item with [MET, MET]
+    data = {
+        "prompt": "Explain photosynthesis",
+        "rubric": [
+            {"name": "Accuracy", "weight": 10.0, "requirement": "Factually correct"},
+            {"name": "Clarity", "weight": 5.0, "requirement": "Clear and concise"},
+        ],
+        "items": [
+            {
+                "submission": "Photosynthesis is the process...",
+                "description": "Good response",
+                "ground_truth": ["MET", "MET"],
+            }
+        ],
+    }
+    ds = rt.datasets.read_autorubric(data)
+    assert ds.submissions["query"].item() == "Explain photosynthesis"
+    assert ds.human["label"].to_list() == ["MET", "MET"]
+    train, test = rt.datasets.split_train_test(ds, 1, seed=42)
+    assert train.submissions.height == 1 and test.submissions.height == 0

@@ -14,32 +14,38 @@ from rubrictools.judge import CachedResponse, Call, CallResult, apply_answer
 __all__ = ["apply_result", "cache_entry", "from_cache", "logprob_distribution"]
 
 
-def _dist_extra(call: Call) -> str | None:
-    """How a call's distribution is kept beside its answer in the cache (None: not wanted)."""
-    if not call.wants_distribution:
-        return None
-    return json.dumps({"distribution": call.dist, "source": call.dist_source})
+DETAILS = ("reasoning", "cached_tokens", "reasoning_tokens")  # kept beside the answer when the provider sent them
+
+
+def _extra(call: Call) -> str | None:
+    """What is kept beside a call's answer in the cache: its distribution (when wanted), its
+    reasoning trace and token details (when sent); None when there is nothing."""
+    extra: dict[str, object] = {k: getattr(call, k) for k in DETAILS if getattr(call, k) is not None}
+    if call.wants_distribution:
+        extra |= {"distribution": call.dist, "source": call.dist_source}
+    return json.dumps(extra) if extra else None
 
 
 def cache_entry(call: Call) -> CachedResponse:
     """The cache entry of an answered call."""
-    return CachedResponse(
-        call.content or "", call.prompt_tokens, call.completion_tokens, call.cost_usd, _dist_extra(call)
-    )
+    return CachedResponse(call.content or "", call.prompt_tokens, call.completion_tokens, call.cost_usd, _extra(call))
 
 
 def from_cache(call: Call, hit: CachedResponse) -> bool:
     """Answer ``call`` from a cache entry. False, leaving ``call`` unanswered, when the entry
     does not parse (stale or foreign) or lacks the distribution the call asks for."""
+    try:
+        stored = json.loads(hit.extra) if hit.extra else {}
+    except ValueError:
+        stored = {}
+    stored = stored if isinstance(stored, dict) else {}
     if call.wants_distribution:
-        try:
-            stored = json.loads(hit.extra) if hit.extra else None
-        except ValueError:
-            stored = None
-        if not stored or "source" not in stored:
+        if "source" not in stored:
             return False
         call.dist, call.dist_source = stored.get("distribution"), stored["source"]
     if apply_answer(call, hit.content):
+        for k in DETAILS:
+            setattr(call, k, stored.get(k))
         call.cached, call.attempts = True, 0
         call.prompt_tokens, call.completion_tokens, call.cost_usd = (
             hit.prompt_tokens,
@@ -66,6 +72,8 @@ def apply_result(call: Call, res: CallResult, *, paid: bool) -> bool:
         res.completion_tokens,
         res.cost_usd,
     )
+    for k in DETAILS:
+        setattr(call, k, getattr(res, k))
     call.cached = not paid
     call.attempts, call.latency_s = (1 if paid else 0), 0.0
     ok = apply_answer(call, res.content)

@@ -85,6 +85,8 @@ class _Run:
             throttle=self.throttles[call.judge_i],
         )
         call.add_usage(res)
+        if res.error is None:  # the trace of the reply the call now holds (a corrective turn's replaces it)
+            call.reasoning = res.reasoning
         if res.cost_usd:
             self.spent += res.cost_usd
         return res
@@ -220,6 +222,7 @@ def _share(sent: Call, copy: Call) -> None:
     copy.parsed = copy.task.parse(sent.content) if sent.content is not None else None
     copy.error = sent.error
     copy.dist, copy.dist_source = sent.dist, sent.dist_source
+    copy.reasoning = sent.reasoning
 
 
 async def execute(

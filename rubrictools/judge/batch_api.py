@@ -16,7 +16,7 @@ from rubrictools.judge.config import Judge
 from rubrictools.judge.distribution import normalise_logprobs
 from rubrictools.judge.pricing import token_cost
 from rubrictools.judge.providers import provider_of
-from rubrictools.judge.result import CallResult
+from rubrictools.judge.result import CallResult, usage_details
 from rubrictools.judge.retry import backoff_delay, is_retryable, scrub, scrub_secrets
 
 __all__ = ["batch_call", "credentials", "line_result", "read_lines"]
@@ -83,4 +83,5 @@ def line_result(line: dict[str, Any], prices: tuple[float, float] | None) -> Cal
     pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
     cost = token_cost(prices, pt, ct)
     lp = normalise_logprobs(first.get("logprobs")) if first.get("logprobs") else None
-    return CallResult((first.get("message") or {}).get("content"), pt, ct, cost, logprobs=lp)
+    message = first.get("message") or {}
+    return CallResult(message.get("content"), pt, ct, cost, logprobs=lp, **usage_details(message, usage))

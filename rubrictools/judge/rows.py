@@ -34,6 +34,9 @@ ROW_COLUMNS = (
     "attempts",
     "latency_s",
     "raw_response",
+    "reasoning",
+    "cached_tokens",
+    "reasoning_tokens",
     "option_order",
     "llm_raw_score",
     "distribution",
@@ -103,6 +106,9 @@ class RowSink:
         c["attempts"].append(call.attempts)
         c["latency_s"].append(call.latency_s)
         c["raw_response"].append(None if ok else call.content)
+        c["reasoning"].append(call.reasoning if share == 0 else None)  # a per-item trace stands on its first row
+        c["cached_tokens"].append(_share(call.cached_tokens, share, n_share))
+        c["reasoning_tokens"].append(_share(call.reasoning_tokens, share, n_share))
         c["option_order"].append(option_order)
         c["llm_raw_score"].append(llm_score)
         dist = call.dist if (call.wants_distribution and ok and call.dist) else None

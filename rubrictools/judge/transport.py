@@ -14,7 +14,7 @@ from rubrictools.judge.config import Judge
 from rubrictools.judge.distribution import normalise_logprobs
 from rubrictools.judge.pricing import token_cost, unit_prices
 from rubrictools.judge.providers import chat_url, load_litellm, request_headers, wire_model
-from rubrictools.judge.result import CallResult
+from rubrictools.judge.result import CallResult, usage_details
 from rubrictools.judge.retry import Sender, with_retries
 from rubrictools.judge.throttle import Throttle
 
@@ -157,6 +157,7 @@ def _litellm_sender(judge: Judge, kwargs: dict[str, Any]) -> Sender:
             logprobs=lp,
             choices=choices,
             finish_reason=getattr(first, "finish_reason", None),
+            **usage_details(getattr(first, "message", None), usage),
         )
 
     return send
@@ -200,6 +201,7 @@ def _direct_sender(judge: Judge, body: dict[str, Any]) -> Sender:
             logprobs=lp,
             choices=many,
             finish_reason=first.get("finish_reason") if first else None,
+            **usage_details(first.get("message"), usage),
         )
 
     return send

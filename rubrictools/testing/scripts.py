@@ -35,6 +35,9 @@ class Reply:
     samples: list[str] | None = None  # contents of the n choices when n > 1 is asked (cycled)
     no_logprobs: bool = False  # behave like a provider that ignores the logprobs request
     finish_reason: str = "stop"  # "length": the reply was cut off at max_tokens
+    reasoning: str | None = None  # a reasoning model's trace, sent as the message's reasoning_content
+    cached_tokens: int | None = None  # usage.prompt_tokens_details.cached_tokens
+    reasoning_tokens: int | None = None  # usage.completion_tokens_details.reasoning_tokens
 
 
 Script = Callable[[dict[str, Any]], "Reply | str"]

@@ -140,7 +140,8 @@ class FakeLLMServer:
         for i, text in enumerate(contents):
             choice: dict[str, Any] = {
                 "index": i,
-                "message": {"role": "assistant", "content": text},
+                "message": {"role": "assistant", "content": text}
+                | ({"reasoning_content": reply.reasoning} if reply.reasoning is not None else {}),
                 "finish_reason": reply.finish_reason,
             }
             if body.get("logprobs") and not reply.no_logprobs:
@@ -160,6 +161,10 @@ class FakeLLMServer:
                 "total_tokens": max(1, len(user_text(body)) // 4) + max(1, len(content) // 4),
             },
         }
+        if reply.cached_tokens is not None:
+            payload["usage"]["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
+        if reply.reasoning_tokens is not None:
+            payload["usage"]["completion_tokens_details"] = {"reasoning_tokens": reply.reasoning_tokens}
         return reply, 200, payload
 
     def _probe_answer(self, body: dict[str, Any]) -> dict[str, Any] | int | None:

@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["RUBRIC_KEYS", "Rubric"]
 
-RUBRIC_KEYS = ("groups", "thresholds", "guidelines")  # rubric-level keys beside the criteria
+RUBRIC_KEYS = ("groups", "thresholds", "guidelines", "disqualified_decision")  # rubric-level keys beside the criteria
 
 
 class Rubric(BaseModel):
@@ -67,6 +67,9 @@ class Rubric(BaseModel):
     guidelines: str | None = None
     """Free text that applies to every criterion (autorubric's ``guidelines``): shown to the
     judge, escaped, above the rubric in every mode. Blank text means none."""
+    disqualified_decision: str | None = None
+    """The ``decision`` of a submission a disqualifier or required criterion capped (rubrify's
+    ``"Rejected"``), instead of the threshold its capped score reaches."""
 
     def __init__(self, criteria: Sequence[Criterion] | None = None, /, **data: Any) -> None:
         if criteria is not None:
@@ -391,11 +394,12 @@ class Rubric(BaseModel):
         """List of criterion dicts (a ``{"criteria", "groups", "thresholds"}`` mapping when the
         rubric declares groups or thresholds); ``Rubric.from_dict(r.to_dict()) == r``."""
         crit = [c.to_dict() for c in self.criteria]
-        if not self.groups and not self.thresholds and self.guidelines is None:
+        if not self.groups and not self.thresholds and self.guidelines is None and self.disqualified_decision is None:
             return crit
         out: dict[str, Any] = {"criteria": crit}
-        if self.guidelines is not None:
-            out["guidelines"] = self.guidelines
+        for key in ("guidelines", "disqualified_decision"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
         if self.groups:
             out["groups"] = [g.model_dump(exclude_defaults=True) for g in self.groups]
         if self.thresholds:

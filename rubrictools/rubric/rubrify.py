@@ -18,11 +18,15 @@ group ``children`` + aggregation    declared :class:`~rubrictools.Group`; ``weig
                                     becomes ``weighted_mean`` (same ranking, normalised)
 pattern disqualifier                regex rule criterion with ``disqualifier=True``
 criterion-linked disqualifier       ``required=True`` on that criterion (0 credit caps at 0)
-``decision_thresholds`` (0-100)     ``thresholds`` on the 0-1 score scale
+``decision_thresholds`` (0-100)     ``thresholds`` on the 0-1 score scale; none given: rubrify's
+                                    defaults (90 Publish-ready, 75 Strong draft, 60 Workable
+                                    draft, 40 Needs major revision, else Fundamentally unclear)
+a violated disqualifier's decision  ``disqualified_decision="Rejected"``
 =================================== =========================================================
 
 Parts with no rubrictools meaning (roles, output constraints, pattern libraries, advice,
-calibration examples, genres) are skipped with a warning that names them.
+calibration examples, genres, a criterion's ``mechanical_rules`` or any other field not
+above) are skipped with one warning that names every one of them.
 
 Example
 -------
@@ -57,6 +61,15 @@ _IGNORED_TOP = (
     "surface_policy",
     "output_constraints",
 )
+_CRITERION_KEYS = {"id", "title", "description", "weight", "scale", "evidence"}  # read by _criterion
+DEFAULT_DECISIONS = [  # rubrify's decision labels when a rubric gives none (0-100 scale)
+    ("Publish-ready", 0.90),
+    ("Strong draft", 0.75),
+    ("Workable draft", 0.60),
+    ("Needs major revision", 0.40),
+    ("Fundamentally unclear", 0.0),
+]
+REJECTED = "Rejected"
 _GROUP_AGG = {
     "weighted_sum": "weighted_mean",
     "weighted_mean": "weighted_mean",
@@ -170,9 +183,10 @@ def rubrify_spec(source: Any) -> dict[str, Any]:
         other = sorted(set(data.get(k) or {}) - {"decision_thresholds"}) if isinstance(data.get(k), Mapping) else []
         if other:
             skipped.append(f"{k} fields {other}")
-    genre = [c["name"] for c, raw in zip(criteria, crits, strict=False) if raw.get("genre")]
-    if genre:
-        skipped.append(f"genre conditions on {genre}")
+    for raw in crits:  # every criterion field with no rubrictools meaning, by name
+        dropped = sorted(k for k, v in raw.items() if k not in _CRITERION_KEYS and v not in (None, "", [], {}))
+        if dropped:
+            skipped.append(f"criterion {str(raw.get('id'))!r}: {dropped}")
 
     groups = []
     for i, g in enumerate(data.get("groups") or []):
@@ -231,9 +245,9 @@ def rubrify_spec(source: Any) -> dict[str, Any]:
         thresholds = sorted(pairs, key=lambda p: -p[1])
     if skipped:
         warnings.warn(f"rubrify: ignored parts with no rubrictools equivalent: {skipped}", stacklevel=2)
-    payload: dict[str, Any] = {"criteria": criteria}
+    payload: dict[str, Any] = {"criteria": criteria, "thresholds": thresholds or DEFAULT_DECISIONS}
     if groups:
         payload["groups"] = groups
-    if thresholds:
-        payload["thresholds"] = thresholds
+    if data.get("disqualifiers"):
+        payload["disqualified_decision"] = REJECTED
     return payload

@@ -40,7 +40,9 @@ Disqualifiers and required criteria: when a disqualifier is MET, or a required c
 earns its lowest outcome, the score is capped at the criterion's ``cap`` (default 0; the
 lowest cap wins) and ``disqualified`` names the criteria. Decision thresholds (the rubric's
 or ``thresholds=``) then label the final score in a ``decision`` column: the first cut-off
-the score reaches, highest first; a score below every cut-off, or a null score, gets null.
+the score reaches, highest first; a score below every cut-off, or a null score, gets null. A
+capped submission's decision is the rubric's ``disqualified_decision`` when it has one
+(rubrify's ``"Rejected"``).
 """
 
 from __future__ import annotations
@@ -328,6 +330,9 @@ def score(
         decision = pl.lit(None, dtype=pl.String)
         for t in reversed(cuts):
             decision = pl.when(pl.col("score") >= t.min).then(pl.lit(t.label)).otherwise(decision)
+        rejected = rubric.disqualified_decision if rubric is not None else None
+        if gates and rejected is not None:  # a capped submission is rejected, whatever its capped score
+            decision = pl.when(pl.col("__capped").is_not_null()).then(pl.lit(rejected)).otherwise(decision)
         out = out.with_columns(decision.alias("decision"))
         cols.append("decision")
     return out.select(cols)

@@ -145,3 +145,44 @@ def test_markdown_is_a_table_with_escaped_cells_groups_and_decisions():
     assert lines[-1].startswith("Decisions: **Complete** if score >= 0.8")
     weird = rt.Rubric.from_dict([{"name": "a", "requirement": "pipes | and\nnewlines"}]).to_markdown()
     assert "pipes \\| and<br>newlines" in weird and weird.count("\n") == 2
+
+
+def test_from_rubrify_warns_about_every_dropped_criterion_field():
+    crit = {"id": "C1", "title": "Clear", "mechanical_rules": ["No emoji"], "genre": "travel", "notes": ""}
+    with pytest.warns(UserWarning, match=r"criterion 'C1': \['genre', 'mechanical_rules'\]") as caught:
+        rt.Rubric.from_rubrify({"criteria": [crit]})
+    assert len(caught) == 1  # one warning naming everything dropped (the empty 'notes' is nothing)
+
+
+def test_from_rubrify_decisions_reject_a_disqualified_answer():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = rt.Rubric.from_rubrify(RUBRIFY)
+    assert r.disqualified_decision == "Rejected"
+    assert rt.Rubric.from_dict(r.to_dict()) == r
+    v = pl.DataFrame(
+        {
+            "id": [1] * 5 + [2] * 5,
+            "criterion": list(r.names) * 2,
+            "verdict": ["3", "MET", "sound", "list", "UNMET", "3", "MET", "sound", "list", "MET"],
+        }
+    )
+    out = rt.score(v, r)
+    # id 2 matched the pattern disqualifier: rubrify says "Rejected", not the lowest threshold label
+    assert out["decision"].to_list()[1] == "Rejected" and out["disqualified"][1] is not None
+    assert out["decision"][0] != "Rejected"
+    assert rt.score(v, r, thresholds={"pass": 0.0})["decision"].to_list()[1] == "Rejected"
+
+
+def test_from_rubrify_without_thresholds_gets_rubrifys_default_decisions():
+    r = rt.Rubric.from_rubrify({"criteria": [{"id": "C1", "title": "Clear"}]})
+    assert [(t.label, t.min) for t in r.thresholds] == [
+        ("Publish-ready", 0.9),
+        ("Strong draft", 0.75),
+        ("Workable draft", 0.6),
+        ("Needs major revision", 0.4),
+        ("Fundamentally unclear", 0.0),
+    ]
+    assert r.disqualified_decision is None
+    v = pl.DataFrame({"id": [1, 2], "criterion": "C1", "verdict": ["MET", "UNMET"]})
+    assert rt.score(v, r)["decision"].to_list() == ["Publish-ready", "Fundamentally unclear"]

@@ -21,7 +21,8 @@ attempts       Int64     HTTP attempts made for this row's call
 latency_s      Float64   wall time of the call
 ============== ========= ==============================================================
 
-A row is *CANNOT_ASSESS* exactly when ``error`` is null and ``value`` is null.
+A row is *CANNOT_ASSESS* exactly when ``error`` is null and ``value`` is null, unless its
+verdict is ``NOT_APPLICABLE`` (a conditional criterion a row does not meet: never scored).
 Only ``id``, ``criterion`` and ``verdict`` are required to build one by hand;
 :func:`validate_verdicts` fills in the rest from the rubric.
 
@@ -45,7 +46,19 @@ from rubrictools.frames import to_polars
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools.rubric import Rubric
 
-__all__ = ["HOLISTIC", "REQUIRED_COLUMNS", "VERDICT_SCHEMA", "empty_verdicts", "to_polars", "validate_verdicts"]
+NOT_APPLICABLE = "NOT_APPLICABLE"
+"""Verdict of a conditional criterion (``applies_when``) on a row that does not meet its
+condition: no call is made and no scoring strategy counts it."""
+
+__all__ = [
+    "HOLISTIC",
+    "NOT_APPLICABLE",
+    "REQUIRED_COLUMNS",
+    "VERDICT_SCHEMA",
+    "empty_verdicts",
+    "to_polars",
+    "validate_verdicts",
+]
 
 HOLISTIC = "__holistic__"
 """Criterion name of a holistic (whole-rubric) score row."""
@@ -167,6 +180,8 @@ def validate_verdicts(verdicts: Any, rubric: Rubric | None = None) -> pl.DataFra
         numeric = [c for c in rubric if c.range is not None]
         if numeric:
             df = _numeric_labels(df, numeric)
+        inapplicable = pl.col("verdict").str.to_uppercase().str.strip_chars() == NOT_APPLICABLE
+        df = df.with_columns(pl.when(inapplicable).then(pl.lit(NOT_APPLICABLE)).otherwise("__label").alias("__label"))
         bad = df.filter(ok & ~holistic & pl.col("verdict").is_not_null() & pl.col("__label").is_null())
         if bad.height:
             r = bad.row(0, named=True)

@@ -14,6 +14,7 @@ import polars as pl
 
 from rubrictools.conversations import NoGradedTurn
 from rubrictools.frames import to_polars
+from rubrictools.grading.conditions import applicable_rubrics, check_conditions
 from rubrictools.grading.options import GradeOptions
 from rubrictools.judge import Judge, ResponseCache, ScriptedJudge, default_cache_path
 from rubrictools.rubric import Rubric
@@ -53,6 +54,8 @@ class Inputs:
     # rows no call is made for (null submissions with on_null="error_row", conversations
     # without a turn to grade), each with the error its rows carry
     row_errors: dict[int, str] = field(default_factory=dict)
+    # conditional criteria a row does not meet (``__row, criterion, __pos, why, weight``); None: none
+    not_applicable: pl.DataFrame | None = None
 
 
 _ROLES = {"column": "a", "pair_column": "b"}  # their names in grade_pairs
@@ -116,12 +119,14 @@ def prepare(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Inputs:
     _check_columns(frame, opts)
     ids, id_dtype = _ids(frame, opts.id_column)
     rubrics = _rubrics(frame, rubric, opts.rubric_column)
+    check_conditions(frame, rubrics)
+    rubrics, not_applicable = applicable_rubrics(frame, rubrics)
     nulls: dict[int, str] = {}
     subs = _submissions(frame, opts.column, _ROLES["column"] if opts.pairwise else "column", ids, opts, nulls)
     n = frame.height
     queries = frame[opts.query_column].cast(pl.String).to_list() if opts.query_column else [None] * n
     refs = frame[opts.reference_column].cast(pl.String).to_list() if opts.reference_column else [None] * n
-    inp = Inputs(frame, ids, id_dtype, rubrics, subs, queries, refs, row_errors=nulls)
+    inp = Inputs(frame, ids, id_dtype, rubrics, subs, queries, refs, row_errors=nulls, not_applicable=not_applicable)
     if opts.pair_column is not None:
         inp.others = _submissions(frame, opts.pair_column, _ROLES["pair_column"], ids, opts, nulls)
         inp.systems = _systems(frame, opts, ids)

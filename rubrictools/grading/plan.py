@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from rubrictools.grading.assemble import assemble
+from rubrictools.grading.conditions import not_applicable_table
 from rubrictools.grading.inputs import (
     AnyJudge,
     Example,
@@ -113,7 +114,7 @@ def _llm_part(rub: Rubric, memo: dict[int, Rubric | None]) -> Rubric | None:
     k = id(rub)
     if k not in memo:
         crit = rub.llm_criteria
-        memo[k] = rub if not rub.has_rules else (Rubric(list(crit)) if crit else None)
+        memo[k] = None if not crit else (rub if not rub.has_rules else Rubric(list(crit)))
     return memo[k]
 
 
@@ -232,12 +233,13 @@ class Plan:
 
 
 def _rule_rows(inp: Inputs, texts: list[str]) -> pl.DataFrame | None:
-    """Verdict rows of every rule criterion, evaluated as polars expressions per distinct rubric."""
+    """Verdict rows decided without a judge: every rule criterion (polars expressions per
+    distinct rubric) and every conditional criterion a row does not meet (``NOT_APPLICABLE``)."""
     by_rubric: dict[int, list[int]] = {}
     for i, r in enumerate(inp.rubrics):
         if r.has_rules:
             by_rubric.setdefault(id(r), []).append(i)
-    if not by_rubric:
+    if not by_rubric and inp.not_applicable is None:
         return None
     ids = pl.Series("id", inp.ids, dtype=inp.id_dtype)
     text = pl.Series("text", texts, dtype=pl.String)
@@ -245,6 +247,8 @@ def _rule_rows(inp: Inputs, texts: list[str]) -> pl.DataFrame | None:
     for rows in by_rubric.values():
         idx = pl.Series(rows, dtype=pl.Int64)
         parts.append(rule_table(ids.gather(idx), text.gather(idx), inp.rubrics[rows[0]], rows=idx))
+    if inp.not_applicable is not None:
+        parts.append(not_applicable_table(inp.not_applicable, inp.ids, inp.id_dtype))
     out = pl.concat(parts)
     if not inp.row_errors:
         return out
@@ -262,6 +266,12 @@ def build_plan(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Plan:
         raise ValueError(
             f"pairwise grading asks a judge; rule criteria {rules} are decided per answer without one: "
             "grade each system with rt.grade and compare scores (rt.preferences_from_scores)"
+        )
+    if opts.pairwise and inp.not_applicable is not None:
+        raise ValueError(
+            f"pairwise grading compares two answers on the same criteria; criteria with applies_when "
+            f"({sorted(inp.not_applicable['criterion'].unique())}) leave some rows out: grade each system with "
+            "rt.grade and compare scores (rt.preferences_from_scores)"
         )
     judges = resolve_judges(opts.model, opts.judge_settings())
     llm_judges = [j for j in judges if isinstance(j, Judge)]

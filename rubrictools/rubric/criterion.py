@@ -68,6 +68,11 @@ class Criterion(BaseModel):
         Free labels (``"axis:accuracy"``, ``"theme:emergency"``...); unlike ``group`` a
         criterion may carry several. :func:`rubrictools.healthbench_score` reports a
         sub-score per tag. Not shown to the judge.
+    applies_when
+        ``{column: [values]}``: the criterion applies only to rows whose ``column`` (of the
+        graded frame) holds one of ``values`` (every condition must hold; values compare as
+        text; a null never matches), as rubrify's genre-conditional criteria. Elsewhere it is
+        not asked and gets a ``NOT_APPLICABLE`` row, which no scoring strategy counts.
 
     Example
     -------
@@ -91,6 +96,24 @@ class Criterion(BaseModel):
     cap: float | None = None
     evidence: bool = False
     tags: tuple[str, ...] = ()
+    applies_when: dict[str, tuple[str, ...]] | None = None
+
+    @field_validator("applies_when", mode="before")
+    @classmethod
+    def _conditions(cls, v: Any) -> Any:
+        if v is None:
+            return None
+        if not isinstance(v, dict) or not v:
+            raise ValueError(f"applies_when must be a mapping {{column: [values]}}, got {v!r}")
+        out = {}
+        for col, vals in v.items():
+            if not isinstance(col, str) or not col.strip():
+                raise ValueError(f"applies_when: a column name must be non-blank text, got {col!r}")
+            vals = [vals] if isinstance(vals, (str, int, float)) and not isinstance(vals, bool) else vals
+            if not isinstance(vals, (list, tuple)) or not vals or any(isinstance(x, (bool, dict, list)) for x in vals):
+                raise ValueError(f"applies_when[{col!r}] must be a value or a non-empty list of values, got {vals!r}")
+            out[col] = tuple(str(x) for x in vals)
+        return out
 
     @field_validator("tags", mode="before")
     @classmethod
@@ -330,6 +353,8 @@ class Criterion(BaseModel):
             d["cap"] = self.cap
         if self.tags:
             d["tags"] = list(self.tags)
+        if self.applies_when is not None:
+            d["applies_when"] = {k: list(v) for k, v in self.applies_when.items()}
         return d
 
 

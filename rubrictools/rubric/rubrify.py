@@ -18,6 +18,8 @@ group ``children`` + aggregation    declared :class:`~rubrictools.Group`; ``weig
                                     becomes ``weighted_mean`` (same ranking, normalised)
 pattern disqualifier                regex rule criterion with ``disqualifier=True``
 criterion-linked disqualifier       ``required=True`` on that criterion (0 credit caps at 0)
+criterion ``genre``                 ``applies_when={"genre": [genre]}``: asked only for rows whose
+                                    ``genre`` column holds it (``NOT_APPLICABLE`` elsewhere)
 ``decision_thresholds`` (0-100)     ``thresholds`` on the 0-1 score scale; none given: rubrify's
                                     defaults (90 Publish-ready, 75 Strong draft, 60 Workable
                                     draft, 40 Needs major revision, else Fundamentally unclear)
@@ -25,7 +27,7 @@ a violated disqualifier's decision  ``disqualified_decision="Rejected"``
 =================================== =========================================================
 
 Parts with no rubrictools meaning (roles, output constraints, pattern libraries, advice,
-calibration examples, genres, a criterion's ``mechanical_rules`` or any other field not
+calibration examples, a criterion's ``mechanical_rules`` or any other field not
 above) are skipped with one warning that names every one of them.
 
 Example
@@ -61,7 +63,7 @@ _IGNORED_TOP = (
     "surface_policy",
     "output_constraints",
 )
-_CRITERION_KEYS = {"id", "title", "description", "weight", "scale", "evidence"}  # read by _criterion
+_CRITERION_KEYS = {"id", "title", "description", "weight", "scale", "evidence", "genre"}  # read by _criterion
 DEFAULT_DECISIONS = [  # rubrify's decision labels when a rubric gives none (0-100 scale)
     ("Publish-ready", 0.90),
     ("Strong draft", 0.75),
@@ -160,6 +162,8 @@ def _criterion(c: Mapping[str, Any], i: int) -> dict[str, Any]:
     ev = c.get("evidence")
     if isinstance(ev, Mapping) and ev.get("required"):
         out["evidence"] = True
+    if c.get("genre"):  # active only for that genre: the graded frame's 'genre' column
+        out["applies_when"] = {"genre": [str(c["genre"])]}
     return out
 
 

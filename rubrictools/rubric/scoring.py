@@ -10,7 +10,10 @@ Formulas (for one submission, over the criteria *kept* after the CANNOT_ASSESS s
   ``score = clamp(1 + S / sum_i |w_i|, 0, 1)``;
 * else (only zero weights): ``score = 0``.
 
-CANNOT_ASSESS (binary) and NA options (multi-choice) follow ``cannot_assess``:
+A ``NOT_APPLICABLE`` row (a conditional criterion, ``applies_when``, on a row that does not meet
+its condition) is dropped from numerator and denominator whatever the strategy, and is not
+counted as unassessed. CANNOT_ASSESS (binary) and NA options (multi-choice) follow
+``cannot_assess``:
 
 * ``"skip"`` (default): dropped from numerator and denominator;
 * ``"zero"``: kept with ``c_i = 0`` (counts as unmet);
@@ -54,7 +57,7 @@ import polars as pl
 from rubrictools.frames import to_polars
 from rubrictools.rubric.groups import parse_thresholds
 from rubrictools.rubric.length import LengthPenalty, word_count
-from rubrictools.verdicts import HOLISTIC, validate_verdicts
+from rubrictools.verdicts import HOLISTIC, NOT_APPLICABLE, validate_verdicts
 
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools.rubric.model import Rubric
@@ -175,7 +178,8 @@ def score(
 
     w = pl.col("weight")
     is_err = pl.col("error").is_not_null()
-    is_na = ~is_err & pl.col("value").is_null()
+    inapplicable = ~is_err & (pl.col("verdict") == NOT_APPLICABLE).fill_null(False)
+    is_na = ~is_err & pl.col("value").is_null() & ~inapplicable
     is_ok = ~is_err & pl.col("value").is_not_null()
 
     if cannot_assess == "skip":
@@ -193,7 +197,7 @@ def score(
     else:
         err_keep, err_c = pl.lit(False), pl.lit(0.0)
 
-    keep = pl.when(is_ok).then(True).when(is_na).then(na_keep).otherwise(err_keep)
+    keep = pl.when(is_ok).then(True).when(is_na).then(na_keep).when(inapplicable).then(False).otherwise(err_keep)
     contrib = pl.when(is_ok).then(pl.col("value") * w).when(is_na).then(na_c).otherwise(err_c)
     v = v.with_columns(keep.alias("__keep"), contrib.alias("__c"), is_na.alias("__na"), is_err.alias("__err"))
 

@@ -14,6 +14,7 @@ __all__ = [
     "criterion_name",
     "default_script",
     "fake_logprobs",
+    "fake_usage",
     "json_or_text",
     "pair_answer",
     "response_texts",
@@ -41,6 +42,18 @@ class Reply:
 
 
 Script = Callable[[dict[str, Any]], "Reply | str"]
+
+
+def fake_usage(reply: Reply, prompt: str, content: str) -> dict[str, Any]:
+    """The ``usage`` block of a fake answer: about four characters a token, plus the reply's
+    cached and reasoning token details when it sets them."""
+    pt, ct = max(1, len(prompt) // 4), max(1, len(content) // 4)
+    usage: dict[str, Any] = {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}
+    if reply.cached_tokens is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
+    if reply.reasoning_tokens is not None:
+        usage["completion_tokens_details"] = {"reasoning_tokens": reply.reasoning_tokens}
+    return usage
 
 
 def user_text(request: dict[str, Any]) -> str:

@@ -34,7 +34,15 @@ from typing import Any
 
 from aiohttp import web
 
-from rubrictools.testing.scripts import Reply, Script, default_script, fake_logprobs, json_or_text, user_text
+from rubrictools.testing.scripts import (
+    Reply,
+    Script,
+    default_script,
+    fake_logprobs,
+    fake_usage,
+    json_or_text,
+    user_text,
+)
 
 __all__ = ["FakeLLMServer"]
 
@@ -138,12 +146,9 @@ class FakeLLMServer:
         )
         choices = []
         for i, text in enumerate(contents):
-            choice: dict[str, Any] = {
-                "index": i,
-                "message": {"role": "assistant", "content": text}
-                | ({"reasoning_content": reply.reasoning} if reply.reasoning is not None else {}),
-                "finish_reason": reply.finish_reason,
-            }
+            message = {"role": "assistant", "content": text, "reasoning_content": reply.reasoning}
+            message = {k: v for k, v in message.items() if v is not None or k == "content"}
+            choice: dict[str, Any] = {"index": i, "message": message, "finish_reason": reply.finish_reason}
             if body.get("logprobs") and not reply.no_logprobs:
                 choice["logprobs"] = {
                     "content": fake_logprobs(text, reply.label_probs, int(body.get("top_logprobs") or 0))
@@ -155,16 +160,8 @@ class FakeLLMServer:
             "created": int(time.time()),
             "model": body.get("model", "fake"),
             "choices": choices,
-            "usage": {
-                "prompt_tokens": max(1, len(user_text(body)) // 4),
-                "completion_tokens": max(1, len(content) // 4),
-                "total_tokens": max(1, len(user_text(body)) // 4) + max(1, len(content) // 4),
-            },
+            "usage": fake_usage(reply, user_text(body), content),
         }
-        if reply.cached_tokens is not None:
-            payload["usage"]["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
-        if reply.reasoning_tokens is not None:
-            payload["usage"]["completion_tokens_details"] = {"reasoning_tokens": reply.reasoning_tokens}
         return reply, 200, payload
 
     def _probe_answer(self, body: dict[str, Any]) -> dict[str, Any] | int | None:

@@ -148,8 +148,8 @@ def test_markdown_is_a_table_with_escaped_cells_groups_and_decisions():
 
 
 def test_from_rubrify_warns_about_every_dropped_criterion_field():
-    crit = {"id": "C1", "title": "Clear", "mechanical_rules": ["No emoji"], "genre": "travel", "notes": ""}
-    with pytest.warns(UserWarning, match=r"criterion 'C1': \['genre', 'mechanical_rules'\]") as caught:
+    crit = {"id": "C1", "title": "Clear", "mechanical_rules": ["No emoji"], "style": "terse", "notes": ""}
+    with pytest.warns(UserWarning, match=r"criterion 'C1': \['mechanical_rules', 'style'\]") as caught:
         rt.Rubric.from_rubrify({"criteria": [crit]})
     assert len(caught) == 1  # one warning naming everything dropped (the empty 'notes' is nothing)
 

@@ -4,7 +4,8 @@ matrices, position bias), and estimates from few human labels.
 Every function returns an ``alt.Chart`` (or a layered/faceted chart) built from data
 aggregated in polars first, so a chart embeds at most a few hundred rows whatever the size
 of the verdict table. Charts render inline in Jupyter and in nbconvert HTML and save to
-PNG/SVG offline (``chart.save("x.png")`` with ``vl-convert-python``).
+PNG/SVG offline: ``rt.charts.save(chart, "x.png")`` draws PNGs at twice the chart's size
+(``scale=``), where altair's own ``chart.save`` draws them at 1x.
 
 >>> import polars as pl, rubrictools as rt
 >>> t = pl.DataFrame({"criterion": ["a", "b"], "metric": "cohen_kappa", "value": [0.5, 0.7],
@@ -24,7 +25,7 @@ from rubrictools.charts.agreement import (
     run_summary,
     score_distributions,
 )
-from rubrictools.charts.base import offline
+from rubrictools.charts.base import offline, save
 from rubrictools.charts.inference import ppi_widths
 from rubrictools.charts.pairwise import leaderboard, position_bias, win_matrix
 from rubrictools.charts.verdicts import verdicts
@@ -40,6 +41,7 @@ __all__ = [
     "ppi_widths",
     "reliability",
     "run_summary",
+    "save",
     "score_distributions",
     "verdicts",
     "win_matrix",

@@ -73,10 +73,12 @@ def forest(
         for c in cols
     ]
     layer = _intervals(base, tooltip).properties(width=width)
+    # panels in the order asked (metric=[...]), else the table's; never alphabetical
+    panels = metrics if metric is not None else t["metric"].unique(maintain_order=True).to_list()
     n_metrics = t["metric"].n_unique()
     if n_metrics > 1:
         return (
-            layer.facet(column=alt.Column("metric:N", title=None))
+            layer.facet(column=alt.Column("metric:N", title=None, sort=panels))
             .resolve_scale(x="independent")
             .properties(title=title or "Agreement with humans")
         )
@@ -267,7 +269,8 @@ def met_rates(
         raise ValueError("no binary criteria with judge/human pairs")
     data = alt.Data(values=_values(t.select("criterion", "who", "value", "ci_low", "ci_high", "n")))
     color = alt.Color("who:N", title=None, scale=alt.Scale(domain=["judge", "human"], range=["#e45756", "#4c78a8"]))
-    base = alt.Chart(data).encode(y=alt.Y("criterion:N", title=None), yOffset="who:N", color=color)
+    order = t["criterion"].unique(maintain_order=True).to_list()  # rubric order, not alphabetical
+    base = alt.Chart(data).encode(y=alt.Y("criterion:N", title=None, sort=order), yOffset="who:N", color=color)
     rule = base.mark_rule(strokeWidth=2).encode(
         x=alt.X("ci_low:Q", title="MET rate (95% CI)", scale=alt.Scale(domain=[0, 1])), x2="ci_high:Q"
     )

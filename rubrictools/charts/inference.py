@@ -67,5 +67,6 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
         text,
     ).properties(width=220, height=160)
     many = c["criterion"].n_unique() > 1
-    chart = lines.facet(facet=alt.Facet("criterion:N", title=None), columns=3) if many else lines
+    panels = c["criterion"].unique(maintain_order=True).to_list()  # the curve's (rubric) order, not alphabetical
+    chart = lines.facet(facet=alt.Facet("criterion:N", title=None, sort=panels), columns=3) if many else lines
     return chart.properties(title=title or "Interval width against the number of human labels")

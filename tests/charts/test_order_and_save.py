@@ -1,0 +1,73 @@
+"""Panels and rows follow the rubric's (or the caller's) order, never the alphabet; charts
+save offline at twice their size."""
+
+from __future__ import annotations
+
+import struct
+
+import polars as pl
+import pytest
+
+import rubrictools as rt
+
+pytest.importorskip("altair")
+
+TABLE = pl.DataFrame(
+    {
+        "criterion": ["zeta", "alpha", "mid"] * 2,
+        "metric": ["cohen_kappa"] * 3 + ["accuracy"] * 3,
+        "value": [0.5, 0.7, 0.6, 0.8, 0.9, 0.85],
+        "ci_low": [0.3, 0.6, 0.5, 0.7, 0.8, 0.8],
+        "ci_high": [0.7, 0.8, 0.7, 0.9, 1.0, 0.9],
+        "n": 50,
+    }
+)
+
+
+def test_forest_panels_follow_the_table_or_the_metrics_asked() -> None:
+    spec = rt.charts.forest(TABLE).to_dict()
+    assert spec["facet"]["column"]["sort"] == ["cohen_kappa", "accuracy"]
+    asked = rt.charts.forest(TABLE, metric=["accuracy", "cohen_kappa"]).to_dict()
+    assert asked["facet"]["column"]["sort"] == ["accuracy", "cohen_kappa"]
+
+
+def test_met_rates_rows_follow_the_rubric() -> None:
+    rubric = rt.Rubric.from_dict([{"name": n, "requirement": n} for n in ("zeta", "alpha", "mid")])
+    ids = list(range(30))
+    verdicts = pl.DataFrame(
+        {"id": ids * 3, "criterion": [c for c in rubric.names for _ in ids], "verdict": ["MET", "UNMET", "MET"] * 30}
+    )
+    human = verdicts.rename({"verdict": "label"}).with_columns(pl.lit("h").alias("rater"))
+    spec = rt.charts.met_rates(verdicts, human, rubric, bootstrap=20).to_dict()
+    y = spec["layer"][0]["encoding"]["y"] if "encoding" in spec["layer"][0] else spec["encoding"]["y"]
+    assert y["sort"] == ["zeta", "alpha", "mid"]
+
+
+def test_ppi_width_panels_follow_the_curve() -> None:
+    rows = [
+        {"criterion": c, "n": n, "method": m, "width": 0.1, "estimate": 0.5, "covers": 1.0, "full_value": 0.5}
+        for c in ("zeta", "alpha")
+        for n in (10, 20)
+        for m in ("classical", "ppi", "naive")
+    ]
+    spec = rt.charts.ppi_widths(pl.DataFrame(rows)).to_dict()
+    assert spec["facet"]["sort"] == ["zeta", "alpha"]
+
+
+def _png_size(path) -> tuple[int, int]:
+    return struct.unpack(">II", path.read_bytes()[16:24])
+
+
+def test_save_draws_sharp_pngs_and_every_offline_format(tmp_path) -> None:
+    pytest.importorskip("vl_convert")
+    chart = rt.charts.forest(TABLE, metric="cohen_kappa")
+    one = _png_size(rt.charts.save(chart, tmp_path / "one.png", scale=1))
+    two = _png_size(rt.charts.save(chart, tmp_path / "two.png"))
+    assert two == (2 * one[0], 2 * one[1]) and two[0] >= 600
+    assert rt.charts.save(chart, tmp_path / "c.svg").read_text().startswith("<svg")
+    assert "vega" in rt.charts.save(chart, tmp_path / "c.html").read_text()
+    assert '"layer"' in rt.charts.save(chart, tmp_path / "c.json").read_text()
+    with pytest.raises(ValueError, match="suffix must be"):
+        rt.charts.save(chart, tmp_path / "c.jpg")
+    with pytest.raises(ValueError, match="scale must be > 0"):
+        rt.charts.save(chart, tmp_path / "c.png", scale=0)

@@ -367,13 +367,14 @@ def reliability(
 
 
 def _note(text: str, title: str) -> alt.Chart:
-    """A panel that says in words why there is nothing to draw (instead of an empty axis)."""
+    """A narrow panel that says in words (lines split at ``\\n``) why there is nothing to draw,
+    instead of an empty axis; narrow, so three panels fit a notebook's width."""
     alt = _alt()
     return (
         alt.Chart(alt.Data(values=[{"t": text}]))
-        .mark_text(fontSize=12, color="#555", align="center")
+        .mark_text(fontSize=12, color="#555", align="center", lineBreak="\n")
         .encode(text="t:N")
-        .properties(width=220, height=60, title=title)
+        .properties(width=170, height=60, title=title)
     )
 
 
@@ -447,9 +448,9 @@ def run_summary(verdicts: Any) -> alt.HConcatChart:
         .properties(width=220, title=f"Cost: ${spent.sum():.4f} spent")
     )
     if v["cost_usd"].null_count() == v.height:
-        b = _note("no cost recorded: a scripted judge, or no price for the model", "Cost")
+        b = _note("no cost recorded:\na scripted judge, or\nno price for the model", "Cost")
     elif not cost["usd"].fill_null(0).abs().sum() > 0:
-        b = _note("$0: every call was free (scripted or local judge)", "Cost")
+        b = _note("$0: every call was free\n(scripted or local judge)", "Cost")
     c = (
         alt.Chart(alt.Data(values=hist_rows))
         .mark_bar()
@@ -461,5 +462,5 @@ def run_summary(verdicts: Any) -> alt.HConcatChart:
         .properties(width=220, title=f"Latency of new calls: p50 {p50:.2f} s, p95 {p95:.2f} s")
     )
     if not hist_rows:
-        c = _note("no waiting: no new call, or answers in under 1 ms", "Latency of new calls")
+        c = _note("no waiting: no new call,\nor answers in under 1 ms", "Latency of new calls")
     return alt.hconcat(a, b, c).resolve_scale(color="independent")

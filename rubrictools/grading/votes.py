@@ -79,7 +79,7 @@ class VoteRules:
 
 
 def option_frame(rubrics: Iterable[Rubric]) -> pl.DataFrame:
-    """Every label of every enumerated criterion: ``criterion, verdict, rank`` (its position)
+    """Every label of every enumerated criterion: ``criterion, verdict, rank`` (its position),
     ``opt_value`` (null for CANNOT_ASSESS/NA) and ``nominal``. Binary criteria list MET, UNMET,
     CANNOT_ASSESS; numeric-range criteria are left out."""
     rows: list[tuple[str, str, int, float | None, bool]] = []
@@ -131,9 +131,9 @@ def _centred(
     )
     # a voted median is a middle vote (the score-minimising one of an even count); snapping to
     # any option aims at the midpoint of the two middle votes, as autorubric does
-    middle = (pl.col("lo") + pl.col("hi")) / 2 if snap == "option" else None
     voted_middle = pl.when(pl.col("w") < 0).then(pl.col("hi")).otherwise(pl.col("lo"))
-    stats = stats.with_columns((voted_middle if middle is None else middle).alias("median"))
+    middle = (pl.col("lo") + pl.col("hi")) / 2 if snap == "option" else voted_middle
+    stats = stats.with_columns(middle.alias("median"))
     sign = pl.when(pl.col("w") < 0).then(-1.0).otherwise(1.0)
     voted = cand.filter(~pl.col("is_na")).join(stats, on=KEYS)
     if snap == "option":

@@ -151,7 +151,8 @@ def test_run_summary_from_a_graded_table() -> None:
         }
     )
     spec = rt.charts.run_summary(v).to_dict()
-    calls, cost, lat = spec["hconcat"]
+    top, lat = spec["vconcat"]  # calls and cost side by side, latency below: fits a notebook's width
+    calls, cost = top["hconcat"]
     outcomes = {r["outcome"]: r["len"] for r in _data(calls) if "outcome" in r} if "data" in calls else None
     if outcomes is None:  # consolidated datasets
         outcomes = {r["outcome"]: r["len"] for name, rows in spec["datasets"].items() for r in rows if "outcome" in r}
@@ -177,18 +178,20 @@ def test_run_summary_of_a_free_run_says_so_instead_of_drawing_empty_axes() -> No
         schema_overrides={"cost_usd": pl.Float64, "error": pl.String},
     )
     spec = rt.charts.run_summary(v).to_dict()
-    _, cost, lat = spec["hconcat"]
+    top, lat = spec["vconcat"]
+    _, cost = top["hconcat"]
     assert cost["mark"]["type"] == "text" and "no cost recorded" in str(spec)
     assert lat["mark"]["type"] == "text" and "no waiting" in str(spec)
     free = rt.charts.run_summary(v.with_columns(pl.lit(0.0).alias("cost_usd"), pl.lit(0.4).alias("latency_s")))
     spec = free.to_dict()
-    _, cost, lat = spec["hconcat"]
+    top, lat = spec["vconcat"]
+    _, cost = top["hconcat"]
     assert "every call was free" in str(spec) and lat["mark"]["type"] == "bar"
     starts = [r["start"] for rows in spec.get("datasets", {}).values() for r in rows if "start" in r] or [
         r["start"] for r in lat["data"]["values"]
     ]
     assert min(starts) >= 0  # no negative latency axis
-    assert spec["resolve"]["scale"]["color"] == "independent"  # one legend per panel
+    assert top["resolve"]["scale"]["color"] == "independent"  # one legend per panel
 
 
 def test_offline_renderer_needs_no_network(support) -> None:

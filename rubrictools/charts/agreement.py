@@ -378,7 +378,7 @@ def _note(text: str, title: str) -> alt.Chart:
     )
 
 
-def run_summary(verdicts: Any) -> alt.HConcatChart:
+def run_summary(verdicts: Any) -> alt.VConcatChart:
     """Cost and latency of a grading run: calls, cache hits and errors per judge; dollars per
     judge; and the latency distribution of the calls actually made (cache hits excluded).
     A run that cost nothing (a scripted or local judge), or whose model has no price, says so
@@ -430,7 +430,7 @@ def run_summary(verdicts: Any) -> alt.HConcatChart:
         .encode(
             x=alt.X("len:Q", title="rows"),
             y=alt.Y("judge:N", title=None),
-            color=alt.Color("outcome:N", title=None),
+            color=alt.Color("outcome:N", title=None, legend=alt.Legend(orient="bottom")),
             tooltip=["judge:N", "outcome:N", "len:Q"],
         )
         .properties(width=220, title="Calls per judge")
@@ -442,7 +442,7 @@ def run_summary(verdicts: Any) -> alt.HConcatChart:
         .encode(
             x=alt.X("usd:Q", title="USD"),
             y=alt.Y("judge:N", title=None),
-            color=alt.Color("kind:N", title=None),
+            color=alt.Color("kind:N", title=None, legend=alt.Legend(orient="bottom")),
             tooltip=["judge:N", "kind:N", alt.Tooltip("usd:Q", format="$.4f")],
         )
         .properties(width=220, title=f"Cost: ${spent.sum():.4f} spent")
@@ -459,8 +459,9 @@ def run_summary(verdicts: Any) -> alt.HConcatChart:
             x2="end:Q",
             y=alt.Y("calls:Q"),
         )
-        .properties(width=220, title=f"Latency of new calls: p50 {p50:.2f} s, p95 {p95:.2f} s")
+        .properties(width=480, height=120, title=f"Latency of new calls: p50 {p50:.2f} s, p95 {p95:.2f} s")
     )
     if not hist_rows:
         c = _note("no waiting: no new call,\nor answers in under 1 ms", "Latency of new calls")
-    return alt.hconcat(a, b, c).resolve_scale(color="independent")
+    # calls and cost side by side (legends below), latency underneath: fits a notebook's width
+    return alt.vconcat(alt.hconcat(a, b).resolve_scale(color="independent"), c).resolve_scale(color="independent")

@@ -47,7 +47,10 @@ def ensemble(
     ``aggregation`` in the rubric, then ``per_criterion``, override it. Errored votes do not
     vote; a (submission, criterion) whose every vote failed stays an error row. ``judges``
     restricts the voters; ``keep_votes`` returns the votes followed by the ensemble rows. Rows
-    come back in first-seen submission order.
+    come back in first-seen submission order. Each row's ``distribution`` holds the votes' shares
+    (by judge weight for ``weighted``/``weighted_mean``; ``distribution_source="votes"``), so
+    ``rt.score(..., value="expected")`` scores the exact mean vote rather than the label the mean
+    snapped to.
 
     ``abstentions="drop"``, ``unanimous="abstain"`` and ``snap="option"`` give autorubric's
     behaviour (CANNOT_ASSESS/NA votes dropped before counting; a split unanimous vote abstains;
@@ -91,7 +94,7 @@ def ensemble(
     overrides.update(per_criterion or {})
     options = option_frame([rubric]) if rubric is not None else None
     agg = aggregate_votes(votes, overrides, method, options, rules).sort("__row", maintain_order=True)
-    out = agg.select([c for c in VERDICT_SCHEMA if c in agg.columns])
+    out = agg.select([*(c for c in VERDICT_SCHEMA if c in agg.columns), "distribution", "distribution_source"])
     # usage columns the votes never had (recorded judgments) stay unknown, not 0 / True
     unknown_usage = [
         c
@@ -100,5 +103,6 @@ def ensemble(
     ]
     out = out.with_columns([pl.lit(None, dtype=out.schema[c]).alias(c) for c in unknown_usage])
     if keep_votes:
-        return pl.concat([v.select(out.columns), out], how="vertical_relaxed")
+        missing = [pl.lit(None, dtype=out.schema[c]).alias(c) for c in out.columns if c not in v.columns]
+        return pl.concat([v.with_columns(missing).select(out.columns), out], how="vertical_relaxed")
     return out

@@ -229,10 +229,22 @@ def _assemble(
     default: str,
 ) -> pl.DataFrame:
     """The ensemble rows: each key's method's pick, summed usage, a tally in the explanation."""
+    by_weight = pl.col("method").is_in(["weighted", "weighted_mean"])
     tally = (
-        cand.sort([*KEYS, "n"], descending=[False, False, True])
+        cand.sort([*KEYS, "rank", "verdict"])
         .group_by(KEYS, maintain_order=True)
-        .agg(pl.format("{} x{}", pl.col("verdict"), pl.col("n")).str.join(", ").alias("tally"))
+        .agg(
+            pl.format("{} x{}", pl.col("verdict"), pl.col("n"))
+            .sort_by("n", descending=True, maintain_order=True)
+            .str.join(", ")
+            .alias("tally"),
+            pl.struct(pl.col("verdict").alias("label"), (pl.col("n") / pl.col("n").sum()).alias("prob")).alias(
+                "__by_n"
+            ),
+            pl.struct(pl.col("verdict").alias("label"), (pl.col("wsum") / pl.col("wsum").sum()).alias("prob")).alias(
+                "__by_w"
+            ),
+        )
     )
     crit_method = pl.col("criterion").replace_strict(method_by_criterion, default=default, return_dtype=pl.String)
     groups = (
@@ -279,6 +291,10 @@ def _assemble(
             pl.format("{} of {} judges{}: {}", pl.col("method"), pl.col("n_votes"), centre, pl.col("tally")).alias(
                 "explanation"
             ),
+            # the votes' shares (by judge weight for the weighted methods): rt.score(value="expected")
+            # then scores the exact mean vote, not the label it snapped to
+            pl.when(by_weight).then("__by_w").otherwise("__by_n").alias("distribution"),
+            pl.lit("votes").alias("distribution_source"),
             pl.lit("ensemble").alias("judge"),
         )
         .with_columns(
@@ -286,4 +302,4 @@ def _assemble(
             pl.when(pl.col("error").is_null()).then(pl.col("value")).otherwise(None).alias("value"),
         )
     )
-    return out.drop("n_votes", "all_errors", "n_ok", "method", "tally", "centre")
+    return out.drop("n_votes", "all_errors", "n_ok", "method", "tally", "centre", "__by_n", "__by_w")

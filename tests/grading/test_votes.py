@@ -182,3 +182,17 @@ def test_a_multi_choice_criterion_without_na_option_accepts_cannot_assess_as_na(
     from rubrictools.judge.parsing import parse_criterion
 
     assert parse_criterion('{"verdict": "CANNOT_ASSESS", "explanation": "no basis"}', c)[0] == "CANNOT_ASSESS"
+
+
+def test_ensemble_rows_carry_the_vote_shares_so_expected_scores_use_the_exact_mean() -> None:
+    v, r = _table({"options": OPTS}, ["lo", "hi", "hi"])
+    out = rt.ensemble(v, r, method="mean")
+    assert out["verdict"].item() == "hi" and out["distribution_source"].item() == "votes"
+    shares = {d["label"]: d["prob"] for d in out["distribution"].item()}
+    assert shares == pytest.approx({"lo": 1 / 3, "hi": 2 / 3})
+    assert rt.score(out, r)["score"].item() == 1.0  # the label the mean snapped to
+    assert rt.score(out, r, value="expected")["score"].item() == pytest.approx(2 / 3)  # the exact mean
+    weighted = rt.ensemble(v, r, method="weighted_mean", judge_weights={"j0": 4.0})
+    assert rt.score(weighted, r, value="expected")["score"].item() == pytest.approx(2 / 6)  # (4*0 + 1 + 1) / 6
+    kept = rt.ensemble(v, r, method="mean", keep_votes=True)
+    assert kept.height == 4 and kept["distribution"].null_count() == 3

@@ -4,9 +4,9 @@ A widget's display bundle carries the live view (``application/vnd.jupyter.widge
 and a ``text/html`` snapshot of its current state: a title, its status line and the table it
 holds. JupyterLab, Voila and VS Code draw the live widget; an exporter that cannot (nbconvert
 HTML without stored widget state, ``nbconvert --to markdown``/``webpdf``, GitHub's viewer)
-shows the snapshot instead of a blank cell. nbconvert stores widget state by default and then
-loads the live view from a CDN, which offline shows nothing: export with
-``--ExecutePreprocessor.store_widget_state=False`` to get the snapshot.
+shows the snapshot instead of a blank cell. nbconvert's HTML export prefers the live view
+(loaded from a CDN, which offline draws nothing); ``--config notebooks/offline_export.json``
+puts ``text/html`` first in its output priority, so the snapshot shows.
 """
 
 from __future__ import annotations

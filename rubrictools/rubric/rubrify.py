@@ -8,7 +8,8 @@ onto the rubrictools model:
 rubrify                             rubrictools
 =================================== =========================================================
 criterion ``id``                    ``name``
-``title`` + ``description``         ``requirement`` (``"title: description"``)
+``title`` + ``description``         ``requirement`` (``"title: description"``), with the
+                                    criterion's ``mechanical_rules`` appended (``". Rules: a; b"``)
 ``weight`` (default 1.0)            ``weight``
 ``scale.kind == "binary"``          binary criterion (MET/UNMET); custom scores become options
 ``ordinal`` / ``nominal`` anchors   options; anchor value ``v`` -> ``(v - lo) / (hi - lo)``
@@ -27,7 +28,7 @@ a violated disqualifier's decision  ``disqualified_decision="Rejected"``
 =================================== =========================================================
 
 Parts with no rubrictools meaning (roles, output constraints, pattern libraries, advice,
-calibration examples, a criterion's ``mechanical_rules`` or any other field not
+calibration examples, or any criterion field not
 above) are skipped with one warning that names every one of them.
 
 Example
@@ -63,7 +64,7 @@ _IGNORED_TOP = (
     "surface_policy",
     "output_constraints",
 )
-_CRITERION_KEYS = {"id", "title", "description", "weight", "scale", "evidence", "genre"}  # read by _criterion
+_CRITERION_KEYS = {"id", "title", "description", "weight", "scale", "evidence", "genre", "mechanical_rules"}
 DEFAULT_DECISIONS = [  # rubrify's decision labels when a rubric gives none (0-100 scale)
     ("Publish-ready", 0.90),
     ("Strong draft", 0.75),
@@ -120,6 +121,10 @@ def _criterion(c: Mapping[str, Any], i: int) -> dict[str, Any]:
     where = f"rubrify: criterion {cid!r}"
     title, desc = c.get("title"), c.get("description")
     requirement = ": ".join(str(x) for x in (title, desc) if x) or cid
+    rules = c.get("mechanical_rules") or []
+    rules = [rules] if isinstance(rules, str) else [str(r) for r in rules]
+    if rules:  # rubrify renders them into the judge's prompt: so does the requirement
+        requirement += ". Rules: " + "; ".join(rules)
     out: dict[str, Any] = {"name": cid, "requirement": requirement, "weight": float(c.get("weight", 1.0))}
     scale = c.get("scale") or {"kind": "binary"}
     kind = scale.get("kind")

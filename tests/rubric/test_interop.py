@@ -148,10 +148,19 @@ def test_markdown_is_a_table_with_escaped_cells_groups_and_decisions():
 
 
 def test_from_rubrify_warns_about_every_dropped_criterion_field():
-    crit = {"id": "C1", "title": "Clear", "mechanical_rules": ["No emoji"], "style": "terse", "notes": ""}
-    with pytest.warns(UserWarning, match=r"criterion 'C1': \['mechanical_rules', 'style'\]") as caught:
-        rt.Rubric.from_rubrify({"criteria": [crit]})
+    crit = {
+        "id": "C1",
+        "title": "Clear",
+        "mechanical_rules": ["No emoji", "Max 3 lines"],
+        "style": "terse",
+        "tone": "dry",
+        "notes": "",
+    }
+    with pytest.warns(UserWarning, match=r"criterion 'C1': \['style', 'tone'\]") as caught:
+        r = rt.Rubric.from_rubrify({"criteria": [crit]})
     assert len(caught) == 1  # one warning naming everything dropped (the empty 'notes' is nothing)
+    # mechanical rules are prompt text in rubrify: here they reach the judge through the requirement
+    assert r["C1"].requirement == "Clear. Rules: No emoji; Max 3 lines"
 
 
 def test_from_rubrify_decisions_reject_a_disqualified_answer():

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from rubrictools.rubric.formats import field_errors
 from rubrictools.rubric.labels import GroupAggregation, normalize_label, require_finite
 
-__all__ = ["Group", "Threshold", "parse_thresholds"]
+__all__ = ["Group", "Threshold", "check_groups", "children_first", "parse_thresholds"]
 
 
 class Group(BaseModel):
@@ -22,6 +22,12 @@ class Group(BaseModel):
     ``weighted_mean`` (the rubric formula restricted to the group), ``min``, ``max``,
     ``all`` (1 when every member earns full credit) or ``any`` (1 when one does).
     A member's *credit* is its score fraction for a reward and ``1 - fraction`` for a penalty.
+
+    Groups nest (rubrify's groups of groups): a group with a ``parent`` counts in that group,
+    whose members are then its child groups (credit: their sub-scores, weight: their
+    ``weight``) and never criteria. ``weighted_mean`` of a parent is ``sum_k W_k s_k / sum_k
+    W_k`` over the children with a sub-score; ``min``/``max``/``all``/``any`` as above. The
+    rubric score is the weighted mean of the top-level groups.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -30,6 +36,7 @@ class Group(BaseModel):
     weight: float = 1.0
     aggregation: GroupAggregation = "weighted_mean"
     description: str | None = None
+    parent: str | None = None
 
     @field_validator("weight")
     @classmethod
@@ -37,6 +44,72 @@ class Group(BaseModel):
         if not math.isfinite(v) or v < 0:
             raise ValueError(f"group weight must be a finite number >= 0, got {v!r}")
         return float(v)
+
+
+def check_groups(groups: tuple[Group, ...], criteria: Any) -> None:
+    """Check a rubric's groups against its criteria (the errors name the group or criterion) and
+    give each criterion's ``group`` the declared spelling."""
+    keys = [normalize_label(g.name) for g in groups]
+    dup = sorted({g.name for g, k in zip(groups, keys, strict=True) if keys.count(k) > 1})
+    if dup:
+        raise ValueError(f"groups: duplicate group name(s) {dup}")
+    declared = {normalize_label(g.name): g.name for g in groups}
+    members: dict[str, int] = {}
+    for i, c in enumerate(criteria):
+        if c.group is None:
+            if c.disqualifier:
+                continue
+            raise ValueError(
+                f"criterion {i} ({c.name!r}): field 'group': the rubric declares groups "
+                f"{[g.name for g in groups]}, so every scored criterion must name one"
+            )
+        key = normalize_label(c.group)
+        if key not in declared:
+            raise ValueError(
+                f"criterion {i} ({c.name!r}): field 'group': unknown group {c.group!r}; "
+                f"declared groups are {[g.name for g in groups]}"
+            )
+        if c.group != declared[key]:
+            object.__setattr__(c, "group", declared[key])
+        members[declared[key]] = members.get(declared[key], 0) + 1
+    children: dict[str, list[str]] = {}
+    for g in groups:
+        if g.parent is not None:
+            parent = declared.get(normalize_label(g.parent))
+            if parent is None or parent == g.name:
+                raise ValueError(f"group {g.name!r}: field 'parent': no other group is named {g.parent!r}")
+            if parent in members:
+                raise ValueError(f"group {parent!r} holds criteria and groups ({g.name!r}): a group holds one kind")
+            children.setdefault(parent, []).append(g.name)
+    children_first(groups)  # no cycles
+    empty = [g.name for g in groups if g.name not in members and g.name not in children]
+    if empty:
+        raise ValueError(f"groups: {empty} have no criteria")
+    if sum(g.weight for g in groups if g.parent is None) <= 0:
+        raise ValueError("groups: at least one top-level group needs a positive weight")
+
+
+def children_first(groups: tuple[Group, ...]) -> list[Group]:
+    """The groups ordered so that every group comes after its child groups (an error on a cycle)."""
+    by_name = {normalize_label(g.name): g for g in groups}
+    done: list[Group] = []
+    state: dict[str, int] = {}
+
+    def visit(g: Group, path: list[str]) -> None:
+        key = normalize_label(g.name)
+        if state.get(key) == 2:
+            return
+        if state.get(key) == 1:
+            raise ValueError(f"groups: a cycle of parents {[*path, g.name]}")
+        state[key] = 1
+        for child in (c for c in groups if c.parent is not None and normalize_label(c.parent) == key):
+            visit(child, [*path, g.name])
+        state[key] = 2
+        done.append(g)
+
+    for g in by_name.values():
+        visit(g, [])
+    return done
 
 
 class Threshold(BaseModel):

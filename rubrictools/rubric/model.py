@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 
 from rubrictools.rubric.criterion import Criterion, kind_note
 from rubrictools.rubric.formats import field_errors, flatten, format_validation_error
-from rubrictools.rubric.groups import Group, Threshold, parse_thresholds
+from rubrictools.rubric.groups import Group, Threshold, check_groups, parse_thresholds
 from rubrictools.rubric.labels import normalize_label
 from rubrictools.rubric.markdown import to_markdown
 from rubrictools.rubric.rubrify import rubrify_spec
@@ -118,36 +118,8 @@ class Rubric(BaseModel):
 
     @model_validator(mode="after")
     def _check_groups(self) -> Rubric:
-        if not self.groups:
-            return self
-        names = [normalize_label(g.name) for g in self.groups]
-        dup = sorted({g.name for g, k in zip(self.groups, names, strict=False) if names.count(k) > 1})
-        if dup:
-            raise ValueError(f"groups: duplicate group name(s) {dup}")
-        declared = {normalize_label(g.name): g.name for g in self.groups}
-        members: dict[str, int] = {}
-        for i, c in enumerate(self.criteria):
-            if c.group is None:
-                if c.disqualifier:
-                    continue
-                raise ValueError(
-                    f"criterion {i} ({c.name!r}): field 'group': the rubric declares groups "
-                    f"{[g.name for g in self.groups]}, so every scored criterion must name one"
-                )
-            key = normalize_label(c.group)
-            if key not in declared:
-                raise ValueError(
-                    f"criterion {i} ({c.name!r}): field 'group': unknown group {c.group!r}; "
-                    f"declared groups are {[g.name for g in self.groups]}"
-                )
-            if c.group != declared[key]:
-                object.__setattr__(c, "group", declared[key])
-            members[declared[key]] = members.get(declared[key], 0) + 1
-        empty = [g.name for g in self.groups if g.name not in members]
-        if empty:
-            raise ValueError(f"groups: {empty} have no criteria")
-        if sum(g.weight for g in self.groups) <= 0:
-            raise ValueError("groups: at least one group needs a positive weight")
+        if self.groups:
+            check_groups(self.groups, self.criteria)
         return self
 
     @model_validator(mode="before")

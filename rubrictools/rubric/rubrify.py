@@ -16,7 +16,8 @@ criterion ``id``                    ``name``
 ``numeric`` min/max/step/anchors    ``range`` with anchors ``"label: description"``
 ``evidence.required``               ``evidence=True``
 group ``children`` + aggregation    declared :class:`~rubrictools.Group`; ``weighted_sum``
-                                    becomes ``weighted_mean`` (same ranking, normalised)
+                                    becomes ``weighted_mean`` (same ranking, normalised); a
+                                    child that is a group nests it (``Group(parent=...)``)
 pattern disqualifier                regex rule criterion with ``disqualifier=True``
 criterion-linked disqualifier       ``required=True`` on that criterion (0 credit caps at 0)
 criterion ``genre``                 ``applies_when={"genre": [genre]}``: asked only for rows whose
@@ -176,7 +177,7 @@ def rubrify_spec(source: Any) -> dict[str, Any]:
     """The rubrictools rubric spec (a dict for :meth:`Rubric.from_dict`) of a rubrify rubric.
 
     ``source`` is a dict (``Rubric.model_dump()``), a rubrify object, JSON text or a path to
-    a ``.json`` file. Unknown criterion ids in groups or disqualifiers, nested groups and
+    a ``.json`` file. Unknown criterion ids in groups or disqualifiers, a group holding both criteria and groups, and
     unknown scale kinds raise ``ValueError`` naming the field.
     """
     data = _load(source)
@@ -197,20 +198,25 @@ def rubrify_spec(source: Any) -> dict[str, Any]:
         if dropped:
             skipped.append(f"criterion {str(raw.get('id'))!r}: {dropped}")
 
-    groups = []
-    for i, g in enumerate(data.get("groups") or []):
-        gid = str(g.get("id") or g.get("name") or f"g{i + 1}")
+    groups: list[dict[str, Any]] = []
+    raw_groups = data.get("groups") or []
+    group_ids = [str(g.get("id") or g.get("name") or f"g{i + 1}") for i, g in enumerate(raw_groups)]
+    parent_of: dict[str, str] = {}
+    for gid, g in zip(group_ids, raw_groups, strict=True):
         agg = _GROUP_AGG.get(str(g.get("aggregation", "weighted_mean")))
         if agg is None:
             raise ValueError(f"rubrify: group {gid!r}: unknown aggregation {g.get('aggregation')!r}")
-        for child in g.get("children") or []:
-            child = str(child)
-            if child not in by_id:
-                known = {str(x.get("id") or x.get("name")) for x in data.get("groups") or []}
-                what = "nested groups are not supported" if child in known else "no such criterion"
-                raise ValueError(f"rubrify: group {gid!r}: child {child!r}: {what}")
-            by_id[child]["group"] = gid
+        for child in map(str, g.get("children") or []):
+            if child in group_ids:  # a group of groups: the child's sub-score counts in this one
+                parent_of[child] = gid
+            elif child in by_id:
+                by_id[child]["group"] = gid
+            else:
+                raise ValueError(f"rubrify: group {gid!r}: child {child!r}: no such criterion or group")
         groups.append({"name": gid, "weight": float(g.get("weight", 1.0)), "aggregation": agg})
+    for g in groups:
+        if g["name"] in parent_of:
+            g["parent"] = parent_of[g["name"]]
     if groups:  # rubrify leaves ungrouped criteria at top level: give them their own group
         loose = [c for c in criteria if "group" not in c]
         if loose:

@@ -37,7 +37,9 @@ from its kept members, reported as a ``score:<group>`` column. With member credi
 * ``min`` / ``max``: ``min_i u_i`` / ``max_i u_i``;
 * ``all``: 1 when every ``u_i = 1``, else 0; ``any``: 1 when some ``u_i = 1``, else 0.
 
-The normalised score is then ``sum_g W_g s_g / sum_g W_g`` over the groups with a sub-score.
+A group whose members are groups (``Group(parent=...)``) aggregates their sub-scores instead
+(see :class:`~rubrictools.rubric.Group`). The normalised score is then ``sum_g W_g s_g /
+sum_g W_g`` over the top-level groups with a sub-score.
 
 Disqualifiers and required criteria: when a disqualifier is MET, or a required criterion
 earns its lowest outcome, the score is capped at the criterion's ``cap`` (default 0; the
@@ -55,7 +57,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import polars as pl
 
 from rubrictools.frames import to_polars
-from rubrictools.rubric.groups import parse_thresholds
+from rubrictools.rubric.groups import children_first, parse_thresholds
+from rubrictools.rubric.labels import normalize_label
 from rubrictools.rubric.length import LengthPenalty, word_count
 from rubrictools.verdicts import HOLISTIC, NOT_APPLICABLE, validate_verdicts
 
@@ -280,12 +283,10 @@ def score(
     undefined = pl.col("error").is_not_null() | (pl.col("n_kept") == 0)
     group_cols: list[str] = []
     if groups:
+        per_id = _parent_groups(per_id, groups)
+        roots = [g for g in groups if g.parent is None]
+        grouped = _weighted([pl.col(f"__g:{g.name}") for g in roots], [g.weight for g in roots])
         gs = [pl.col(f"__g:{g.name}") for g in groups]
-        num = pl.sum_horizontal([x.fill_null(0.0) * g.weight for x, g in zip(gs, groups, strict=False)])
-        den = pl.sum_horizontal(
-            [pl.when(x.is_not_null()).then(g.weight).otherwise(0.0) for x, g in zip(gs, groups, strict=False)]
-        )
-        grouped = pl.when(den > 0).then(num / den).otherwise(None)
         if rubric is not None and "__holistic" in per_id.columns:
             grouped = pl.when(pl.col("__holistic")).then(normalised).otherwise(grouped)
         normalised = grouped
@@ -370,6 +371,38 @@ def _expected_values(v: pl.DataFrame, rubric: Rubric | None) -> pl.DataFrame:
 
 def _normalised(S: pl.Expr, P: pl.Expr, N: pl.Expr) -> pl.Expr:
     return pl.when(P > 0).then((S / P).clip(0.0, 1.0)).when(N > 0).then((1.0 + S / N).clip(0.0, 1.0)).otherwise(0.0)
+
+
+def _weighted(scores: list[pl.Expr], weights: list[float]) -> pl.Expr:
+    """``sum_k W_k s_k / sum_k W_k`` over the non-null ``s_k`` (null when none has weight)."""
+    num = pl.sum_horizontal([s.fill_null(0.0) * w for s, w in zip(scores, weights, strict=True)])
+    den = pl.sum_horizontal(
+        [pl.when(s.is_not_null()).then(w).otherwise(0.0) for s, w in zip(scores, weights, strict=True)]
+    )
+    return pl.when(den > 0).then(num / den).otherwise(None)
+
+
+def _parent_groups(per_id: pl.DataFrame, groups: tuple[Any, ...]) -> pl.DataFrame:
+    """Sub-scores of groups whose members are groups, children before parents (module docstring)."""
+    for g in children_first(groups):
+        kids = [k for k in groups if k.parent is not None and normalize_label(k.parent) == normalize_label(g.name)]
+        if not kids:
+            continue
+        s = [pl.col(f"__g:{k.name}") for k in kids]
+        full = [x >= 1.0 - 1e-12 for x in s]
+        agg = {
+            "weighted_mean": _weighted(s, [k.weight for k in kids]),
+            "min": pl.min_horizontal(s),
+            "max": pl.max_horizontal(s),
+            "all": pl.when(pl.any_horizontal([x.is_not_null() for x in s])).then(
+                pl.all_horizontal(full).cast(pl.Float64)
+            ),
+            "any": pl.when(pl.any_horizontal([x.is_not_null() for x in s])).then(
+                pl.any_horizontal(full).cast(pl.Float64)
+            ),
+        }[g.aggregation]
+        per_id = per_id.with_columns(agg.alias(f"__g:{g.name}"))
+    return per_id
 
 
 def _group_expr(g: Any) -> pl.Expr:

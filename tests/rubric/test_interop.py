@@ -103,10 +103,14 @@ def test_from_rubrify_maps_every_documented_part(tmp_path):
 @pytest.mark.parametrize(
     "patch, message",
     [
-        ({"groups": [{"id": "g", "children": ["C9"]}]}, "group 'g': child 'C9': no such criterion"),
+        ({"groups": [{"id": "g", "children": ["C9"]}]}, "group 'g': child 'C9': no such criterion or group"),
         (
-            {"groups": [{"id": "g", "children": ["h"]}, {"id": "h", "children": ["C1"]}]},
-            "nested groups are not supported",
+            {"groups": [{"id": "g", "children": ["h", "C2"]}, {"id": "h", "children": ["C1"]}]},
+            "group 'g' holds criteria and groups ('h')",
+        ),
+        (
+            {"groups": [{"id": "g", "children": ["h"]}, {"id": "h", "children": ["g", "C1"]}]},
+            "holds criteria and groups",
         ),
         ({"groups": [{"id": "g", "children": ["C1"], "aggregation": "median"}]}, "unknown aggregation 'median'"),
         ({"disqualifiers": [{"id": "D9", "criterion_id": "C9"}]}, "disqualifier 'D9': no criterion 'C9'"),
@@ -195,3 +199,20 @@ def test_from_rubrify_without_thresholds_gets_rubrifys_default_decisions():
     assert r.disqualified_decision is None
     v = pl.DataFrame({"id": [1, 2], "criterion": "C1", "verdict": ["MET", "UNMET"]})
     assert rt.score(v, r)["decision"].to_list() == ["Publish-ready", "Fundamentally unclear"]
+
+
+def test_from_rubrify_nests_groups_of_groups():
+    spec = {
+        "criteria": [{"id": "C1", "title": "a"}, {"id": "C2", "title": "b"}, {"id": "C3", "title": "c"}],
+        "groups": [
+            {"id": "core", "children": ["inner", "outer"], "aggregation": "min", "weight": 2},
+            {"id": "inner", "children": ["C1", "C2"]},
+            {"id": "outer", "children": ["C3"], "aggregation": "weighted_sum"},
+        ],
+    }
+    r = rt.Rubric.from_rubrify(spec)
+    assert {g.name: g.parent for g in r.groups} == {"core": None, "inner": "core", "outer": "core"}
+    v = pl.DataFrame({"id": [1, 1, 1], "criterion": ["C1", "C2", "C3"], "verdict": ["MET", "UNMET", "MET"]})
+    out = rt.score(v, r).row(0, named=True)
+    assert out["score:inner"] == 0.5 and out["score:outer"] == 1.0 and out["score:core"] == 0.5
+    assert out["score"] == 0.5  # core is the only top-level group

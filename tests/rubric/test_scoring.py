@@ -397,3 +397,65 @@ def test_expected_value_scores_feed_score_level_agreement() -> None:
     assert expected["score"].to_numpy() == pytest.approx(p)  # binary: p(MET)
     t = rt.agreement(expected, human, rubric, bootstrap=50, seed=0)
     assert t.filter(pl.col("metric") == "pearson")["value"].item() > 0.2
+
+
+# ------------------------------------------------------------------ nested groups (rubrify's groups of groups)
+NESTED = {
+    "criteria": [
+        {"name": "a", "weight": 2, "requirement": "a", "group": "facts"},
+        {"name": "b", "weight": 1, "requirement": "b", "group": "facts"},
+        {"name": "c", "weight": 1, "requirement": "c", "group": "style"},
+        {"name": "d", "weight": -1, "requirement": "d", "group": "style"},
+        {"name": "e", "weight": 1, "requirement": "e", "group": "safety"},
+    ],
+    "groups": [
+        {"name": "facts", "weight": 3, "parent": "content"},
+        {"name": "style", "weight": 1, "parent": "content", "aggregation": "min"},
+        {"name": "content", "weight": 2},
+        {"name": "safety", "weight": 1},
+    ],
+}
+
+
+@pytest.mark.parametrize("content_agg", ["weighted_mean", "min", "max", "all", "any"])
+def test_nested_groups_aggregate_their_child_groups(content_agg: str) -> None:
+    spec = {
+        **NESTED,
+        "groups": [*NESTED["groups"][:2], {**NESTED["groups"][2], "aggregation": content_agg}, NESTED["groups"][3]],
+    }
+    r = Rubric.from_dict(spec)
+    v = pl.DataFrame({"id": [1] * 5, "criterion": list("abcde"), "verdict": ["MET", "UNMET", "MET", "MET", "MET"]})
+    out = rt.score(v, r).row(0, named=True)
+    facts = 2 / 3  # weighted_mean of a (2, MET) and b (1, UNMET)
+    style = min(1.0, 0.0)  # min of credits: c MET -> 1, penalty d MET -> 0
+    content = {"weighted_mean": (3 * facts + 1 * style) / 4, "min": style, "max": facts, "all": 0.0, "any": 0.0}[
+        content_agg
+    ]
+    assert out["score:facts"] == pytest.approx(facts) and out["score:style"] == pytest.approx(style)
+    assert out["score:content"] == pytest.approx(content) and out["score:safety"] == 1.0
+    assert out["score"] == pytest.approx((2 * content + 1 * 1.0) / 3)  # top-level groups only
+    assert Rubric.from_dict(r.to_dict()) == r
+
+
+@pytest.mark.parametrize(
+    ("groups", "message"),
+    [
+        ([{"name": "facts", "parent": "nowhere"}], "field 'parent': no other group is named 'nowhere'"),
+        ([{"name": "facts", "parent": "style"}, {"name": "style", "parent": "facts"}], "holds criteria and groups"),
+        ([{"name": "facts", "parent": "facts"}], "no other group is named 'facts'"),
+    ],
+)
+def test_nested_group_errors_name_the_group(groups, message) -> None:
+    crit = [{"name": "a", "requirement": "a", "group": "facts"}, {"name": "c", "requirement": "c", "group": "style"}]
+    base = {"facts": {"name": "facts"}, "style": {"name": "style"}}
+    for g in groups:
+        base[g["name"]] = g
+    with pytest.raises(ValueError, match=message):
+        Rubric.from_dict({"criteria": crit, "groups": list(base.values())})
+
+
+def test_a_cycle_of_parent_groups_is_refused() -> None:
+    crit = [{"name": "a", "requirement": "a", "group": "leaf"}]
+    groups = [{"name": "leaf", "parent": "x"}, {"name": "x", "parent": "y"}, {"name": "y", "parent": "x"}]
+    with pytest.raises(ValueError, match="cycle"):
+        Rubric.from_dict({"criteria": crit, "groups": groups})

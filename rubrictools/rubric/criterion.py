@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -258,10 +259,7 @@ class Criterion(BaseModel):
         >>> Criterion(requirement="x", options=[{"label": "a", "value": 0}, {"label": "b", "value": 1}]).answer_labels
         ('a', 'b', 'CANNOT_ASSESS')
         """
-        if self.options is None or any(o.na for o in self.options):
-            return self.labels
-        clash = any(normalize_label(o.label) == normalize_label(CANNOT_ASSESS) for o in self.options)
-        return self.labels if clash else (*self.labels, CANNOT_ASSESS)
+        return _answer_labels(self.options) if self.range is None else self.labels
 
     def canonical_label(self, label: str) -> str | None:
         """Return the canonical spelling of ``label`` or ``None`` if it is not allowed.
@@ -277,11 +275,7 @@ class Criterion(BaseModel):
             except ValueError:
                 return None
             return format_number(x) if self.range.contains(x) else None
-        key = normalize_label(label)
-        for lab in self.answer_labels:
-            if normalize_label(lab) == key:
-                return lab
-        return None
+        return _label_index(self.options).get(normalize_label(label))
 
     def value_of(self, label: str) -> float | None:
         """Score fraction earned by ``label`` (``None`` for CANNOT_ASSESS / NA options).
@@ -373,3 +367,44 @@ def kind_note(c: Criterion) -> str:
     if c.evidence:
         notes.append("evidence")
     return f" [{'; '.join(notes)}]" if notes else ""
+
+
+class _Same:
+    """An option set as a cache key by identity: hashing pydantic options on every lookup costs
+    more than the lookup saves. The cache holds the key, so the id is not reused meanwhile."""
+
+    __slots__ = ("options",)
+
+    def __init__(self, options: tuple[Option, ...] | None) -> None:
+        self.options = options
+
+    def __hash__(self) -> int:
+        return id(self.options)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.options is self.options
+
+
+def _answer_labels(options: tuple[Option, ...] | None) -> tuple[str, ...]:
+    """:attr:`Criterion.answer_labels` of an enumerated criterion, computed once per option set."""
+    return _indexed(_Same(options))[0]
+
+
+def _label_index(options: tuple[Option, ...] | None) -> dict[str, str]:
+    """Normalised spelling -> canonical label, for every answer label (the first one wins)."""
+    return _indexed(_Same(options))[1]
+
+
+@lru_cache(maxsize=8192)
+def _indexed(key: _Same) -> tuple[tuple[str, ...], dict[str, str]]:
+    options = key.options
+    if options is None:
+        labels: tuple[str, ...] = BINARY_LABELS
+    else:
+        labels = tuple(o.label for o in options)
+        if not any(o.na for o in options) and all(normalize_label(x) != normalize_label(CANNOT_ASSESS) for x in labels):
+            labels = (*labels, CANNOT_ASSESS)
+    index: dict[str, str] = {}
+    for lab in labels:
+        index.setdefault(normalize_label(lab), lab)
+    return labels, index

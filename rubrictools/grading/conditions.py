@@ -13,8 +13,9 @@ from typing import Any
 
 import polars as pl
 
+from rubrictools.grading.rules import no_judge_rows
 from rubrictools.rubric import Criterion, Rubric
-from rubrictools.verdicts import NOT_APPLICABLE, VERDICT_SCHEMA
+from rubrictools.verdicts import NOT_APPLICABLE
 
 __all__ = ["applicable_rubrics", "check_conditions", "not_applicable_table"]
 
@@ -89,26 +90,13 @@ def applicable_rubrics(frame: pl.DataFrame, rubrics: list[Rubric]) -> tuple[list
 
 
 def not_applicable_table(skipped: pl.DataFrame, ids: list[Any], id_dtype: pl.DataType) -> pl.DataFrame:
-    """The ``NOT_APPLICABLE`` verdict rows of :func:`applicable_rubrics`' frame, in the schema
-    of rule rows (``__row, __pos`` and the verdict columns)."""
-    schema = {
-        "__row": pl.Int64(),
-        "__pos": pl.Int64(),
-        **{k: (v if v is not None else id_dtype) for k, v in VERDICT_SCHEMA.items()},
-    }
+    """The ``NOT_APPLICABLE`` verdict rows of :func:`applicable_rubrics`' frame, as rows decided
+    without a judge (:func:`~rubrictools.grading.rules.no_judge_rows`)."""
     id_of = pl.Series("id", ids, dtype=id_dtype)
-    out = skipped.with_columns(
+    rows = skipped.with_columns(
         id_of.gather(skipped["__row"]).alias("id"),
         pl.lit(NOT_APPLICABLE).alias("verdict"),
         pl.lit(None, pl.Float64).alias("value"),
         pl.col("why").alias("explanation"),
-        pl.lit(None, pl.String).alias("error"),
-        pl.lit("rule").alias("judge"),
-        pl.lit(0).alias("prompt_tokens"),
-        pl.lit(0).alias("completion_tokens"),
-        pl.lit(0.0).alias("cost_usd"),
-        pl.lit(False).alias("cached"),
-        pl.lit(0).alias("attempts"),
-        pl.lit(0.0).alias("latency_s"),
     )
-    return out.select(list(schema)).cast(schema)  # type: ignore[arg-type]  # polars takes a dict of DataType instances
+    return no_judge_rows(rows, id_dtype)

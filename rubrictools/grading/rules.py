@@ -40,7 +40,7 @@ from rubrictools.rubric import Rubric as _Rubric
 from rubrictools.submissions import graded_text, split_submission
 from rubrictools.verdicts import VERDICT_SCHEMA
 
-__all__ = ["Rule", "apply_rules", "rule_table", "rule_verdicts"]
+__all__ = ["Rule", "apply_rules", "no_judge_rows", "no_judge_schema", "rule_table", "rule_verdicts"]
 
 
 def _json_check(texts: pl.Series, schema: dict[str, Any]) -> tuple[pl.Series, pl.Series]:
@@ -193,12 +193,24 @@ def rule_table(ids: pl.Series, texts: pl.Series, rubric: Rubric, rows: pl.Series
                 pl.lit(c.weight).alias("weight"),
             )
         )
-    id_dtype = ids.dtype
-    schema = {k: (v if v is not None else id_dtype) for k, v in VERDICT_SCHEMA.items()}
-    schema = {"__row": pl.Int64(), "__pos": pl.Int64(), **schema}
     if not parts:
-        return pl.DataFrame(schema=schema)
-    out = pl.concat(parts).sort("__row", "__pos", maintain_order=True)
+        return pl.DataFrame(schema=no_judge_schema(ids.dtype))
+    return no_judge_rows(pl.concat(parts).sort("__row", "__pos", maintain_order=True), ids.dtype)
+
+
+def no_judge_schema(id_dtype: pl.DataType) -> dict[str, pl.DataType]:
+    """Columns of verdict rows decided without a judge: ``__row, __pos`` and the verdict table's."""
+    return {
+        "__row": pl.Int64(),
+        "__pos": pl.Int64(),
+        **{k: (v if v is not None else id_dtype) for k, v in VERDICT_SCHEMA.items()},
+    }
+
+
+def no_judge_rows(frame: pl.DataFrame, id_dtype: pl.DataType) -> pl.DataFrame:
+    """``frame`` (``__row, __pos, id, criterion, verdict, value, explanation, weight``) as verdict
+    rows decided without a judge: ``judge="rule"``, no error, no call (0 tokens, cost, attempts)."""
+    schema = no_judge_schema(id_dtype)
     fill = {
         "error": None,
         "judge": "rule",
@@ -209,5 +221,5 @@ def rule_table(ids: pl.Series, texts: pl.Series, rubric: Rubric, rows: pl.Series
         "attempts": 0,
         "latency_s": 0.0,
     }
-    out = out.with_columns([pl.lit(v, dtype=schema[k]).alias(k) for k, v in fill.items()])
+    out = frame.with_columns([pl.lit(v, dtype=schema[k]).alias(k) for k, v in fill.items()])
     return out.select(list(schema)).cast(schema)  # type: ignore[arg-type]  # polars accepts the schema dict of DataType instances

@@ -22,9 +22,8 @@ YAML_SUFFIXES = (".yaml", ".yml")
 def _load(source: str | Path) -> Any:
     """Parsed data of a JSON or YAML file (YAML by its suffix), or of JSON / YAML text (text
     has a line break or starts with ``[``/``{``; anything else is a path)."""
-    is_text = isinstance(source, str) and ("\n" in source or source.lstrip()[:1] in ("[", "{"))
-    if is_text:
-        text, yaml_like = str(source), str(source).lstrip()[:1] not in ("[", "{")
+    if isinstance(source, str) and ("\n" in source or source.lstrip()[:1] in ("[", "{")):
+        text, yaml_like = source, source.lstrip()[:1] not in ("[", "{")
     else:
         path = Path(source)
         if not path.is_file():

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 
 from rubrictools.judge import CachedResponse, Call, CallResult, apply_answer
+from rubrictools.judge.result import REPLY_DETAILS
 
 __all__ = ["apply_result", "cache_entry", "from_cache", "logprob_distribution"]
 
 
-DETAILS = ("reasoning", "cached_tokens", "reasoning_tokens")  # kept beside the answer when the provider sent them
+DETAILS = REPLY_DETAILS  # kept beside the answer in the cache when the provider sent them
 
 
 def _extra(call: Call) -> str | None:

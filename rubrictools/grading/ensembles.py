@@ -14,11 +14,19 @@ e.g. recorded judgments from several models.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.grading.votes import AGGREGATIONS, VoteRules, aggregate_votes, option_frame
+from rubrictools.grading.votes import (
+    AGGREGATIONS,
+    Abstentions,
+    Snap,
+    Unanimous,
+    VoteRules,
+    aggregate_votes,
+    option_frame,
+)
 from rubrictools.verdicts import VERDICT_SCHEMA, validate_verdicts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,9 +44,9 @@ def ensemble(
     judge_weights: Mapping[str, float] | None = None,
     judges: list[str] | None = None,
     keep_votes: bool = False,
-    abstentions: Literal["vote", "drop"] = "vote",
-    unanimous: Literal["lowest", "abstain"] = "lowest",
-    snap: Literal["voted", "option"] = "voted",
+    abstentions: Abstentions = "vote",
+    unanimous: Unanimous = "lowest",
+    snap: Snap = "voted",
 ) -> pl.DataFrame:
     """Aggregate a multi-judge verdict table into ``judge="ensemble"`` rows.
 

@@ -34,16 +34,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 import polars as pl
 
-from rubrictools.rubric.labels import BINARY_LABELS, CANNOT_ASSESS
+from rubrictools.rubric.labels import CANNOT_ASSESS
 
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools.rubric import Rubric
 
-__all__ = ["AGGREGATIONS", "VoteRules", "aggregate_votes", "option_frame"]
+__all__ = ["AGGREGATIONS", "Abstentions", "Snap", "Unanimous", "VoteRules", "aggregate_votes", "option_frame"]
+
+Abstentions = Literal["vote", "drop"]
+Unanimous = Literal["lowest", "abstain"]
+Snap = Literal["voted", "option"]
 
 AGGREGATIONS = ("majority", "weighted", "any", "unanimous", "mean", "weighted_mean", "median")
 KEYS = ["__row", "criterion"]
@@ -64,16 +68,13 @@ class VoteRules:
     VoteRules(abstentions='drop', unanimous='abstain', snap='option')
     """
 
-    abstentions: Literal["vote", "drop"] = "vote"
-    unanimous: Literal["lowest", "abstain"] = "lowest"
-    snap: Literal["voted", "option"] = "voted"
+    abstentions: Abstentions = "vote"
+    unanimous: Unanimous = "lowest"
+    snap: Snap = "voted"
 
     def __post_init__(self) -> None:
-        for name, allowed in (
-            ("abstentions", ("vote", "drop")),
-            ("unanimous", ("lowest", "abstain")),
-            ("snap", ("voted", "option")),
-        ):
+        for name, kind in (("abstentions", Abstentions), ("unanimous", Unanimous), ("snap", Snap)):
+            allowed = get_args(kind)
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
 
@@ -87,8 +88,9 @@ def option_frame(rubrics: Iterable[Rubric]) -> pl.DataFrame:
         for c in r:
             if c.range is not None:
                 continue
-            labels = BINARY_LABELS if c.options is None else c.answer_labels
-            rows.extend((c.name or "", lab, i, c.value_of(lab), c.kind == "nominal") for i, lab in enumerate(labels))
+            rows.extend(
+                (c.name or "", lab, i, c.value_of(lab), c.kind == "nominal") for i, lab in enumerate(c.answer_labels)
+            )
     return pl.DataFrame(rows, schema=OPTION_SCHEMA, orient="row").unique(["criterion", "verdict"], keep="first")
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["USAGE_FIELDS", "CallResult", "usage_details"]
+__all__ = ["REPLY_DETAILS", "USAGE_FIELDS", "CallResult", "usage_details"]
 
 USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "cost_usd", "cached_tokens", "reasoning_tokens")
+REPLY_DETAILS = ("reasoning", "cached_tokens", "reasoning_tokens")  # what usage_details reads from a reply
 
 
 def _get(obj: Any, key: str) -> Any:

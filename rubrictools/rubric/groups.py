@@ -91,7 +91,6 @@ def check_groups(groups: tuple[Group, ...], criteria: Any) -> None:
 
 def children_first(groups: tuple[Group, ...]) -> list[Group]:
     """The groups ordered so that every group comes after its child groups (an error on a cycle)."""
-    by_name = {normalize_label(g.name): g for g in groups}
     done: list[Group] = []
     state: dict[str, int] = {}
 
@@ -107,7 +106,7 @@ def children_first(groups: tuple[Group, ...]) -> list[Group]:
         state[key] = 2
         done.append(g)
 
-    for g in by_name.values():
+    for g in groups:
         visit(g, [])
     return done
 

@@ -25,7 +25,7 @@ import html
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
@@ -35,6 +35,7 @@ from rubrictools.rubric.groups import Group, Threshold, check_groups, parse_thre
 from rubrictools.rubric.labels import normalize_label
 from rubrictools.rubric.markdown import to_markdown
 from rubrictools.rubric.rubrify import rubrify_spec
+from rubrictools.rubric.scoring import CannotAssess
 from rubrictools.rubric.scoring import score as score_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -402,7 +403,7 @@ class Rubric(BaseModel):
         self,
         labels: Sequence[str],
         *,
-        cannot_assess: Literal["skip", "zero", "partial", "worst", "fail"] = "skip",
+        cannot_assess: CannotAssess = "skip",
         partial_credit: float = 0.5,
         normalize: bool = True,
     ) -> float | None:

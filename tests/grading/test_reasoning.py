@@ -71,3 +71,9 @@ def test_ensemble_rows_carry_no_trace_of_their_own(df, rubric, server, tmp_path)
     ens = v.filter(pl.col("judge") == "ensemble")
     assert ens.height == 3 and ens["reasoning"].null_count() == 3
     assert v.filter(pl.col("judge") != "ensemble")["reasoning"].null_count() == 0
+
+
+def test_the_cache_keeps_exactly_what_a_reply_carries():
+    from rubrictools.judge.result import REPLY_DETAILS, usage_details
+
+    assert tuple(usage_details({}, {})) == REPLY_DETAILS

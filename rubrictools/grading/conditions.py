@@ -63,15 +63,14 @@ def applicable_rubrics(frame: pl.DataFrame, rubrics: list[Rubric]) -> tuple[list
             continue
         sub = frame[rows].with_columns(pl.Series("__row", rows, dtype=pl.Int64))
         flags = sub.select("__row", *[_applies(c).alias(str(pos)) for pos, c in conditional])
-        memo: dict[tuple[bool, ...], Rubric] = {}
-        for row, *ok in flags.iter_rows():
-            key = tuple(ok)
-            if key not in memo:
-                dropped = {pos for (pos, _), keep in zip(conditional, key, strict=True) if not keep}
-                memo[key] = rubric.model_copy(
-                    update={"criteria": tuple(c for p, c in enumerate(rubric) if p not in dropped)}
-                )
-            out[row] = memo[key]
+        patterns = flags.group_by([str(pos) for pos, _ in conditional]).agg(pl.col("__row"))
+        for *keep, pattern_rows in patterns.iter_rows():  # one restricted rubric per pattern
+            dropped = {pos for (pos, _), kept in zip(conditional, keep, strict=True) if not kept}
+            restricted = rubric.model_copy(
+                update={"criteria": tuple(c for p, c in enumerate(rubric) if p not in dropped)}
+            )
+            for row in pattern_rows:
+                out[row] = restricted
         for pos, c in conditional:
             miss = flags.filter(~pl.col(str(pos))).select("__row")
             if miss.height:

@@ -390,16 +390,13 @@ def _parent_groups(per_id: pl.DataFrame, groups: tuple[Any, ...]) -> pl.DataFram
             continue
         s = [pl.col(f"__g:{k.name}") for k in kids]
         full = [x >= 1.0 - 1e-12 for x in s]
+        scored = pl.any_horizontal([x.is_not_null() for x in s])
         agg = {
             "weighted_mean": _weighted(s, [k.weight for k in kids]),
             "min": pl.min_horizontal(s),
             "max": pl.max_horizontal(s),
-            "all": pl.when(pl.any_horizontal([x.is_not_null() for x in s])).then(
-                pl.all_horizontal(full).cast(pl.Float64)
-            ),
-            "any": pl.when(pl.any_horizontal([x.is_not_null() for x in s])).then(
-                pl.any_horizontal(full).cast(pl.Float64)
-            ),
+            "all": pl.when(scored).then(pl.all_horizontal(full).cast(pl.Float64)),
+            "any": pl.when(scored).then(pl.any_horizontal(full).cast(pl.Float64)),
         }[g.aggregation]
         per_id = per_id.with_columns(agg.alias(f"__g:{g.name}"))
     return per_id

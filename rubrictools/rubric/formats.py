@@ -8,7 +8,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-__all__ = ["criterion_id", "field_errors", "flatten", "format_validation_error", "healthbench_item"]
+__all__ = ["RUBRIC_KEYS", "criterion_id", "field_errors", "flatten", "format_validation_error", "healthbench_item"]
+
+RUBRIC_KEYS = ("groups", "thresholds", "guidelines", "disqualified_decision")  # rubric-level keys beside the criteria
 
 
 def flatten(data: Any) -> list[tuple[dict[str, Any], str | None]]:
@@ -21,17 +23,7 @@ def flatten(data: Any) -> list[tuple[dict[str, Any], str | None]]:
     is its name when it has none (:func:`criterion_id`).
     """
     if isinstance(data, Mapping):
-        allowed = {
-            "rubric",
-            "sections",
-            "criteria",
-            "name",
-            "title",
-            "description",
-            "groups",
-            "thresholds",
-            "guidelines",
-        }
+        allowed = {"rubric", "sections", "criteria", "name", "title", "description", *RUBRIC_KEYS}
         unknown = set(data) - allowed
         if unknown:
             raise ValueError(f"rubric: unknown top-level keys {sorted(unknown)}; expected one of {sorted(allowed)}")

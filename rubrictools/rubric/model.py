@@ -30,7 +30,7 @@ from typing import IO, TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from rubrictools.rubric.criterion import Criterion, kind_note
-from rubrictools.rubric.formats import field_errors, flatten, format_validation_error
+from rubrictools.rubric.formats import RUBRIC_KEYS, field_errors, flatten, format_validation_error
 from rubrictools.rubric.groups import Group, Threshold, check_groups, parse_thresholds
 from rubrictools.rubric.labels import normalize_label
 from rubrictools.rubric.markdown import to_markdown
@@ -42,8 +42,6 @@ if TYPE_CHECKING:  # pragma: no cover
     import polars as pl
 
 __all__ = ["RUBRIC_KEYS", "Rubric"]
-
-RUBRIC_KEYS = ("groups", "thresholds", "guidelines", "disqualified_decision")  # rubric-level keys beside the criteria
 
 
 class Rubric(BaseModel):

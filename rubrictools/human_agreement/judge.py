@@ -23,6 +23,7 @@ from rubrictools.human_agreement.catalog import (
 )
 from rubrictools.human_agreement.estimate import evaluate_kernels, metric_rows, out_frame, resampling_plan
 from rubrictools.human_agreement.kernels import criterion_kernels, pvalues, score_kernels
+from rubrictools.human_agreement.labels import human_frame
 from rubrictools.human_agreement.pairs import criterion_pairs, score_pairs
 from rubrictools.metrics import resampling as bs
 from rubrictools.rubric import Rubric
@@ -115,6 +116,8 @@ def agreement(
     if level not in ("criterion", "score", "both"):
         raise ValueError("level must be 'criterion', 'score' or 'both'")
     chosen = check_metrics(metrics, (*CRITERION_METRICS, *SCORE_METRICS), "agreement")
+    if human is not None and level in ("criterion", "both"):
+        human = human_frame(human)  # checked once, so each of its warnings is given once
 
     pairs = None
     if level in ("criterion", "both"):

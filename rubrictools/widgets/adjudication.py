@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
+from IPython.core.formatters import DisplayFormatter
 
 from rubrictools.charts import forest
 from rubrictools.frames import to_polars
@@ -280,16 +281,29 @@ class CalibrationWidget:
                 pl.format("{} ({})", "criterion", "labels").alias("row"),
             )
             self.chart = forest(long, by="row", title=f"{self.metric}: before and after adjudication")
-            self.chart_out.clear_output(wait=True)
-            with self.chart_out:
-                from IPython.display import display
-
-                display(self.chart)
+            self.chart_out.outputs = (_display_output(self.chart),)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         """The live widget plus a static snapshot for exports (:mod:`rubrictools.widgets.snapshot`)."""
         shown = self.disagreements.select("id", "criterion", "rater", "judge_label", "human_label", "kind")
         return snapshot_bundle(self.widget, "Adjudication", self.status.value, shown)
+
+
+def _display_output(obj: Any) -> dict[str, Any]:
+    """``obj`` as one ``display_data`` output, for an ``ipywidgets.Output``'s ``outputs`` trait.
+
+    The chart is set as the widget's state rather than displayed inside ``with output:``. A
+    headless executor (nbclient, behind ``nbconvert --execute`` and nbmake) mimics the Output
+    widget and answers every output captured that way with a message on the shell channel, while
+    it awaits the cell's reply on that same channel; under CPU load the reply's wake-up can be
+    lost and the notebook hangs for good (jupyter/nbclient#312). Setting the state sends nothing
+    back, and every frontend draws the new outputs just the same.
+
+    >>> _display_output("<b>x</b>")["data"]["text/plain"]
+    "'<b>x</b>'"
+    """
+    data, metadata = DisplayFormatter().format(obj)
+    return {"output_type": "display_data", "data": data, "metadata": metadata}
 
 
 def _fmt(x: float | None) -> str:

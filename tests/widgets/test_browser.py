@@ -9,6 +9,7 @@ back to the page. Skipped when Chromium, Playwright or Voila is not installed
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -16,7 +17,10 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
 
 import pytest
 
@@ -48,25 +52,17 @@ def _wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 60) -> No
     raise TimeoutError("voila did not start")
 
 
-def test_click_in_chromium_reaches_python(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def _voila_page(tmp_path: Path, source: str) -> Iterator[Any]:
+    """A Chromium page showing a notebook of one cell (``source``) served by Voila."""
     import nbformat
     from playwright.sync_api import sync_playwright
 
-    out = tmp_path / "labels.jsonl"
     nb = nbformat.v4.new_notebook(
-        cells=[
-            nbformat.v4.new_code_cell(
-                "import pathlib\n"
-                "import rubrictools as rt\n"
-                "d = rt.datasets.load('demo_support')\n"
-                f"lw = rt.widgets.label(d.submissions.head(2), d.rubric, rater='browser', "
-                f"path=pathlib.Path({str(out)!r}))\n"
-                "lw.widget"
-            )
-        ],
+        cells=[nbformat.v4.new_code_cell(source)],
         metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
     )
-    nbformat.write(nb, tmp_path / "label.ipynb")
+    nbformat.write(nb, tmp_path / "page.ipynb")
     port = _free_port()
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     proc = subprocess.Popen(
@@ -74,7 +70,7 @@ def test_click_in_chromium_reaches_python(tmp_path: Path) -> None:
             sys.executable,
             "-m",
             "voila",
-            "label.ipynb",
+            "page.ipynb",
             "--no-browser",
             f"--port={port}",
             "--Voila.ip=127.0.0.1",
@@ -94,25 +90,59 @@ def test_click_in_chromium_reaches_python(tmp_path: Path) -> None:
             )
             page = browser.new_page()
             page.goto(f"http://127.0.0.1:{port}/", timeout=90_000)
-            button = page.get_by_role("button", name="1: MET")
-            button.wait_for(timeout=90_000)
-            assert page.get_by_text("0 / 10").count() >= 1
-            button.click()
-            page.get_by_text("1 / 10").first.wait_for(timeout=30_000)  # the kernel's update reached the page
+            yield page
             browser.close()
-        deadline = time.time() + 10
-        while time.time() < deadline and not (out.exists() and out.read_text().strip()):
-            time.sleep(0.1)
-        rec = json.loads(out.read_text().splitlines()[0])
-        assert (rec["id"], rec["criterion"], rec["label"], rec["rater"]) == (
-            "t000",
-            "answers_question",
-            "MET",
-            "browser",
-        )
     finally:
         proc.terminate()
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def test_click_in_chromium_reaches_python(tmp_path: Path) -> None:
+    out = tmp_path / "labels.jsonl"
+    source = (
+        "import pathlib\n"
+        "import rubrictools as rt\n"
+        "d = rt.datasets.load('demo_support')\n"
+        f"lw = rt.widgets.label(d.submissions.head(2), d.rubric, rater='browser', path=pathlib.Path({str(out)!r}))\n"
+        "lw.widget"
+    )
+    with _voila_page(tmp_path, source) as page:
+        button = page.get_by_role("button", name="1: MET")
+        button.wait_for(timeout=90_000)
+        assert page.get_by_text("0 / 10").count() >= 1
+        button.click()
+        page.get_by_text("1 / 10").first.wait_for(timeout=30_000)  # the kernel's update reached the page
+    deadline = time.time() + 10
+    while time.time() < deadline and not (out.exists() and out.read_text().strip()):
+        time.sleep(0.1)
+    rec = json.loads(out.read_text().splitlines()[0])
+    assert (rec["id"], rec["criterion"], rec["label"], rec["rater"]) == ("t000", "answers_question", "MET", "browser")
+
+
+def test_calibration_chart_redraws_in_chromium(tmp_path: Path) -> None:
+    """The calibration widget sets its chart as its Output's state (see
+    ``tests/widgets/test_headless.py``); a real frontend draws that state and redraws it
+    after a decision. Charts render as inline SVG (vl-convert) since no CDN is reachable."""
+    pytest.importorskip("vl_convert")
+    source = (
+        "import altair as alt\n"
+        "import rubrictools as rt\n"
+        "alt.renderers.enable('svg')\n"
+        "d = rt.datasets.load('demo_support')\n"
+        "cal = rt.widgets.calibrate(d.verdicts, d.human, d.rubric, submissions=d.submissions)\n"
+        "cal.widget"
+    )
+    with _voila_page(tmp_path, source) as page:
+        chart = page.locator(".widget-output img").first  # JupyterLab's renderer shows SVG as an <img>
+        chart.wait_for(timeout=90_000)
+        before = chart.get_attribute("src") or ""
+        assert before.startswith("data:image/svg+xml") and "adjudication" in unquote(before)
+        page.get_by_role("button", name="judge right").click()
+        deadline = time.time() + 30
+        while time.time() < deadline and page.locator(".widget-output img").first.get_attribute("src") == before:
+            time.sleep(0.2)
+        assert page.locator(".widget-output img").first.get_attribute("src") != before  # redrawn
+        assert page.locator(".widget-output img").count() == 1  # replaced, not appended

@@ -6,7 +6,10 @@ Each run is a plain ``jupyter nbconvert --to notebook --execute`` in its own pro
 that has not finished after ``--limit`` seconds counts as a hang and its whole group (nbconvert and
 its kernel) is killed, so no kernel is left behind. ``--load K`` keeps K busy-loop processes
 running beside the notebooks (CPU starvation is what made widget notebooks hang: see
-``rubrictools.widgets.adjudication``). Without notebook arguments every ``notebooks/*.ipynb`` runs.
+``rubrictools.widgets.adjudication``). Without notebook arguments every ``notebooks/*.ipynb`` runs;
+``--mechanism`` runs two generated 30-cell notebooks instead, one that displays into an
+``ipywidgets.Output`` inside ``with output:`` (what can hang under load) and one that sets the
+Output's ``outputs`` state (what the widgets do).
 
 Prints one line per notebook: runs, passed, hung, failed, median and max seconds.
 """
@@ -47,14 +50,38 @@ def _run_once(notebook: Path, out_dir: str, limit: float) -> tuple[str, float]:
     return outcome, time.perf_counter() - start
 
 
+def _mechanism_notebooks(folder: Path) -> list[Path]:
+    import nbformat
+
+    setup = "import ipywidgets as w\nfrom IPython.display import HTML, display\nout = w.Output()\ndisplay(out)"
+    ways = {
+        "display_in_output": "out.clear_output(wait=True)\nwith out:\n    display(HTML('<b>{i}</b>'))",
+        "set_output_state": "out.outputs = ({{'output_type': 'display_data', 'metadata': {{}}, "
+        "'data': {{'text/html': '<b>{i}</b>', 'text/plain': '{i}'}}}},)",
+    }
+    paths = []
+    for name, cell in ways.items():
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(c) for c in [setup, *(cell.format(i=i) for i in range(30))]]
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        paths.append(folder / f"{name}.ipynb")
+        nbformat.write(nb, paths[-1])
+    return paths
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--load", type=int, default=0, help="busy-loop processes beside the runs")
     parser.add_argument("--limit", type=float, default=120.0, help="seconds before a run counts as hung")
+    parser.add_argument("--mechanism", action="store_true", help="soak the two generated Output notebooks")
     args = parser.parse_args()
-    notebooks = [p.resolve() for p in args.notebooks] or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    scratch = tempfile.TemporaryDirectory()
+    if args.mechanism:
+        notebooks = _mechanism_notebooks(Path(scratch.name))
+    else:
+        notebooks = [p.resolve() for p in args.notebooks] or sorted((ROOT / "notebooks").glob("*.ipynb"))
     loaders = [
         subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(args.load)
     ]
@@ -73,6 +100,7 @@ def main() -> None:
     finally:
         for p in loaders:
             p.kill()
+        scratch.cleanup()
 
 
 if __name__ == "__main__":

@@ -26,11 +26,13 @@ from rubrictools.charts.agreement import (
     score_distributions,
 )
 from rubrictools.charts.base import offline, save
+from rubrictools.charts.change import before_after
 from rubrictools.charts.inference import ppi_widths
 from rubrictools.charts.pairwise import leaderboard, position_bias, win_matrix
 from rubrictools.charts.verdicts import verdicts
 
 __all__ = [
+    "before_after",
     "confusion",
     "forest",
     "judge_agreement",

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 from IPython.core.formatters import DisplayFormatter
 
-from rubrictools.charts import forest
+from rubrictools.charts import before_after
 from rubrictools.frames import to_polars
 from rubrictools.human_agreement import agreement, criterion_pairs, human_frame
 from rubrictools.widgets.snapshot import snapshot_bundle
@@ -272,21 +272,17 @@ class CalibrationWidget:
             f"<table><tr><th>criterion</th><th>metric</th><th>before</th><th>now</th></tr>{rows}</table>"
         )
         if self.chart_out is not None:
-            long = table.filter(pl.col("metric") == self.metric).unpivot(
-                index=["criterion", "metric"], on=["before", "now"], variable_name="labels"
-            )
-            long = long.with_columns(
-                pl.col("value").alias("ci_low"),
-                pl.col("value").alias("ci_high"),
-                pl.format("{} ({})", "criterion", "labels").alias("row"),
-            )
-            self.chart = forest(long, by="row", title=f"{self.metric}: before and after adjudication")
+            shown = table.filter(pl.col("metric") == self.metric)
+            title = f"{self.metric} before (hollow) and now (filled)"
+            self.chart = before_after(shown, by="criterion", before="before", after="now", title=title)
             self.chart_out.outputs = (_display_output(self.chart),)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         """The live widget plus a static snapshot for exports (:mod:`rubrictools.widgets.snapshot`)."""
         shown = self.disagreements.select("id", "criterion", "rater", "judge_label", "human_label", "kind")
-        return snapshot_bundle(self.widget, "Adjudication", self.status.value, shown)
+        drawn = self.chart_out.outputs if self.chart_out is not None else ()
+        svg = drawn[0]["data"].get("image/svg+xml") if drawn else None  # with rt.charts.offline()
+        return snapshot_bundle(self.widget, "Adjudication", self.status.value, shown, figure=svg)
 
 
 def _display_output(obj: Any) -> dict[str, Any]:

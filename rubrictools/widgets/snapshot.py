@@ -32,14 +32,21 @@ def html_table(frame: pl.DataFrame, *, max_chars: int, labels: dict[str, str] | 
     cell = "<td style='text-align:left;vertical-align:top'>{}</td>"
     head = "".join(f"<th style='text-align:left'>{html.escape((labels or {}).get(c, c))}</th>" for c in frame.columns)
     rows = "".join(
-        "<tr>" + "".join(cell.format(html.escape("" if v is None else str(v))[:max_chars]) for v in r) + "</tr>"
-        for r in frame.iter_rows()
+        "<tr>" + "".join(cell.format(html.escape(_text(v))[:max_chars]) for v in r) + "</tr>" for r in frame.iter_rows()
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
-def snapshot_html(title: str, status: str, table: pl.DataFrame | None) -> str:
-    """The static HTML of a widget: title, status and the first :data:`SNAPSHOT_ROWS` rows.
+def _text(v: object) -> str:
+    """A cell's text: floats to 6 significant digits (0.666667, not 0.6666666666666666)."""
+    if v is None:
+        return ""
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def snapshot_html(title: str, status: str, table: pl.DataFrame | None, *, figure: str | None = None) -> str:
+    """The static HTML of a widget: title, status, ``figure`` (an SVG the widget drew itself,
+    e.g. a chart rendered by vl-convert; never user text) and the first :data:`SNAPSHOT_ROWS` rows.
 
     >>> "2 of 5" in snapshot_html("Labelling", "2 of 5", None)
     True
@@ -48,6 +55,8 @@ def snapshot_html(title: str, status: str, table: pl.DataFrame | None) -> str:
         f'<div class="rubrictools-widget-snapshot"><p><b>{html.escape(title)}</b> · {html.escape(status)}'
         " <i>(a snapshot: the live widget needs a running kernel)</i></p>"
     )
+    if figure:
+        head += f"<div>{figure}</div>"
     if table is None or table.height == 0:
         return head + "<p>(no rows yet)</p></div>"
     shown = table.head(SNAPSHOT_ROWS)
@@ -55,8 +64,10 @@ def snapshot_html(title: str, status: str, table: pl.DataFrame | None) -> str:
     return f"{head}{html_table(shown, max_chars=200)}{more}</div>"
 
 
-def snapshot_bundle(widget: Any, title: str, status: str, table: pl.DataFrame | None) -> dict[str, Any]:
+def snapshot_bundle(
+    widget: Any, title: str, status: str, table: pl.DataFrame | None, *, figure: str | None = None
+) -> dict[str, Any]:
     """``widget``'s own display bundle plus a ``text/html`` snapshot (:func:`snapshot_html`)."""
     bundle: dict[str, Any] = dict(widget._repr_mimebundle_())
-    bundle["text/html"] = snapshot_html(title, status, table)
+    bundle["text/html"] = snapshot_html(title, status, table, figure=figure)
     return bundle

@@ -139,7 +139,7 @@ def test_calibration_chart_redraws_in_chromium(tmp_path: Path) -> None:
         chart = page.locator(".widget-output img").first  # JupyterLab's renderer shows SVG as an <img>
         chart.wait_for(timeout=90_000)
         before = chart.get_attribute("src") or ""
-        assert before.startswith("data:image/svg+xml") and "adjudication" in unquote(before)
+        assert before.startswith("data:image/svg+xml") and "now (filled)" in unquote(before)
         page.get_by_role("button", name="judge right").click()
         deadline = time.time() + 30
         while time.time() < deadline and page.locator(".widget-output img").first.get_attribute("src") == before:

@@ -77,17 +77,17 @@ def test_calibration_chart_updates(support, capsys) -> None:
 
     def values(chart):
         spec = chart.to_dict()
-        return {
-            r["row"]: r["value"]
-            for r in (spec["datasets"][next(iter(spec["datasets"]))] if "datasets" in spec else spec["data"]["values"])
-        }
+        rows = spec["datasets"][next(iter(spec["datasets"]))] if "datasets" in spec else spec["data"]["values"]
+        return {r["group"]: (r["before"], r["after"]) for r in rows}
 
     start = values(cw.chart)
-    assert start["polite (before)"] == start["polite (now)"]
+    assert list(start) == [c.name for c in support.rubric.criteria]  # rubric order
+    assert start["polite"][0] == start["polite"][1]
     cw.criterion.value = "polite"
     cw.judge_right_button.click()
     after = values(cw.chart)
-    assert after["polite (now)"] > after["polite (before)"] == start["polite (before)"]
+    assert after["polite"][1] > after["polite"][0] == start["polite"][0]
+    assert len(cw.chart_out.outputs) == 1  # redrawn in place, not appended
 
 
 def test_labelling_buttons_keys_skip_undo_and_resume(support, tmp_path) -> None:
@@ -206,3 +206,28 @@ def test_every_widget_carries_a_static_snapshot_for_exports() -> None:
     # untrusted text is escaped in the snapshot
     hostile = rt.widgets.explore(support.verdicts.head(1).with_columns(explanation=pl.lit("<script>x</script>")))
     assert "<script>" not in hostile._repr_mimebundle_()["text/html"]
+
+
+def test_calibration_snapshot_shows_its_chart_when_charts_render_offline() -> None:
+    pytest.importorskip("vl_convert")
+    import altair as alt
+
+    support = rt.datasets.load("demo_support")
+    before = alt.renderers.active
+    try:
+        no_svg = rt.widgets.calibrate(support.verdicts, support.human, support.rubric)._repr_mimebundle_()
+        assert "<svg" not in no_svg["text/html"]  # the default renderer draws no SVG to show
+        rt.charts.offline()
+        cw = rt.widgets.calibrate(support.verdicts, support.human, support.rubric)
+        snap = cw._repr_mimebundle_()["text/html"]
+    finally:
+        alt.renderers.enable(before)
+    assert snap.count("<svg") == 1 and "now (filled)" in snap
+    assert snap.index("<svg") < snap.index("<table>")  # the chart above the disagreement list
+
+
+def test_snapshot_tables_show_floats_short() -> None:
+    from rubrictools.widgets.snapshot import html_table
+
+    cells = html_table(pl.DataFrame({"x": [2 / 3, -1 / 3, None]}), max_chars=50)
+    assert "0.666667" in cells and "-0.333333" in cells and "0.6666666" not in cells

@@ -1,0 +1,61 @@
+"""Before and after: how much each group's figure moved (e.g. agreement before and after
+adjudicating disagreements)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from rubrictools.charts.base import alt_module as _alt
+from rubrictools.charts.base import require_columns
+from rubrictools.charts.base import values as _values
+from rubrictools.frames import to_polars
+
+if TYPE_CHECKING:  # pragma: no cover
+    import altair as alt
+
+__all__ = ["before_after"]
+
+
+def before_after(
+    table: Any,
+    *,
+    by: str = "criterion",
+    before: str = "before",
+    after: str = "now",
+    title: str | None = None,
+    width: int = 260,
+) -> alt.LayerChart:
+    """A dumbbell chart: one row per ``by`` group, a grey bar from its ``before`` value to its
+    ``after`` value, a hollow point at ``before`` and a filled one at ``after``. Rows keep the
+    table's order; a group whose value did not move shows one point. The change
+    (``after - before``) is in the tooltip.
+
+    >>> import polars as pl, rubrictools as rt
+    >>> t = pl.DataFrame({"criterion": ["a", "b"], "before": [0.5, 0.7], "now": [0.6, 0.7]})
+    >>> [layer["mark"]["type"] for layer in rt.charts.before_after(t).to_dict()["layer"]]
+    ['rule', 'point', 'point']
+    """
+    alt = _alt()
+    t = to_polars(table, name="table")
+    require_columns(t, [by, before, after], "before_after")
+    t = t.select(
+        pl.col(by).cast(pl.String).alias("group"),
+        pl.col(before).cast(pl.Float64).alias("before"),
+        pl.col(after).cast(pl.Float64).alias("after"),
+    ).with_columns((pl.col("after") - pl.col("before")).alias("change"))
+    order = t["group"].to_list()
+    base = alt.Chart(alt.Data(values=_values(t))).encode(
+        y=alt.Y("group:N", title=None, sort=order),
+        tooltip=[
+            alt.Tooltip("group:N", title=by),
+            alt.Tooltip("before:Q", title=before, format=".3f"),
+            alt.Tooltip("after:Q", title=after, format=".3f"),
+            alt.Tooltip("change:Q", format="+.3f"),
+        ],
+    )
+    bar = base.mark_rule(strokeWidth=3, color="#bdbdbd").encode(x=alt.X("before:Q", title=None), x2="after:Q")
+    start = base.mark_point(size=70, color="#4c78a8").encode(x="before:Q")
+    end = base.mark_point(size=70, filled=True, color="#f58518").encode(x="after:Q")
+    return alt.layer(bar, start, end).properties(width=width, title=title or f"{before} (hollow) and {after} (filled)")

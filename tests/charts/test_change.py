@@ -1,0 +1,26 @@
+"""rt.charts.before_after: a dumbbell per group, in the table's order."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import rubrictools as rt
+
+pytest.importorskip("altair")
+
+
+def test_before_after_keeps_order_and_computes_the_change() -> None:
+    t = pl.DataFrame({"criterion": ["zeta", "alpha"], "metric": "kappa", "before": [0.2, 0.5], "now": [0.4, 0.5]})
+    spec = rt.charts.before_after(t).to_dict()
+    rows = spec["datasets"][next(iter(spec["datasets"]))] if "datasets" in spec else spec["data"]["values"]
+    assert [r["group"] for r in rows] == ["zeta", "alpha"]
+    assert [r["change"] for r in rows] == pytest.approx([0.2, 0.0])
+    assert spec["layer"][0]["encoding"]["y"]["sort"] == ["zeta", "alpha"]  # not alphabetical
+    filled = [layer["mark"].get("filled", False) for layer in spec["layer"][1:]]
+    assert filled == [False, True]  # hollow before, filled after
+
+
+def test_before_after_names_missing_columns() -> None:
+    with pytest.raises(ValueError, match=r"before_after: missing column\(s\) \['now'\]"):
+        rt.charts.before_after(pl.DataFrame({"criterion": ["a"], "before": [0.1]}))

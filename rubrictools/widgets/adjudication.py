@@ -260,8 +260,10 @@ class CalibrationWidget:
     def _update_summary(self) -> None:
         now = self._agreement(self.labels)
         base = self._baseline.select("criterion", "metric", pl.col("value").alias("before"))
-        table = now.select("criterion", "metric", pl.col("value").alias("now")).join(
-            base, on=["criterion", "metric"], how="left"
+        table = (
+            now.select("criterion", "metric", pl.col("value").alias("now"))
+            .join(base, on=["criterion", "metric"], how="left")
+            .select("criterion", "metric", "before", "now")
         )
         self.table = table
         rows = "".join(

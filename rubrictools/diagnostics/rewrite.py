@@ -39,7 +39,7 @@ from rubrictools.judge.parsing import extract_json
 from rubrictools.judge.prompts import describe_criterion, escape
 from rubrictools.judge.providers import token_limit
 from rubrictools.judge.scripted import ScriptedJudge
-from rubrictools.judge.transport import complete
+from rubrictools.judge.transport import complete, with_clients_closed
 from rubrictools.rubric import Criterion, Rubric
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -192,9 +192,8 @@ def _llm_proposer(judge: Any) -> Callable[[Criterion, pl.DataFrame], dict[str, A
 
     def propose(c: Criterion, ex: pl.DataFrame) -> dict[str, Any]:
         cap = token_limit(judge, 800)
-        res = run_sync(
-            complete(judge, _proposal_messages(c, ex), None, max_attempts=1 + judge.max_retries, max_tokens=cap)
-        )
+        ask = complete(judge, _proposal_messages(c, ex), None, max_attempts=1 + judge.max_retries, max_tokens=cap)
+        res = run_sync(with_clients_closed(ask))
         if res.error is not None:
             raise RuntimeError(f"proposer call failed: {res.error}")
         obj = extract_json(res.content)

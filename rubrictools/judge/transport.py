@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from rubrictools.judge.config import Judge
 from rubrictools.judge.distribution import normalise_logprobs
@@ -18,7 +19,9 @@ from rubrictools.judge.result import CallResult, usage_details
 from rubrictools.judge.retry import Sender, with_retries
 from rubrictools.judge.throttle import Throttle
 
-__all__ = ["HTTPStatusError", "aclose_clients", "chat_body", "complete"]
+T = TypeVar("T")
+
+__all__ = ["HTTPStatusError", "aclose_clients", "chat_body", "complete", "with_clients_closed"]
 
 _CLIENTS: dict[int, Any] = {}
 
@@ -49,6 +52,19 @@ async def aclose_clients() -> None:
     client = _CLIENTS.pop(id(asyncio.get_running_loop()), None)
     if client is not None:
         await client.close()
+
+
+async def with_clients_closed(work: Awaitable[T]) -> T:
+    """Await ``work``, then close the direct transport's session of this loop (a call made
+    from sync code runs on a loop of its own, which would otherwise leave it open).
+
+    >>> asyncio.run(with_clients_closed(asyncio.sleep(0, result=7)))
+    7
+    """
+    try:
+        return await work
+    finally:
+        await aclose_clients()
 
 
 async def complete(

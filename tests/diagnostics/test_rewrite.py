@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 
@@ -91,6 +92,9 @@ def test_improve_keeps_a_helpful_rewrite_and_rejects_a_harmful_one(data, server,
     assert any("rubric editor" in r["messages"][0]["content"] for r in server.requests)
     assert SECRET not in repr(res) and SECRET not in h.write_json()
     assert res.split["split"].value_counts().sort("split")["count"].to_list() == [12, 28]
+    # the proposer's calls (direct transport, from sync code) leave no HTTP session open
+    aiohttp = pytest.importorskip("aiohttp")
+    assert not [o for o in gc.get_objects() if isinstance(o, aiohttp.ClientSession) and not o.closed]
 
 
 def test_rejected_rewrite_leaves_the_rubric_unchanged(data, server, tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -141,6 +142,8 @@ def test_expired_batch_with_half_done_then_live_retry(df, rubric, server, tmp_pa
     assert job.unanswered() == 6
     full = job.retry(progress=False)
     assert server.hits == 6  # only the expired lines were graded live
+    aiohttp = pytest.importorskip("aiohttp")  # ... and the live calls left no HTTP session open
+    assert not [o for o in gc.get_objects() if isinstance(o, aiohttp.ClientSession) and not o.closed]
     assert full["error"].null_count() == full.height
     assert full.select(COMPARE).equals(run(df, rubric, server, tmp_path, cache=False).select(COMPARE))
 

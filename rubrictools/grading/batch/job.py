@@ -67,6 +67,7 @@ from rubrictools.judge import CallResult, Judge, ResponseCache
 from rubrictools.judge.batch_api import batch_call, line_result, read_lines
 from rubrictools.judge.pricing import batch_prices
 from rubrictools.judge.providers import load_litellm
+from rubrictools.judge.transport import with_clients_closed
 from rubrictools.rubric import Rubric
 
 __all__ = ["BatchJob"]
@@ -358,7 +359,11 @@ class BatchJob:
         rest. Returns the complete verdict table."""
         self._require_done("retrying live")
         with self._opened() as (plan, store):
-            run_sync(execute(plan.calls, plan.judges, store, max_cost_usd=max_cost_usd, progress=progress))
+            run_sync(
+                with_clients_closed(
+                    execute(plan.calls, plan.judges, store, max_cost_usd=max_cost_usd, progress=progress)
+                )
+            )
         return plan.verdicts()
 
     def _require_done(self, action: str) -> None:

@@ -467,9 +467,10 @@ class FakeLLMServer:
         ready = threading.Event()
 
         def run() -> None:
-            self._loop = asyncio.new_event_loop()
-            self._loop.run_until_complete(self._start(ready))
-            self._loop.run_forever()
+            loop = self._loop = asyncio.new_event_loop()
+            loop.run_until_complete(self._start(ready))
+            loop.run_forever()
+            loop.close()  # after stop(): its self-pipe sockets would otherwise wait for the GC
 
         self._thread = threading.Thread(target=run, name="fake-llm-server", daemon=True)
         self._thread.start()
@@ -478,9 +479,8 @@ class FakeLLMServer:
         return self
 
     def stop(self) -> None:
-        if self._loop is None:
+        if (loop := self._loop) is None:
             return
-        loop = self._loop
 
         async def shutdown() -> None:
             if self._runner is not None:

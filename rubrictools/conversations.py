@@ -105,6 +105,22 @@ def _tool_calls(calls: Any) -> list[str]:
     return out
 
 
+_TEXT_KEYS = ("text", "message", "value", "body", "parts")
+
+
+def _check_content_key(message: Mapping[str, Any], i: int) -> None:
+    """A turn whose text sits under another key (``text`` instead of ``content``) would reach
+    the judge as an empty turn: refuse it, naming the turn and the key."""
+    stray = [k for k in _TEXT_KEYS if message.get(k) not in (None, "", [])]
+    if stray:
+        raise ValueError(
+            f"turn {i}: has no 'content' but has {stray[0]!r}; a turn's text goes in 'content' "
+            f"(rename the key: {{'role': ..., 'content': ...}})"
+        )
+    if "content" not in message:
+        raise ValueError(f"turn {i}: has no 'content' key (keys: {sorted(map(str, message))})")
+
+
 def _turn(message: Any, i: int) -> Turn:
     if not isinstance(message, Mapping):
         raise ValueError(f"turn {i}: expected a {{'role', 'content'}} mapping, got {type(message).__name__}")
@@ -112,6 +128,8 @@ def _turn(message: Any, i: int) -> Turn:
     if not isinstance(role, str) or role.strip().lower() not in ROLES:
         raise ValueError(f"turn {i}: role {role!r} is not one of {', '.join(ROLES)}")
     content = message.get("content")
+    if content is None and not message.get("tool_calls"):
+        _check_content_key(message, i)
     if content is None:
         text = ""
     elif isinstance(content, str):

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rubrictools.charts.base import alt_module as _alt
+from rubrictools.charts.base import chart_frame
 from rubrictools.charts.base import values as _values
-from rubrictools.frames import to_polars
 from rubrictools.human_agreement import agreement, criterion_pairs, inter_rater, score_pairs
 from rubrictools.metrics.distribution import cdf_distances_weighted
 from rubrictools.metrics.probability import brier_score, expected_calibration_error, reliability_table
@@ -51,9 +51,9 @@ def forest(
     which estimates the same quantity), and the forest then shows one metric.
     """
     alt = _alt()
-    t = to_polars(table, name="table")
+    t = chart_frame(table, name="table")
     if ceiling is not None:
-        return _forest_with_ceiling(t, to_polars(ceiling, name="ceiling"), metric, ceiling_metric, by, title, width)
+        return _forest_with_ceiling(t, chart_frame(ceiling, name="ceiling"), metric, ceiling_metric, by, title, width)
     if metric is not None:
         metrics = [metric] if isinstance(metric, str) else list(metric)
         missing = set(metrics) - set(t["metric"].unique().to_list())
@@ -285,7 +285,7 @@ def judge_agreement(verdicts: Any, rubric: Rubric | None = None, *, criterion: s
     criteria, or one ``criterion``); the ``ensemble`` rows themselves are left out."""
 
     alt = _alt()
-    v = to_polars(verdicts, name="verdicts")
+    v = chart_frame(verdicts, name="verdicts")
     if "judge" not in v.columns:
         raise ValueError("judge_agreement needs a 'judge' column")
     v = v.filter(
@@ -384,7 +384,7 @@ def run_summary(verdicts: Any) -> alt.VConcatChart:
     A run that cost nothing (a scripted or local judge), or whose model has no price, says so
     in words; so does a run without latencies to draw."""
     alt = _alt()
-    v = to_polars(verdicts, name="verdicts")
+    v = chart_frame(verdicts, name="verdicts")
     need = {"judge", "cached", "error", "cost_usd", "latency_s"}
     if not need <= set(v.columns):
         raise ValueError(f"run_summary needs a graded verdict table with {sorted(need)}")

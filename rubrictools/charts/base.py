@@ -8,7 +8,9 @@ from typing import Any
 
 import polars as pl
 
-__all__ = ["MAX_ROWS", "alt_module", "offline", "require_columns", "save", "values"]
+from rubrictools.frames import to_polars
+
+__all__ = ["MAX_ROWS", "alt_module", "chart_frame", "offline", "require_columns", "save", "values"]
 
 MAX_ROWS = 5000
 """Most rows a chart embeds: charts aggregate in polars first."""
@@ -94,6 +96,21 @@ def values(df: pl.DataFrame) -> list[dict[str, Any]]:
     if df.height > MAX_ROWS:
         raise ValueError(f"refusing to embed {df.height} rows in a chart; aggregate first")
     return df.to_dicts()
+
+
+def chart_frame(table: Any, *, name: str) -> pl.DataFrame:
+    """``table`` as a polars DataFrame with at least one row: an empty table is a clear error
+    naming the argument, never an empty chart or an ``IndexError`` from inside a chart.
+
+    >>> chart_frame(pl.DataFrame({"x": []}), name="table")
+    Traceback (most recent call last):
+    ...
+    ValueError: table: the table is empty (0 rows); there is nothing to chart
+    """
+    frame = to_polars(table, name=name)
+    if frame.height == 0:
+        raise ValueError(f"{name}: the table is empty (0 rows); there is nothing to chart")
+    return frame
 
 
 def require_columns(df: pl.DataFrame, cols: Sequence[str], what: str, hint: str = "") -> None:

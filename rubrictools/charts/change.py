@@ -8,9 +8,8 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rubrictools.charts.base import alt_module as _alt
-from rubrictools.charts.base import require_columns
+from rubrictools.charts.base import chart_frame, require_columns
 from rubrictools.charts.base import values as _values
-from rubrictools.frames import to_polars
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -38,7 +37,7 @@ def before_after(
     ['rule', 'point', 'point']
     """
     alt = _alt()
-    t = to_polars(table, name="table")
+    t = chart_frame(table, name="table")
     require_columns(t, [by, before, after], "before_after")
     t = t.select(
         pl.col(by).cast(pl.String).alias("group"),

@@ -6,8 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.charts.base import alt_module, require_columns, values
-from rubrictools.frames import to_polars
+from rubrictools.charts.base import alt_module, chart_frame, require_columns, values
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -31,7 +30,7 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
     'line'
     """
     alt = alt_module()
-    c = to_polars(curve, name="curve")
+    c = chart_frame(curve, name="curve")
     need = ["criterion", "n", "method", "width", "estimate", "covers", "full_value"]
     require_columns(c, need, "ppi_widths", "; pass rt.ppi.width_curve(...)")
     if criterion is not None:

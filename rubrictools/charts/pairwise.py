@@ -6,8 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.charts.base import alt_module, require_columns, values
-from rubrictools.frames import to_polars
+from rubrictools.charts.base import alt_module, chart_frame, require_columns, values
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -26,7 +25,7 @@ def leaderboard(board: Any, *, title: str | None = None, width: int = 360) -> al
     'rule'
     """
     alt = alt_module()
-    b = to_polars(board, name="board")
+    b = chart_frame(board, name="board")
     require_columns(b, ("system", "rating", "ci_low", "ci_high", "rank_best", "rank_worst"), "leaderboard")
     b = b.sort("rating", descending=True).with_columns(
         pl.when(pl.col("rank_best") == pl.col("rank_worst"))
@@ -67,7 +66,7 @@ def win_matrix(
     comparisons; systems ordered by their mean win rate, best first. Blue above 50 %, red below.
     """
     alt = alt_module()
-    w = to_polars(rates, name="rates")
+    w = chart_frame(rates, name="rates")
     require_columns(w, ("system", "opponent", "win_rate", "n"), "win_matrix")
     for name, want in (("criterion", criterion), ("judge", judge)):
         if name in w.columns:
@@ -108,7 +107,7 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
     the first grouping column): the positional agreement, and the first-position win rate
     against the unbiased 50 % line, each with its bootstrap interval."""
     alt = alt_module()
-    t = to_polars(bias, name="bias")
+    t = chart_frame(bias, name="bias")
     require_columns(t, ("positional_agreement", "first_win_rate", "agreement_ci_low", "first_ci_low"), "position_bias")
     stats = {"pairs", "positional_agreement", "agreement_ci_low", "agreement_ci_high", "inconsistent", "decisive"}
     stats |= {"first_win_rate", "first_ci_low", "first_ci_high"}

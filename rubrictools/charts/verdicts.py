@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rubrictools.charts.base import alt_module as _alt
-from rubrictools.charts.base import require_columns
+from rubrictools.charts.base import chart_frame, require_columns
 from rubrictools.charts.base import values as _values
-from rubrictools.frames import to_polars
 from rubrictools.verdicts import HOLISTIC
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -61,7 +60,7 @@ def verdicts(
     ['good', 'bad']
     """
     alt = _alt()
-    v = to_polars(verdict_table, name="verdicts")
+    v = chart_frame(verdict_table, name="verdicts")
     require_columns(v, ["id", "criterion", "verdict", "value"], "verdicts chart")
     if "error" not in v.columns:
         v = v.with_columns(pl.lit(None, dtype=pl.String).alias("error"))

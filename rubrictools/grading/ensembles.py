@@ -27,6 +27,7 @@ from rubrictools.grading.votes import (
     aggregate_votes,
     option_frame,
 )
+from rubrictools.judge.config import check_weight
 from rubrictools.verdicts import VERDICT_SCHEMA, validate_verdicts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -86,7 +87,12 @@ def ensemble(
         raise ValueError("ensemble needs a 'judge' column naming the judge of every row")
     if judges is not None:
         v = v.filter(pl.col("judge").is_in(judges))
-    weights = dict(judge_weights or {})
+    weights = {}
+    for name, w in dict(judge_weights or {}).items():
+        try:
+            weights[name] = check_weight(w)
+        except ValueError as e:
+            raise ValueError(f"judge_weights[{name!r}]: {e}") from None
     unknown = set(weights) - set(v["judge"].unique().to_list())
     if unknown:
         raise ValueError(f"judge_weights name judges not in the table: {sorted(unknown)}")

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rubrictools.grading.answers import cache_entry, from_cache
+from rubrictools.grading.budget import Budget
 from rubrictools.grading.inputs import AnyJudge
 from rubrictools.judge import Call, CallResult, Judge, ResponseCache, ScriptedJudge, apply_answer
 from rubrictools.judge.correction import corrective_messages, describe_problems
@@ -27,7 +28,7 @@ from rubrictools.judge.transport import complete
 
 __all__ = ["BUDGET_ERROR", "CANCELLED_ERROR", "execute"]
 
-BUDGET_ERROR = "budget exceeded: call not made (max_cost_usd reached)"
+BUDGET_ERROR = "budget exceeded: call not made (its worst-case cost does not fit in what is left of max_cost_usd)"
 CANCELLED_ERROR = "cancelled: call not made (run interrupted)"
 
 
@@ -44,17 +45,14 @@ class _Run:
     ) -> None:
         self.judges = judges
         self.cache = cache
-        self.max_cost = max_cost_usd
-        self.spent = 0.0
+        self.budget = Budget(max_cost_usd)
         self.bar = progress
         self.cancel = cancel
         # one shared gate and adaptive concurrency limit per judge (see rubrictools.judge.throttle)
         self.throttles = [Throttle(getattr(j, "max_concurrency", 16)) for j in judges]
         self.stats = {"calls": 0, "errors": 0}
+        self.write_failed = False
         self.keys = [j.api_key.get_secret_value() for j in judges if isinstance(j, Judge) and j.api_key is not None]
-
-    def over_budget(self) -> bool:
-        return self.max_cost is not None and self.spent >= self.max_cost
 
     def _tick(self, call: Call) -> None:
         if self.bar is None:
@@ -63,7 +61,7 @@ class _Run:
             self.stats["errors"] += 1
         self.bar.update(1)
         self.bar.set_postfix(
-            calls=self.stats["calls"], errors=self.stats["errors"], cost=f"${self.spent:.4f}", refresh=False
+            calls=self.stats["calls"], errors=self.stats["errors"], cost=f"${self.budget.spent:.4f}", refresh=False
         )
 
     async def _send(
@@ -73,22 +71,31 @@ class _Run:
         budget: int,
         extra: dict[str, Any] | None,
         messages: list[dict[str, str]] | None = None,
-    ) -> CallResult:
+    ) -> CallResult | None:
+        """One request (with its HTTP retries); None, with nothing sent, when its worst-case
+        cost does not fit in what is left of the budget."""
+        sent = messages or call.messages
+        held = self.budget.reserve(judge, sent, call.max_tokens, int((extra or {}).get("n", 1)))
+        if held is None:
+            return None
         self.stats["calls"] += 1
-        res = await complete(
-            judge,
-            messages or call.messages,
-            call.output,
-            max_attempts=budget,
-            max_tokens=call.max_tokens,
-            extra=extra,
-            throttle=self.throttles[call.judge_i],
-        )
+        try:
+            res = await complete(
+                judge,
+                sent,
+                call.output,
+                max_attempts=budget,
+                max_tokens=call.max_tokens,
+                extra=extra,
+                throttle=self.throttles[call.judge_i],
+            )
+        except BaseException:
+            self.budget.settle(held, None)
+            raise
+        self.budget.settle(held, res.cost_usd)
         call.add_usage(res)
         if res.error is None:  # the trace of the reply the call now holds (a corrective turn's replaces it)
             call.reasoning = res.reasoning
-        if res.cost_usd:
-            self.spent += res.cost_usd
         return res
 
     def _scripted(self, judge: ScriptedJudge, call: Call) -> None:
@@ -116,10 +123,10 @@ class _Run:
             if self.cancel.is_set():
                 call.error = call.error or CANCELLED_ERROR
                 return
-            if self.over_budget():
+            res = await self._send(judge, call, budget, call.extra, messages)
+            if res is None:
                 call.error = BUDGET_ERROR
                 return
-            res = await self._send(judge, call, budget, call.extra, messages)
             budget -= res.attempts - res.rate_limited
             asks -= 1
             if res.error is not None:
@@ -137,20 +144,22 @@ class _Run:
             messages = corrective_messages(call.messages, res.content, problems)
 
     def _store(self, judge: Judge, call: Call) -> None:
-        """Cache an answer. A cache that cannot be written never costs the verdict: warn once,
-        keep the answer, and stop caching for the rest of the run."""
+        """Cache an answer. A cache that cannot be written (a full disk) never costs the answer:
+        the cache keeps it in memory for this process (a re-run in it asks nothing again) and
+        retries the write with each later answer; the run warns once."""
         if self.cache is None or call.key is None:
             return
         try:
             self.cache.put(call.key, judge.model, cache_entry(call))
         except (sqlite3.Error, OSError) as e:
-            self.cache = None
-            warnings.warn(
-                f"response cache write failed ({type(e).__name__}: {e}); the verdicts are kept, but answers from "
-                "here on are not cached (a re-run would ask them again)",
-                RuntimeWarning,
-                stacklevel=2,
-            )
+            if not self.write_failed:
+                self.write_failed = True
+                warnings.warn(
+                    f"response cache write failed ({type(e).__name__}: {e}); the verdicts are kept, and the answers "
+                    "are held in memory (a re-run in this session asks none again) while the write is retried",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
 
     async def _distribution(self, call: Call, judge: Judge, res: CallResult, budget: int) -> int:
         """Fill ``call.dist`` from the answer's logprobs, else from ``dist_samples`` sampled answers."""
@@ -158,8 +167,11 @@ class _Run:
         if dist is not None:
             call.dist, call.dist_source = dist, "logprobs"
             return budget
-        if call.dist_samples > 0 and budget > 0 and not self.over_budget():
+        if call.dist_samples > 0 and budget > 0:
             more = await self._send(judge, call, budget, {"n": call.dist_samples, "temperature": 1.0})
+            if more is None:
+                call.dist, call.dist_source = None, "unavailable (budget)"
+                return budget
             budget -= more.attempts - more.rate_limited
             if more.error is None:
                 samples = more.choices or [more.content]
@@ -277,3 +289,10 @@ async def execute(
             _share(sent, copy)
         if bar is not None:
             bar.close()
+        if run.write_failed and cache is not None and (left := cache.flush()):
+            warnings.warn(
+                f"{left} answer(s) could not be written to the response cache {cache.path}; they are kept in "
+                "memory for this session: free space and re-run to save them",
+                RuntimeWarning,
+                stacklevel=2,
+            )

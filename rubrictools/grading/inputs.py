@@ -5,6 +5,7 @@ Every problem is a ValueError naming the parameter (and the row) at fault.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ __all__ = [
     "prepare",
     "resolve_judges",
     "rubric_argument",
+    "warn_blank",
 ]
 
 AnyJudge = Judge | ScriptedJudge
@@ -74,6 +76,36 @@ def _check_columns(frame: pl.DataFrame, opts: GradeOptions) -> None:
                 f"{name}={col!r} holds Python objects (polars Object dtype); convert it to strings "
                 "(or, for the submission column, a struct of thinking/output) first"
             )  # a rubric column may hold Rubric objects
+        if col is not None and name in ("column", "pair_column", "a", "b"):
+            _check_text_dtype(frame, col, name)
+
+
+def _check_text_dtype(frame: pl.DataFrame, column: str, role: str) -> None:
+    """A submission column holds text (or thinking/output structs, or conversations): numbers,
+    booleans and dates are refused rather than cast, since a float column would send "nan"."""
+    dtype = frame.schema[column]
+    if dtype.is_numeric() or dtype.is_temporal() or dtype == pl.Boolean:
+        raise ValueError(
+            f"{role}={column!r} holds {dtype} values, not text; if they are the answers to grade, cast them "
+            f"first: df.with_columns(pl.col({column!r}).cast(pl.String)) (a NaN would then be sent as 'NaN')"
+        )
+
+
+def warn_blank(frame: pl.DataFrame, column: str, ids: list[Any]) -> None:
+    """Warn, naming the rows, when string submissions are empty or only whitespace: they are
+    graded (an empty answer is an answer) but each costs a paid call."""
+    if frame.schema[column] != pl.String:
+        return
+    blank = frame[column].str.strip_chars().str.len_chars().eq(0).fill_null(False).arg_true().to_list()
+    if blank:
+        shown = ", ".join(f"row {i} (id {ids[i]!r})" for i in blank[:5])
+        more = f" and {len(blank) - 5} more" if len(blank) > 5 else ""
+        warnings.warn(
+            f"column={column!r}: {len(blank)} empty or whitespace-only submission(s), graded as they are: "
+            f"{shown}{more}; filter them out first to save the calls",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 def _ids(frame: pl.DataFrame, id_column: str | None) -> tuple[list[Any], pl.DataType]:
@@ -123,6 +155,7 @@ def prepare(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Inputs:
     rubrics, not_applicable = applicable_rubrics(frame, rubrics)
     nulls: dict[int, str] = {}
     subs = _submissions(frame, opts.column, _ROLES["column"] if opts.pairwise else "column", ids, opts, nulls)
+    warn_blank(frame, opts.column, ids)
     n = frame.height
     queries = frame[opts.query_column].cast(pl.String).to_list() if opts.query_column else [None] * n
     refs = frame[opts.reference_column].cast(pl.String).to_list() if opts.reference_column else [None] * n

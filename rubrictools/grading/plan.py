@@ -42,7 +42,7 @@ from rubrictools.judge import (
     cache_key,
     dialects,
 )
-from rubrictools.judge.pricing import require_prices, warn_unknown_prices
+from rubrictools.judge.pricing import require_prices, warn_over_context, warn_unknown_prices
 from rubrictools.judge.providers import token_limit
 from rubrictools.rubric import Rubric
 from rubrictools.submissions import graded_text
@@ -282,6 +282,9 @@ def build_plan(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Plan:
     for c in skipped:
         c.error = inp.row_errors[c.task.subject.row]
     calls = [c for c in calls if c.task.subject.row not in inp.row_errors] if skipped else calls
+    for ji, j in enumerate(judges):
+        if isinstance(j, Judge):
+            warn_over_context(j, [(c.task.subject.sid, c.messages) for c in calls if c.judge_i == ji])
     texts = [graded_text(sub, opts.grade_part) for sub in inp.subs]
     if opts.distribution:
         for c in calls:

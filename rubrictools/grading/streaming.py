@@ -31,7 +31,24 @@ from rubrictools.grading.live import grade_frame
 from rubrictools.grading.options import PAIR_OPTIONS, GradeOptions
 from rubrictools.rubric import Rubric
 
-__all__ = ["MANIFEST", "ROW_ID", "grade_to_parquet", "scan_source", "slice_of"]
+__all__ = ["MANIFEST", "ROW_ID", "PartWriteError", "grade_to_parquet", "scan_source", "slice_of"]
+
+
+class PartWriteError(OSError):
+    """A verdict part could not be written (a full disk). Nothing the judges answered is lost:
+    ``verdicts`` holds the part's table, and the response cache keeps every answer (in memory
+    for this session when the disk refuses it too), so a re-run after freeing space asks none
+    of them again."""
+
+    def __init__(self, part: Path, error: OSError, verdicts: pl.DataFrame) -> None:
+        super().__init__(
+            error.errno,
+            f"could not write {part} ({error}); its {verdicts.height} verdict rows are in this error's .verdicts, "
+            "and every answer is kept by the response cache: free space and re-run to continue without "
+            "asking any of them again",
+        )
+        self.verdicts = verdicts
+
 
 MANIFEST = "_manifest.json"
 
@@ -109,8 +126,12 @@ def _open_manifest(out: Path, fp: str, n: int, batch_size: int, n_parts: int) ->
 
 def _write_part(v: pl.DataFrame, part: Path) -> None:
     tmp = part.with_suffix(".parquet.tmp")
-    v.write_parquet(tmp)
-    os.replace(tmp, part)  # a part is either complete or absent
+    try:
+        v.write_parquet(tmp)
+        os.replace(tmp, part)  # a part is either complete or absent
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise PartWriteError(part, e, v) from e
 
 
 ROW_ID = "__rt_row"

@@ -12,10 +12,17 @@ __all__ = ["run_sync"]
 T = TypeVar("T")
 
 
+GRACE_S = 1.0
+"""After Ctrl-C, how long calls in flight may take to finish before they are cancelled."""
+
+
 def run_sync(coro: Coroutine[Any, Any, T], cancel: threading.Event | None = None) -> T:
     """Run a coroutine to completion from sync code, also inside a running event loop
     (Jupyter): there it runs on a private loop in a worker thread. On Ctrl-C, ``cancel`` is
-    set (no new calls start), calls in flight finish, then KeyboardInterrupt is re-raised."""
+    set (no new calls start), calls in flight get :data:`GRACE_S` seconds to finish (their
+    answers are cached as they come), the rest are cancelled (no answer was received for
+    them, so nothing paid is lost), then KeyboardInterrupt is re-raised: the cell stops at
+    once, not after the slowest call's timeout."""
     try:
         asyncio.get_running_loop()
         in_loop = True
@@ -25,10 +32,15 @@ def run_sync(coro: Coroutine[Any, Any, T], cancel: threading.Event | None = None
         return asyncio.run(coro)
     result: dict[str, Any] = {}
     finished = threading.Event()
+    running: dict[str, Any] = {}
+
+    async def main() -> T:
+        running["loop"], running["task"] = asyncio.get_running_loop(), asyncio.current_task()
+        return await coro
 
     def target() -> None:
         try:
-            result["value"] = asyncio.run(coro)
+            result["value"] = asyncio.run(main())
         except BaseException as e:
             result["error"] = e
         finally:
@@ -42,14 +54,27 @@ def run_sync(coro: Coroutine[Any, Any, T], cancel: threading.Event | None = None
             pass
     except KeyboardInterrupt:
         if cancel is not None:
-            cancel.set()  # no new calls; calls in flight finish and their answers are cached
-        while True:
-            try:
-                finished.wait()
-                break
-            except KeyboardInterrupt:  # a second Ctrl-C while in-flight calls finish
-                continue
+            cancel.set()  # no new calls; calls in flight may finish and their answers are cached
+        _stop(finished, running)
         raise
     if "error" in result:
         raise result["error"]
     return result["value"]
+
+
+def _stop(finished: threading.Event, running: dict[str, Any]) -> None:
+    """Give calls in flight :data:`GRACE_S` to finish, then cancel the run and wait for it to unwind."""
+    deadline = GRACE_S
+    while True:
+        try:
+            if finished.wait(deadline):
+                return
+            if "task" in running:
+                running["loop"].call_soon_threadsafe(running["task"].cancel)
+            deadline = 5.0
+            if finished.wait(deadline):
+                return
+        except KeyboardInterrupt:  # a second Ctrl-C: cancel now
+            deadline = 0.0
+        except RuntimeError:  # the loop closed between the check and the call
+            return

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,28 @@ from rubrictools.judge.providers import provider_of
 from rubrictools.judge.result import CallResult, usage_details
 from rubrictools.judge.retry import backoff_delay, is_retryable, scrub, scrub_secrets
 
-__all__ = ["batch_call", "credentials", "line_result", "read_lines"]
+__all__ = ["batch_call", "credentials", "job_keys", "line_result", "read_lines", "scrubbed_file"]
+
+
+def job_keys(judge: Judge, api_key: str | None) -> list[str]:
+    """Every key a batch request of ``judge`` may have carried: the one given to the job and the
+    judge's own (a provider may echo either back in an error line)."""
+    keys = [api_key] if api_key else []
+    if judge.api_key is not None:
+        keys.append(judge.api_key.get_secret_value())
+    return keys
+
+
+def scrubbed_file(content: bytes, keys: Sequence[str]) -> bytes:
+    """A downloaded batch file with every key (``keys`` and the environment's) replaced by ``***``:
+    a provider's error line can echo the key it was sent ("Incorrect API key provided: sk-...").
+
+    >>> scrubbed_file(b'{"error": "Incorrect API key provided: sk-abcdefgh1234"}', ["sk-abcdefgh1234"])
+    b'{"error": "Incorrect API key provided: ***"}'
+    """
+    text = content.decode("utf-8", errors="surrogateescape")
+    clean = scrub_secrets(text, keys)
+    return content if clean == text else clean.encode("utf-8", errors="surrogateescape")
 
 
 def credentials(judge: Judge, api_key: str | None) -> dict[str, Any]:
@@ -60,8 +81,9 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def line_result(line: dict[str, Any], prices: tuple[float, float] | None) -> CallResult:
-    """One line of a batch output or error file as a result (answer or explicit error)."""
+def line_result(line: dict[str, Any], prices: tuple[float, float] | None, keys: Sequence[str] = ()) -> CallResult:
+    """One line of a batch output or error file as a result (answer or explicit error); an
+    error never carries ``keys`` (the keys the job was given) nor a key in the environment."""
     resp = line.get("response") or {}
     err = line.get("error")
     status = resp.get("status_code")
@@ -69,12 +91,12 @@ def line_result(line: dict[str, Any], prices: tuple[float, float] | None) -> Cal
     if err and not resp:
         code = err.get("code") if isinstance(err, dict) else None
         msg = err.get("message") if isinstance(err, dict) else str(err)
-        return CallResult(error=scrub_secrets(f"batch: {code or 'error'}: {msg}"))
+        return CallResult(error=scrub_secrets(f"batch: {code or 'error'}: {msg}", keys))
     if status != 200 or not isinstance(body, dict):
         detail = body.get("error", body) if isinstance(body, dict) else body
         if isinstance(detail, dict):
             detail = detail.get("message") or json.dumps(detail)
-        return CallResult(error=scrub_secrets(f"batch line failed: HTTP {status}: {str(detail)[:300]}"))
+        return CallResult(error=scrub_secrets(f"batch line failed: HTTP {status}: {str(detail)[:300]}", keys))
     choices = body.get("choices") or []
     if not choices:
         return CallResult(error="batch line failed: the answer has no choices")

@@ -7,6 +7,7 @@ soon as it arrives, so a run killed mid-way keeps every answer it had received.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -23,6 +24,10 @@ from typing import Any
 __all__ = ["CachedResponse", "ResponseCache", "cache_key", "default_cache_path"]
 
 _FORBIDDEN_KEY_FIELDS = {"api_key", "authorization", "headers", "extra_headers"}
+
+_UNSAVED: dict[str, dict[str, tuple[str, CachedResponse]]] = {}
+"""Per cache file, the answers whose write failed (a full disk), kept for this process: every
+ResponseCache on that file reads them and retries writing them (see ResponseCache._store)."""
 
 
 def default_cache_path() -> Path:
@@ -89,6 +94,62 @@ def _move_aside(path: Path) -> Path:
     return aside
 
 
+_COLUMNS = "key, model, content, prompt_tokens, completion_tokens, cost_usd, created, extra"
+
+
+def _readable_copy(path: Path) -> Path | None:
+    """A copy of a damaged SQLite file that SQLite will open: a truncated file is padded to a
+    whole page and its header's page count set to the pages it really has (otherwise every
+    read, even of the schema, fails as "malformed"). None when it is not a SQLite file."""
+    try:
+        data = bytearray(path.read_bytes())
+    except OSError:
+        return None
+    if len(data) < 100 or not data.startswith(b"SQLite format 3\0"):
+        return None
+    size = int.from_bytes(data[16:18], "big")
+    page = 65536 if size == 1 else size
+    data += b"\0" * (-len(data) % page)
+    data[28:32] = (len(data) // page).to_bytes(4, "big")
+    data[18:20] = b"\x01\x01"  # rollback-journal mode: read without a WAL beside it
+    copy = path.with_name(path.name + ".salvage")
+    copy.write_bytes(bytes(data))
+    return copy
+
+
+def _salvage(path: Path) -> list[tuple[Any, ...]]:
+    """Every row still readable in a damaged cache file (a truncated or partly overwritten
+    one): a scan in rowid order that, when it meets an unreadable page, starts again further
+    on (1, 3, 7, ... rowids past the last good one), so a bad page costs the answers on it,
+    not the whole file."""
+    copy = _readable_copy(path)
+    if copy is None:
+        return []
+    rows: list[tuple[Any, ...]] = []
+    last, skip = 0, 0
+    query = f"SELECT rowid, {_COLUMNS} FROM responses WHERE rowid > ? ORDER BY rowid"
+    try:
+        conn = sqlite3.connect(f"file:{copy}?mode=ro", uri=True)
+        try:
+            while skip < 40:
+                try:
+                    for rowid, *values in conn.execute(query, (last + 2**skip - 1,)):
+                        rows.append(tuple(values))
+                        last, skip = rowid, 0
+                    break  # the scan reached the end
+                except sqlite3.DatabaseError:
+                    skip += 1
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        pass
+    finally:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            copy.with_name(copy.name + suffix).unlink(missing_ok=True)
+    # a row cut by the truncation reads as text ending in the zero padding: leave it out
+    return [r for r in rows if all(isinstance(x, str) and "\x00" not in x for x in (r[0], r[2]))]
+
+
 @dataclass(frozen=True)
 class CachedResponse:
     content: str
@@ -104,6 +165,7 @@ class ResponseCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._ident = str(self.path.resolve())
         self._lock = threading.Lock()
         try:
             self._conn = _connect(self.path)
@@ -111,13 +173,17 @@ class ResponseCache:
             if _is_lock_error(e):
                 raise sqlite3.OperationalError(f"response cache {self.path}: {e} (another process holds it)") from e
             aside = _move_aside(self.path)
+            self._conn = _connect(self.path)
+            saved = _salvage(aside)
+            if saved:
+                self._conn.executemany(f"INSERT OR REPLACE INTO responses ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)", saved)
             warnings.warn(
-                f"response cache {self.path} is unreadable ({e}); moved it to {aside} and started a new one "
-                "(answers in the old file will be asked again)",
+                f"response cache {self.path} is unreadable or damaged ({e}); moved it to {aside} and started a new "
+                "one with the "
+                f"{len(saved)} answer(s) still readable in it (the others will be asked again)",
                 RuntimeWarning,
                 stacklevel=2,
             )
-            self._conn = _connect(self.path)
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.path)!r})"
@@ -143,6 +209,9 @@ class ResponseCache:
                     raise sqlite3.DatabaseError(
                         f"response cache {self.path}: {e}; move the file aside (the next run starts a new one)"
                     ) from e
+        pending = _UNSAVED.get(self._ident)
+        if pending:
+            out.update({k: pending[k][1] for k in keys if k in pending})
         return out
 
     _INSERT = (
@@ -155,15 +224,7 @@ class ResponseCache:
     def _row(key: str, model: str, r: CachedResponse, now: float) -> tuple[Any, ...]:
         return (key, model, r.content, r.prompt_tokens, r.completion_tokens, r.cost_usd, now, r.extra)
 
-    def put(self, key: str, model: str, response: CachedResponse) -> None:
-        """Store one reply and commit it immediately."""
-        with self._lock:
-            self._conn.execute(self._INSERT, self._row(key, model, response, time.time()))
-
-    def put_many(self, items: Iterable[tuple[str, str, CachedResponse]]) -> int:
-        """Store many ``(key, model, response)`` replies in one transaction; returns how many."""
-        now = time.time()
-        rows = [self._row(k, m, r, now) for k, m, r in items]
+    def _write(self, rows: list[tuple[Any, ...]]) -> None:
         with self._lock:
             self._conn.execute("BEGIN")
             try:
@@ -172,7 +233,36 @@ class ResponseCache:
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
-        return len(rows)
+
+    def _store(self, items: list[tuple[str, str, CachedResponse]]) -> None:
+        """Write ``items`` and any answers kept from an earlier failed write. On failure (a full
+        disk) every one of them is kept in memory for this file, where :meth:`get_many` still
+        finds it, and the next write tries again: an answer is never lost to a disk error."""
+        pending = _UNSAVED.setdefault(self._ident, {})
+        for key, model, r in items:
+            pending[key] = (model, r)
+        now = time.time()
+        rows = [self._row(k, m, r, now) for k, (m, r) in pending.items()]
+        self._write(rows)
+        pending.clear()
+
+    def put(self, key: str, model: str, response: CachedResponse) -> None:
+        """Store one reply and commit it immediately (see :meth:`_store` for a failed write)."""
+        self._store([(key, model, response)])
+
+    def put_many(self, items: Iterable[tuple[str, str, CachedResponse]]) -> int:
+        """Store many ``(key, model, response)`` replies in one transaction; returns how many."""
+        batch = list(items)
+        self._store(batch)
+        return len(batch)
+
+    def flush(self) -> int:
+        """Try again to write the answers kept in memory after a failed write; returns how many
+        are still unwritten (0: the file holds every answer)."""
+        if _UNSAVED.get(self._ident):
+            with contextlib.suppress(sqlite3.Error, OSError):
+                self._store([])
+        return len(_UNSAVED.get(self._ident, {}))
 
     def __len__(self) -> int:
         with self._lock:

@@ -148,11 +148,32 @@ class Judge(BaseModel):
     def _weight(cls, v: Any) -> float:
         return check_weight(v)
 
-    @field_validator("max_retries", "max_parse_retries")
+    @field_validator("max_retries", "max_parse_retries", "max_rate_limit_retries")
     @classmethod
     def _non_negative(cls, v: int, info: ValidationInfo) -> int:
         if v < 0:
             raise ValueError(f"{info.field_name} must be >= 0")
+        return v
+
+    @field_validator("timeout")
+    @classmethod
+    def _timeout(cls, v: float) -> float:
+        if not math.isfinite(v) or v <= 0:
+            raise ValueError(f"timeout must be a finite number of seconds > 0, got {v!r}")
+        return v
+
+    @field_validator("temperature")
+    @classmethod
+    def _temperature(cls, v: float) -> float:
+        if not math.isfinite(v) or not 0.0 <= v <= 2.0:
+            raise ValueError(f"temperature must be between 0 and 2 (as providers accept), got {v!r}")
+        return v
+
+    @field_validator("backoff_base", "backoff_max")
+    @classmethod
+    def _backoff(cls, v: float, info: ValidationInfo) -> float:
+        if not math.isfinite(v) or v < 0:
+            raise ValueError(f"{info.field_name} must be a finite number of seconds >= 0, got {v!r}")
         return v
 
     @field_validator("max_tokens")

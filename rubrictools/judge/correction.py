@@ -7,6 +7,7 @@ the judge's own turn and a user turn saying what was wrong; the judge then sees 
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping
 
 __all__ = ["MAX_ECHO", "corrective_messages", "describe_problems"]
@@ -40,6 +41,8 @@ def describe_problems(problems: Mapping[str, str], *, truncated: bool = False) -
 
 def corrective_messages(messages: list[dict[str, str]], reply: str | None, problems: str) -> list[dict[str, str]]:
     """``messages`` followed by the unusable ``reply`` (as the judge's turn) and what was wrong.
+    ``problems`` quotes criterion names and labels from the rubric, which are untrusted text: it
+    is escaped as every other piece of rubric text in the prompt.
 
     >>> msgs = corrective_messages([{"role": "user", "content": "Q"}], '{"verdict": "Yes"}', "verdict 'Yes' ...")
     >>> [m["role"] for m in msgs]
@@ -51,5 +54,5 @@ def corrective_messages(messages: list[dict[str, str]], reply: str | None, probl
     return [
         *messages,
         {"role": "assistant", "content": text or "(empty reply)"},
-        {"role": "user", "content": _ASK_AGAIN.format(problems=problems)},
+        {"role": "user", "content": _ASK_AGAIN.format(problems=html.escape(problems, quote=False))},
     ]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import html
 import json
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from rubrictools.rubric import Criterion, Rubric, normalize_label
@@ -15,6 +17,7 @@ __all__ = [
     "clean_label",
     "evidence_of",
     "extract_json",
+    "name_keys",
     "parse_criterion",
     "parse_evidence",
     "parse_holistic",
@@ -184,17 +187,33 @@ def parse_item_evidence(text: str | None, rubric: Rubric) -> dict[str, str | Non
         entries = [{"criterion": k, **(v if isinstance(v, dict) else {})} for k, v in entries.items()]
     if not isinstance(entries, list):
         return {}
-    by_key = {normalize_label(n): n for n in rubric.names}
+    by_key = name_keys(rubric.names)
     out: dict[str, str | None] = {}
     for e in entries:
-        name = (
-            by_key.get(normalize_label(str(_field(e, "criterion", "name", "id") or "")))
-            if isinstance(e, dict)
-            else None
-        )
+        name = _named(by_key, _field(e, "criterion", "name", "id")) if isinstance(e, dict) else None
         if name is not None:
             out[name] = evidence_of(e)
     return out
+
+
+def name_keys(names: Sequence[str]) -> dict[str, str]:
+    """Lookup from the forms a judge may echo a criterion name in to the name: as written, and
+    as the prompt showed it (escaped), each normalised (:func:`normalize_label`).
+
+    >>> name_keys(["a <b> & c"])["a &lt;b&gt; &amp; c"]
+    'a <b> & c'
+    """
+    keys: dict[str, str] = {}
+    for n in names:
+        keys.setdefault(normalize_label(html.escape(n, quote=False)), n)
+        keys.setdefault(normalize_label(n), n)
+    return keys
+
+
+def _named(keys: dict[str, str], raw: Any) -> str | None:
+    """The criterion a reply entry names (as written or escaped), None when it names none."""
+    text = str(raw or "")
+    return keys.get(normalize_label(text)) or keys.get(normalize_label(html.unescape(text)))
 
 
 def _field(obj: dict[str, Any], *names: str) -> Any:
@@ -213,6 +232,9 @@ def parse_criterion(text: str | None, criterion: Criterion) -> tuple[str, str | 
     raw = _field(obj, "verdict", "criterion_status", "status", "label", "answer")
     if raw is None:
         raise ParseError("reply has no 'verdict'")
+    about = _field(obj, "criterion", "criterion_name")
+    if isinstance(about, str) and about.strip() and _named(name_keys([criterion.name or ""]), about) is None:
+        raise ParseError(f"reply is about criterion {about[:80]!r}, not the one asked ({criterion.name!r})")
     expl = _field(obj, "explanation", "reason", "reasoning")
     return _label(criterion, raw), None if expl is None else str(expl)
 
@@ -230,13 +252,13 @@ def parse_item(text: str | None, rubric: Rubric) -> tuple[dict[str, tuple[str, s
         entries = [{"criterion": k, **(v if isinstance(v, dict) else {"verdict": v})} for k, v in entries.items()]
     if not isinstance(entries, list):
         raise ParseError("reply has no 'verdicts' list")
-    by_key = {normalize_label(n): n for n in rubric.names}
+    by_key = name_keys(rubric.names)
     out: dict[str, tuple[str, str | None]] = {}
     problems: dict[str, str] = {}
     for e in entries:
         if not isinstance(e, dict):
             continue
-        name = by_key.get(normalize_label(str(_field(e, "criterion", "name", "id") or "")))
+        name = _named(by_key, _field(e, "criterion", "name", "id"))
         if name is None:
             continue
         if name in out or name in problems:

@@ -5,11 +5,20 @@ from __future__ import annotations
 import difflib
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 from rubrictools.judge.config import Judge
 from rubrictools.judge.providers import load_litellm
 
-__all__ = ["batch_prices", "require_prices", "token_cost", "unit_prices", "warn_unknown_prices"]
+__all__ = [
+    "batch_prices",
+    "context_window",
+    "require_prices",
+    "token_cost",
+    "unit_prices",
+    "warn_over_context",
+    "warn_unknown_prices",
+]
 
 PRICES: dict[str, tuple[float, float] | None] = {}
 _WARNED: set[str] = set()
@@ -29,14 +38,15 @@ def _closest_priced(model: str) -> str | None:
 def warn_unknown_prices(judges: Sequence[Judge]) -> None:
     """Warn once per model when litellm has no price for a judge's model (its ``cost_usd``
     will be null), naming the model, the closest priced name and how to register a price. A
-    server on this machine (``api_base`` on localhost) costs nothing and is not warned about."""
+    server on this machine (``api_base`` on localhost) costs nothing and is not warned about,
+    unless its name is close to a priced one (a misspelling, e.g. behind a local proxy)."""
     for j in judges:
         if j.model in _WARNED or unit_prices(j.model) is not None:
             continue
-        if j.api_base and any(h in j.api_base for h in _LOOPBACK):
-            continue
-        _WARNED.add(j.model)
         near = _closest_priced(j.model)
+        if j.api_base and any(h in j.api_base for h in _LOOPBACK) and near is None:
+            continue  # a local model: free, and not a misspelling of a priced name
+        _WARNED.add(j.model)
         hint = f" (did you mean {near!r}?)" if near else ""
         warnings.warn(
             f"litellm has no price for model {j.model!r}{hint}: cost_usd will be null and max_cost_usd cannot be "
@@ -90,4 +100,44 @@ def require_prices(judges: Sequence[Judge], max_cost_usd: float | None) -> None:
         raise ValueError(f"max_cost_usd must be >= 0, got {max_cost_usd!r}")
     for j in judges:
         if unit_prices(j.model) is None:
-            raise ValueError(f"max_cost_usd cannot be enforced: litellm has no price for model {j.model!r}")
+            near = _closest_priced(j.model)
+            hint = f" (did you mean {near!r}?)" if near else ""
+            raise ValueError(
+                f"max_cost_usd cannot be enforced: litellm has no price for model {j.model!r}{hint}. Give it one "
+                f"before grading: litellm.register_model({{{j.model!r}: {{'input_cost_per_token': ..., "
+                "'output_cost_per_token': ..., 'litellm_provider': 'openai'}}), or drop max_cost_usd"
+            )
+
+
+def context_window(model: str) -> int | None:
+    """The most prompt tokens ``model`` takes (litellm's ``max_input_tokens``), None when unknown."""
+    try:
+        info = load_litellm().get_model_info(model=model)
+    except Exception:
+        return None
+    window = info.get("max_input_tokens") or info.get("max_tokens")
+    return int(window) if window else None
+
+
+def warn_over_context(judge: Judge, requests: Sequence[tuple[Any, Sequence[dict[str, Any]]]]) -> None:
+    """Warn, before any call, when requests (``(submission id, messages)``) of ``judge`` hold
+    more prompt tokens than its model's context window (they would fail, or be cut, at the provider's price). Only
+    requests with at least as many characters as the window has tokens are counted (a token
+    is rarely under one character), so the check costs nothing on ordinary inputs."""
+    window = context_window(judge.model)
+    if window is None:
+        return
+    long = [(i, m) for i, m in requests if sum(len(str(x.get("content", ""))) for x in m) >= window]
+    if not long:
+        return
+    count = load_litellm().token_counter
+    over = [(i, n) for i, m in long if (n := count(model=judge.model, messages=list(m))) > window]
+    if over:
+        i, n = over[0]
+        warnings.warn(
+            f"{len(over)} request(s) to {judge.model!r} exceed its context window of {window:,} tokens (the first, "
+            f"for submission id {i!r}, holds {n:,}); shorten or split those submissions, or use a model with a "
+            "longer window",
+            UserWarning,
+            stacklevel=4,
+        )

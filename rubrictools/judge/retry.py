@@ -143,15 +143,22 @@ async def with_retries(judge: Judge, max_attempts: int, send: Sender, throttle: 
     With a shared ``throttle``, a 429 closes the judge's gate for everyone instead of this call
     sleeping alone, and rate-limited attempts draw on their own allowance of
     ``judge.max_rate_limit_retries`` rather than on ``max_attempts`` (a provider-wide storm
-    then delays calls instead of failing them).
+    then delays calls instead of failing them). An authentication failure stops the throttle:
+    the judge's later requests are not sent and end with an error saying why.
     """
     t0 = time.perf_counter()
     attempts = limited = 0
     last_error = "no attempt made"
+    auth = False
     while attempts - limited < max_attempts:
-        attempts += 1
         if throttle is not None:
             await throttle.acquire()
+            if throttle.stopped is not None:
+                await throttle.release(ok=False)
+                return CallResult(
+                    None, None, None, None, attempts, time.perf_counter() - t0, throttle.stopped, auth_failed=True
+                )
+        attempts += 1
         ok = False
         try:
             res = await send()
@@ -169,6 +176,11 @@ async def with_retries(judge: Judge, max_attempts: int, send: Sender, throttle: 
                 limited += 1
                 throttle.rate_limited(backoff_delay(judge, exc, limited))
                 continue
+            if is_auth_error(exc):
+                auth = True
+                if throttle is not None:
+                    throttle.stop(f"not sent: an earlier request of this judge failed authentication ({last_error})")
+                break
             if not is_retryable(exc) or attempts - limited >= max_attempts:
                 break
             await asyncio.sleep(backoff_delay(judge, exc, attempts - limited))
@@ -178,4 +190,6 @@ async def with_retries(judge: Judge, max_attempts: int, send: Sender, throttle: 
                 await throttle.release(ok=ok)
         res.attempts, res.rate_limited, res.latency_s = attempts, limited, time.perf_counter() - t0
         return res
-    return CallResult(None, None, None, None, attempts, time.perf_counter() - t0, last_error, rate_limited=limited)
+    return CallResult(
+        None, None, None, None, attempts, time.perf_counter() - t0, last_error, rate_limited=limited, auth_failed=auth
+    )

@@ -9,7 +9,9 @@ the provider is overloaded. A :class:`Throttle` is shared by all calls of one ju
   waiting calls do not all wake at once;
 - **adaptive concurrency** (AIMD): the number of requests in flight is halved on a wave of
   429s (at most once per gate period) and grows back by one per window of successes, up to
-  the judge's ``max_concurrency``.
+  the judge's ``max_concurrency``;
+- a **stop**: after an authentication failure no request of that judge is sent at all (another
+  key will not appear mid-run), so a wrong key costs one request per slot, not one per call.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class Throttle:
         self.open_at = 0.0
         self.last_cut = -math.inf
         self.trips = 0
+        self.stopped: str | None = None  # why no request may be sent any more (an authentication failure)
         self._cond: asyncio.Condition | None = None
 
     def _condition(self) -> asyncio.Condition:
@@ -63,6 +66,11 @@ class Throttle:
             if ok and self.limit < self.max:
                 self.limit = min(float(self.max), self.limit + 1.0 / self.limit)
             cond.notify_all()
+
+    def stop(self, reason: str) -> None:
+        """Send nothing more for this judge: every later request ends with ``reason``."""
+        if self.stopped is None:
+            self.stopped = reason
 
     def rate_limited(self, delay: float) -> None:
         """A 429: close the gate for ``delay`` seconds (jittered) and halve concurrency once per wave."""

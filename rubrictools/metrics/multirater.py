@@ -162,7 +162,8 @@ def icc_from_stats(tot: np.ndarray) -> dict[str, np.ndarray]:
     ICC2k = (MSR - MSE) / (MSR + (MSC - MSE) / n), ICC3k = (MSR - MSE) / MSR.
     Also returns the mean squares and their degrees of freedom. A sum of squares within
     ``1e-11 * sum x^2`` of zero is zero (it is floating-point cancellation), so degenerate
-    forms come out NaN, not ~1e14.
+    forms come out NaN, not ~1e14; so does a ratio whose denominator's terms cancel (ICC2k of
+    ``[[2, 1], [1, 2], [2, 2]]``, where ``MSR = (MSE - MSC) / n``).
     """
     n = tot[..., 0]
     k = tot.shape[-1] - 4
@@ -182,13 +183,21 @@ def icc_from_stats(tot: np.ndarray) -> dict[str, np.ndarray]:
     msc = safe_div(ssc, np.full_like(n, k - 1.0))
     mse = safe_div(clean(sst - ssr - ssc), (n - 1) * (k - 1))
     msw = safe_div(clean(sst - ssr), n * (k - 1))
+
+    def ratio(num: np.ndarray, *terms: np.ndarray) -> np.ndarray:
+        # num / sum(terms), NaN where the terms cancel to within rounding of their size
+        den = sum(terms, np.zeros_like(n))
+        scale = sum((np.abs(t) for t in terms), np.zeros_like(n))
+        return safe_div(num, np.where(np.abs(den) <= 1e-9 * scale, 0.0, den))
+
+    between = safe_div(msc - mse, n)
     return {
-        "ICC1": safe_div(msr - msw, msr + (k - 1) * msw),
-        "ICC2": safe_div(msr - mse, msr + (k - 1) * mse + k * safe_div(msc - mse, n)),
-        "ICC3": safe_div(msr - mse, msr + (k - 1) * mse),
-        "ICC1k": safe_div(msr - msw, msr),
-        "ICC2k": safe_div(msr - mse, msr + safe_div(msc - mse, n)),
-        "ICC3k": safe_div(msr - mse, msr),
+        "ICC1": ratio(msr - msw, msr, (k - 1) * msw),
+        "ICC2": ratio(msr - mse, msr, (k - 1) * mse, k * between),
+        "ICC3": ratio(msr - mse, msr, (k - 1) * mse),
+        "ICC1k": ratio(msr - msw, msr),
+        "ICC2k": ratio(msr - mse, msr, between),
+        "ICC3k": ratio(msr - mse, msr),
         "MSR": msr,
         "MSC": msc,
         "MSE": mse,

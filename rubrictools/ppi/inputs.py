@@ -7,7 +7,7 @@ probability of a labelled item) and ``stratum``.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import polars as pl
 
@@ -87,6 +87,8 @@ def aligned(
     stratify: str | None,
 ) -> pl.DataFrame:
     """``group, id, f, y, pi, stratum`` (see module docstring); errors name what is missing."""
+    if target not in get_args(Target):
+        raise ValueError(f"target must be one of {list(get_args(Target))}, got {target!r}")
     v = _one_judge(to_polars(verdicts, name="verdicts"), judge)
     h = to_polars(human, name="human")
     for name, frame, cols in (

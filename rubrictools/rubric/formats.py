@@ -19,11 +19,12 @@ def flatten(data: Any) -> list[tuple[dict[str, Any], str | None]]:
     Shapes: a flat list of criteria; a list of sections ``{"name"?, "criteria": [...]}``;
     ``{"sections": [...]}``; ``{"rubric": <any of the above>}``; ``{"criteria": [...]}``;
     a list of HealthBench rubric items (:func:`healthbench_item`). A section may name itself
-    by ``name``, ``title``, ``section`` or ``id``; a criterion's ``id`` (the peers ignore it)
+    by ``name``, ``title``, ``section`` or ``id``; a rubric's own ``id`` and ``version`` are
+    labels and are read past; a criterion's ``id`` (the peers ignore it)
     is its name when it has none (:func:`criterion_id`).
     """
     if isinstance(data, Mapping):
-        allowed = {"rubric", "sections", "criteria", "name", "title", "description", *RUBRIC_KEYS}
+        allowed = {"rubric", "sections", "criteria", "name", "title", "id", "version", "description", *RUBRIC_KEYS}
         unknown = set(data) - allowed
         if unknown:
             raise ValueError(f"rubric: unknown top-level keys {sorted(unknown)}; expected one of {sorted(allowed)}")

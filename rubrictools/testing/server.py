@@ -71,6 +71,7 @@ class FakeLLMServer:
         self.storm_until = 0.0  # monotonic time until which every chat request gets a 429
         self.storm_retry_after = 1.0
         self.storm_requests = 0  # chat requests answered with the storm's 429
+        self.storm_armed: tuple[int, float] | None = None  # (request count, seconds): a storm to start then
         self.peak_in_flight = 0  # most chat requests being answered at once
         self.api_faults: list[Reply] = []  # replies served (in order) to files/batches calls before normal service
         self._lock = threading.Lock()
@@ -89,10 +90,16 @@ class FakeLLMServer:
         with self._lock:
             return len(self.requests)
 
-    def storm(self, seconds: float, *, retry_after: float = 1.0) -> None:
-        """A provider-wide rate-limit storm: every chat request for ``seconds`` gets a 429."""
+    def storm(self, seconds: float, *, retry_after: float = 1.0, after_requests: int = 0) -> None:
+        """A provider-wide rate-limit storm: every chat request for ``seconds`` gets a 429,
+        from now or, with ``after_requests``, from when that many more requests have come (so
+        a test need not guess how long the client takes to start)."""
         self.storm_retry_after = retry_after
-        self.storm_until = time.monotonic() + seconds
+        with self._lock:
+            if after_requests > 0:
+                self.storm_armed = (len(self.requests) + after_requests, seconds)
+            else:
+                self.storm_until = time.monotonic() + seconds
 
     def inject(self, *replies: Reply) -> None:
         """Queue replies served (in order) before the script is consulted again."""
@@ -101,7 +108,7 @@ class FakeLLMServer:
 
     def reset(self) -> None:
         with self._lock:
-            self.storm_until, self.storm_requests = 0.0, 0
+            self.storm_until, self.storm_requests, self.storm_armed = 0.0, 0, None
             self.requests.clear()
             self.probes.clear()
             self.headers_seen.clear()
@@ -123,6 +130,8 @@ class FakeLLMServer:
             if record:
                 self.requests.append(body)
             fault = self.faults.pop(0) if self.faults else None
+            if self.storm_armed is not None and len(self.requests) >= self.storm_armed[0]:
+                self.storm_until, self.storm_armed = time.monotonic() + self.storm_armed[1], None
             if fault is None and time.monotonic() < self.storm_until:
                 self.storm_requests += 1
                 fault = Reply(status=429, headers={"Retry-After": f"{self.storm_retry_after:g}"})

@@ -26,6 +26,10 @@ def label(df: Any, rubric: Any, **kwargs: Any) -> LabelWidget:
     return LabelWidget(df, rubric, **kwargs)
 
 
-def explore(verdicts: Any, **kwargs: Any) -> VerdictExplorer:
-    """Filter and page through a verdict table; see :class:`VerdictExplorer`."""
-    return VerdictExplorer(verdicts, **kwargs)
+def explore(
+    verdicts: Any, *, page_size: int = 20, submissions: Any = None, column: str = "submission"
+) -> VerdictExplorer:
+    """Filter and page through a verdict table (``id, criterion, verdict[, explanation, error,
+    judge]``), with each submission's text when ``submissions`` (``id`` and ``column``) is
+    given; see :class:`VerdictExplorer`."""
+    return VerdictExplorer(verdicts, page_size=page_size, submissions=submissions, column=column)

@@ -31,6 +31,12 @@ class VerdictExplorer:
         import ipywidgets as w
 
         v = to_polars(verdicts, name="verdicts")
+        missing = [c for c in ("id", "criterion", "verdict") if c not in v.columns]
+        if missing:
+            hint = " (this looks like a score table: explore takes the verdict table rt.grade returns)"
+            raise ValueError(
+                f"verdicts: missing column(s) {missing}{hint if 'score' in v.columns else ''} (columns: {v.columns})"
+            )
         for c in ("explanation", "error", "judge"):
             if c not in v.columns:
                 v = v.with_columns(pl.lit(None, dtype=pl.String).alias(c))

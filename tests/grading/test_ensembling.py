@@ -64,3 +64,14 @@ def test_weighted_and_judge_subset() -> None:
         rt.ensemble(v, RUBRIC, judge_weights={"zzz": 1.0})
     with pytest.raises(ValueError, match="method"):
         rt.ensemble(v, RUBRIC, method="vote")
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), True])
+def test_ensemble_judge_weights_are_refused_as_judge_weights_are(bad) -> None:
+    """Before: 0, -1, NaN, inf and True were accepted (NaN and inf turned verdicts into MET)."""
+    v = pl.DataFrame(
+        {"id": [1, 1], "criterion": "c", "judge": ["a", "b"], "verdict": ["MET", "UNMET"], "value": [1.0, 0.0]}
+    )
+    rubric = rt.Rubric.from_dict([{"name": "c", "requirement": "r"}])
+    with pytest.raises(ValueError, match=r"judge_weights\['a'\]: weight must be"):
+        rt.ensemble(v, rubric, method="weighted", judge_weights={"a": bad, "b": 1.0})

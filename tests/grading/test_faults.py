@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 
 import polars as pl
 import pytest
@@ -19,7 +18,7 @@ from .test_grading import MODEL, SECRET, _reset, df, rubric, run, server  # noqa
 class FullDisk(ResponseCache):
     """A cache whose writes fail as on a full disk."""
 
-    def put(self, key, model, response):  # type: ignore[no-untyped-def]
+    def _write(self, rows):  # type: ignore[no-untyped-def]
         raise sqlite3.OperationalError("database or disk is full")
 
 
@@ -117,13 +116,129 @@ def test_a_rate_limit_storm_delays_calls_instead_of_failing_them(rubric, server,
                 backoff_base=0.05,
                 shared_backoff=shared,
             )
-            timer = threading.Timer(0.3, lambda: server.storm(1.5, retry_after=0.3))
-            timer.start()
+            server.storm(1.5, retry_after=0.3, after_requests=60)  # mid-run, however slow the machine
             v = rt.grade(frame, one, model=judge, column="text", cache=False, progress=False)
-            timer.cancel()
             out[shared] = (int(v["error"].is_not_null().sum()), server.storm_requests, v.height)
     finally:
         server.latency = 0.0
     assert out[True][0] == 0 and out[True][2] == 600, out  # nothing failed, nothing lost
     assert out[False][0] > 0, out  # alone, calls ran out of retries during the storm
     assert out[True][1] * 3 < out[False][1], out  # and the gate sent far fewer requests into it
+
+
+def test_an_authentication_failure_stops_the_judge_with_no_more_requests(rubric, server, tmp_path):
+    """Before: a 401 on every call sent 60 requests for 60 calls."""
+    server.script = lambda request: Reply(status=401, body=json.dumps({"error": {"message": "Incorrect API key"}}))
+    many = pl.DataFrame({"qid": [f"q{i}" for i in range(20)], "text": [f"answer {i}" for i in range(20)]})
+    v = run(many, rubric, server, tmp_path, max_concurrency=4, cache=False)
+    assert v.height == 60 and v["verdict"].null_count() == 60
+    assert server.hits <= 4  # at most the requests already in flight when the first 401 came back
+    stopped = v.filter(
+        pl.col("error").str.starts_with("not sent: an earlier request of this judge failed authentication")
+    )
+    assert stopped.height == 60 - server.hits and stopped["attempts"].sum() == 0
+    assert SECRET not in " ".join(v["error"].to_list())
+
+
+def test_a_reply_about_another_criterion_is_a_parse_problem_corrected_once(df, rubric, server, tmp_path):
+    """Before: ``{"criterion": "other", "verdict": "MET"}`` was recorded as the asked criterion's verdict."""
+
+    def elsewhere(request):
+        if len(request["messages"]) > 2:  # the corrective turn: now about the right criterion
+            return json.dumps({"verdict": "UNMET", "explanation": "second look"})
+        return json.dumps({"criterion": "other", "verdict": "MET", "explanation": "about something else"})
+
+    server.script = elsewhere
+    v = run(df, rubric, server, tmp_path, cache=False)
+    assert v["error"].null_count() == v.height and (v["verdict"] == "UNMET").all()
+    assert server.hits == 2 * v.height
+    fix = next(r for r in server.requests if len(r["messages"]) > 2)["messages"][-1]["content"]
+    assert "reply is about criterion 'other'" in fix
+
+    server.reset()
+    server.script = lambda request: json.dumps({"criterion": "other", "verdict": "MET", "explanation": "x"})
+    v = run(df.head(1), rubric, server, tmp_path, cache=False)
+    assert v["verdict"].null_count() == v.height and v["error"].str.contains("is about criterion 'other'").all()
+    # naming the asked criterion (as written or as the prompt showed it) is fine
+    server.reset()
+    server.script = lambda request: json.dumps({"criterion": "GOOD", "verdict": "MET", "explanation": "x"})
+    v = run(df.head(1), rt.Rubric.from_dict([{"name": "good", "requirement": "r"}]), server, tmp_path, cache=False)
+    assert v["error"].null_count() == 1 and server.hits == 1
+
+
+def test_per_item_names_that_need_escaping_match_as_the_judge_saw_them(df, server, tmp_path):
+    """Before: the judge echoed ``a &lt;b&gt; &amp; &lt;/submission&gt;`` and every row failed 'omitted'."""
+    name = "a <b> & </submission>"
+    rubric = rt.Rubric.from_dict([{"name": name, "requirement": "r1"}, {"name": "plain", "requirement": "r2"}])
+    escaped = "a &lt;b&gt; &amp; &lt;/submission&gt;"
+    calls = []
+
+    def echo_escaped(request):  # answers the escaped name, and never "plain"
+        calls.append(request)
+        return json.dumps({"verdicts": [{"criterion": escaped, "verdict": "MET", "explanation": "ok"}]})
+
+    server.script = echo_escaped
+    v = run(df.head(2), rubric, server, tmp_path, mode="per_item", cache=False)
+    mine = v.filter(pl.col("criterion") == name)
+    assert mine["error"].null_count() == 2 and (mine["verdict"] == "MET").all()
+    # "plain" is omitted: the corrective turn names the problem but never carries a raw name
+    assert all(name not in m["content"] for r in calls for m in r["messages"])
+    fixes = [r["messages"][-1]["content"] for r in calls if len(r["messages"]) > 2]
+    assert fixes and all(name not in f for f in fixes)
+
+
+def test_a_key_echoed_by_a_batch_provider_is_scrubbed_from_rows_and_files(df, rubric, server, tmp_path):
+    key = "sk-batch-ECHOED-0123456789abcdef"
+    body = json.dumps({"error": {"message": f"Incorrect API key provided: {key}", "code": "invalid_api_key"}})
+    server.script = lambda request: Reply(status=401, body=body)
+    job = rt.submit_batch(
+        df.head(1),
+        rubric,
+        model=MODEL,
+        api_base=server.url,
+        api_key=key,
+        column="text",
+        id_column="qid",
+        path=tmp_path / "job",
+        cache=tmp_path / "c.sqlite",
+    )
+    v = job.collect(poll_interval=0.01, progress=False)
+    errors = " ".join(v["error"].to_list())
+    assert "Incorrect API key provided: ***" in errors and key not in errors
+    files = list((tmp_path / "job").rglob("*"))
+    assert any(f.name.startswith("errors-") for f in files)
+    for f in files:
+        if f.is_file():
+            assert key.encode() not in f.read_bytes(), f.name
+
+
+def test_a_full_disk_under_the_cache_and_the_output_loses_no_answer(df, rubric, server, tmp_path, monkeypatch):
+    """Before: of 250 answered calls 77 were asked again on resume (not cached, part not written)."""
+    from rubrictools.grading import streaming
+
+    full = {"on": True}
+    real_write, real_part = ResponseCache._write, streaming._write_part
+
+    def write(self, rows):  # type: ignore[no-untyped-def]
+        if full["on"]:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real_write(self, rows)
+
+    def part(v, path):  # type: ignore[no-untyped-def]
+        if full["on"]:
+            raise streaming.PartWriteError(path, OSError(28, "No space left on device"), v)
+        return real_part(v, path)
+
+    monkeypatch.setattr(ResponseCache, "_write", write)
+    monkeypatch.setattr(streaming, "_write_part", part)
+    cache = tmp_path / "c.sqlite"
+    with pytest.warns(RuntimeWarning, match="cache write failed"), pytest.raises(OSError, match="re-run") as err:
+        run(df, rubric, server, tmp_path, cache=cache, output=tmp_path / "out", batch_size=2)
+    assert err.value.verdicts.height == 6 and err.value.verdicts["error"].null_count() == 6
+    asked = server.hits
+    assert asked == 6
+    full["on"] = False  # space freed: the same session re-runs
+    v = run(df, rubric, server, tmp_path, cache=cache, output=tmp_path / "out", batch_size=2).collect()
+    assert v.height == 12 and v["error"].null_count() == 12
+    assert server.hits == asked + 6  # only the second part's calls were new: no answer asked twice
+    assert len(ResponseCache(cache)) == 12  # and the kept answers reached the file

@@ -226,19 +226,6 @@ def test_ensemble_majority_and_per_judge_rows(df, rubric, server, tmp_path):
     assert v2.filter(pl.col("judge") == "ensemble")["verdict"].to_list()[:3] == ["UNMET"] * 3
 
 
-def test_budget_stops_cleanly(df, rubric, server, tmp_path):
-    v = run(df, rubric, server, tmp_path, max_cost_usd=1e-9, max_concurrency=1)
-    assert v.height == 12
-    budget = v.filter(pl.col("error").str.starts_with("budget exceeded"))
-    assert budget.height == 11 and server.hits == 1
-    assert v["verdict"].drop_nulls().len() == 1
-
-
-def test_budget_needs_a_priced_model(df, rubric, server, tmp_path):
-    with pytest.raises(ValueError, match="no price"):
-        run(df, rubric, server, tmp_path, model="openai/unknown-model-xyz", max_cost_usd=1.0)
-
-
 def test_pandas_and_lazy_inputs(df, rubric, server, tmp_path):
     base = run(df, rubric, server, tmp_path, cache=False)
     lazy = run(df.lazy(), rubric, server, tmp_path, cache=False)
@@ -427,9 +414,12 @@ def test_works_inside_a_running_event_loop_and_async(df, rubric, server, tmp_pat
 def test_concurrency_is_bounded(df, rubric, server, tmp_path):
     server.latency = 0.2
     big = pl.DataFrame({"qid": [f"i{i}" for i in range(8)], "text": [f"good {i}" for i in range(8)]})
-    t0 = time.perf_counter()
+    deadline = time.time() + 60
+    while server.in_flight and time.time() < deadline:  # requests an earlier test abandoned (timeouts)
+        time.sleep(0.05)
+    server.reset()
     run(big, rubric, server, tmp_path, cache=False, max_concurrency=4)  # 24 calls, 4 at a time
-    assert time.perf_counter() - t0 >= 6 * 0.2
+    assert server.peak_in_flight == 4 and server.hits == 24
 
 
 def test_scripted_judge_from_labels(rubric):
@@ -534,6 +524,34 @@ def test_ctrl_c_inside_a_running_loop_stops_cleanly_and_resumes(df, rubric, serv
     out = run(df, rubric, server, tmp_path, cache=cache_path)
     assert out["error"].null_count() == out.height
     assert server.hits - before == 12 - done  # answered calls are never repeated
+
+
+def test_ctrl_c_in_a_notebook_does_not_wait_for_slow_calls_in_flight(df, rubric, tmp_path):
+    """Before: Ctrl-C waited for every call in flight to finish (up to the timeout; 30-48 s
+    at high load). Now calls in flight get a short grace, then are cancelled: requests that
+    take far longer than the grace are not waited for, so their (unsent) answers are not in
+    the cache, and the run made no request after the interrupt."""
+    slow = FakeLLMServer(latency=8.0)  # its own server: the abandoned requests sleep on there
+    cache_path = tmp_path / "cache.sqlite"
+
+    def interrupt_when_two_calls_are_in_flight() -> None:
+        deadline = time.time() + 60
+        while slow.hits < 2 and time.time() < deadline:
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    async def notebook_cell():
+        threading.Thread(target=interrupt_when_two_calls_are_in_flight, daemon=True).start()
+        run(df, rubric, slow, tmp_path, cache=cache_path, max_concurrency=2)
+
+    loop = asyncio.new_event_loop()
+    with slow:
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                loop.run_until_complete(notebook_cell())
+        finally:
+            loop.close()
+        assert slow.hits == 2 and len(ResponseCache(cache_path)) == 0
 
 
 def test_identical_requests_in_one_run_are_sent_once(rubric, server, tmp_path):

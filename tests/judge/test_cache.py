@@ -57,3 +57,24 @@ def test_batch_line_errors_are_scrubbed_of_environment_keys(monkeypatch: pytest.
     body = {"error": {"message": f"bad key {key}"}}
     res = line_result({"custom_id": "y", "response": {"status_code": 401, "body": body}}, None)
     assert res.error is not None and key not in res.error
+
+
+def test_a_truncated_cache_keeps_its_readable_answers(tmp_path: Path) -> None:
+    """Before: a half-truncated file was moved aside whole and every answer in it asked again."""
+    import sqlite3
+
+    path = tmp_path / "c.sqlite"
+    c = ResponseCache(path)
+    c.put_many([(f"k{i}", "m", CachedResponse("x" * 500 + str(i), 1, 1, 0.1)) for i in range(400)])
+    c.close()
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.warns(RuntimeWarning, match=r"unreadable or damaged .* with the \d+ answer\(s\) still readable"):
+        again = ResponseCache(path)
+    got = again.get_many(f"k{i}" for i in range(400))
+    assert 150 <= len(got) < 400
+    assert all(v.content == "x" * 500 + k[1:] for k, v in got.items())
+    assert not list(tmp_path.glob("*.salvage*"))  # the working copy is removed

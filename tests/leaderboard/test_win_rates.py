@@ -90,3 +90,13 @@ def test_preferences_from_verdicts_of_graded_systems():
     ]
     with pytest.raises(ValueError, match="at least two systems"):
         rt.preferences_from_verdicts({"x": verdicts["x"]}, rubric)
+
+
+def test_win_rates_read_preferred_as_readme_describes_preference_tables() -> None:
+    """Before: a table with ``preferred`` (A / tie / B) and no ``value`` was refused."""
+    base = {"id": [1, 2, 3], "system_a": ["x", "x", "y"], "system_b": ["y", "y", "x"]}
+    by_word = rt.win_rates(pl.DataFrame({**base, "preferred": ["A", "tie", "B"]}), n_boot=50)
+    by_value = rt.win_rates(pl.DataFrame({**base, "value": [1.0, 0.5, 0.0]}), n_boot=50)
+    assert by_word.equals(by_value)
+    with pytest.raises(ValueError, match="preferred must be 'A', 'tie' or 'B'"):
+        rt.win_rates(pl.DataFrame({**base, "preferred": ["A", "x", "B"]}))

@@ -65,3 +65,10 @@ def test_f1_macro_ignores_a_class_absent_from_the_evaluated_pairs():
     t = rt.agreement(verdicts, human, r, metrics=["f1_macro"], bootstrap=50, seed=0)
     row = t.filter(pl.col("metric") == "f1_macro", pl.col("criterion") == "tone").row(0, named=True)
     assert row["value"] == 1.0 and row["ci_low"] == 1.0  # class "c" is in neither: not an F1 of 0
+
+
+def test_icc_whose_denominator_cancels_is_nan_not_huge() -> None:
+    """Before: ICC(2,k) of [[2,1],[1,2],[2,2]] was -1.2e16 (MSR + (MSC - MSE) / n cancels to ~1e-17)."""
+    x = np.array([[2, 1], [1, 2], [2, 2]], dtype=float)
+    assert np.isnan(float(multirater.icc(x, kind="ICC2k")))
+    assert float(multirater.icc(x, kind="ICC2")) == pytest.approx(-1.0)

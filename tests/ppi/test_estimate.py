@@ -139,3 +139,11 @@ def test_hanna_ppi_lands_within_its_interval_of_the_full_human_value():
     classical = curve.filter(pl.col("method") == "classical")
     assert (ppi["width"] < classical["width"]).mean() > 0.8  # narrower on most criteria
     assert ppi["covers"].min() >= 0.9 and curve.filter(pl.col("method") == "naive")["covers"].max() == 0.0
+
+
+def test_an_unknown_target_names_the_valid_ones() -> None:
+    """Before: target="metrate" said "the judge gives every item the same value (0)"."""
+    v = pl.DataFrame({"id": [1, 2, 3], "criterion": "c", "verdict": ["MET", "UNMET", "MET"]})
+    h = pl.DataFrame({"id": [1], "criterion": "c", "label": ["MET"]})
+    with pytest.raises(ValueError, match=r"target must be one of \['mean', 'met_rate', 'label_share', 'score'\]"):
+        rt.ppi_estimate(v, h, target="metrate")  # type: ignore[arg-type]

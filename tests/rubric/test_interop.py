@@ -216,3 +216,17 @@ def test_from_rubrify_nests_groups_of_groups():
     out = rt.score(v, r).row(0, named=True)
     assert out["score:inner"] == 0.5 and out["score:outer"] == 1.0 and out["score:core"] == 0.5
     assert out["score"] == 0.5  # core is the only top-level group
+
+
+def test_a_rubric_with_an_id_and_sections_loads() -> None:
+    """Before: {"rubric": {"id": ..., "sections": [...]}} (a shape both peers' tests load) was refused."""
+    r = rt.Rubric.from_dict(
+        {
+            "rubric": {
+                "id": "r1",
+                "version": "2",
+                "sections": [{"id": "s", "criteria": [{"name": "a", "requirement": "x"}]}],
+            }
+        }
+    )
+    assert list(r.names) == ["a"]

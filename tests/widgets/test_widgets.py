@@ -231,3 +231,10 @@ def test_snapshot_tables_show_floats_short() -> None:
 
     cells = html_table(pl.DataFrame({"x": [2 / 3, -1 / 3, None]}), max_chars=50)
     assert "0.666667" in cells and "-0.333333" in cells and "0.6666666" not in cells
+
+
+def test_explore_on_a_score_table_says_it_needs_the_verdict_table() -> None:
+    """Before: polars' ColumnNotFoundError from inside the widget."""
+    scores = pl.DataFrame({"id": [1, 2], "score": [0.5, 1.0], "raw_score": [1.0, 2.0], "error": [None, None]})
+    with pytest.raises(ValueError, match=r"missing column\(s\) \['criterion', 'verdict'\].*score table"):
+        rt.widgets.explore(scores)

@@ -64,7 +64,7 @@ from rubrictools.grading.options import GradeOptions
 from rubrictools.grading.plan import Plan, assign_keys, build_plan
 from rubrictools.grading.sync import run_sync
 from rubrictools.judge import CallResult, Judge, ResponseCache
-from rubrictools.judge.batch_api import batch_call, line_result, read_lines
+from rubrictools.judge.batch_api import batch_call, job_keys, line_result, read_lines, scrubbed_file
 from rubrictools.judge.pricing import batch_prices
 from rubrictools.judge.providers import load_litellm
 from rubrictools.judge.transport import with_clients_closed
@@ -273,7 +273,7 @@ class BatchJob:
                 blob = batch_call(judge, self.api_key, f"download {fid}", load_litellm().file_content, file_id=fid)
                 target = self.path / f"{kind}-{k:05d}.jsonl"
                 tmp = target.with_suffix(".jsonl.tmp")
-                tmp.write_bytes(blob.content)
+                tmp.write_bytes(scrubbed_file(blob.content, job_keys(judge, self.api_key)))
                 os.replace(tmp, target)
             parsed = self._round_results(k, r)
             good = []
@@ -299,12 +299,13 @@ class BatchJob:
         """custom_id -> result of one downloaded batch (parsed once per session)."""
         if k not in self._parsed:
             prices = batch_prices(r["model"])
+            keys = job_keys(self.judge(r["judge"]), self.api_key)
             out: dict[str, CallResult] = {}
             for kind in ("errors", "results"):
                 for line in read_lines(self.path / f"{kind}-{k:05d}.jsonl"):
                     cid = line.get("custom_id")
                     if cid:
-                        out[cid] = line_result(line, prices)
+                        out[cid] = line_result(line, prices, keys)
             self._parsed[k] = out
         return self._parsed[k]
 

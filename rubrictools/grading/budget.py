@@ -1,0 +1,81 @@
+"""A cost budget that is never exceeded: each request reserves its worst case before it is sent.
+
+``max_cost_usd`` used to be checked against what had been spent, so every call already in
+flight (and every call started before the first answer came back) went out after the money
+was gone. Here a request is sent only when its worst-case cost fits in what is left:
+
+    worst = ceil(1.25 * counted_prompt_tokens + 4 * messages) * p_in + n * reply_cap * p_out
+
+(litellm's token counter and prices; the 25% margin covers providers whose tokenizer counts
+more than the one litellm uses; ``reply_cap`` is the call's ``max_tokens``, else the model's
+output limit; ``n`` the samples asked for). The reservation is held while the request is in
+flight and replaced by the real cost when the answer comes, so spent + reserved never passes
+the budget, at any concurrency (reservations are made on the event loop, one at a time).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from rubrictools.judge import Judge
+from rubrictools.judge.pricing import unit_prices
+from rubrictools.judge.providers import load_litellm
+
+__all__ = ["PROMPT_MARGIN", "Budget", "reply_cap"]
+
+PROMPT_MARGIN = 1.25
+"""Counted prompt tokens are multiplied by this (another provider's tokenizer may count more)."""
+
+
+def reply_cap(model: str, max_tokens: int | None) -> int | None:
+    """The most tokens one reply can have: ``max_tokens``, else the model's output limit in
+    litellm's model info, else None (unbounded: no budget can be kept)."""
+    if max_tokens is not None:
+        return max_tokens
+    try:
+        info = load_litellm().get_model_info(model=model)
+    except Exception:
+        return None
+    cap = info.get("max_output_tokens") or info.get("max_tokens")
+    return int(cap) if cap else None
+
+
+class Budget:
+    """Money spent and reserved in one run against ``limit`` dollars (None: no budget)."""
+
+    def __init__(self, limit: float | None) -> None:
+        self.limit = limit
+        self.spent = 0.0
+        self.reserved = 0.0
+
+    def worst_case(self, judge: Judge, messages: Sequence[dict[str, Any]], max_tokens: int | None, n: int) -> float:
+        """The most one request can cost (see the module docstring); ``inf`` when it is unbounded."""
+        prices = unit_prices(judge.model)
+        cap = reply_cap(judge.model, max_tokens)
+        if prices is None or cap is None:
+            return math.inf
+        counted = load_litellm().token_counter(model=judge.model, messages=list(messages))
+        prompt = math.ceil(PROMPT_MARGIN * counted + 4 * len(messages))
+        return prompt * prices[0] + max(1, n) * cap * prices[1]
+
+    def reserve(self, judge: Judge, messages: Sequence[dict[str, Any]], max_tokens: int | None, n: int) -> float | None:
+        """Hold the worst case of one request; None (send nothing) when it does not fit."""
+        if self.limit is None:
+            return 0.0
+        worst = self.worst_case(judge, messages, max_tokens, n)
+        if self.spent + self.reserved + worst > self.limit:
+            return None
+        self.reserved += worst
+        return worst
+
+    def settle(self, reservation: float, cost: float | None) -> None:
+        """Release a reservation and count what the request really cost."""
+        self.reserved = max(0.0, self.reserved - reservation)
+        if cost:
+            self.spent += cost
+
+    def exhausted(self) -> bool:
+        """True when nothing more can be spent (the budget is used up)."""
+        return self.limit is not None and self.spent >= self.limit

@@ -467,6 +467,40 @@ def test_resume_after_sigkill_repeats_no_successful_call(rubric, tmp_path):
         assert con.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 180
 
 
+def test_ctrl_c_in_a_script_exits_without_waiting_for_calls_in_flight(rubric, tmp_path):
+    """SIGINT to a grading script: it raises KeyboardInterrupt at once (calls in flight are
+    cancelled, not waited for: none of the 8 s answers reached the cache), every answer that
+    had come back is kept, and a re-run asks only for the rest."""
+    with FakeLLMServer() as srv:
+        srv.script = lambda request: Reply(content=default_script(request), delay=8.0 if srv.hits > 4 else 0.0)
+        cache = tmp_path / "c.sqlite"
+        script = textwrap.dedent(f"""
+            import polars as pl, rubrictools as rt
+            rubric = rt.Rubric.from_dict({rubric.to_dict()!r})
+            df = pl.DataFrame({{"submission": [f"good {{i}}" for i in range(20)]}})
+            try:
+                rt.grade(df, rubric, model="{MODEL}", api_base="{srv.url}", api_key="{SECRET}",
+                         cache=r"{cache}", max_concurrency=2, progress=False)
+            except KeyboardInterrupt:
+                print("interrupted")
+        """)
+        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        proc = subprocess.Popen([sys.executable, "-c", script], env=env, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        deadline = time.time() + 120
+        while srv.hits < 6 and time.time() < deadline:  # 4 quick answers, then 2 slow calls in flight
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+        assert "interrupted" in out
+        done = len(ResponseCache(cache))
+        assert done == 4 and srv.hits == 6  # the slow calls were not waited for; nothing new started
+        srv.script = default_script
+        srv.reset()
+        df = pl.DataFrame({"submission": [f"good {i}" for i in range(20)]})
+        v = rt.grade(df, rubric, model=MODEL, api_base=srv.url, api_key=SECRET, cache=cache, progress=False)
+        assert v["error"].null_count() == 60 and srv.hits == 60 - done
+
+
 def test_cache_location_on_the_judge(df, rubric, server, tmp_path):
     path = tmp_path / "judge_cache.sqlite"
     judge = rt.Judge(model=MODEL, api_base=server.url, api_key=SECRET, cache=str(path))

@@ -99,7 +99,7 @@ class _Run:
         return res
 
     def _scripted(self, judge: ScriptedJudge, call: Call) -> None:
-        call.attempts = 1
+        call.attempts = 0  # no HTTP request: rt.usage counts none for a scripted judge
         if apply_answer(call, judge.reply(call.task)) and call.wants_distribution and call.parsed is not None:
             call.dist, call.dist_source = call.task.certain_distribution(call.parsed), "scripted"
 

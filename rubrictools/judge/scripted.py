@@ -20,48 +20,93 @@ __all__ = ["ScriptedJudge"]
 
 Rule = Callable[[str, Criterion], "str | tuple[str, str] | tuple[str, str, str | None]"]
 
-_WORD = re.compile(r"[a-z0-9]{4,}")
-_STOP = {
-    "that",
-    "this",
-    "with",
-    "from",
-    "have",
-    "does",
-    "their",
-    "there",
-    "which",
-    "about",
-    "response",
-    "submission",
-    "answer",
-    "states",
-    "mentions",
-    "gives",
-    "uses",
-    "least",
-    "more",
-    "than",
-    "into",
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_TOKEN = re.compile(r"[a-z]{3,}|\d+(?:\.\d+)?")
+_KEY = re.compile(r"\d+(?:\.\d+)?|'([^']+)'|\"([^\"]+)\"")
+_EXAMPLES = re.compile(r"\(([^)]*)\)")
+_STOP = frozenset(
+    "the and for are its not but any all can has had was were been being into onto than that this with from "
+    "have does their there which about what when where whom whose who how why your you our they them then "
+    "response submission answer answers states mentions gives uses least more most some such each other very "
+    "also only just like e.g etc customer customers reader user users".split()
+)
+# Cue phrases that show common rubric concepts in a text (a requirement word's 5-letter stem ->
+# phrases): a crude stand-in for what a model understands, so the demos show a mix.
+_POLITE = ("thank", "sorry", "happy to help", "please", "appreciate", "glad", "understand")
+_STEPS = ("1)", "1.", "first", "then", "go to", "open ", "click", "press", "choose", "use the", " > ")
+_POLICY = ("policy", "help page", "guide", "terms", "help >", "documentation", "article")
+_PROMISE = ("promise", "guarantee", "definitely", "i will", "never have to", "tomorrow", "today")
+_CUES: dict[str, tuple[str, ...]] = {
+    "court": _POLITE,
+    "polit": _POLITE,
+    "ackno": _POLITE,
+    "empat": _POLITE,
+    "steps": _STEPS,
+    "concr": _STEPS,
+    "instr": _STEPS,
+    "polic": _POLICY,
+    "refer": _POLICY,
+    "promi": _PROMISE,
+    "guara": _PROMISE,
+    "direc": ("yes", "no,", "you can", "it is", "your ", "because"),
+    "quest": ("yes", "no,", "you can", "it is", "your ", "because"),
+    "expla": ("because", "so ", "which means", "this is why", "due to"),
+    "evide": ("for example", "study", "studies", "percent", "%", "data", "research"),
 }
 
 
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+def _stem(word: str) -> str:
+    return word if word[0].isdigit() else word[:5]
+
+
+def _found(stem: str, text: str, stems: set[str]) -> bool:
+    return stem in stems or any(cue in text for cue in _CUES.get(stem, ()))
+
+
+def _overlap(text: str, requirement: str) -> tuple[float, str]:
+    """(fraction of the requirement met, why): numbers and quoted terms in the requirement must
+    all appear; examples in parentheses count as one term met by any of them; the other
+    content words (3+ letters, stop words out, compared by their first five letters, or by a
+    cue phrase for a few common concepts) count by share."""
+    low, req = text.lower(), requirement.lower()
+    stems = {_stem(w) for w in _TOKEN.findall(low)}
+    keys = [m.group(1) or m.group(2) or m.group(0) for m in _KEY.finditer(req)]
+    missing = [k for k in keys if not re.search(rf"(?<![\w.]){re.escape(k)}(?![\w])", low)]
+    if keys:
+        return (0.0 if missing else 1.0), f"scripted heuristic: {len(keys) - len(missing)}/{len(keys)} key terms found"
+    examples = [_EXAMPLES.findall(req)]
+    plain = _EXAMPLES.sub(" ", req)
+    words = sorted({_stem(w) for w in _TOKEN.findall(plain) if w not in _STOP})
+    hits = sum(_found(w, low, stems) for w in words)
+    terms = len(words)
+    for group in examples[0]:
+        alts = {_stem(w) for w in _TOKEN.findall(group) if w not in _STOP}
+        if alts:
+            terms += 1
+            hits += any(_found(w, low, stems) for w in alts)
+    frac = hits / terms if terms else 0.0
+    return frac, f"scripted heuristic: {hits}/{terms} requirement terms found"
 
 
 def overlap_rule(text: str, criterion: Criterion) -> tuple[str, str, str | None]:
-    """Crude heuristic: MET when >= 50% of the requirement's content words occur in the text.
+    """Crude heuristic (not a model): MET when the text holds the requirement's numbers and
+    quoted terms, or at least 40% of its other terms (words of 3+ letters compared by their
+    first five letters, a few common concepts such as politeness, steps, policy and promises
+    also by cue phrases).
 
     Multi-choice criteria pick the option at the same fraction of the option list, numeric
     ones the point at that fraction of the range. The evidence is the first sentence that
-    holds a requirement word.
+    holds a requirement term.
+
+    >>> c = Criterion(name="correct", requirement="Gives the right answer (42)")
+    >>> overlap_rule("6 x 7 = 42.", c)[0], overlap_rule("Obviously 41.", c)[0]
+    ('MET', 'UNMET')
     """
-    words = {w for w in _WORD.findall(criterion.requirement.lower()) if w not in _STOP}
-    present = {w for w in words if w in text.lower()}
-    frac = len(present) / len(words) if words else 0.0
-    why = f"scripted heuristic: {len(present)}/{len(words)} requirement words found"
+    frac, why = _overlap(text, criterion.requirement)
+    words = {w for w in _TOKEN.findall(criterion.requirement.lower()) if w not in _STOP}
     quote = next(
-        (m.group(0).strip() for m in _SENTENCE.finditer(text) if any(w in m.group(0).lower() for w in present)), None
+        (m.group(0).strip() for m in _SENTENCE.finditer(text) if any(_stem(w) in m.group(0).lower() for w in words)),
+        None,
     )
     if criterion.range is not None:
         r = criterion.range
@@ -70,7 +115,7 @@ def overlap_rule(text: str, criterion: Criterion) -> tuple[str, str, str | None]
             x = r.min + round((x - r.min) / r.step) * r.step
         return format_number(x), why, quote
     if criterion.options is None:
-        return (MET if frac >= 0.5 else UNMET), why, quote
+        return (MET if frac >= 0.4 else UNMET), why, quote
     scored = [o for o in criterion.options if not o.na]
     scored.sort(key=lambda o: o.value)
     return scored[min(len(scored) - 1, int(frac * len(scored)))].label, why, quote

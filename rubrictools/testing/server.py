@@ -11,9 +11,8 @@ Example
 >>> with FakeLLMServer() as srv:  # doctest: +SKIP
 ...     rt.grade(df, rubric, model="openai/gpt-4.1-mini", api_base=srv.url, api_key="fake")
 
-The rubrictools test suite starts and stops it itself. It answers with
-scripted replies and can inject delays, HTTP 429 (with Retry-After), 500, hangs (timeouts),
-malformed JSON and wrong labels. Every request is recorded (``server.requests``).
+It answers with scripted replies and can inject delays, HTTP 429 (with Retry-After), 500,
+hangs, malformed JSON and wrong labels; every request is recorded (``server.requests``).
 
 It also speaks the provider batch API: ``POST /v1/files`` (multipart upload), ``GET
 /v1/files/{id}[/content]``, ``POST /v1/batches``, ``GET /v1/batches[/{id}]`` and ``POST
@@ -91,15 +90,11 @@ class FakeLLMServer:
             return len(self.requests)
 
     def storm(self, seconds: float, *, retry_after: float = 1.0, after_requests: int = 0) -> None:
-        """A provider-wide rate-limit storm: every chat request for ``seconds`` gets a 429,
-        from now or, with ``after_requests``, from when that many more requests have come (so
-        a test need not guess how long the client takes to start)."""
+        """A provider-wide rate-limit storm: every chat request for ``seconds`` gets a 429, from
+        when ``after_requests`` more requests have come (0: now; no guessing how fast a client starts)."""
         self.storm_retry_after = retry_after
         with self._lock:
-            if after_requests > 0:
-                self.storm_armed = (len(self.requests) + after_requests, seconds)
-            else:
-                self.storm_until = time.monotonic() + seconds
+            self.storm_armed = (len(self.requests) + after_requests, seconds)
 
     def inject(self, *replies: Reply) -> None:
         """Queue replies served (in order) before the script is consulted again."""
@@ -109,18 +104,12 @@ class FakeLLMServer:
     def reset(self) -> None:
         with self._lock:
             self.storm_until, self.storm_requests, self.storm_armed = 0.0, 0, None
-            self.requests.clear()
-            self.probes.clear()
-            self.headers_seen.clear()
-            self.faults.clear()
-            self.files.clear()
-            self.batches.clear()
-            self.batch_requests.clear()
-            self.batch_lines_per_poll = None
-            self.batch_expire_after = None
-            self.batch_polls = 0
-            self.peak_in_flight = 0
-            self.batch_create_lost = 0
+            for kept in (self.requests, self.probes, self.headers_seen, self.faults, self.batch_requests):
+                kept.clear()
+            for table in (self.files, self.batches):
+                table.clear()
+            self.batch_lines_per_poll = self.batch_expire_after = None
+            self.batch_polls = self.peak_in_flight = self.batch_create_lost = 0
             self.api_faults.clear()
 
     # ------------------------------------------------------------------ serving

@@ -25,10 +25,7 @@ _TOKEN = re.compile(r"[a-z]{3,}|\d+(?:\.\d+)?")
 _KEY = re.compile(r"\d+(?:\.\d+)?|'([^']+)'|\"([^\"]+)\"")
 _EXAMPLES = re.compile(r"\(([^)]*)\)")
 _STOP = frozenset(
-    "the and for are its not but any all can has had was were been being into onto than that this with from "
-    "have does their there which about what when where whom whose who how why your you our they them then "
-    "response submission answer answers states mentions gives uses least more most some such each other very "
-    "also only just like e.g etc customer customers reader user users".split()
+    ["the", "and", "for", "are", "its", "not", "but", "any", "all", "can", "has", "had", "was", "were", "been", "being", "into", "onto", "than", "that", "this", "with", "from", "have", "does", "their", "there", "which", "about", "what", "when", "where", "whom", "whose", "who", "how", "why", "your", "you", "our", "they", "them", "then", "response", "submission", "answer", "answers", "states", "mentions", "gives", "uses", "least", "more", "most", "some", "such", "each", "other", "very", "also", "only", "just", "like", "e.g", "etc", "customer", "customers", "reader", "user", "users"]
 )
 # Cue phrases that show common rubric concepts in a text (a requirement word's 5-letter stem ->
 # phrases): a crude stand-in for what a model understands, so the demos show a mix.

@@ -22,13 +22,13 @@ from rubrictools.charts.agreement import (
     judge_agreement,
     met_rates,
     reliability,
-    run_summary,
     score_distributions,
 )
 from rubrictools.charts.base import offline, save
 from rubrictools.charts.change import before_after
 from rubrictools.charts.inference import ppi_widths
 from rubrictools.charts.pairwise import leaderboard, position_bias, win_matrix
+from rubrictools.charts.run import run_summary
 from rubrictools.charts.verdicts import verdicts
 
 __all__ = [

@@ -1,5 +1,5 @@
 """Charts of agreement with humans: forest plots, confusion heatmaps, score distributions,
-MET rates, judge agreement, reliability diagrams and run summaries."""
+MET rates, judge agreement and reliability diagrams."""
 
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ __all__ = [
     "judge_agreement",
     "met_rates",
     "reliability",
-    "run_summary",
     "score_distributions",
 ]
 
@@ -72,14 +71,20 @@ def forest(
         alt.Tooltip(f"{c}:{'N' if c in (by, 'metric') else 'Q'}", format=".3f" if c not in (by, "metric", "n") else "")
         for c in cols
     ]
-    layer = _intervals(base, tooltip).properties(width=width)
+    one = t["metric"][0] if t["metric"].n_unique() == 1 else "value"
+    layer = _intervals(base, tooltip, one).properties(width=width)
     # panels in the order asked (metric=[...]), else the table's; never alphabetical
     panels = metrics if metric is not None else t["metric"].unique(maintain_order=True).to_list()
     n_metrics = t["metric"].n_unique()
     if n_metrics > 1:
+        # agreement-type metrics (all within [-1, 1]) share one x scale, so panels compare at a
+        # glance; metrics on other scales (an error in points, a count) keep their own
+        bounds = t.select(pl.min_horizontal(pl.col(c).min() for c in ("value", "ci_low", "ci_high") if c in t.columns))
+        top = t.select(pl.max_horizontal(pl.col(c).max() for c in ("value", "ci_low", "ci_high") if c in t.columns))
+        shared = bounds.item() is not None and bounds.item() >= -1 and top.item() <= 1
         return (
             layer.facet(column=alt.Column("metric:N", title=None, sort=panels))
-            .resolve_scale(x="independent")
+            .resolve_scale(x="shared" if shared else "independent")
             .properties(title=title or "Agreement with humans")
         )
     only = t["metric"][0] if t.height else ""
@@ -91,10 +96,13 @@ def _class_name(code: str) -> pl.Expr:
     return pl.col("classes").list.get(pl.col(code)).cast(pl.String).str.replace(r"^(-?\d+)\.0$", "$1")
 
 
-def _intervals(base: alt.Chart, tooltip: list[Any]) -> alt.LayerChart:
+def _intervals(base: alt.Chart, tooltip: list[Any], metric: str = "value") -> alt.LayerChart:
     """A forest plot's marks on ``base``: the ``ci_low``-``ci_high`` rule and the ``value`` point."""
     alt = _alt()
-    rule = base.mark_rule(strokeWidth=2).encode(x=alt.X("ci_low:Q", title="value (95% CI)"), x2="ci_high:Q")
+    # not forced to start at 0 (agreement of 0.70-0.97 fills the axis), with room at the ends so a
+    # point or interval at the edge of the data is drawn whole
+    x = alt.X("ci_low:Q", title=f"{metric} (95% CI)", scale=alt.Scale(zero=False, padding=12))
+    rule = base.mark_rule(strokeWidth=2).encode(x=x, x2="ci_high:Q")
     point = base.mark_point(filled=True, size=70).encode(x="value:Q", tooltip=tooltip)
     return alt.layer(rule, point)
 
@@ -129,7 +137,7 @@ def _forest_with_ceiling(
         y=alt.Y(f"{by}:N", title=None, sort=order), yOffset=alt.YOffset("who:N", sort=who), color=colour
     )
     tooltip = [f"{by}:N", "who:N", alt.Tooltip("value:Q", format=".3f")]
-    return _intervals(base, tooltip).properties(width=width, title=title or f"{m} beside the human ceiling ({cm})")
+    return _intervals(base, tooltip, m).properties(width=width, title=title or f"{m} beside the human ceiling ({cm})")
 
 
 def confusion(
@@ -231,24 +239,31 @@ def score_distributions(
             {"who": who, "bin_start": float(edges[i]), "bin_end": float(edges[i + 1]), "share": float(c / x.size)}
             for i, c in enumerate(counts)
         ]
-    data = alt.Data(values=rows)
-    return (
-        alt.Chart(data)
-        .mark_bar(opacity=0.55, binSpacing=0)
-        .encode(
-            x=alt.X("bin_start:Q", title="rubric score", bin="binned"),
-            x2="bin_end:Q",
-            y=alt.Y("share:Q", title="share of items", stack=None),
-            color=alt.Color(
-                "who:N", title=None, scale=alt.Scale(domain=["judge", "human"], range=["#e45756", "#4c78a8"])
-            ),
-            tooltip=["who:N", alt.Tooltip("bin_start:Q", format=".2f"), alt.Tooltip("share:Q", format=".1%")],
-        )
-        .properties(
-            width=420,
-            height=200,
-            title=f"Score distributions: Wasserstein {w1[0]:.3f}, KS {ks[0]:.3f} (n={pairs.height})",
-        )
+    colour = alt.Color(
+        "who:N",
+        title=None,
+        scale=alt.Scale(domain=["human", "judge"], range=["#9ecae9", "#d62728"]),
+        legend=alt.Legend(labelExpr="datum.label == 'human' ? 'human (bars)' : 'judge (line)'"),
+    )
+    base = alt.Chart(alt.Data(values=rows)).encode(
+        color=colour, tooltip=["who:N", alt.Tooltip("bin_start:Q", format=".2f"), alt.Tooltip("share:Q", format=".1%")]
+    )
+    x = alt.X(
+        "bin_start:Q", title="rubric score", bin="binned", scale=alt.Scale(domain=[float(edges[0]), float(edges[-1])])
+    )
+    y = alt.Y("share:Q", title="share of items", stack=None, axis=alt.Axis(format="%"))
+    bars = base.transform_filter(alt.datum.who == "human").mark_bar(binSpacing=1).encode(x=x, x2="bin_end:Q", y=y)
+    # the judge as a step outline over the bars: the two never mix into a third colour
+    steps = [{**r, "bin_start": r["bin_end"]} for r in rows if r["who"] == "judge" and r["bin_end"] == edges[-1]]
+    line = (
+        alt.Chart(alt.Data(values=[r for r in rows if r["who"] == "judge"] + steps))
+        .mark_line(interpolate="step-after", strokeWidth=2)
+        .encode(x=alt.X("bin_start:Q", scale=alt.Scale(domain=[float(edges[0]), float(edges[-1])])), y=y, color=colour)
+    )
+    return alt.layer(bars, line).properties(
+        width=420,
+        height=200,
+        title=f"Score distributions: Wasserstein {w1[0]:.3f}, KS {ks[0]:.3f} (n={pairs.height})",
     )
 
 
@@ -272,7 +287,7 @@ def met_rates(
     order = t["criterion"].unique(maintain_order=True).to_list()  # rubric order, not alphabetical
     base = alt.Chart(data).encode(y=alt.Y("criterion:N", title=None, sort=order), yOffset="who:N", color=color)
     rule = base.mark_rule(strokeWidth=2).encode(
-        x=alt.X("ci_low:Q", title="MET rate (95% CI)", scale=alt.Scale(domain=[0, 1])), x2="ci_high:Q"
+        x=alt.X("ci_low:Q", title="MET rate (95% CI)", scale=alt.Scale(domain=[0, 1], padding=10)), x2="ci_high:Q"
     )
     point = base.mark_point(filled=True, size=60).encode(
         x="value:Q", tooltip=["criterion:N", "who:N", alt.Tooltip("value:Q", format=".1%"), "n:Q"]
@@ -282,7 +297,9 @@ def met_rates(
 
 def judge_agreement(verdicts: Any, rubric: Rubric | None = None, *, criterion: str | None = None) -> alt.LayerChart:
     """Heatmap of pairwise Cohen's kappa between the judges of an ensemble (pooled over
-    criteria, or one ``criterion``); the ``ensemble`` rows themselves are left out."""
+    criteria, or one ``criterion``); the ``ensemble`` rows themselves are left out. Every cell
+    prints its kappa; the diagonal (a judge with itself) is grey and outside the colour scale,
+    which spans the observed kappas (and 0)."""
 
     alt = _alt()
     v = chart_frame(verdicts, name="verdicts")
@@ -315,19 +332,39 @@ def judge_agreement(verdicts: Any, rubric: Rubric | None = None, *, criterion: s
                 {"judge_a": a, "judge_b": b, "kappa": kappa, "n": n},
                 {"judge_a": b, "judge_b": a, "kappa": kappa, "n": n},
             ]
-    df = pl.DataFrame(rows).with_columns(pl.col("kappa").round(2).cast(pl.String).fill_null("–").alias("label"))
+    df = pl.DataFrame(rows).with_columns(
+        pl.when(pl.col("judge_a") == pl.col("judge_b"))
+        .then(pl.lit("self"))
+        .otherwise(pl.col("kappa").map_elements(lambda k: f"{k:.2f}", return_dtype=pl.String).fill_null("–"))
+        .alias("label"),
+        # the diagonal (a judge with itself, always 1) stays out of the colour scale, so the
+        # real kappas spread over the whole colour range instead of all looking pale
+        pl.when(pl.col("judge_a") == pl.col("judge_b")).then(None).otherwise(pl.col("kappa")).alias("kappa"),
+    )
+    off = df["kappa"].drop_nulls()
+    lo, hi = (min(0.0, float(off.min())), max(float(off.max()), 0.05)) if off.len() else (0.0, 1.0)
     data = alt.Data(values=_values(df))
     base = alt.Chart(data).encode(
-        x=alt.X("judge_b:N", title=None, sort=judges), y=alt.Y("judge_a:N", title=None, sort=judges)
+        x=alt.X("judge_b:N", title=None, sort=judges, axis=alt.Axis(labelAngle=-30, labelLimit=0)),
+        y=alt.Y("judge_a:N", title=None, sort=judges, axis=alt.Axis(labelLimit=0)),
     )
-    heat = base.mark_rect().encode(
-        color=alt.Color("kappa:Q", scale=alt.Scale(domain=[0, 1], scheme="greens"), title="Cohen's kappa"),
-        tooltip=["judge_a:N", "judge_b:N", alt.Tooltip("kappa:Q", format=".3f"), "n:Q"],
+    heat = (
+        base.transform_filter("isValid(datum.kappa)")
+        .mark_rect()
+        .encode(
+            color=alt.Color("kappa:Q", scale=alt.Scale(domain=[lo, hi], scheme="greens"), title="Cohen's kappa"),
+            tooltip=["judge_a:N", "judge_b:N", alt.Tooltip("kappa:Q", format=".3f"), "n:Q"],
+        )
     )
-    text = base.mark_text(fontSize=11).encode(text="label:N")
+    diag = base.transform_filter("!isValid(datum.kappa)").mark_rect(color="#f0f0f0")
+    mid = (lo + hi) / 2
+    text = base.mark_text(fontSize=11).encode(
+        text="label:N",
+        color=alt.condition(f"isValid(datum.kappa) && datum.kappa > {mid}", alt.value("white"), alt.value("black")),
+    )
     scope = f" on {criterion}" if criterion else " (mean over criteria, weighted by items)"
-    return alt.layer(heat, text).properties(
-        width=50 * len(judges), height=50 * len(judges), title=f"Judge-vs-judge agreement{scope}"
+    return alt.layer(diag, heat, text).properties(
+        width=60 * len(judges), height=50 * len(judges), title=f"Judge-vs-judge Cohen's kappa{scope}"
     )
 
 
@@ -346,13 +383,16 @@ def reliability(
         .mark_line(strokeDash=[4, 4], color="gray")
         .encode(x="x:Q", y="y:Q")
     )
-    pts = alt.Chart(alt.Data(values=_values(t))).encode(
-        x=alt.X("mean_confidence:Q", title="judge confidence", scale=alt.Scale(domain=[0, 1])),
-        y=alt.Y("accuracy:Q", title="observed frequency", scale=alt.Scale(domain=[0, 1])),
+    # empty bins draw nothing (and put no "0 items" in the size legend); padding keeps a
+    # point at 0 or 1 whole instead of half-clipped at the plot's edge
+    unit = alt.Scale(domain=[0, 1], padding=8)
+    pts = alt.Chart(alt.Data(values=_values(t.filter(pl.col("n") > 0)))).encode(
+        x=alt.X("mean_confidence:Q", title="judge confidence", scale=unit),
+        y=alt.Y("accuracy:Q", title="observed frequency", scale=unit),
     )
     line = pts.mark_line(color="#4c78a8")
     dots = pts.mark_circle(color="#4c78a8").encode(
-        size=alt.Size("n:Q", title="items"),
+        size=alt.Size("n:Q", title="items", scale=alt.Scale(zero=False, range=[30, 400])),
         tooltip=[
             "lower:Q",
             "upper:Q",
@@ -364,104 +404,3 @@ def reliability(
     return alt.layer(diag, line, dots).properties(
         width=300, height=300, title=title or f"Reliability: ECE {ece:.3f}, Brier {brier:.3f}"
     )
-
-
-def _note(text: str, title: str) -> alt.Chart:
-    """A narrow panel that says in words (lines split at ``\\n``) why there is nothing to draw,
-    instead of an empty axis; narrow, so three panels fit a notebook's width."""
-    alt = _alt()
-    return (
-        alt.Chart(alt.Data(values=[{"t": text}]))
-        .mark_text(fontSize=12, color="#555", align="center", lineBreak="\n")
-        .encode(text="t:N")
-        .properties(width=170, height=60, title=title)
-    )
-
-
-def run_summary(verdicts: Any) -> alt.VConcatChart:
-    """Cost and latency of a grading run: calls, cache hits and errors per judge; dollars per
-    judge; and the latency distribution of the calls actually made (cache hits excluded).
-    A run that cost nothing (a scripted or local judge), or whose model has no price, says so
-    in words; so does a run without latencies to draw."""
-    alt = _alt()
-    v = chart_frame(verdicts, name="verdicts")
-    need = {"judge", "cached", "error", "cost_usd", "latency_s"}
-    if not need <= set(v.columns):
-        raise ValueError(f"run_summary needs a graded verdict table with {sorted(need)}")
-    v = v.filter(pl.col("judge") != "ensemble")
-    counts = (
-        v.with_columns(
-            pl.when(pl.col("error").is_not_null())
-            .then(pl.lit("error"))
-            .when(pl.col("cached").fill_null(False))
-            .then(pl.lit("cache hit"))
-            .otherwise(pl.lit("new call"))
-            .alias("outcome")
-        )
-        .group_by("judge", "outcome")
-        .len()
-    )
-    cost = (
-        v.group_by("judge")
-        .agg(
-            pl.col("cost_usd").filter(~pl.col("cached").fill_null(False)).sum().alias("spent"),
-            pl.col("cost_usd").filter(pl.col("cached").fill_null(False)).sum().alias("saved by cache"),
-        )
-        .unpivot(index="judge", variable_name="kind", value_name="usd")
-    )
-    lat = v.filter(~pl.col("cached").fill_null(False) & pl.col("latency_s").is_not_null())
-    import numpy as np
-
-    x = lat["latency_s"].to_numpy()
-    hist_rows: list[dict[str, Any]] = []
-    if x.size and x.max() > 1e-3:
-        bins = min(30, max(5, int(np.sqrt(x.size))))
-        edges = np.histogram_bin_edges(x, bins=bins, range=(0.0, float(x.max())))
-        counts_per_bin, _ = np.histogram(x, bins=edges)
-        hist_rows = [
-            {"start": float(edges[i]), "end": float(edges[i + 1]), "calls": int(n)}
-            for i, n in enumerate(counts_per_bin)
-        ]
-    p50 = float(np.percentile(x, 50)) if x.size else float("nan")
-    p95 = float(np.percentile(x, 95)) if x.size else float("nan")
-    a = (
-        alt.Chart(alt.Data(values=_values(counts)))
-        .mark_bar()
-        .encode(
-            x=alt.X("len:Q", title="rows"),
-            y=alt.Y("judge:N", title=None),
-            color=alt.Color("outcome:N", title=None, legend=alt.Legend(orient="bottom")),
-            tooltip=["judge:N", "outcome:N", "len:Q"],
-        )
-        .properties(width=220, title="Calls per judge")
-    )
-    spent = cost.filter(pl.col("kind") == "spent")["usd"]
-    b = (
-        alt.Chart(alt.Data(values=_values(cost)))
-        .mark_bar()
-        .encode(
-            x=alt.X("usd:Q", title="USD"),
-            y=alt.Y("judge:N", title=None),
-            color=alt.Color("kind:N", title=None, legend=alt.Legend(orient="bottom")),
-            tooltip=["judge:N", "kind:N", alt.Tooltip("usd:Q", format="$.4f")],
-        )
-        .properties(width=220, title=f"Cost: ${spent.sum():.4f} spent")
-    )
-    if v["cost_usd"].null_count() == v.height:
-        b = _note("no cost recorded:\na scripted judge, or\nno price for the model", "Cost")
-    elif not cost["usd"].fill_null(0).abs().sum() > 0:
-        b = _note("$0: every call was free\n(scripted or local judge)", "Cost")
-    c = (
-        alt.Chart(alt.Data(values=hist_rows))
-        .mark_bar()
-        .encode(
-            x=alt.X("start:Q", bin="binned", title="latency (s)"),
-            x2="end:Q",
-            y=alt.Y("calls:Q"),
-        )
-        .properties(width=480, height=120, title=f"Latency of new calls: p50 {p50:.2f} s, p95 {p95:.2f} s")
-    )
-    if not hist_rows:
-        c = _note("no waiting: no new call,\nor answers in under 1 ms", "Latency of new calls")
-    # calls and cost side by side (legends below), latency underneath: fits a notebook's width
-    return alt.vconcat(alt.hconcat(a, b).resolve_scale(color="independent"), c).resolve_scale(color="independent")

@@ -128,7 +128,7 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
     def panel(value: str, lo: str, hi: str, x_title: str, ref: float | None, labels: bool = True) -> Any:
         axis = alt.Axis(labelLimit=260) if labels else None  # the right panel shares the left one's rows
         base = alt.Chart(data).encode(y=alt.Y(f"{label}:N", title=None, sort=None, axis=axis))
-        scale = alt.Scale(domain=[0, 1])
+        scale = alt.Scale(domain=[0, 1], padding=10)  # a point at 1 is drawn whole
         layers = [
             base.mark_rule(strokeWidth=2).encode(x=alt.X(f"{lo}:Q", scale=scale, title=x_title), x2=f"{hi}:Q"),
             base.mark_point(filled=True, size=70).encode(

@@ -40,7 +40,8 @@ def verdicts(
     judge: str | None = None,
     max_submissions: int = 60,
     title: str | None = None,
-) -> alt.Chart:
+    scores: Any = None,
+) -> alt.LayerChart | alt.HConcatChart:
     """Submission x criterion heatmap of a verdict table, coloured by what each verdict does
     to the score: green is good, red is bad, whatever the sign of the weight.
 
@@ -49,7 +50,13 @@ def verdicts(
     of a MET reward; between 0 and 1 (partial credit) it is yellow. CANNOT_ASSESS/NA cells
     are light grey and error rows dark grey. Criteria keep the rubric's order and show their
     weight; submissions keep the table's order (the first ``max_submissions``). With several
-    judges, ``judge`` picks one (default: the ensemble rows, else the first judge).
+    judges, ``judge`` picks one (default: the ensemble rows, else the first judge). The legend
+    lists only the states the chart shows.
+
+    ``scores``: a score table (:func:`rubrictools.score`, ``id, score``) drawn as a bar panel
+    to the right, on the same rows in the same order; each bar is labelled with its score, so
+    a score of 0 reads "0.00" instead of drawing nothing. The legend then sits under the
+    heatmap, where it cannot be read as the bars'.
 
     >>> import polars as pl, rubrictools as rt
     >>> rubric = rt.Rubric.from_dict([{"name": "helpful", "requirement": "Helps", "weight": 2},
@@ -94,8 +101,16 @@ def verdicts(
         x=alt.X("criterion:N", sort=[axis[n] for n in names], title=None, axis=alt.Axis(labelAngle=-30)),
         y=alt.Y("submission:N", sort=[str(x) for x in ids.to_list()], title="submission"),
     )
+    shown = set(data["state"].to_list())
+    present = [(st, col) for st, col in zip(_STATES, _COLOURS, strict=True) if st in shown]
+    legend = alt.Legend(orient="bottom", direction="horizontal") if scores is not None else alt.Legend()
     rect = base.mark_rect(stroke="white", strokeWidth=1).encode(
-        color=alt.Color("state:N", scale=alt.Scale(domain=_STATES, range=_COLOURS), title="for the score"),
+        color=alt.Color(
+            "state:N",
+            scale=alt.Scale(domain=[p[0] for p in present], range=[p[1] for p in present]),
+            title="verdict for the score",
+            legend=legend,
+        ),
         tooltip=["submission:N", "criterion:N", "verdict:N", "state:N", "error:N"],
     )
     text = base.mark_text(fontSize=10).encode(
@@ -103,6 +118,38 @@ def verdicts(
         color=alt.condition(alt.datum.state == "partly", alt.value("black"), alt.value("white")),
     )
     height = max(120, 22 * ids.len())
-    return (rect + text).properties(
-        width=max(200, 90 * len(names)), height=height, title=title or "Verdicts (green: good for the score)"
+    who = f" of {v['judge'][0]}" if "judge" in v.columns and v.height else ""
+    heat = (rect + text).properties(
+        width=max(200, 90 * len(names)),
+        height=height,
+        title=title or f"Verdicts{who} (green: good for the score, red: bad)",
     )
+    if scores is None:
+        return heat
+    return alt.hconcat(heat, _score_panel(scores, [str(x) for x in ids.to_list()], height)).resolve_scale(
+        color="independent"
+    )
+
+
+def _score_panel(scores: Any, order: list[str], height: int) -> alt.LayerChart:
+    """Rubric scores as labelled bars on the heatmap's rows (0 to 1, a null score says why)."""
+    alt = _alt()
+    s = chart_frame(scores, name="scores")
+    require_columns(s, ["id", "score"], "verdicts chart (scores=)")
+    data = s.select(
+        pl.col("id").cast(pl.String).alias("submission"),
+        pl.col("score"),
+        pl.when(pl.col("score").is_null())
+        .then(pl.lit("no score"))
+        .otherwise(pl.col("score").round(2).cast(pl.String).str.replace(r"^(\d)$", "$1.0").str.pad_end(4, "0"))
+        .alias("label"),
+    ).filter(pl.col("submission").is_in(order))
+    base = alt.Chart(alt.Data(values=_values(data))).encode(
+        y=alt.Y("submission:N", sort=order, title=None, axis=alt.Axis(labels=False, ticks=False)),
+    )
+    x = alt.X("score:Q", scale=alt.Scale(domain=[0, 1]), title="rubric score")
+    bars = base.mark_bar(color="#4c78a8").encode(x=x, tooltip=["submission:N", alt.Tooltip("score:Q", format=".3f")])
+    labels = base.mark_text(align="left", dx=3, fontSize=10, color="#333").encode(
+        x=alt.X("score:Q", scale=alt.Scale(domain=[0, 1])), text="label:N"
+    )
+    return (bars + labels).properties(width=200, height=height, title="Rubric score")

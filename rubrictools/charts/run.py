@@ -1,0 +1,147 @@
+"""The cost and latency of a grading run at a glance (:func:`run_summary`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from rubrictools.charts.base import alt_module as _alt
+from rubrictools.charts.base import chart_frame
+from rubrictools.charts.base import values as _values
+
+if TYPE_CHECKING:  # pragma: no cover
+    import altair as alt
+
+__all__ = ["run_summary"]
+
+
+def _note(text: str, title: str) -> alt.Chart:
+    """A narrow panel that says in words (lines split at ``\\n``) why there is nothing to draw,
+    instead of an empty axis; narrow, so three panels fit a notebook's width."""
+    alt = _alt()
+    return (
+        alt.Chart(alt.Data(values=[{"t": text}]))
+        .mark_text(fontSize=12, color="#555", align="center", lineBreak="\n")
+        .encode(text="t:N")
+        .properties(width=170, height=60, title=title)
+    )
+
+
+_OUTCOMES = {  # one colour, one meaning, in every panel of the run summary
+    "new call": "#4c78a8",
+    "cache hit": "#54a24b",
+    "error": "#e45756",
+    "no call (rule or scripted)": "#bab0ac",
+}
+_SPEND = {"spent": "#4c78a8", "saved by cache": "#54a24b"}
+
+
+def _outcomes(v: pl.DataFrame) -> pl.DataFrame:
+    """Verdict rows per judge and outcome: a new call, a cache hit, an error, or no call at
+    all (a rule criterion, a scripted judge: ``attempts`` 0)."""
+    no_call = pl.col("judge") == "rule"
+    if "attempts" in v.columns:
+        no_call = no_call | (pl.col("attempts").fill_null(0) == 0) & ~pl.col("cached").fill_null(False)
+    outcome = (
+        pl.when(pl.col("error").is_not_null())
+        .then(pl.lit("error"))
+        .when(pl.col("cached").fill_null(False))
+        .then(pl.lit("cache hit"))
+        .when(no_call)
+        .then(pl.lit("no call (rule or scripted)"))
+        .otherwise(pl.lit("new call"))
+    )
+    return v.with_columns(outcome.alias("outcome")).group_by("judge", "outcome", maintain_order=True).len()
+
+
+def _latency(v: pl.DataFrame, new_calls: int) -> alt.Chart:
+    """Histogram of the latencies of new calls, or a note saying why there is none."""
+    import numpy as np
+
+    alt = _alt()
+    lat = v.filter(~pl.col("cached").fill_null(False) & pl.col("latency_s").is_not_null() & (pl.col("judge") != "rule"))
+    x = lat["latency_s"].to_numpy()
+    if new_calls == 0:
+        return _note(
+            "no new call: every answer came from\nthe cache, a rule or a scripted judge", "Latency of new calls"
+        )
+    if not (x.size and x.max() > 1e-3):
+        return _note(f"{new_calls:,} new calls, each answered\nin under 1 ms (no model behind them)", "Latency")
+    edges = np.histogram_bin_edges(x, bins=min(30, max(5, int(np.sqrt(x.size)))), range=(0.0, float(x.max())))
+    per_bin, _ = np.histogram(x, bins=edges)
+    rows = [{"start": float(edges[i]), "end": float(edges[i + 1]), "calls": int(n)} for i, n in enumerate(per_bin)]
+    p50, p95 = (float(np.percentile(x, q)) for q in (50, 95))
+    return (
+        alt.Chart(alt.Data(values=rows))
+        .mark_bar(color=_OUTCOMES["new call"])
+        .encode(x=alt.X("start:Q", bin="binned", title="latency (s)"), x2="end:Q", y=alt.Y("calls:Q", title="calls"))
+        .properties(width=480, height=120, title=f"Latency of new calls: p50 {p50:.2f} s, p95 {p95:.2f} s")
+    )
+
+
+def run_summary(verdicts: Any) -> alt.VConcatChart:
+    """Cost and latency of a grading run: verdict rows per judge by outcome (new call, cache
+    hit, error, no call for rule criteria and scripted judges); dollars spent and saved by the
+    cache per judge; and the latency distribution of the calls actually made. One colour
+    means one thing in every panel (blue: new calls and what they cost; green: the cache). A
+    run that cost nothing, or whose model has no price, says so in words; so does a run
+    without latencies to draw."""
+    alt = _alt()
+    v = chart_frame(verdicts, name="verdicts")
+    need = {"judge", "cached", "error", "cost_usd", "latency_s"}
+    if not need <= set(v.columns):
+        raise ValueError(f"run_summary needs a graded verdict table with {sorted(need)}")
+    v = v.filter(pl.col("judge") != "ensemble")
+    counts = _outcomes(v)
+    present = [o for o in _OUTCOMES if o in set(counts["outcome"].to_list())]
+    a = (
+        alt.Chart(alt.Data(values=_values(counts)))
+        .mark_bar()
+        .encode(
+            x=alt.X("len:Q", title="verdict rows", axis=alt.Axis(tickMinStep=1, format="d")),
+            y=alt.Y("judge:N", title=None),
+            color=alt.Color(
+                "outcome:N",
+                title=None,
+                scale=alt.Scale(domain=present, range=[_OUTCOMES[o] for o in present]),
+                legend=alt.Legend(orient="bottom", columns=2, labelLimit=0),
+            ),
+            tooltip=["judge:N", "outcome:N", alt.Tooltip("len:Q", title="rows")],
+        )
+        .properties(width=220, title="Verdict rows per judge, by outcome")
+    )
+    paid = v.filter(pl.col("judge") != "rule")
+    cost = (
+        paid.group_by("judge", maintain_order=True)
+        .agg(
+            pl.col("cost_usd").filter(~pl.col("cached").fill_null(False)).sum().alias("spent"),
+            pl.col("cost_usd").filter(pl.col("cached").fill_null(False)).sum().alias("saved by cache"),
+        )
+        .unpivot(index="judge", variable_name="kind", value_name="usd")
+    )
+    spent = cost.filter(pl.col("kind") == "spent")["usd"]
+    b = (
+        alt.Chart(alt.Data(values=_values(cost)))
+        .mark_bar()
+        .encode(
+            x=alt.X("usd:Q", title="USD"),
+            y=alt.Y("judge:N", title=None),
+            color=alt.Color(
+                "kind:N",
+                title=None,
+                scale=alt.Scale(domain=list(_SPEND), range=list(_SPEND.values())),
+                legend=alt.Legend(orient="bottom"),
+            ),
+            tooltip=["judge:N", "kind:N", alt.Tooltip("usd:Q", format="$.4f")],
+        )
+        .properties(width=220, title=f"Cost: ${spent.sum():.4f} spent")
+    )
+    if paid.height == 0 or paid["cost_usd"].null_count() == paid.height:
+        b = _note("no cost recorded:\na scripted judge, or\nno price for the model", "Cost")
+    elif not cost["usd"].fill_null(0).abs().sum() > 0:
+        b = _note("$0: every call was free\n(scripted or local judge)", "Cost")
+    new_calls = int(counts.filter(pl.col("outcome") == "new call")["len"].sum())
+    c = _latency(v, new_calls)
+    # rows and cost side by side (legends below), latency underneath: fits a notebook's width
+    return alt.vconcat(alt.hconcat(a, b).resolve_scale(color="independent"), c).resolve_scale(color="independent")

@@ -38,6 +38,7 @@ def forest(
     width: int = 260,
     ceiling: Any = None,
     ceiling_metric: str | None = None,
+    compare: str | None = None,
 ) -> alt.LayerChart | alt.FacetChart:
     """Forest plot of an :func:`rubrictools.human_agreement` (or ``inter_rater``) table: one point per
     group with its bootstrap interval, one panel per metric.
@@ -48,6 +49,8 @@ def forest(
     with its own bootstrap interval (the human-human ceiling); ``ceiling_metric`` names its
     metric when it differs from the judge's (e.g. ``"icc2"`` beside ``"kappa_quadratic"``,
     which estimates the same quantity), and the forest then shows one metric.
+    ``compare``: a column whose values (e.g. ``"before"``/``"after"``, or two judges) are drawn
+    side by side within each group's row, one colour each, in the table's order.
     """
     alt = _alt()
     t = chart_frame(table, name="table")
@@ -64,12 +67,24 @@ def forest(
     t = t.filter(pl.col("value").is_not_null()).with_columns(
         pl.col(by).cast(pl.String).replace({"__score__": "rubric score"}).alias(by)
     )
-    cols = [c for c in (by, "metric", "value", "ci_low", "ci_high", "n") if c in t.columns]
+    if compare is not None and compare not in t.columns:
+        raise ValueError(f"compare={compare!r} is not a column of the table ({t.columns})")
+    cols = [c for c in (by, compare, "metric", "value", "ci_low", "ci_high", "n") if c is not None and c in t.columns]
     data = alt.Data(values=_values(t.select(cols)))
-    base = alt.Chart(data).encode(y=alt.Y(f"{by}:N", title=None, sort=None))
+    order = t[by].unique(maintain_order=True).to_list()
+    base = alt.Chart(data).encode(y=alt.Y(f"{by}:N", title=None, sort=order, axis=alt.Axis(labelLimit=0)))
+    if compare is not None:
+        kinds = t[compare].cast(pl.String).unique(maintain_order=True).to_list()
+        palette = ["#9e9e9e", "#4c78a8", "#f58518", "#54a24b", "#e45756"]
+        base = base.encode(
+            yOffset=alt.YOffset(f"{compare}:N", sort=kinds),
+            color=alt.Color(
+                f"{compare}:N", title=compare, sort=kinds, scale=alt.Scale(domain=kinds, range=palette[: len(kinds)])
+            ),
+        )
+    words = (by, "metric", compare)
     tooltip = [
-        alt.Tooltip(f"{c}:{'N' if c in (by, 'metric') else 'Q'}", format=".3f" if c not in (by, "metric", "n") else "")
-        for c in cols
+        alt.Tooltip(f"{c}:{'N' if c in words else 'Q'}", format="" if c in (*words, "n") else ".3f") for c in cols
     ]
     one = t["metric"][0] if t["metric"].n_unique() == 1 else "value"
     layer = _intervals(base, tooltip, one).properties(width=width)

@@ -28,13 +28,13 @@ def before_after(
 ) -> alt.LayerChart:
     """A dumbbell chart: one row per ``by`` group, a grey bar from its ``before`` value to its
     ``after`` value, a hollow point at ``before`` and a filled one at ``after``. Rows keep the
-    table's order; a group whose value did not move shows one point. The change
-    (``after - before``) is in the tooltip.
+    table's order; a group whose value did not move shows one point. The axis spans the values
+    (not from 0), so small changes show, and each row prints its change (``after - before``).
 
     >>> import polars as pl, rubrictools as rt
     >>> t = pl.DataFrame({"criterion": ["a", "b"], "before": [0.5, 0.7], "now": [0.6, 0.7]})
     >>> [layer["mark"]["type"] for layer in rt.charts.before_after(t).to_dict()["layer"]]
-    ['rule', 'point', 'point']
+    ['rule', 'point', 'point', 'text']
     """
     alt = _alt()
     t = chart_frame(table, name="table")
@@ -54,7 +54,19 @@ def before_after(
             alt.Tooltip("change:Q", format="+.3f"),
         ],
     )
-    bar = base.mark_rule(strokeWidth=3, color="#bdbdbd").encode(x=alt.X("before:Q", title=None), x2="after:Q")
+    # zoomed to the values (not from 0), so a change of 0.01 is visible, and each row prints its change
+    x = alt.X("before:Q", title=f"{before} (hollow) -> {after} (filled)", scale=alt.Scale(zero=False, padding=14))
+    bar = base.mark_rule(strokeWidth=3, color="#bdbdbd").encode(x=x, x2="after:Q")
     start = base.mark_point(size=70, color="#4c78a8").encode(x="before:Q")
     end = base.mark_point(size=70, filled=True, color="#f58518").encode(x="after:Q")
-    return alt.layer(bar, start, end).properties(width=width, title=title or f"{before} (hollow) and {after} (filled)")
+    label = (
+        base.transform_calculate(right="max(datum.before, datum.after)")
+        .transform_calculate(
+            text="abs(datum.change) < 5e-4 ? 'no change' : (datum.change > 0 ? '+' : '') + format(datum.change, '.3f')"
+        )
+        .mark_text(align="left", dx=10, fontSize=11, color="#333")
+        .encode(x="right:Q", text="text:N")
+    )
+    return alt.layer(bar, start, end, label).properties(
+        width=width, title=title or f"{before} (hollow) and {after} (filled)"
+    )

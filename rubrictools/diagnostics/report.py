@@ -69,8 +69,10 @@ class RubricReport:
         return t.sort("spread")["criterion"].head(n).to_list()
 
     def chart(self) -> alt.HConcatChart:
-        """Bars of agreement with humans (or MET rates) per criterion, beside a heatmap of the
-        criterion correlations."""
+        """Bars of agreement with humans (or MET rates) per criterion, each labelled with its
+        value and its flags (coloured by the first flag, so the colour says why), beside a
+        heatmap of the criterion correlations that prints every r (the diagonal, always 1, is
+        left out of the colour scale)."""
         import altair as alt
 
         t = self.table
@@ -79,59 +81,79 @@ class RubricReport:
         data = t.select(
             "criterion",
             pl.col(metric).alias("value"),
-            pl.col("flags").list.join(", ").alias("flags"),
-            (pl.col("flags").list.len() > 0).alias("flagged"),
+            pl.col("flags")
+            .list.first()
+            .str.replace(r"^redundant with .*", "redundant")
+            .fill_null("no flag")
+            .alias("flag"),
+            pl.format("{} {}", pl.col(metric).round(2), pl.col("flags").list.join(", ")).alias("label"),
         )
         order = t["criterion"].to_list()
+        kinds = [k for k in _FLAG_COLOURS if k in set(data["flag"].to_list())]
         lowest = float(np.nanmin(data["value"].cast(pl.Float64).fill_null(0.0).to_numpy()))
-        bars = (
-            alt.Chart(alt.Data(values=data.to_dicts()))
-            .mark_bar()
-            .encode(
-                y=alt.Y("criterion:N", sort=order, title=None),
-                x=alt.X(
-                    "value:Q",
-                    title=title,
-                    scale=alt.Scale(
-                        domain=[
-                            min(0.0, lowest),
-                            1.0,
-                        ]
-                    ),
-                ),
-                color=alt.Color(
-                    "flagged:N",
-                    scale=alt.Scale(domain=[False, True], range=["#4c78a8", "#e45756"]),
-                    legend=alt.Legend(title="flagged"),
-                ),
-                tooltip=["criterion:N", alt.Tooltip("value:Q", format=".3f"), "flags:N"],
-            )
-            .properties(width=260, height=22 * max(len(order), 2), title=title)
+        base = alt.Chart(alt.Data(values=data.to_dicts())).encode(
+            y=alt.Y("criterion:N", sort=order, title=None, axis=alt.Axis(labelLimit=0)),
+            x=alt.X("value:Q", title=title, scale=alt.Scale(domain=[min(0.0, lowest), 1.0])),
         )
-        corr = self.correlations
-        heat = (
-            alt.Chart(alt.Data(values=corr.to_dicts()))
-            .mark_rect()
-            .encode(
-                x=alt.X("a:N", sort=order, title=None),
-                y=alt.Y("b:N", sort=order, title=None),
-                color=alt.Color(
-                    "r:Q", scale=alt.Scale(scheme="redblue", domain=[-1, 1], reverse=True), title="Pearson r"
-                ),
-                tooltip=["a:N", "b:N", alt.Tooltip("r:Q", format=".2f")],
-            )
-            .properties(
-                width=22 * max(len(order), 2) + 40, height=22 * max(len(order), 2), title="Criterion correlations"
-            )
+        bars = base.mark_bar().encode(
+            color=alt.Color(
+                "flag:N",
+                scale=alt.Scale(domain=kinds, range=[_FLAG_COLOURS[k] for k in kinds]),
+                legend=alt.Legend(title="first flag", orient="bottom", columns=2, labelLimit=0),
+            ),
+            tooltip=["criterion:N", alt.Tooltip("value:Q", format=".3f"), "label:N"],
         )
-        return alt.hconcat(bars, heat)
+        text = base.mark_text(align="left", dx=4, fontSize=10, color="#333").encode(text="label:N")
+        height = 24 * max(len(order), 2)
+        return alt.hconcat((bars + text).properties(width=260, height=height, title=title), self._heat(order, height))
+
+    def _heat(self, order: list[str], height: int) -> alt.LayerChart:
+        import altair as alt
+
+        corr = self.correlations.with_columns(
+            pl.when(pl.col("a") == pl.col("b")).then(None).otherwise(pl.col("r")).alias("r")
+        )
+        off = corr["r"].drop_nulls().abs()
+        top = max(float(off.max()), 0.1) if off.len() else 1.0
+        base = alt.Chart(alt.Data(values=corr.to_dicts())).encode(
+            x=alt.X("a:N", sort=order, title=None, axis=alt.Axis(labelAngle=-40, labelLimit=0)),
+            y=alt.Y("b:N", sort=order, title=None, axis=alt.Axis(labelLimit=0)),
+        )
+        heat = base.mark_rect().encode(
+            color=alt.Color(
+                "r:Q", scale=alt.Scale(scheme="redblue", domain=[-top, top], reverse=True), title="Pearson r"
+            ),
+            tooltip=["a:N", "b:N", alt.Tooltip("r:Q", format=".2f")],
+        )
+        text = (
+            base.transform_filter("isValid(datum.r)").mark_text(fontSize=10).encode(text=alt.Text("r:Q", format=".2f"))
+        )
+        return (heat + text).properties(width=44 * max(len(order), 2), height=height, title="Criterion correlations")
 
     def _repr_html_(self) -> str:
         items = "".join(f"<li>{html.escape(f)}</li>" for f in self.findings) or "<li>no problems found</li>"
-        return f"<div><b>Rubric report</b><ul>{items}</ul>{self.table._repr_html_()}</div>"
+        shown = [c for c in _SHOWN if c in self.table.columns]
+        compact = self.table.select(shown).with_columns(pl.col(pl.Float64).round(3), pl.col("flags").list.join(", "))
+        n_all = len(self.table.columns)
+        note = f"<small>{len(shown)} of {n_all} columns; all of them in <code>report.table</code></small>"
+        return f"<div><b>Rubric report</b><ul>{items}</ul>{compact._repr_html_()}{note}</div>"
 
     def __repr__(self) -> str:
         return "RubricReport\n" + "\n".join(f"- {f}" for f in self.findings) + f"\n{self.table}"
+
+
+_SHOWN = ("criterion", "weight", "met_rate", "human_kappa", "judge_kappa", "most_correlated", "correlation", "flags")
+"""The report's columns shown in a notebook (the full table stays in ``report.table``)."""
+
+_FLAG_COLOURS = {  # the first flag of a criterion decides its bar's colour
+    "low human agreement": "#d62728",
+    "judges disagree": "#ff7f0e",
+    "never discriminates": "#8c564b",
+    "redundant": "#9467bd",
+    "costliest disagreement": "#e7ba52",
+    "no usable verdicts": "#7f7f7f",
+    "no flag": "#4c78a8",
+}
 
 
 def _select(v: pl.DataFrame, judge: str | None) -> pl.DataFrame:

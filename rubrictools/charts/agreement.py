@@ -357,7 +357,8 @@ def judge_agreement(verdicts: Any, rubric: Rubric | None = None, *, criterion: s
         pl.when(pl.col("judge_a") == pl.col("judge_b")).then(None).otherwise(pl.col("kappa")).alias("kappa"),
     )
     off = df["kappa"].drop_nulls()
-    lo, hi = (min(0.0, float(off.min())), max(float(off.max()), 0.05)) if off.len() else (0.0, 1.0)
+    arr = off.to_numpy()
+    lo, hi = (min(0.0, float(arr.min())), max(float(arr.max()), 0.05)) if arr.size else (0.0, 1.0)
     data = alt.Data(values=_values(df))
     base = alt.Chart(data).encode(
         x=alt.X("judge_b:N", title=None, sort=judges, axis=alt.Axis(labelAngle=-30, labelLimit=0)),

@@ -114,7 +114,7 @@ class RubricReport:
             pl.when(pl.col("a") == pl.col("b")).then(None).otherwise(pl.col("r")).alias("r")
         )
         off = corr["r"].drop_nulls().abs()
-        top = max(float(off.max()), 0.1) if off.len() else 1.0
+        top = max(float(off.to_numpy().max()), 0.1) if off.len() else 1.0
         base = alt.Chart(alt.Data(values=corr.to_dicts())).encode(
             x=alt.X("a:N", sort=order, title=None, axis=alt.Axis(labelAngle=-40, labelLimit=0)),
             y=alt.Y("b:N", sort=order, title=None, axis=alt.Axis(labelLimit=0)),

@@ -99,9 +99,11 @@ def _held_out(
     fit_kwargs: dict[str, Any],
     grid: dict[str, Sequence[float]] | None = None,
     tune_folds: int = 5,
+    bar: Any = None,
 ) -> pl.DataFrame:
     """Predictions for every label from a calibrator fitted on the other folds (penalties
-    chosen by an inner :func:`tune` on the training folds when ``grid`` is given)."""
+    chosen by an inner :func:`tune` on the training folds when ``grid`` is given); ``bar``
+    (a progress bar) advances once per fold."""
     ids = t["id"].unique(maintain_order=True).to_list()
     fold_of = _fold_of(ids, folds, seed)
     parts = []
@@ -119,12 +121,24 @@ def _held_out(
                 folds=min(tune_folds, len(train_ids)),
                 seed=seed,
                 init=init,
+                progress=False,
                 **fit_kwargs,
             )
         cal = fit(dt, tt, target=target, init=init, **{**fit_kwargs, **chosen})
         part = _predict_held(cal, d, test, per_rater)
         parts.append(part.with_columns([pl.lit(v, dtype=pl.Float64).alias(n) for n, v in chosen.items()]))
+        if bar is not None:
+            bar.update(1)
     return pl.concat(parts)
+
+
+def _bar(total: int, enabled: bool, desc: str) -> Any:
+    """A notebook-aware progress bar (tqdm.auto), or None when ``enabled`` is False."""
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="fold")
 
 
 def tune(
@@ -138,6 +152,7 @@ def tune(
     metric: Literal["rmse", "log_loss"] | None = None,
     per_rater: bool = True,
     init: Calibrator | None = None,
+    progress: bool = True,
     **fit_kwargs: Any,
 ) -> tuple[dict[str, float], pl.DataFrame]:
     """Choose :func:`fit` settings by K-fold cross-validation (by submission) over a grid.
@@ -149,13 +164,14 @@ def tune(
     (first on ties) and one row per combination with ``rmse`` (null for non-numeric labels),
     ``log_loss``, ``n`` and ``best``. ``init`` fine-tunes from a fitted calibrator, as in
     :func:`fit`. :func:`cross_validate` with ``tune=True`` runs this inside each training
-    fold, so its figures stay held out.
+    fold, so its figures stay held out. ``progress`` shows a progress bar (one step per fold
+    of each combination).
 
     >>> import polars as pl
     >>> d = pl.DataFrame({"id": [i for i in range(8) for _ in "12"], "criterion": "q", "label": ["1", "2"] * 8,
     ...                   "prob": [0.8, 0.2, 0.3, 0.7] * 4})
     >>> h = pl.DataFrame({"id": range(8), "criterion": "q", "rater": "a", "label": [1, 2] * 4})
-    >>> best, scores = tune(d, h, target="q", grid={"l2": [1e-3, 1.0]}, folds=2)
+    >>> best, scores = tune(d, h, target="q", grid={"l2": [1e-3, 1.0]}, folds=2, progress=False)
     >>> best, scores["best"].to_list()
     ({'l2': 0.001}, [True, False])
     """
@@ -174,12 +190,16 @@ def tune(
     if metric not in ("rmse", "log_loss") or (metric == "rmse" and not numeric):
         raise ValueError("metric must be 'log_loss', or 'rmse' for numeric labels")
     rows = []
-    for values in itertools.product(*grid.values()):
+    combos = list(itertools.product(*grid.values()))
+    bar = _bar(len(combos) * folds, progress, "tuning")
+    for values in combos:
         combo = dict(zip(grid, values, strict=False))
-        pred = _held_out(d, t, target, folds, seed, init, per_rater, {**fit_kwargs, **combo})
+        pred = _held_out(d, t, target, folds, seed, init, per_rater, {**fit_kwargs, **combo}, bar=bar)
         rmse = _rmse(pred["label"].cast(pl.Float64).to_numpy(), pred["calibrated"].to_numpy()) if numeric else None
         log_loss = float(-np.log(np.clip(pred["p_true"].to_numpy(), 1e-15, None)).mean())
         rows.append({**combo, "rmse": rmse, "log_loss": log_loss, "n": pred.height})
+    if bar is not None:
+        bar.close()
     scores = pl.DataFrame(rows, schema_overrides={"rmse": pl.Float64})
     at = int(np.argmin(scores[metric].to_numpy()))
     best = {k: float(scores[k][at]) for k in grid}
@@ -198,6 +218,7 @@ def cross_validate(
     per_rater: bool = True,
     tune: bool | dict[str, Sequence[float]] = False,
     tune_folds: int = 5,
+    progress: bool = True,
     **fit_kwargs: Any,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """K-fold cross-validation by submission, next to the uncalibrated baselines.
@@ -213,14 +234,20 @@ def cross_validate(
     human, calibrated, known_rater, p_true, expected, argmax`` per held-out label
     (``known_rater``: the rater had labels in the training folds, otherwise the
     average-rater prediction is used; ``p_true``: the calibrated probability of the human's
-    label), plus the chosen settings when tuned.
+    label), plus the chosen settings when tuned. ``progress`` shows a progress bar, one step
+    per outer fold.
     """
     d = dist_frame(distributions)
     t = targets(human, target, d["id"].unique().to_list())
     _require_numeric(t["label"].unique().to_list(), target)
     base = fit(*pretrain, target=target, **fit_kwargs) if pretrain is not None else None
     grid: dict[str, Sequence[float]] | None = dict(DEFAULT_GRID if tune is True else tune or {}) or None
-    preds = _held_out(d, t, target, folds, seed, base, per_rater, fit_kwargs, grid, tune_folds)
+    bar = _bar(folds, progress, "cross-validation (tuning inside each fold)" if grid else "cross-validation")
+    try:
+        preds = _held_out(d, t, target, folds, seed, base, per_rater, fit_kwargs, grid, tune_folds, bar)
+    finally:
+        if bar is not None:
+            bar.close()
     return _report(d, t, preds, target, bootstrap, seed)
 
 

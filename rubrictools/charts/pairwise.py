@@ -64,10 +64,12 @@ def win_matrix(
     """A :func:`rubrictools.win_rates` table as a heatmap: the row system's win rate against
     the column system (ties count half), written as a percentage with the number of
     comparisons; systems ordered by their mean win rate, best first. Blue above 50 %, red below.
+    The title names the criterion and judge shown.
     """
     alt = alt_module()
     w = chart_frame(rates, name="rates")
     require_columns(w, ("system", "opponent", "win_rate", "n"), "win_matrix")
+    scope: list[str] = []
     for name, want in (("criterion", criterion), ("judge", judge)):
         if name in w.columns:
             choices = w[name].unique(maintain_order=True).to_list()
@@ -75,6 +77,9 @@ def win_matrix(
                 raise ValueError(f"rates holds several {name}s {choices}; choose one with {name}=")
             if want is not None:
                 w = w.filter(pl.col(name) == want)
+            shown = want if want is not None else (choices[0] if choices else None)
+            if shown is not None:
+                scope.append(f"{name} {shown!r}")
     order = w.group_by("system").agg(pl.col("win_rate").mean()).sort("win_rate", descending=True)["system"].to_list()
     w = w.with_columns(pl.format("{}%\n(n={})", (pl.col("win_rate") * 100).round(0).cast(pl.Int64), "n").alias("text"))
     data = alt.Data(values=values(w.select("system", "opponent", "win_rate", "n", "text")))
@@ -99,7 +104,8 @@ def win_matrix(
         color=alt.condition("abs(datum.win_rate - 0.5) > 0.3", alt.value("white"), alt.value("black")),
     )
     size = max(160, 56 * len(order))
-    return alt.layer(rect, text).properties(width=size, height=size, title=title or "Win rate of row vs column")
+    where = f" on {', '.join(scope)}" if scope else ""
+    return alt.layer(rect, text).properties(width=size, height=size, title=title or f"Win rate of row vs column{where}")
 
 
 def position_bias(bias: Any, *, by: str | None = None, title: str | None = None, width: int = 260) -> alt.HConcatChart:

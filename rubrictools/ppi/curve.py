@@ -29,6 +29,7 @@ def width_curve(
     reps: int = 100,
     ci: float = 0.95,
     seed: int = 0,
+    progress: bool = True,
 ) -> pl.DataFrame:
     """Interval width against the number of human labels, over random label subsets.
 
@@ -39,6 +40,7 @@ def width_curve(
     (criterion, n, method) the median interval width, the median estimate, ``covers``: the
     share of subsets whose interval holds the full-human value, and ``full_value``. The naive
     estimate does not depend on ``n``; its gap to ``full_value`` is the judge's bias.
+    ``progress`` shows a progress bar (one step per criterion and ``n``).
     """
     data = aligned(
         verdicts,
@@ -58,11 +60,18 @@ def width_curve(
             raise ValueError(f"criterion={criterion!r} has no item with both a verdict and a human label")
     rng = np.random.default_rng(seed)
     rows = []
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=data["__group"].n_unique() * len(ns), desc="width curve", unit="n")
     for (group,), part in data.group_by("__group", maintain_order=True):
         y_all, f_all = part["y"].to_numpy(), part["f"].to_numpy()
         full = float(y_all.mean())
         nv = core.naive(f_all, ci=ci)
         for n in ns:
+            if bar is not None:
+                bar.update(1)
             if not 10 <= n < y_all.size:
                 continue
             found: dict[str, list[tuple[float, float, bool]]] = {"classical": [], "ppi": []}
@@ -79,6 +88,8 @@ def width_curve(
                 rows.append((group, n, name, float(np.median(w)), float(np.median(e)), float(c.mean()), full))
             covers = float(nv.ci_low <= full <= nv.ci_high)
             rows.append((group, n, "naive", nv.ci_high - nv.ci_low, nv.estimate, covers, full))
+    if bar is not None:
+        bar.close()
     schema = ["criterion", "n", "method", "width", "estimate", "covers", "full_value"]
     if not rows:
         raise ValueError(f"no n in {list(ns)} is between 10 and the number of labelled items")

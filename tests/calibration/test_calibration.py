@@ -220,3 +220,18 @@ def test_double_labels_stay_one_row_each() -> None:
     _, table = calibrate.evaluate(calibrate.fit(d, twice, target="Q0"), d, twice, bootstrap=0)
     assert table.height == twice.height
     assert table.group_by("id", "rater").len()["len"].max() == 2
+
+
+def test_long_calibration_runs_show_progress_and_can_hide_it(capsys) -> None:
+    """Nested cross-validation takes over 10 s on the shipped data: it shows a bar (tqdm, as
+    grade does), one step per outer fold; progress=False shows nothing."""
+    real = rt.datasets.load("llm_rubric_real")
+    d, h = real.tables["distributions"], real.human
+    calibrate.cross_validate(d, h, target="Q0", folds=3, bootstrap=0, progress=True)
+    err = capsys.readouterr().err
+    assert "cross-validation" in err and "3/3" in err
+    calibrate.cross_validate(d, h, target="Q0", folds=3, bootstrap=0, progress=False)
+    calibrate.tune(d, h, target="Q0", grid={"l2": [1e-3]}, folds=2, progress=False)
+    assert capsys.readouterr().err == ""
+    calibrate.tune(d, h, target="Q0", grid={"l2": [1e-3, 1e-1]}, folds=2, progress=True)
+    assert "tuning" in capsys.readouterr().err

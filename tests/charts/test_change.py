@@ -17,7 +17,7 @@ def test_before_after_keeps_order_and_computes_the_change() -> None:
     assert [r["group"] for r in rows] == ["zeta", "alpha"]
     assert [r["change"] for r in rows] == pytest.approx([0.2, 0.0])
     assert spec["layer"][0]["encoding"]["y"]["sort"] == ["zeta", "alpha"]  # not alphabetical
-    filled = [layer["mark"].get("filled", False) for layer in spec["layer"][1:]]
+    filled = [layer["mark"].get("filled", False) for layer in spec["layer"][1:3]]
     assert filled == [False, True]  # hollow before, filled after
 
 

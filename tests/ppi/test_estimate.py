@@ -147,3 +147,14 @@ def test_an_unknown_target_names_the_valid_ones() -> None:
     h = pl.DataFrame({"id": [1], "criterion": "c", "label": ["MET"]})
     with pytest.raises(ValueError, match=r"target must be one of \['mean', 'met_rate', 'label_share', 'score'\]"):
         rt.ppi_estimate(v, h, target="metrate")  # type: ignore[arg-type]
+
+
+def test_width_curve_shows_progress_unless_told_not_to(capsys) -> None:
+    rng = np.random.default_rng(0)
+    truth = rng.random(300) < 0.4
+    v = pl.DataFrame({"id": range(300), "criterion": "c", "verdict": np.where(truth, "MET", "UNMET")})
+    h = pl.DataFrame({"id": range(300), "criterion": "c", "label": np.where(truth, "MET", "UNMET")})
+    rt.ppi.width_curve(v, h, ns=(25, 50), reps=5, progress=True)
+    assert "width curve" in capsys.readouterr().err
+    rt.ppi.width_curve(v, h, ns=(25, 50), reps=5, progress=False)
+    assert capsys.readouterr().err == ""

@@ -68,4 +68,5 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
     many = c["criterion"].n_unique() > 1
     panels = c["criterion"].unique(maintain_order=True).to_list()  # the curve's (rubric) order, not alphabetical
     chart = lines.facet(facet=alt.Facet("criterion:N", title=None, sort=panels), columns=3) if many else lines
-    return chart.properties(title=title or "Interval width against the number of human labels")
+    scope = f" on {criterion!r}" if criterion is not None else ""
+    return chart.properties(title=title or f"Interval width against the number of human labels{scope}")

@@ -1,0 +1,176 @@
+"""The rules every public chart keeps, checked on the gallery's charts (realistic shipped data)
+through their Vega-Lite specs and the SVG vl-convert renders from them.
+
+Each rule failed on the charts before issue 32: legends listing states absent from the data,
+panels on different scales, a matrix's diagonal setting the colour scale, zero scores drawing
+nothing, points half-clipped at a domain edge, truncated labels, axes titled "rows" or
+"value", one colour meaning two things, titles that do not say what is shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("altair")
+vl_convert = pytest.importorskip("vl_convert")
+
+from rubrictools.charts.gallery import gallery_charts  # noqa: E402 - after the skips
+
+# colours shared on purpose across panels of one chart, because they mean the same thing
+SAME_MEANING = [{"new call", "spent"}, {"cache hit", "saved by cache"}]
+
+
+@pytest.fixture(scope="module")
+def charts() -> dict[str, dict[str, Any]]:
+    return {name: chart.to_dict() for name, (_call, chart) in gallery_charts().items()}
+
+
+@pytest.fixture(scope="module")
+def svgs(charts) -> dict[str, str]:
+    return {name: vl_convert.vegalite_to_svg(spec) for name, spec in charts.items()}
+
+
+def walk(node: Any) -> Iterator[dict[str, Any]]:
+    """Every mapping in a spec, depth first."""
+    if isinstance(node, dict):
+        yield node
+        for v in node.values():
+            yield from walk(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from walk(v)
+
+
+def colour_scales(spec: dict[str, Any]) -> list[tuple[list[Any], list[Any]]]:
+    out = []
+    for node in walk(spec):
+        colour = node.get("color") if isinstance(node.get("color"), dict) else None
+        scale = (colour or {}).get("scale") or {}
+        if isinstance(scale.get("domain"), list) and isinstance(scale.get("range"), list):
+            out.append((scale["domain"], scale["range"]))
+    return out
+
+
+VIEWS = {"mark", "layer", "hconcat", "vconcat", "facet", "spec"}
+
+
+def titles(spec: dict[str, Any]) -> list[str]:
+    """The titles of the chart and its views (not axis or legend titles)."""
+    found = []
+    for node in walk(spec):
+        t = node.get("title")
+        t = t.get("text") if isinstance(t, dict) else t
+        if isinstance(t, str) and VIEWS & set(node):
+            found.append(t)
+    return found
+
+
+def positional_scales(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for node in walk(spec):
+        for channel in ("x", "y"):
+            enc = node.get(channel)
+            if isinstance(enc, dict) and enc.get("type") == "quantitative" and isinstance(enc.get("scale"), dict):
+                out.append(enc["scale"])
+    return out
+
+
+def data_values(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for node in walk(spec):
+        if isinstance(node.get("values"), list):
+            rows += [r for r in node["values"] if isinstance(r, dict)]
+    for ds in spec.get("datasets", {}).values():
+        rows += ds
+    return rows
+
+
+def test_every_public_chart_is_in_the_gallery(charts) -> None:
+    import rubrictools as rt
+
+    drawn = {name.split("_compare")[0] for name in charts}
+    public = set(rt.charts.__all__) - {"offline", "save"}
+    assert public <= drawn, public - drawn
+
+
+def test_no_label_or_legend_entry_is_truncated(svgs) -> None:
+    cut = {name: svg.count("…") for name, svg in svgs.items() if "…" in svg}
+    assert not cut, f"truncated text (an ellipsis) in {cut}"
+
+
+def test_legends_name_only_what_the_chart_shows(charts) -> None:
+    for name in ("verdicts", "run_summary"):
+        shown = {str(v) for row in data_values(charts[name]) for v in row.values()}
+        for domain, _range in colour_scales(charts[name]):
+            absent = [d for d in domain if str(d) not in shown and d not in ("spent", "saved by cache")]
+            assert not absent, f"{name}: legend lists {absent}, which the data does not hold"
+
+
+def test_one_colour_means_one_thing_within_a_chart(charts) -> None:
+    for name, spec in charts.items():
+        meaning: dict[str, set[str]] = {}
+        for domain, rng in colour_scales(spec):
+            for label, colour in zip(domain, rng, strict=False):
+                meaning.setdefault(str(colour).lower(), set()).add(str(label))
+        for colour, labels in meaning.items():
+            ok = len(labels) == 1 or any(labels <= group for group in SAME_MEANING)
+            assert ok, f"{name}: colour {colour} stands for {sorted(labels)}"
+
+
+def test_panels_the_text_compares_share_a_scale(charts) -> None:
+    assert charts["forest"]["resolve"]["scale"]["x"] == "shared"
+
+
+def test_a_matrix_diagonal_is_out_of_the_colour_scale_and_values_are_printed(charts) -> None:
+    spec = charts["judge_agreement"]
+    rows = data_values(spec)
+    diagonal = [r for r in rows if r["judge_a"] == r["judge_b"]]
+    assert diagonal and all(r["kappa"] is None for r in diagonal)  # not in the colour domain
+    assert all(r["label"] for r in rows)  # every cell prints its value ("self" on the diagonal)
+    assert any(layer["mark"].get("type", layer["mark"]) == "text" for layer in spec["layer"] if "mark" in layer)
+    for name in ("win_matrix", "confusion"):
+        marks = [n["mark"] for n in walk(charts[name]) if "mark" in n]
+        assert any((m if isinstance(m, str) else m.get("type")) == "text" for m in marks), name
+
+
+def test_zero_scores_stay_visible(charts) -> None:
+    labels = {r["submission"]: r["label"] for r in data_values(charts["verdicts"]) if "label" in r}
+    scores = {r["submission"]: r["score"] for r in data_values(charts["verdicts"]) if "score" in r}
+    zeros = [s for s, v in scores.items() if v == 0]
+    assert zeros, "the gallery's verdict chart should hold a score of 0"
+    assert all(labels[s] == "0.00" for s in zeros)
+
+
+def test_points_at_the_edge_of_a_domain_are_drawn_whole(charts) -> None:
+    for name in ("met_rates", "reliability", "position_bias", "forest"):
+        fixed = [s for s in positional_scales(charts[name]) if "domain" in s or s.get("zero") is False]
+        assert fixed and all(s.get("padding", 0) > 0 for s in fixed), (name, fixed)
+
+
+def test_axis_titles_name_the_unit(charts) -> None:
+    vague = {"rows", "value", "len", "count"}
+    for name, spec in charts.items():
+        for node in walk(spec):
+            for channel in ("x", "y"):
+                enc = node.get(channel)
+                if isinstance(enc, dict) and enc.get("type") == "quantitative" and "title" in enc:
+                    assert enc["title"] not in vague, f"{name}: axis titled {enc['title']!r}"
+
+
+def test_titles_name_what_is_shown(charts) -> None:
+    must = {
+        "verdicts": "scripted",
+        "confusion": "polite",
+        "win_matrix": "relevance",
+        "ppi_widths": "polite",
+        "forest_compare": "cohen_kappa",
+        "judge_agreement": "kappa",
+    }
+    for name, spec in charts.items():
+        text = " ".join(titles(spec))
+        assert text.strip(), f"{name} has no title"
+        if name in must:
+            assert must[name] in text, f"{name}: title {text!r} does not name {must[name]!r}"

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rubrictools.judge import Judge
-from rubrictools.judge.pricing import unit_prices
+from rubrictools.judge.pricing import model_limit, unit_prices
 from rubrictools.judge.providers import load_litellm
 
 __all__ = ["PROMPT_MARGIN", "Budget", "reply_cap"]
@@ -32,14 +32,7 @@ PROMPT_MARGIN = 1.25
 def reply_cap(model: str, max_tokens: int | None) -> int | None:
     """The most tokens one reply can have: ``max_tokens``, else the model's output limit in
     litellm's model info, else None (unbounded: no budget can be kept)."""
-    if max_tokens is not None:
-        return max_tokens
-    try:
-        info = load_litellm().get_model_info(model=model)
-    except Exception:
-        return None
-    cap = info.get("max_output_tokens") or info.get("max_tokens")
-    return int(cap) if cap else None
+    return max_tokens if max_tokens is not None else model_limit(model, "max_output_tokens", "max_tokens")
 
 
 class Budget:

@@ -13,6 +13,7 @@ from rubrictools.judge.providers import load_litellm
 __all__ = [
     "batch_prices",
     "context_window",
+    "model_limit",
     "require_prices",
     "token_cost",
     "unit_prices",
@@ -109,14 +110,20 @@ def require_prices(judges: Sequence[Judge], max_cost_usd: float | None) -> None:
             )
 
 
-def context_window(model: str) -> int | None:
-    """The most prompt tokens ``model`` takes (litellm's ``max_input_tokens``), None when unknown."""
+def model_limit(model: str, *fields: str) -> int | None:
+    """The first of ``fields`` that litellm's model info gives for ``model`` (a token limit),
+    None when litellm does not know the model or none is set."""
     try:
         info = load_litellm().get_model_info(model=model)
     except Exception:
         return None
-    window = info.get("max_input_tokens") or info.get("max_tokens")
-    return int(window) if window else None
+    value = next((info.get(f) for f in fields if info.get(f)), None)
+    return int(value) if value else None
+
+
+def context_window(model: str) -> int | None:
+    """The most prompt tokens ``model`` takes (litellm's ``max_input_tokens``), None when unknown."""
+    return model_limit(model, "max_input_tokens", "max_tokens")
 
 
 def warn_over_context(judge: Judge, requests: Sequence[tuple[Any, Sequence[dict[str, Any]]]]) -> None:

@@ -93,6 +93,8 @@ def gallery_charts() -> dict[str, tuple[str, Any]]:
     kappa_scr = agreement(scripted, s.human, s.rubric, metrics=["cohen_kappa"], bootstrap=0, seed=0)
     change = kappa_sim.join(kappa_scr.select("criterion", pl.col("value").alias("now")), on="criterion")
     hanna = load("hanna")
+    if hanna.verdicts is None:  # pragma: no cover - the shipped HANNA extract has its LLM ratings
+        raise FileNotFoundError("the HANNA extract has no recorded LLM ratings")
     judges = hanna.verdicts.filter(pl.col("judge").str.ends_with("/p1"))
     prefs = _hanna_preferences()
     llmbar = load("llmbar")

@@ -69,7 +69,8 @@ def test_score_distribution_annotates_distances(support) -> None:
     w = table.filter((pl.col("criterion") == "__score__") & (pl.col("metric") == "wasserstein"))["value"].item()
     assert f"Wasserstein {w:.3f}" in spec["title"]
     values = _data(spec)
-    assert abs(sum(r["share"] for r in values if r["who"] == "judge") - 1) < 1e-9
+    for who in ("judge", "human"):  # the judge's closing step point repeats its last bin
+        assert abs(sum(r["share"] for r in values if r["who"] == who and not r.get("closing")) - 1) < 1e-9
 
 
 def test_charts_stay_small_on_big_tables() -> None:
@@ -181,7 +182,7 @@ def test_run_summary_of_a_free_run_says_so_instead_of_drawing_empty_axes() -> No
     top, lat = spec["vconcat"]
     _, cost = top["hconcat"]
     assert cost["mark"]["type"] == "text" and "no cost recorded" in str(spec)
-    assert lat["mark"]["type"] == "text" and "no waiting" in str(spec)
+    assert lat["mark"]["type"] == "text" and "under 1 ms" in str(spec)
     free = rt.charts.run_summary(v.with_columns(pl.lit(0.0).alias("cost_usd"), pl.lit(0.4).alias("latency_s")))
     spec = free.to_dict()
     top, lat = spec["vconcat"]

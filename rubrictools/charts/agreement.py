@@ -260,20 +260,20 @@ def score_distributions(
         scale=alt.Scale(domain=["human", "judge"], range=["#9ecae9", "#d62728"]),
         legend=alt.Legend(labelExpr="datum.label == 'human' ? 'human (bars)' : 'judge (line)'"),
     )
-    base = alt.Chart(alt.Data(values=rows)).encode(
+    # the judge as a step outline over the humans' bars (the two never mix into a third colour);
+    # a closing point at the last bin's end lets the step line cover that bin too
+    last = [{**r, "bin_start": r["bin_end"], "closing": True} for r in rows if r["who"] == "judge"][-1:]
+    base = alt.Chart(alt.Data(values=rows + last)).encode(
         color=colour, tooltip=["who:N", alt.Tooltip("bin_start:Q", format=".2f"), alt.Tooltip("share:Q", format=".1%")]
     )
-    x = alt.X(
-        "bin_start:Q", title="rubric score", bin="binned", scale=alt.Scale(domain=[float(edges[0]), float(edges[-1])])
-    )
+    domain = alt.Scale(domain=[float(edges[0]), float(edges[-1])])
+    x = alt.X("bin_start:Q", title="rubric score", bin="binned", scale=domain)
     y = alt.Y("share:Q", title="share of items", stack=None, axis=alt.Axis(format="%"))
     bars = base.transform_filter(alt.datum.who == "human").mark_bar(binSpacing=1).encode(x=x, x2="bin_end:Q", y=y)
-    # the judge as a step outline over the bars: the two never mix into a third colour
-    steps = [{**r, "bin_start": r["bin_end"]} for r in rows if r["who"] == "judge" and r["bin_end"] == edges[-1]]
     line = (
-        alt.Chart(alt.Data(values=[r for r in rows if r["who"] == "judge"] + steps))
+        base.transform_filter(alt.datum.who == "judge")
         .mark_line(interpolate="step-after", strokeWidth=2)
-        .encode(x=alt.X("bin_start:Q", scale=alt.Scale(domain=[float(edges[0]), float(edges[-1])])), y=y, color=colour)
+        .encode(x=alt.X("bin_start:Q", scale=domain), y=y)
     )
     return alt.layer(bars, line).properties(
         width=420,

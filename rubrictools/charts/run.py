@@ -67,7 +67,11 @@ def _latency(v: pl.DataFrame, new_calls: int) -> alt.Chart:
             "no new call: every answer came from\nthe cache, a rule or a scripted judge", "Latency of new calls"
         )
     if not (x.size and x.max() > 1e-3):
-        return _note(f"{new_calls:,} new calls, each answered\nin under 1 ms (no model behind them)", "Latency")
+        return _note(
+            f"{new_calls:,} new calls, none with a latency over\n"
+            "1 ms recorded (batch jobs and scripted\njudges record none)",
+            "Latency",
+        )
     edges = np.histogram_bin_edges(x, bins=min(30, max(5, int(np.sqrt(x.size)))), range=(0.0, float(x.max())))
     per_bin, _ = np.histogram(x, bins=edges)
     rows = [{"start": float(edges[i]), "end": float(edges[i + 1]), "calls": int(n)} for i, n in enumerate(per_bin)]
@@ -121,6 +125,7 @@ def run_summary(verdicts: Any) -> alt.VConcatChart:
         .unpivot(index="judge", variable_name="kind", value_name="usd")
     )
     spent = cost.filter(pl.col("kind") == "spent")["usd"]
+    kinds = [k for k in _SPEND if cost.filter((pl.col("kind") == k) & (pl.col("usd").fill_null(0) != 0)).height]
     b = (
         alt.Chart(alt.Data(values=_values(cost)))
         .mark_bar()
@@ -130,7 +135,7 @@ def run_summary(verdicts: Any) -> alt.VConcatChart:
             color=alt.Color(
                 "kind:N",
                 title=None,
-                scale=alt.Scale(domain=list(_SPEND), range=list(_SPEND.values())),
+                scale=alt.Scale(domain=kinds, range=[_SPEND[k] for k in kinds]),
                 legend=alt.Legend(orient="bottom"),
             ),
             tooltip=["judge:N", "kind:N", alt.Tooltip("usd:Q", format="$.4f")],

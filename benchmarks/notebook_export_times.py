@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from notebook_soak import busy_loops  # a sibling script: benchmarks/ is on sys.path when this runs
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -38,18 +40,11 @@ def main() -> None:
     parser.add_argument("notebooks", nargs="*", type=Path)
     args = parser.parse_args()
     notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
-    loaders = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(args.load)
-    ]
     print(f"{'notebook':40} outcome  seconds   (load: {args.load} busy processes)")
-    try:
-        with tempfile.TemporaryDirectory() as out:
-            for nb in notebooks:
-                outcome, secs = export(nb.resolve(), out)
-                print(f"{nb.name:40} {outcome:8} {secs:7.1f}", flush=True)
-    finally:
-        for p in loaders:
-            p.kill()
+    with busy_loops(args.load), tempfile.TemporaryDirectory() as out:
+        for nb in notebooks:
+            outcome, secs = export(nb.resolve(), out)
+            print(f"{nb.name:40} {outcome:8} {secs:7.1f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ Prints one line per notebook: runs, passed, hung, failed, median and max seconds
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import statistics
@@ -24,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,6 +71,17 @@ def _mechanism_notebooks(folder: Path) -> list[Path]:
     return paths
 
 
+@contextlib.contextmanager
+def busy_loops(k: int) -> Iterator[None]:
+    """``k`` busy-loop processes running for the duration of the block (a loaded machine)."""
+    loaders = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(k)]
+    try:
+        yield
+    finally:
+        for p in loaders:
+            p.kill()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
@@ -82,12 +95,9 @@ def main() -> None:
         notebooks = _mechanism_notebooks(Path(scratch.name))
     else:
         notebooks = [p.resolve() for p in args.notebooks] or sorted((ROOT / "notebooks").glob("*.ipynb"))
-    loaders = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(args.load)
-    ]
     print(f"{'notebook':34} runs passed hung failed  median_s  max_s   (load: {args.load} busy processes)")
     try:
-        with tempfile.TemporaryDirectory() as out_dir:
+        with busy_loops(args.load), tempfile.TemporaryDirectory() as out_dir:
             for nb in notebooks:
                 results = [_run_once(nb, out_dir, args.limit) for _ in range(args.runs)]
                 times = [t for o, t in results if o == "passed"] or [float("nan")]
@@ -98,8 +108,6 @@ def main() -> None:
                     flush=True,
                 )
     finally:
-        for p in loaders:
-            p.kill()
         scratch.cleanup()
 
 

@@ -20,6 +20,7 @@ MAX_LINES = 500
 LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "rubrictools.frames",
+        "rubrictools.progress",
         "rubrictools.conversations",
         "rubrictools.submissions",
         "rubrictools.verdicts",

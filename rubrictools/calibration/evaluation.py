@@ -12,6 +12,7 @@ import polars as pl
 from rubrictools.calibration.model import Calibrator, all_numeric, dist_frame, fit, targets
 from rubrictools.human_agreement import agreement
 from rubrictools.metrics.errors import rmse as _rmse
+from rubrictools.progress import progress_bar
 
 __all__ = ["DEFAULT_GRID", "REPORT_METRICS", "cross_validate", "evaluate", "tune"]
 
@@ -132,15 +133,6 @@ def _held_out(
     return pl.concat(parts)
 
 
-def _bar(total: int, enabled: bool, desc: str) -> Any:
-    """A notebook-aware progress bar (tqdm.auto), or None when ``enabled`` is False."""
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="fold")
-
-
 def tune(
     distributions: Any,
     human: Any,
@@ -191,7 +183,7 @@ def tune(
         raise ValueError("metric must be 'log_loss', or 'rmse' for numeric labels")
     rows = []
     combos = list(itertools.product(*grid.values()))
-    bar = _bar(len(combos) * folds, progress, "tuning")
+    bar = progress_bar(len(combos) * folds, enabled=progress, desc="tuning", unit="fold")
     for values in combos:
         combo = dict(zip(grid, values, strict=False))
         pred = _held_out(d, t, target, folds, seed, init, per_rater, {**fit_kwargs, **combo}, bar=bar)
@@ -242,7 +234,8 @@ def cross_validate(
     _require_numeric(t["label"].unique().to_list(), target)
     base = fit(*pretrain, target=target, **fit_kwargs) if pretrain is not None else None
     grid: dict[str, Sequence[float]] | None = dict(DEFAULT_GRID if tune is True else tune or {}) or None
-    bar = _bar(folds, progress, "cross-validation (tuning inside each fold)" if grid else "cross-validation")
+    desc = "cross-validation (tuning inside each fold)" if grid else "cross-validation"
+    bar = progress_bar(folds, enabled=progress, desc=desc, unit="fold")
     try:
         preds = _held_out(d, t, target, folds, seed, base, per_rater, fit_kwargs, grid, tune_folds, bar)
     finally:

@@ -356,8 +356,7 @@ def judge_agreement(verdicts: Any, rubric: Rubric | None = None, *, criterion: s
         # real kappas spread over the whole colour range instead of all looking pale
         pl.when(pl.col("judge_a") == pl.col("judge_b")).then(None).otherwise(pl.col("kappa")).alias("kappa"),
     )
-    off = df["kappa"].drop_nulls()
-    arr = off.to_numpy()
+    arr = df["kappa"].drop_nulls().to_numpy()
     lo, hi = (min(0.0, float(arr.min())), max(float(arr.max()), 0.05)) if arr.size else (0.0, 1.0)
     data = alt.Data(values=_values(df))
     base = alt.Chart(data).encode(

@@ -68,7 +68,3 @@ class Budget:
         self.reserved = max(0.0, self.reserved - reservation)
         if cost:
             self.spent += cost
-
-    def exhausted(self) -> bool:
-        """True when nothing more can be spent (the budget is used up)."""
-        return self.limit is not None and self.spent >= self.limit

@@ -25,6 +25,7 @@ from rubrictools.judge.providers import require_credentials
 from rubrictools.judge.retry import scrub_secrets
 from rubrictools.judge.throttle import Throttle
 from rubrictools.judge.transport import complete
+from rubrictools.progress import progress_bar
 
 __all__ = ["BUDGET_ERROR", "CANCELLED_ERROR", "execute"]
 
@@ -183,14 +184,6 @@ class _Run:
         return budget
 
 
-def _progress_bar(total: int, enabled: bool, desc: str) -> Any:
-    if not enabled or total == 0:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="call")
-
-
 def _answer_from_cache(calls: list[Call], cache: ResponseCache) -> None:
     keyed = [c for c in calls if c.key is not None]
     hits = cache.get_many(c.key for c in keyed if c.key is not None)
@@ -258,7 +251,7 @@ async def execute(
     todo, copies = _dedupe([c for c in calls if not c.cached], judges)
     asked = {c.judge_i for c in todo}
     require_credentials([j for i, j in enumerate(judges) if i in asked and isinstance(j, Judge)])
-    bar = _progress_bar(len(todo), progress, "grading")
+    bar = progress_bar(len(todo), enabled=progress, desc="grading", unit="call")
     run = _Run(judges, cache, max_cost_usd, bar, cancel or threading.Event())
     queue: asyncio.Queue[Call] = asyncio.Queue()
     for c in todo:

@@ -29,6 +29,7 @@ import polars as pl
 from rubrictools.frames import to_polars
 from rubrictools.grading.live import grade_frame
 from rubrictools.grading.options import PAIR_OPTIONS, GradeOptions
+from rubrictools.progress import progress_bar
 from rubrictools.rubric import Rubric
 
 __all__ = ["MANIFEST", "ROW_ID", "PartWriteError", "grade_to_parquet", "scan_source", "slice_of"]
@@ -195,11 +196,7 @@ def grade_to_parquet(
     n_parts = max(1, -(-n // batch_size))
     _open_manifest(out, _fingerprint(rubric, opts, batch_size), n, batch_size, n_parts)
     slice_opts = opts.replace(progress=False, id_column=opts.id_column or ROW_ID)
-    bar = None
-    if opts.progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=n_parts, desc="parts", unit="part")
+    bar = progress_bar(n_parts, enabled=opts.progress, desc="parts", unit="part")
     try:
         for k in range(n_parts):
             part = out / f"part-{k:05d}.parquet"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -63,18 +64,17 @@ def run_sync(coro: Coroutine[Any, Any, T], cancel: threading.Event | None = None
 
 
 def _stop(finished: threading.Event, running: dict[str, Any]) -> None:
-    """Give calls in flight :data:`GRACE_S` to finish, then cancel the run and wait for it to unwind."""
-    deadline = GRACE_S
-    while True:
-        try:
-            if finished.wait(deadline):
-                return
-            if "task" in running:
+    """Give calls in flight :data:`GRACE_S` to finish (a second Ctrl-C skips the wait), then
+    cancel the run, again every 5 s, until it has unwound."""
+    _wait(finished, GRACE_S)
+    while not finished.is_set():
+        if "task" in running:
+            with contextlib.suppress(RuntimeError):  # the loop closed between the check and the call
                 running["loop"].call_soon_threadsafe(running["task"].cancel)
-            deadline = 5.0
-            if finished.wait(deadline):
-                return
-        except KeyboardInterrupt:  # a second Ctrl-C: cancel now
-            deadline = 0.0
-        except RuntimeError:  # the loop closed between the check and the call
-            return
+        _wait(finished, 5.0)
+
+
+def _wait(event: threading.Event, seconds: float) -> None:
+    """``event.wait(seconds)``; a Ctrl-C ends the wait early instead of escaping."""
+    with contextlib.suppress(KeyboardInterrupt):
+        event.wait(seconds)

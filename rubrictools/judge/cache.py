@@ -95,6 +95,7 @@ def _move_aside(path: Path) -> Path:
 
 
 _COLUMNS = "key, model, content, prompt_tokens, completion_tokens, cost_usd, created, extra"
+"""The response table's columns, in the order rows are written and salvaged."""
 
 
 def _readable_copy(path: Path) -> Path | None:
@@ -176,7 +177,7 @@ class ResponseCache:
             self._conn = _connect(self.path)
             saved = _salvage(aside)
             if saved:
-                self._conn.executemany(f"INSERT OR REPLACE INTO responses ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)", saved)
+                self._conn.executemany(self._INSERT, saved)
             warnings.warn(
                 f"response cache {self.path} is unreadable or damaged ({e}); moved it to {aside} and started a new "
                 "one with the "
@@ -214,11 +215,7 @@ class ResponseCache:
             out.update({k: pending[k][1] for k in keys if k in pending})
         return out
 
-    _INSERT = (
-        "INSERT OR REPLACE INTO responses (key, model, content, prompt_tokens, completion_tokens, cost_usd, "
-        "created, extra) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-    )
+    _INSERT = f"INSERT OR REPLACE INTO responses ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
     @staticmethod
     def _row(key: str, model: str, r: CachedResponse, now: float) -> tuple[Any, ...]:

@@ -36,6 +36,11 @@ def _closest_priced(model: str) -> str | None:
     return found[0] if found else None
 
 
+def _did_you_mean(model: str) -> str:
+    near = _closest_priced(model)
+    return f" (did you mean {near!r}?)" if near else ""
+
+
 def warn_unknown_prices(judges: Sequence[Judge]) -> None:
     """Warn once per model when litellm has no price for a judge's model (its ``cost_usd``
     will be null), naming the model, the closest priced name and how to register a price. A
@@ -44,11 +49,10 @@ def warn_unknown_prices(judges: Sequence[Judge]) -> None:
     for j in judges:
         if j.model in _WARNED or unit_prices(j.model) is not None:
             continue
-        near = _closest_priced(j.model)
-        if j.api_base and any(h in j.api_base for h in _LOOPBACK) and near is None:
+        hint = _did_you_mean(j.model)
+        if j.api_base and any(h in j.api_base for h in _LOOPBACK) and not hint:
             continue  # a local model: free, and not a misspelling of a priced name
         _WARNED.add(j.model)
-        hint = f" (did you mean {near!r}?)" if near else ""
         warnings.warn(
             f"litellm has no price for model {j.model!r}{hint}: cost_usd will be null and max_cost_usd cannot be "
             f"used. Register one with litellm.register_model({{{j.model!r}: {{'input_cost_per_token': ..., "
@@ -101,8 +105,7 @@ def require_prices(judges: Sequence[Judge], max_cost_usd: float | None) -> None:
         raise ValueError(f"max_cost_usd must be >= 0, got {max_cost_usd!r}")
     for j in judges:
         if unit_prices(j.model) is None:
-            near = _closest_priced(j.model)
-            hint = f" (did you mean {near!r}?)" if near else ""
+            hint = _did_you_mean(j.model)
             raise ValueError(
                 f"max_cost_usd cannot be enforced: litellm has no price for model {j.model!r}{hint}. Give it one "
                 f"before grading: litellm.register_model({{{j.model!r}: {{'input_cost_per_token': ..., "

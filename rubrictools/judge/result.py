@@ -52,7 +52,6 @@ class CallResult:
     reasoning: str | None = None  # the reply's reasoning trace (reasoning_content), when the provider sends one
     cached_tokens: int | None = None  # of prompt_tokens, served from the provider's prompt cache
     reasoning_tokens: int | None = None  # of completion_tokens, spent on reasoning
-    auth_failed: bool = False  # the key was refused (or the judge was stopped by an earlier refusal)
 
     def add_usage(self, other: CallResult) -> None:
         """Add ``other``'s HTTP attempts, tokens and cost to this result (a retried call pays for each try)."""

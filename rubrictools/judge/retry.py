@@ -149,15 +149,12 @@ async def with_retries(judge: Judge, max_attempts: int, send: Sender, throttle: 
     t0 = time.perf_counter()
     attempts = limited = 0
     last_error = "no attempt made"
-    auth = False
     while attempts - limited < max_attempts:
         if throttle is not None:
             await throttle.acquire()
             if throttle.stopped is not None:
                 await throttle.release(ok=False)
-                return CallResult(
-                    None, None, None, None, attempts, time.perf_counter() - t0, throttle.stopped, auth_failed=True
-                )
+                return CallResult(None, None, None, None, attempts, time.perf_counter() - t0, throttle.stopped)
         attempts += 1
         ok = False
         try:
@@ -177,7 +174,6 @@ async def with_retries(judge: Judge, max_attempts: int, send: Sender, throttle: 
                 throttle.rate_limited(backoff_delay(judge, exc, limited))
                 continue
             if is_auth_error(exc):
-                auth = True
                 if throttle is not None:
                     throttle.stop(f"not sent: an earlier request of this judge failed authentication ({last_error})")
                 break
@@ -190,6 +186,4 @@ async def with_retries(judge: Judge, max_attempts: int, send: Sender, throttle: 
                 await throttle.release(ok=ok)
         res.attempts, res.rate_limited, res.latency_s = attempts, limited, time.perf_counter() - t0
         return res
-    return CallResult(
-        None, None, None, None, attempts, time.perf_counter() - t0, last_error, rate_limited=limited, auth_failed=auth
-    )
+    return CallResult(None, None, None, None, attempts, time.perf_counter() - t0, last_error, rate_limited=limited)

@@ -30,19 +30,16 @@ __all__ = [
 _NEEDED = ("id", "system_a", "system_b", "value")
 
 
-_PREFERRED = {"A": 1.0, "tie": 0.5, "B": 0.0}
-
-
 def _with_value(df: pl.DataFrame, needed: Sequence[str]) -> pl.DataFrame:
     """A table with ``preferred`` (A / tie / B, as README describes preference tables) and no
     ``value`` gets ``value`` from it (A's share: 1, 0.5, 0); any other word is an error."""
     if "value" not in needed or "value" in df.columns or "preferred" not in df.columns:
         return df
     word = pl.col("preferred").cast(pl.String)
-    bad = df.filter(word.is_not_null() & ~word.is_in(list(_PREFERRED)))
+    bad = df.filter(word.is_not_null() & ~word.is_in(list(PAIR_VALUES)))
     if bad.height:
         raise ValueError(f"prefs: preferred must be 'A', 'tie' or 'B' (or null); got {bad['preferred'][0]!r}")
-    return df.with_columns(word.replace_strict(_PREFERRED, default=None, return_dtype=pl.Float64).alias("value"))
+    return df.with_columns(word.replace_strict(PAIR_VALUES, default=None, return_dtype=pl.Float64).alias("value"))
 
 
 def check_preferences(prefs: Any, needed: Sequence[str] = _NEEDED) -> pl.DataFrame:

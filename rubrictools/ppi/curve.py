@@ -10,6 +10,7 @@ import polars as pl
 
 from rubrictools.ppi import core
 from rubrictools.ppi.inputs import Target, aligned
+from rubrictools.progress import progress_bar
 from rubrictools.rubric import Rubric
 
 __all__ = ["width_curve"]
@@ -60,11 +61,7 @@ def width_curve(
             raise ValueError(f"criterion={criterion!r} has no item with both a verdict and a human label")
     rng = np.random.default_rng(seed)
     rows = []
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=data["__group"].n_unique() * len(ns), desc="width curve", unit="n")
+    bar = progress_bar(data["__group"].n_unique() * len(ns), enabled=progress, desc="width curve", unit="n")
     for (group,), part in data.group_by("__group", maintain_order=True):
         y_all, f_all = part["y"].to_numpy(), part["f"].to_numpy()
         full = float(y_all.mean())

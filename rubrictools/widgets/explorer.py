@@ -6,6 +6,7 @@ from typing import Any
 
 import polars as pl
 
+from rubrictools.charts.base import require_columns
 from rubrictools.frames import to_polars
 from rubrictools.widgets.snapshot import html_table, snapshot_bundle
 
@@ -31,12 +32,8 @@ class VerdictExplorer:
         import ipywidgets as w
 
         v = to_polars(verdicts, name="verdicts")
-        missing = [c for c in ("id", "criterion", "verdict") if c not in v.columns]
-        if missing:
-            hint = " (this looks like a score table: explore takes the verdict table rt.grade returns)"
-            raise ValueError(
-                f"verdicts: missing column(s) {missing}{hint if 'score' in v.columns else ''} (columns: {v.columns})"
-            )
+        score_table = " (this looks like a score table: explore takes the verdict table rt.grade returns)"
+        require_columns(v, ["id", "criterion", "verdict"], "verdicts", score_table if "score" in v.columns else "")
         for c in ("explanation", "error", "judge"):
             if c not in v.columns:
                 v = v.with_columns(pl.lit(None, dtype=pl.String).alias(c))

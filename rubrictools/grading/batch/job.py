@@ -68,6 +68,7 @@ from rubrictools.judge.batch_api import batch_call, job_keys, line_result, read_
 from rubrictools.judge.pricing import batch_prices
 from rubrictools.judge.providers import load_litellm
 from rubrictools.judge.transport import with_clients_closed
+from rubrictools.progress import progress_bar
 from rubrictools.rubric import Rubric
 
 __all__ = ["BatchJob"]
@@ -192,11 +193,8 @@ class BatchJob:
         collect it later).
         """
         t0 = time.monotonic()
-        bar = None
-        if progress and not self.done:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=sum(r["requests"] for r in self.rounds), desc="batch", unit="request")
+        total = sum(r["requests"] for r in self.rounds)
+        bar = progress_bar(total, enabled=progress and not self.done, desc="batch", unit="request")
         try:
             while True:
                 self.refresh()

@@ -1,7 +1,11 @@
-"""Median wall time of `python -c "import X"` for rubrictools and the peer libraries.
+"""Median wall time of `python -c "import X"` for rubrictools and the peer libraries, and of a
+fresh process that grades 2 rows against a local OpenAI-compatible server.
 
 Run: python benchmarks/import_time.py [--runs 7]
-Target (issue 3): rubrictools under 0.3 s on this machine.
+Targets: `import rubrictools` under 0.3 s (issue 3); a cold grade on a local server under 1 s,
+with no litellm module imported (issue 37). The cold grade runs against the loopback fake
+server started in the same process; "through litellm" is the same grade with
+`transport="litellm"`, which needs litellm's import, as every call through litellm does.
 """
 
 from __future__ import annotations
@@ -23,6 +27,28 @@ def median_import_time(module: str, runs: int, code: str | None = None) -> float
     return statistics.median(times)
 
 
+COLD_GRADE = """
+import sys, polars as pl, rubrictools as rt
+from rubrictools.testing import FakeLLMServer
+with FakeLLMServer() as srv:
+    v = rt.grade(pl.DataFrame({"a": ["good", "bad"]}), rt.Rubric.from_dict([{"name": "x", "requirement": "good?"}]),
+                 column="a", model="openai/smollm2", api_base=srv.url, api_key="sk-local", progress=False,
+                 cache=False, transport=sys.argv[1])
+assert v["error"].null_count() == 2
+print(any(m == "litellm" or m.startswith("litellm.") for m in sys.modules))
+"""
+
+
+def cold_grade(transport: str, runs: int) -> tuple[list[float], str]:
+    times, loaded = [], ""
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        out = subprocess.run([sys.executable, "-c", COLD_GRADE, transport], check=True, capture_output=True, text=True)
+        times.append(time.perf_counter() - t0)
+        loaded = out.stdout.strip()
+    return sorted(times), loaded
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--runs", type=int, default=7)
@@ -38,6 +64,12 @@ def main() -> None:
     # What a first cell really pays: the rubric model and scoring (pydantic + polars).
     t = median_import_time("", args.runs, "import rubrictools as rt; rt.Rubric; rt.score")
     print(f"import rubrictools + Rubric + score {t:5.3f} s  (loads pydantic and polars; still no litellm)")
+    for transport in ("auto", "litellm"):
+        times, loaded = cold_grade(transport, args.runs)
+        print(
+            f"cold grade, 2 rows, local server, transport={transport!r:<9} {statistics.median(times):6.3f} s "
+            f"(median of {args.runs}, {times[0]:.3f}-{times[-1]:.3f}); litellm imported: {loaded}"
+        )
 
 
 if __name__ == "__main__":

@@ -23,14 +23,20 @@ from rubrictools.judge import Call, CallResult, Judge, ResponseCache, ScriptedJu
 from rubrictools.judge.correction import corrective_messages, describe_problems
 from rubrictools.judge.providers import require_credentials
 from rubrictools.judge.retry import scrub_secrets
+from rubrictools.judge.slots import server_slots
 from rubrictools.judge.throttle import Throttle
 from rubrictools.judge.transport import complete
 from rubrictools.progress import progress_bar
 
-__all__ = ["BUDGET_ERROR", "CANCELLED_ERROR", "execute"]
+__all__ = ["BUDGET_ERROR", "CANCELLED_ERROR", "EMPTY_ERROR", "execute"]
 
 BUDGET_ERROR = "budget exceeded: call not made (its worst-case cost does not fit in what is left of max_cost_usd)"
 CANCELLED_ERROR = "cancelled: call not made (run interrupted)"
+EMPTY_ERROR = (
+    "the model returned nothing (an empty reply, 0 completion tokens): check its chat template "
+    "(a GGUF without one makes llama-cpp-python fall back to llama-2 formatting; start the server with "
+    "its --chat_format, e.g. LocalModelServer(chat_format='gemma'))"
+)
 
 
 class _Run:
@@ -43,6 +49,7 @@ class _Run:
         max_cost_usd: float | None,
         progress: Any,
         cancel: threading.Event,
+        starts: Sequence[int | None],
     ) -> None:
         self.judges = judges
         self.cache = cache
@@ -50,8 +57,13 @@ class _Run:
         self.bar = progress
         self.cancel = cancel
         # one shared gate and adaptive concurrency limit per judge (see rubrictools.judge.throttle)
-        self.throttles = [Throttle(getattr(j, "max_concurrency", 16)) for j in judges]
-        self.stats = {"calls": 0, "errors": 0}
+        self.throttles = [
+            Throttle(j.max_concurrency, slots=s, adaptive=j.adaptive_concurrency)
+            if isinstance(j, Judge)
+            else Throttle(1)
+            for j, s in zip(judges, starts, strict=True)
+        ]
+        self.stats = {"calls": 0, "errors": 0, "empty": 0}
         self.write_failed = False
         self.keys = [j.api_key.get_secret_value() for j in judges if isinstance(j, Judge) and j.api_key is not None]
 
@@ -128,10 +140,14 @@ class _Run:
             if res is None:
                 call.error = BUDGET_ERROR
                 return
-            budget -= res.attempts - res.rate_limited
+            budget -= res.attempts - res.uncharged
             asks -= 1
             if res.error is not None:
                 call.error = res.error
+                return
+            if _empty(res):  # not a parse problem: a corrective turn would get nothing again
+                call.content, call.error = res.content, EMPTY_ERROR
+                self.stats["empty"] += 1
                 return
             if apply_answer(call, res.content):
                 if call.wants_distribution:
@@ -173,7 +189,7 @@ class _Run:
             if more is None:
                 call.dist, call.dist_source = None, "unavailable (budget)"
                 return budget
-            budget -= more.attempts - more.rate_limited
+            budget -= more.attempts - more.uncharged
             if more.error is None:
                 samples = more.choices or [more.content]
                 dist = call.task.distribution_from_samples(samples)
@@ -182,6 +198,15 @@ class _Run:
                     return budget
         call.dist, call.dist_source = None, "unavailable"
         return budget
+
+
+def _empty(res: CallResult) -> bool:
+    """A reply with no text that also cost no completion tokens (or says nothing of them)."""
+    return not (res.content or "").strip() and not res.completion_tokens and not res.choices
+
+
+async def _none() -> None:
+    return None
 
 
 def _answer_from_cache(calls: list[Call], cache: ResponseCache) -> None:
@@ -251,8 +276,14 @@ async def execute(
     todo, copies = _dedupe([c for c in calls if not c.cached], judges)
     asked = {c.judge_i for c in todo}
     require_credentials([j for i, j in enumerate(judges) if i in asked and isinstance(j, Judge)])
+    starts = await asyncio.gather(
+        *(
+            asyncio.to_thread(server_slots, j) if isinstance(j, Judge) and i in asked else _none()
+            for i, j in enumerate(judges)
+        )
+    )
     bar = progress_bar(len(todo), enabled=progress, desc="grading", unit="call")
-    run = _Run(judges, cache, max_cost_usd, bar, cancel or threading.Event())
+    run = _Run(judges, cache, max_cost_usd, bar, cancel or threading.Event(), starts)
     queue: asyncio.Queue[Call] = asyncio.Queue()
     for c in todo:
         queue.put_nowait(c)
@@ -282,6 +313,8 @@ async def execute(
             _share(sent, copy)
         if bar is not None:
             bar.close()
+        if run.stats["empty"]:
+            warnings.warn(f"{run.stats['empty']} call(s): {EMPTY_ERROR}", RuntimeWarning, stacklevel=2)
         if run.write_failed and cache is not None and (left := cache.flush()):
             warnings.warn(
                 f"{left} answer(s) could not be written to the response cache {cache.path}; they are kept in "

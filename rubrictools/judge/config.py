@@ -51,7 +51,15 @@ class Judge(BaseModel):
         knows as a reasoning model (its hidden reasoning counts against the cap); an int sets
         one cap for every call; ``None`` sends none.
     max_concurrency
-        Calls in flight at once for this judge (a real queue across all calls).
+        At most this many requests in flight at once for this judge (a real queue across all
+        calls). Where the server reports how many it answers at once (llama.cpp's ``/props``),
+        the judge starts there instead.
+    adaptive_concurrency
+        ``True`` (default): the judge sends fewer at once when the server shows it is queueing
+        them (latency climbs while throughput does not, or a request times out while others
+        were in flight; :mod:`rubrictools.judge.pace`), and regrows as latency falls; such a
+        timeout is retried without counting against ``max_retries``. ``False``: only 429s
+        lower it.
     max_retries
         Retries after the first attempt: at most ``1 + max_retries`` HTTP requests per call
         for errors (the SDK's own retries are switched off so they do not multiply).
@@ -121,6 +129,7 @@ class Judge(BaseModel):
     max_tokens: int | Literal["auto"] | None = "auto"
     timeout: float = 120.0
     max_concurrency: int = 16
+    adaptive_concurrency: bool = True
     max_retries: int = 3
     max_parse_retries: int = 1
     max_rate_limit_retries: int = 20

@@ -30,14 +30,16 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from rubrictools.judge.config import DIRECT_PREFIXES, Judge
-from rubrictools.judge.providers import chat_url, load_litellm, request_headers, wire_model
+from rubrictools.judge.config import Judge
+from rubrictools.judge.model_table import litellm_may_know
+from rubrictools.judge.providers import chat_url, custom_endpoint, load_litellm, request_headers, wire_model
 from rubrictools.judge.retry import scrub
 
 __all__ = [
     "DIALECTS",
     "PROBE_VALUE",
     "STRING_LIMITS",
+    "bound_numbers",
     "bound_strings",
     "format_fields",
     "probe",
@@ -97,9 +99,37 @@ def bound_strings(schema: Any, limit: int = 300, *, field: str | None = None) ->
     return out
 
 
+MAX_INTEGER_POINTS = 1001
+"""An integer scale with at most this many points is spelled out as an ``enum`` for a grammar."""
+
+
+def bound_numbers(schema: Any) -> Any:
+    """``schema`` with every bounded integer (``minimum`` and ``maximum``, at most
+    :data:`MAX_INTEGER_POINTS` values) also given as an ``enum`` of its values.
+
+    llama-cpp-python's schema-to-grammar conversion ignores ``minimum``/``maximum`` but
+    enforces an ``enum``, so the holistic 0-100 score cannot come back as 0-10's "10" from a
+    grammar that allows any integer.
+
+    >>> bound_numbers({"type": "integer", "minimum": 1, "maximum": 3})
+    {'type': 'integer', 'minimum': 1, 'maximum': 3, 'enum': [1, 2, 3]}
+    """
+    if isinstance(schema, list):
+        return [bound_numbers(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: bound_numbers(v) if isinstance(v, (dict, list)) else v for k, v in schema.items()}
+    lo, hi = out.get("minimum"), out.get("maximum")
+    if out.get("type") != "integer" or "enum" in out or not (isinstance(lo, int) and isinstance(hi, int)):
+        return out
+    if 0 <= hi - lo < MAX_INTEGER_POINTS:
+        out["enum"] = list(range(lo, hi + 1))
+    return out
+
+
 def format_fields(dialect: str, schema: dict[str, Any], name: str) -> dict[str, Any]:
     """The request-body fields that carry ``schema`` in ``dialect`` (empty for ``"prompt"``);
-    the grammar dialects get :func:`bound_strings` of it.
+    the grammar dialects get :func:`bound_strings` and :func:`bound_numbers` of it.
 
     >>> format_fields("json_object_schema", {"type": "object"}, "verdict")
     {'response_format': {'type': 'json_object', 'schema': {'type': 'object'}}}
@@ -111,21 +141,14 @@ def format_fields(dialect: str, schema: dict[str, Any], name: str) -> dict[str, 
             "response_format": {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
         }
     if dialect == "json_object_schema":
-        return {"response_format": {"type": "json_object", "schema": bound_strings(schema)}}
+        return {"response_format": {"type": "json_object", "schema": bound_numbers(bound_strings(schema))}}
     if dialect == "guided":
-        return {"guided_json": bound_strings(schema)}
+        return {"guided_json": bound_numbers(bound_strings(schema))}
     if dialect == "json_object":
         return {"response_format": {"type": "json_object"}}
     if dialect == "prompt":
         return {}
     raise ValueError(f"structured_output must be one of {', '.join(map(repr, ('auto', *DIALECTS)))}; got {dialect!r}")
-
-
-def _needs_probe(judge: Judge) -> bool:
-    """An OpenAI-compatible ``api_base`` the judge really reaches (litellm's ``mock_response`` reaches none)."""
-    prefix, _, rest = judge.model.partition("/")
-    custom = bool(judge.api_base) and bool(rest) and prefix in DIRECT_PREFIXES | {"litellm_proxy"}
-    return custom and "mock_response" not in judge.litellm_kwargs
 
 
 def static_dialect(judge: Judge) -> str | None:
@@ -140,12 +163,14 @@ def static_dialect(judge: Judge) -> str | None:
         return legacy[judge.response_format]
     if judge.structured_output != "auto":
         return judge.structured_output
+    if custom_endpoint(judge) and not litellm_may_know(judge.model):
+        return None  # only a probe can tell (and litellm's import is not needed to say so)
     litellm = load_litellm()
     try:
         known = litellm.get_model_info(model=judge.model) is not None
     except Exception:
         known = False
-    if known or not _needs_probe(judge):
+    if known or not custom_endpoint(judge):
         try:
             return "json_schema" if litellm.supports_response_schema(model=judge.model) else "json_object"
         except Exception:

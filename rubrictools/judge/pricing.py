@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rubrictools.judge.config import Judge
+from rubrictools.judge.model_table import bundled_models, litellm_may_know
 from rubrictools.judge.providers import load_litellm
 
 __all__ = [
@@ -28,8 +29,9 @@ _LOOPBACK = ("://localhost", "://127.", "://[::1]", "://0.0.0.0")
 
 def _closest_priced(model: str) -> str | None:
     name = model.partition("/")[2] or model
+    table = bundled_models() if not litellm_may_know(model) else None
     try:
-        known = list(load_litellm().model_cost)
+        known = list(table if table is not None else load_litellm().model_cost)
     except Exception:
         return None
     found = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
@@ -64,6 +66,8 @@ def warn_unknown_prices(judges: Sequence[Judge]) -> None:
 
 def unit_prices(model: str) -> tuple[float, float] | None:
     """(dollars per prompt token, per completion token) from litellm's price table, cached."""
+    if model not in PRICES and not litellm_may_know(model):
+        return None  # not cached: litellm, once imported, may hold a price registered for it
     if model not in PRICES:
         try:
             p, _ = load_litellm().cost_per_token(model=model, prompt_tokens=1_000_000, completion_tokens=0)
@@ -116,6 +120,8 @@ def require_prices(judges: Sequence[Judge], max_cost_usd: float | None) -> None:
 def model_limit(model: str, *fields: str) -> int | None:
     """The first of ``fields`` that litellm's model info gives for ``model`` (a token limit),
     None when litellm does not know the model or none is set."""
+    if not litellm_may_know(model):
+        return None
     try:
         info = load_litellm().get_model_info(model=model)
     except Exception:

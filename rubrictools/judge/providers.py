@@ -8,13 +8,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from rubrictools.judge.config import Judge
+from rubrictools.judge.config import DIRECT_PREFIXES, Judge
+from rubrictools.judge.model_table import litellm_may_know
 
 __all__ = [
     "BATCH_PROVIDERS",
     "ENV_KEYS",
     "api_key_of",
     "chat_url",
+    "custom_endpoint",
     "env_api_key",
     "env_key_variable",
     "load_litellm",
@@ -43,6 +45,8 @@ def token_limit(judge: Judge, task_cap: int) -> int | None:
     reasoning tokens count against the cap (then no cap)."""
     if judge.max_tokens != "auto":
         return judge.max_tokens
+    if not litellm_may_know(judge.model):
+        return task_cap
     try:
         reasoning = bool(load_litellm().supports_reasoning(model=judge.model))
     except Exception:
@@ -95,6 +99,14 @@ def env_api_key(model: str) -> str | None:
 def api_key_of(judge: Judge) -> str | None:
     """The key a call of ``judge`` sends: its own, else the provider's environment variable."""
     return judge.api_key.get_secret_value() if judge.api_key is not None else env_api_key(judge.model)
+
+
+def custom_endpoint(judge: Judge) -> bool:
+    """An OpenAI-compatible ``api_base`` of the user's own (a local or self-hosted server) that
+    the judge really reaches (litellm's ``mock_response`` reaches none)."""
+    prefix, _, rest = judge.model.partition("/")
+    custom = bool(judge.api_base) and bool(rest) and prefix in DIRECT_PREFIXES | {"litellm_proxy"}
+    return custom and "mock_response" not in judge.litellm_kwargs
 
 
 def chat_url(judge: Judge) -> str:

@@ -47,7 +47,7 @@ class CallResult:
     error: str | None = None
     logprobs: list[dict[str, Any]] | None = None
     choices: list[str | None] | None = None
-    rate_limited: int = 0  # of ``attempts``, how many met a 429 (retried through the shared gate)
+    uncharged: int = 0  # of ``attempts``, how many max_retries does not count (429s; timeouts in our own queue)
     finish_reason: str | None = None  # "length": the reply was cut off at max_tokens
     reasoning: str | None = None  # the reply's reasoning trace (reasoning_content), when the provider sends one
     cached_tokens: int | None = None  # of prompt_tokens, served from the provider's prompt cache

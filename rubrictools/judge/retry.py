@@ -27,9 +27,11 @@ __all__ = [
     "env_secrets",
     "is_auth_error",
     "is_retryable",
+    "is_timeout",
     "retry_after",
     "scrub",
     "scrub_secrets",
+    "timeout_note",
     "with_retries",
 ]
 
@@ -47,6 +49,7 @@ RETRYABLE_ERRORS = {
     "JSONDecodeError",  # a garbled 200 body: the next attempt usually gets a whole one
 }
 AUTH_ERRORS = {"AuthenticationError", "PermissionDeniedError"}
+TIMEOUT_ERRORS = {"Timeout", "APITimeoutError", "TimeoutError"}
 _AUTH_PHRASES = ("missing credentials", "incorrect api key", "invalid api key", "no api key", "api_key client option")
 _SECRET_NAME = re.compile(r"(API_KEY|APIKEY|_TOKEN|_SECRET|_PASSWORD|ACCESS_KEY)$", re.I)
 
@@ -136,27 +139,56 @@ def is_rate_limit(exc: BaseException) -> bool:
     return "RateLimitError" in names or getattr(exc, "status_code", None) == 429
 
 
+def is_timeout(exc: BaseException) -> bool:
+    """No answer within the judge's ``timeout`` (either transport)."""
+    return bool({c.__name__ for c in type(exc).__mro__} & TIMEOUT_ERRORS)
+
+
+def timeout_note(judge: Judge, others: int, *, adaptive: bool = False) -> str:
+    """What a timeout measured: the server alone, or also the wait behind our other requests.
+
+    >>> timeout_note(Judge(model="openai/x"), 0)
+    ' (sent alone: the server took longer than timeout=120 s, perhaps still busy with requests given up on)'
+    """
+    if others < 1:
+        return (
+            f" (sent alone: the server took longer than timeout={judge.timeout:g} s, "
+            "perhaps still busy with requests given up on)"
+        )
+    why = (
+        f" (sent while {others} other request(s) of this judge were in flight: a server that answers fewer at once "
+        "queues them, and the wait counts against the timeout; "
+    )
+    if adaptive:
+        return why + "the judge lowered its concurrency, but not enough: lower max_concurrency= or raise timeout=)"
+    return why + "set max_concurrency= to the server's slots, raise timeout=, or keep adaptive_concurrency=True)"
+
+
 async def with_retries(judge: Judge, max_attempts: int, send: Sender, throttle: Throttle | None = None) -> CallResult:
     """At most ``max_attempts`` calls of ``send`` for errors; retryable failures back off (full
     jitter, ``Retry-After`` honoured), any other failure ends the call with an error.
 
     With a shared ``throttle``, a 429 closes the judge's gate for everyone instead of this call
-    sleeping alone, and rate-limited attempts draw on their own allowance of
-    ``judge.max_rate_limit_retries`` rather than on ``max_attempts`` (a provider-wide storm
-    then delays calls instead of failing them). An authentication failure stops the throttle:
-    the judge's later requests are not sent and end with an error saying why.
+    sleeping alone, and a timeout of a request sent while others of the judge were in flight
+    lowers the judge's concurrency (the wait was in a queue we filled). Such attempts draw on
+    their own allowance of ``judge.max_rate_limit_retries`` rather than on ``max_attempts``: a
+    provider-wide storm or an overfilled local server then delays calls instead of failing them.
+    An authentication failure stops the throttle: the judge's later requests are not sent and
+    end with an error saying why.
     """
     t0 = time.perf_counter()
-    attempts = limited = 0
+    attempts = free = 0
     last_error = "no attempt made"
-    while attempts - limited < max_attempts:
+    while attempts - free < max_attempts:
+        others = 0
         if throttle is not None:
-            await throttle.acquire()
+            others = await throttle.acquire()
             if throttle.stopped is not None:
                 await throttle.release(ok=False)
                 return CallResult(None, None, None, None, attempts, time.perf_counter() - t0, throttle.stopped)
         attempts += 1
         ok = False
+        sent = time.monotonic()
         try:
             res = await send()
             ok = True
@@ -164,26 +196,28 @@ async def with_retries(judge: Judge, max_attempts: int, send: Sender, throttle: 
             raise
         except Exception as exc:
             last_error = scrub(f"{type(exc).__name__}: {exc}", judge)[:500]
-            if (
-                throttle is not None
-                and judge.shared_backoff
-                and is_rate_limit(exc)
-                and limited < judge.max_rate_limit_retries
-            ):
-                limited += 1
-                throttle.rate_limited(backoff_delay(judge, exc, limited))
+            if throttle is None or free >= judge.max_rate_limit_retries:
+                pass
+            elif judge.shared_backoff and is_rate_limit(exc):
+                free += 1
+                throttle.rate_limited(backoff_delay(judge, exc, free))
                 continue
+            elif is_timeout(exc) and throttle.timed_out(others):
+                free += 1
+                continue
+            if is_timeout(exc):
+                last_error += timeout_note(judge, others, adaptive=throttle is not None and throttle.adaptive)
             if is_auth_error(exc):
                 if throttle is not None:
                     throttle.stop(f"not sent: an earlier request of this judge failed authentication ({last_error})")
                 break
-            if not is_retryable(exc) or attempts - limited >= max_attempts:
+            if not is_retryable(exc) or attempts - free >= max_attempts:
                 break
-            await asyncio.sleep(backoff_delay(judge, exc, attempts - limited))
+            await asyncio.sleep(backoff_delay(judge, exc, attempts - free))
             continue
         finally:
             if throttle is not None:
-                await throttle.release(ok=ok)
-        res.attempts, res.rate_limited, res.latency_s = attempts, limited, time.perf_counter() - t0
+                await throttle.release(ok=ok, latency=time.monotonic() - sent if ok else None)
+        res.attempts, res.uncharged, res.latency_s = attempts, free, time.perf_counter() - t0
         return res
-    return CallResult(None, None, None, None, attempts, time.perf_counter() - t0, last_error, rate_limited=limited)
+    return CallResult(None, None, None, None, attempts, time.perf_counter() - t0, last_error, uncharged=free)

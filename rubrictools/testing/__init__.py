@@ -11,7 +11,7 @@ the provider batch API. It records every request, so tests count calls. It is a 
 
 from __future__ import annotations
 
-from rubrictools.testing.local import LocalModelServer, local_model_available, smollm2_gguf
+from rubrictools.testing.local import LocalModelServer, gemma3_gguf, local_model_available, smollm2_gguf
 from rubrictools.testing.scripts import (
     Reply,
     criterion_name,
@@ -31,6 +31,7 @@ __all__ = [
     "criterion_name",
     "default_script",
     "fake_logprobs",
+    "gemma3_gguf",
     "local_model_available",
     "pair_answer",
     "response_texts",

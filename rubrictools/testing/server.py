@@ -13,6 +13,9 @@ Example
 
 It answers with scripted replies and can inject delays, HTTP 429 (with Retry-After), 500,
 hangs, malformed JSON and wrong labels; every request is recorded (``server.requests``).
+With ``slots=1`` it answers one chat request at a time, as llama-cpp-python's server does,
+the others waiting in line (``report_slots=True``: it says so at ``GET /props``, as
+llama.cpp's own server does).
 
 It also speaks the provider batch API: ``POST /v1/files`` (multipart upload), ``GET
 /v1/files/{id}[/content]``, ``POST /v1/batches``, ``GET /v1/batches[/{id}]`` and ``POST
@@ -33,25 +36,38 @@ from typing import Any
 
 from aiohttp import web
 
+from rubrictools.testing.batches import BatchAPI
 from rubrictools.testing.scripts import (
     Reply,
     Script,
     default_script,
     fake_logprobs,
     fake_usage,
-    json_or_text,
     user_text,
 )
 
 __all__ = ["FakeLLMServer"]
 
 
-class FakeLLMServer:
+class FakeLLMServer(BatchAPI):
     """Run with ``with FakeLLMServer() as srv: ... srv.url ...``."""
 
-    def __init__(self, script: Script | None = None, *, latency: float = 0.0, dialect: str = "json_schema") -> None:
+    def __init__(
+        self,
+        script: Script | None = None,
+        *,
+        latency: float = 0.0,
+        dialect: str = "json_schema",
+        slots: int | None = None,
+        report_slots: bool = False,
+    ) -> None:
         self.script: Script = script or default_script
         self.latency = latency
+        # like llama-cpp-python: at most ``slots`` chat requests answered at once, the rest wait
+        # in arrival order (and one whose client gave up is still answered: its slot stays taken)
+        self.slots = slots
+        self.report_slots = report_slots  # answer GET /props with {"total_slots": slots}, as llama.cpp's server does
+        self._slot_gate: asyncio.Semaphore | None = None
         self.dialect = dialect  # the structured-output form this server "enforces" (see _probe_answer)
         self.probes: list[dict[str, Any]] = []  # structured-output probes (kept out of ``requests``)
         self.refuse_other_dialects = False  # answer other dialects' probes with HTTP 500, as llama-cpp-python does
@@ -71,7 +87,10 @@ class FakeLLMServer:
         self.storm_retry_after = 1.0
         self.storm_requests = 0  # chat requests answered with the storm's 429
         self.storm_armed: tuple[int, float] | None = None  # (request count, seconds): a storm to start then
-        self.peak_in_flight = 0  # most chat requests being answered at once
+        self.peak_in_flight = 0  # most chat requests being answered (or waiting for a slot) at once
+        self.peak_serving = 0  # most chat requests being answered at once (not waiting for a slot)
+        self._serving = 0
+        self.in_flight_seen: list[int] = []  # chat requests in the server as each one arrived, itself included
         self.api_faults: list[Reply] = []  # replies served (in order) to files/batches calls before normal service
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -104,12 +123,20 @@ class FakeLLMServer:
     def reset(self) -> None:
         with self._lock:
             self.storm_until, self.storm_requests, self.storm_armed = 0.0, 0, None
-            for kept in (self.requests, self.probes, self.headers_seen, self.faults, self.batch_requests):
+            kept_lists = (
+                self.requests,
+                self.probes,
+                self.headers_seen,
+                self.faults,
+                self.batch_requests,
+                self.in_flight_seen,
+            )
+            for kept in kept_lists:
                 kept.clear()
             for table in (self.files, self.batches):
                 table.clear()
             self.batch_lines_per_poll = self.batch_expire_after = None
-            self.batch_polls = self.peak_in_flight = self.batch_create_lost = 0
+            self.batch_polls = self.peak_in_flight = self.peak_serving = self.batch_create_lost = 0
             self.api_faults.clear()
 
     # ------------------------------------------------------------------ serving
@@ -187,6 +214,25 @@ class FakeLLMServer:
                 }
         return None
 
+    async def _answer_in_time(self, body: dict[str, Any]) -> tuple[Reply, int, str | dict[str, Any]]:
+        with self._lock:
+            self._serving += 1
+            self.peak_serving = max(self.peak_serving, self._serving)
+        try:
+            reply, status, payload = self._answer(body)
+            delay = reply.delay or self.latency
+            if delay:
+                await asyncio.sleep(delay)
+        finally:
+            with self._lock:
+                self._serving -= 1
+        return reply, status, payload
+
+    async def _props(self, request: web.Request) -> web.StreamResponse:
+        if not self.report_slots or self.slots is None:
+            return web.json_response({"error": {"message": "File Not Found"}}, status=404)
+        return web.json_response({"total_slots": self.slots, "model_path": "fake.gguf"})
+
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         probed = self._probe_answer(body)
@@ -198,11 +244,15 @@ class FakeLLMServer:
             self.headers_seen.append(dict(request.headers))
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            self.in_flight_seen.append(self.in_flight)
         try:
-            reply, status, payload = self._answer(body)
-            delay = reply.delay or self.latency
-            if delay:
-                await asyncio.sleep(delay)
+            if self.slots is not None:
+                if self._slot_gate is None:
+                    self._slot_gate = asyncio.Semaphore(self.slots)
+                async with self._slot_gate:
+                    reply, status, payload = await self._answer_in_time(body)
+            else:
+                reply, status, payload = await self._answer_in_time(body)
         finally:
             with self._lock:
                 self.in_flight -= 1
@@ -215,237 +265,11 @@ class FakeLLMServer:
             )
         return web.json_response(payload, headers=reply.headers)
 
-    # ------------------------------------------------------------------ batch API
-    def _new_file(self, content: bytes, filename: str, purpose: str) -> dict[str, Any]:
-        fid = f"file-fake{len(self.files) + 1:04d}"
-        meta = {
-            "id": fid,
-            "object": "file",
-            "bytes": len(content),
-            "created_at": int(time.time()),
-            "filename": filename,
-            "purpose": purpose,
-            "status": "processed",
-        }
-        self.files[fid] = {"meta": meta, "content": content}
-        return meta
-
-    def file_lines(self, file_id: str) -> list[dict[str, Any]]:
-        """The JSON lines of an uploaded or produced file (for tests)."""
-        return [json.loads(x) for x in self.files[file_id]["content"].decode().splitlines() if x.strip()]
-
-    def _api_fault(self) -> web.StreamResponse | None:
-        with self._lock:
-            fault = self.api_faults.pop(0) if self.api_faults else None
-        if fault is None:
-            return None
-        text = fault.body or json.dumps({"error": {"message": f"fake error {fault.status}", "type": "fake"}})
-        return web.Response(status=fault.status, text=text, headers=fault.headers, content_type="application/json")
-
-    async def _upload(self, request: web.Request) -> web.StreamResponse:
-        form = await request.post()
-        if (fault := self._api_fault()) is not None:
-            return fault
-        f = form.get("file")
-        if f is None or not hasattr(f, "file"):
-            return web.json_response({"error": {"message": "no file", "type": "invalid_request_error"}}, status=400)
-        with self._lock:
-            meta = self._new_file(f.file.read(), getattr(f, "filename", "upload.jsonl"), str(form.get("purpose", "")))
-        return web.json_response(meta)
-
-    async def _file_meta(self, request: web.Request) -> web.StreamResponse:
-        f = self.files.get(request.match_info["fid"])
-        if f is None:
-            return web.json_response(
-                {"error": {"message": "no such file", "type": "invalid_request_error"}}, status=404
-            )
-        return web.json_response(f["meta"])
-
-    async def _file_content(self, request: web.Request) -> web.StreamResponse:
-        f = self.files.get(request.match_info["fid"])
-        if f is None:
-            return web.json_response(
-                {"error": {"message": "no such file", "type": "invalid_request_error"}}, status=404
-            )
-        return web.Response(body=f["content"], content_type="application/octet-stream")
-
-    async def _create_batch(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
-        if (fault := self._api_fault()) is not None:
-            return fault
-        with self._lock:
-            self.headers_seen.append(dict(request.headers))
-            f = self.files.get(body.get("input_file_id", ""))
-            if f is None:
-                return web.json_response(
-                    {"error": {"message": "input file not found", "type": "invalid_request_error"}}, status=400
-                )
-            errors, lines, seen = [], [], set()
-            for i, raw in enumerate(f["content"].decode().splitlines(), start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    line = json.loads(raw)
-                except ValueError:
-                    errors.append({"code": "invalid_json_line", "message": "not JSON", "line": i})
-                    continue
-                cid = line.get("custom_id")
-                if not cid:
-                    errors.append({"code": "missing_custom_id", "message": "custom_id is required", "line": i})
-                elif cid in seen:
-                    errors.append({"code": "duplicate_custom_id", "message": f"duplicate custom_id {cid}", "line": i})
-                elif line.get("url") != body.get("endpoint"):
-                    errors.append(
-                        {"code": "mismatched_url", "message": "url differs from the batch endpoint", "line": i}
-                    )
-                seen.add(cid)
-                lines.append(line)
-            now = int(time.time())
-            bid = f"batch_fake{len(self.batches) + 1:04d}"
-            b: dict[str, Any] = {
-                "id": bid,
-                "object": "batch",
-                "endpoint": body.get("endpoint"),
-                "input_file_id": f["meta"]["id"],
-                "completion_window": body.get("completion_window", "24h"),
-                "status": "validating",
-                "errors": {"object": "list", "data": errors} if errors else None,
-                "output_file_id": None,
-                "error_file_id": None,
-                "created_at": now,
-                "in_progress_at": None,
-                "expires_at": now + 86400,
-                "finalizing_at": None,
-                "completed_at": None,
-                "failed_at": None,
-                "expired_at": None,
-                "cancelling_at": None,
-                "cancelled_at": None,
-                "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
-                "metadata": body.get("metadata"),
-                "_pending": [] if errors else lines,
-                "_out": [],
-                "_err": [],
-                "_answered": 0,
-            }
-            self.batches[bid] = b
-            lost = self.batch_create_lost > 0
-            if lost:
-                self.batch_create_lost -= 1
-        if lost:  # the batch exists, but the client never hears of it
-            return web.json_response({"error": {"message": "bad gateway", "type": "fake"}}, status=502)
-        return web.json_response(self._public(b))
-
-    async def _list_batches(self, request: web.Request) -> web.StreamResponse:
-        limit = int(request.query.get("limit", 20))
-        with self._lock:
-            data = [self._public(b) for b in reversed(list(self.batches.values()))][:limit]
-        return web.json_response(
-            {
-                "object": "list",
-                "data": data,
-                "first_id": data[0]["id"] if data else None,
-                "last_id": data[-1]["id"] if data else None,
-                "has_more": False,
-            }
-        )
-
-    @staticmethod
-    def _public(b: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in b.items() if not k.startswith("_")}
-
-    def _finish(self, b: dict[str, Any], status: str) -> None:
-        now = int(time.time())
-        code = {"expired": "batch_expired", "cancelled": "batch_cancelled"}.get(status)
-        for line in b["_pending"]:
-            b["_err"].append(
-                {
-                    "id": f"batch_req_{line['custom_id']}",
-                    "custom_id": line["custom_id"],
-                    "response": None,
-                    "error": {"code": code, "message": f"request not executed: batch {status}"},
-                }
-            )
-        b["_pending"] = []
-        for kind in ("_out", "_err"):
-            if b[kind]:
-                content = "".join(json.dumps(x) + "\n" for x in b[kind]).encode()
-                meta = self._new_file(content, f"{b['id']}{kind}.jsonl", "batch_output")
-                b["output_file_id" if kind == "_out" else "error_file_id"] = meta["id"]
-        b["request_counts"] = {
-            "total": b["request_counts"]["total"],
-            "completed": len(b["_out"]),
-            "failed": len(b["_err"]),
-        }
-        b["status"] = status
-        b[f"{status}_at"] = now
-        b["finalizing_at"] = b["finalizing_at"] or now
-
-    def _advance(self, b: dict[str, Any]) -> None:
-        """One status poll moves a batch on: validating -> in_progress -> completed (or expired)."""
-        if b["status"] in ("completed", "failed", "expired", "cancelled"):
-            return
-        if b["status"] == "cancelling":
-            self._finish(b, "cancelled")
-            return
-        if b["status"] == "validating":
-            if b["errors"]:
-                b["status"], b["failed_at"] = "failed", int(time.time())
-                return
-            b["status"], b["in_progress_at"] = "in_progress", int(time.time())
-            if self.batch_lines_per_poll is not None:
-                return
-        k = len(b["_pending"]) if self.batch_lines_per_poll is None else self.batch_lines_per_poll
-        if self.batch_expire_after is not None:
-            k = min(k, max(0, self.batch_expire_after - b["_answered"]))
-        for line in b["_pending"][:k]:
-            chat = line.get("body") or {}
-            self.batch_requests.append(chat)
-            _, status, payload = self._answer(chat, record=False)
-            body = payload if isinstance(payload, dict) else json_or_text(payload)
-            entry = {
-                "id": f"batch_req_{line['custom_id']}",
-                "custom_id": line["custom_id"],
-                "response": {"status_code": status, "request_id": f"req_{b['_answered']}", "body": body},
-                "error": None,
-            }
-            (b["_out"] if status == 200 else b["_err"]).append(entry)
-            b["_answered"] += 1
-        del b["_pending"][:k]
-        b["request_counts"]["completed"] = len(b["_out"])
-        b["request_counts"]["failed"] = len(b["_err"])
-        if not b["_pending"]:
-            self._finish(b, "completed")
-        elif self.batch_expire_after is not None and b["_answered"] >= self.batch_expire_after:
-            self._finish(b, "expired")
-
-    async def _get_batch(self, request: web.Request) -> web.StreamResponse:
-        if (fault := self._api_fault()) is not None:
-            return fault
-        with self._lock:
-            b = self.batches.get(request.match_info["bid"])
-            if b is None:
-                return web.json_response(
-                    {"error": {"message": "no such batch", "type": "invalid_request_error"}}, status=404
-                )
-            self.batch_polls += 1
-        self._advance(b)
-        return web.json_response(self._public(b))
-
-    async def _cancel_batch(self, request: web.Request) -> web.StreamResponse:
-        b = self.batches.get(request.match_info["bid"])
-        if b is None:
-            return web.json_response(
-                {"error": {"message": "no such batch", "type": "invalid_request_error"}}, status=404
-            )
-        if b["status"] in ("validating", "in_progress"):
-            b["status"], b["cancelling_at"] = "cancelling", int(time.time())
-        return web.json_response(self._public(b))
-
     async def _start(self, ready: threading.Event) -> None:
         app = web.Application(client_max_size=256 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_post("/chat/completions", self._handle)
+        app.router.add_get("/props", self._props)
         for prefix in ("/v1", ""):
             app.router.add_post(f"{prefix}/files", self._upload)
             app.router.add_get(f"{prefix}/files/{{fid}}", self._file_meta)

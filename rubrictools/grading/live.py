@@ -7,6 +7,7 @@ from typing import Any
 
 import polars as pl
 
+from rubrictools.grading.bulk import bulk_objects
 from rubrictools.grading.executor import execute
 from rubrictools.grading.inputs import open_cache
 from rubrictools.grading.options import GradeOptions
@@ -23,10 +24,12 @@ async def grade_frame_async(
     df: Any, rubric: Rubric | None, opts: GradeOptions, *, cancel: threading.Event | None = None
 ) -> pl.DataFrame:
     """The verdict table of ``df`` under ``opts`` (cache read and written as answers arrive)."""
-    plan = build_plan(df, rubric, opts)
+    with bulk_objects():
+        plan = build_plan(df, rubric, opts)
     store = open_cache(opts.cache, plan.judges)
     if store is not None:
-        assign_keys(plan)
+        with bulk_objects():
+            assign_keys(plan)
     try:
         await execute(
             plan.calls, plan.judges, store, max_cost_usd=opts.max_cost_usd, progress=opts.progress, cancel=cancel
@@ -36,7 +39,8 @@ async def grade_frame_async(
             store.close()
         if any(isinstance(j, Judge) and j.wire_transport == "direct" for j in plan.judges):
             await aclose_clients()
-    return plan.verdicts()
+    with bulk_objects():
+        return plan.verdicts()
 
 
 def grade_frame(df: Any, rubric: Rubric | None, opts: GradeOptions) -> pl.DataFrame:

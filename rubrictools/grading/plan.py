@@ -8,6 +8,7 @@ the calls get their answers.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from collections.abc import Callable, Hashable, Sequence
@@ -37,9 +38,9 @@ from rubrictools.judge import (
     ItemTask,
     Judge,
     JudgeTask,
+    RequestKeys,
     RowSink,
     Subject,
-    cache_key,
     dialects,
 )
 from rubrictools.judge.pricing import require_prices, warn_over_context, warn_unknown_prices
@@ -308,17 +309,26 @@ def _sample_indices(judges: Sequence[AnyJudge]) -> list[int]:
     return out
 
 
+def _fixed_identity(c: Call, j: Judge, sample: int) -> dict[str, Any]:
+    """What besides its messages makes a call's answer: the judge's settings and the request fields."""
+    fixed = {**j.request_identity(), "response_format": None, **c.output}
+    if sample:
+        fixed["sample"] = sample
+    if c.extra is not None:
+        fixed.update(extra=c.extra, distribution_samples=c.dist_samples)
+    return fixed
+
+
 def assign_keys(plan: Plan) -> None:
     """Set each LLM call's cache key: a hash of everything that changes the answer, no secrets.
     The k-th of several judges with identical requests adds ``sample: k`` (k >= 1), so n
     samples stay n answers on a re-run; a lone judge's keys are unchanged."""
     samples = _sample_indices(plan.judges)
+    keys = RequestKeys()
     for c in plan.calls:
         j = plan.judges[c.judge_i]
         if isinstance(j, Judge):
-            ident = {**j.request_identity(), "messages": c.messages, "response_format": None, **c.output}
-            if samples[c.judge_i]:
-                ident["sample"] = samples[c.judge_i]
-            if c.extra is not None:
-                ident.update(extra=c.extra, distribution_samples=c.dist_samples)
-            c.key = cache_key(ident)
+            share = (c.judge_i, id(c.output), id(c.extra), c.dist_samples)  # the calls keep these objects alive
+            c.key = keys.key(
+                c.messages, share=share, fixed=functools.partial(_fixed_identity, c, j, samples[c.judge_i])
+            )

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from rubrictools.judge.cache import CachedResponse, ResponseCache, cache_key, default_cache_path
+from rubrictools.judge.cache import CachedResponse, RequestKeys, ResponseCache, cache_key, default_cache_path
 from rubrictools.judge.call import NO_DISTRIBUTION, Call, apply_answer
 from rubrictools.judge.config import Judge
 from rubrictools.judge.result import CallResult
@@ -31,6 +31,7 @@ __all__ = [
     "JudgeTask",
     "PairTask",
     "Parsed",
+    "RequestKeys",
     "ResponseCache",
     "RowSink",
     "ScriptedJudge",

@@ -16,12 +16,13 @@ import sqlite3
 import threading
 import time
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from json.encoder import encode_basestring  # json's own escaper for ensure_ascii=False
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CachedResponse", "ResponseCache", "cache_key", "default_cache_path"]
+__all__ = ["CachedResponse", "RequestKeys", "ResponseCache", "cache_key", "default_cache_path"]
 
 _FORBIDDEN_KEY_FIELDS = {"api_key", "authorization", "headers", "extra_headers"}
 
@@ -40,13 +41,68 @@ def default_cache_path() -> Path:
     return Path(base) / "responses.sqlite"
 
 
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def cache_key(request: dict[str, Any]) -> str:
     """SHA-256 of the canonical JSON of a request (secrets refused)."""
     bad = _FORBIDDEN_KEY_FIELDS & set(request)
     if bad:
         raise ValueError(f"cache keys must not contain secrets: {sorted(bad)}")
-    blob = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(_canonical(request).encode("utf-8")).hexdigest()
+
+
+_HOLE = "\x00messages\x00"
+
+
+class RequestKeys:
+    """:func:`cache_key` of many requests that differ only in their ``messages``, byte for byte
+    the same keys, faster: the rest of a request (judge settings, response schema) is
+    serialised once per ``share`` value, and a message text seen before (a system prompt sent
+    with every call) is escaped once.
+
+    >>> keys = RequestKeys()
+    >>> fixed = {"model": "m", "response_format": {"type": "json_object"}}
+    >>> msgs = [{"role": "user", "content": "hé"}]
+    >>> keys.key(msgs, share="j0", fixed=lambda: fixed) == cache_key({**fixed, "messages": msgs})
+    True
+    """
+
+    def __init__(self) -> None:
+        self._templates: dict[Any, tuple[str, str]] = {}
+        self._texts: dict[str, str] = {}
+
+    def key(self, messages: list[dict[str, Any]], *, share: Any, fixed: Callable[[], dict[str, Any]]) -> str:
+        """The key of ``{**fixed(), "messages": messages}``; ``fixed()`` (called once per
+        ``share``) must be the same for every request with the same ``share``."""
+        template = self._templates.get(share)
+        if template is None:
+            whole = {**fixed(), "messages": _HOLE}
+            bad = _FORBIDDEN_KEY_FIELDS & set(whole)
+            if bad:
+                raise ValueError(f"cache keys must not contain secrets: {sorted(bad)}")
+            before, _, after = _canonical(whole).partition(_canonical(_HOLE))
+            template = self._templates[share] = (before, after)
+        blob = template[0] + self._messages(messages) + template[1]
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def _messages(self, messages: list[dict[str, Any]]) -> str:
+        out = []
+        for m in messages:
+            if all(isinstance(v, str) for v in m.values()):
+                out.append("{" + ",".join(f"{encode_basestring(k)}:{self._text(m[k])}" for k in sorted(m)) + "}")
+            else:  # content parts, tool calls: the general path
+                out.append(_canonical(m))
+        return "[" + ",".join(out) + "]"
+
+    def _text(self, text: str) -> str:
+        if len(text) < 64:
+            return str(encode_basestring(text))
+        hit = self._texts.get(text)
+        if hit is None:
+            hit = self._texts[text] = encode_basestring(text)
+        return hit
 
 
 def _is_lock_error(e: BaseException) -> bool:

@@ -217,7 +217,9 @@ def _named(keys: dict[str, str], raw: Any) -> str | None:
 
 
 def _field(obj: dict[str, Any], *names: str) -> Any:
-    lower = {str(k).lower(): v for k, v in obj.items()}
+    """The first of ``names`` the reply object has, in any letter case."""
+    lowercase = all(isinstance(k, str) and k.islower() for k in obj)  # the usual reply: no copy needed
+    lower = obj if lowercase else {str(k).lower(): v for k, v in obj.items()}
     for n in names:
         if n in lower:
             return lower[n]

@@ -5,6 +5,7 @@ litellm is imported here, lazily, and nowhere else: ``import rubrictools`` stays
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -21,6 +22,7 @@ __all__ = [
     "env_key_variable",
     "load_litellm",
     "provider_of",
+    "reasoning_model",
     "request_headers",
     "require_credentials",
     "token_limit",
@@ -45,13 +47,19 @@ def token_limit(judge: Judge, task_cap: int) -> int | None:
     reasoning tokens count against the cap (then no cap)."""
     if judge.max_tokens != "auto":
         return judge.max_tokens
-    if not litellm_may_know(judge.model):
-        return task_cap
+    return None if reasoning_model(judge.model) else task_cap
+
+
+@functools.lru_cache(maxsize=256)
+def reasoning_model(model: str) -> bool:
+    """Whether litellm knows ``model`` as a reasoning model (asked once per model: a run asks
+    it for every call)."""
+    if not litellm_may_know(model):
+        return False
     try:
-        reasoning = bool(load_litellm().supports_reasoning(model=judge.model))
+        return bool(load_litellm().supports_reasoning(model=model))
     except Exception:
-        reasoning = False
-    return None if reasoning else task_cap
+        return False
 
 
 def wire_model(model: str) -> str:

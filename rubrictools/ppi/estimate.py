@@ -27,29 +27,51 @@ def _bootstrap(
     return float(lo), float(hi)
 
 
+def _groups(group: pl.Series) -> list[tuple[Any, np.ndarray]]:
+    """Each group's value and row positions, groups in order of first appearance (numpy, no row gathers)."""
+    codes = group.rank("dense").fill_null(0).cast(pl.Int64).to_numpy()  # a null group: code 0
+    order = np.argsort(codes, kind="stable")
+    bounds = np.cumsum(np.bincount(codes))
+    starts = np.concatenate([[0], bounds[:-1]])
+    at = [order[a:b] for a, b in zip(starts, bounds, strict=True) if b > a]
+    at.sort(key=lambda rows: rows[0])
+    return [(group[int(rows[0])], rows) for rows in at]
+
+
+def _columns(part: pl.DataFrame) -> dict[str, np.ndarray]:
+    """The arrays the estimates need: ``y`` (NaN where unlabelled), ``f``, ``labelled`` and ``pi``."""
+    cols = {"y": part["y"].to_numpy(), "f": part["f"].to_numpy(), "labelled": part["y"].is_not_null().to_numpy()}
+    if "pi" in part.columns:
+        cols["pi"] = part["pi"].fill_null(1.0).to_numpy()
+    return cols
+
+
 def _one(
-    part: pl.DataFrame, lam: float | None, ci: float, method: str, n_boot: int, rng: np.random.Generator
+    name: str,
+    cols: dict[str, np.ndarray],
+    lam: float | None,
+    ci: float,
+    method: str,
+    n_boot: int,
+    rng: np.random.Generator,
 ) -> dict[str, Any]:
     """The estimates of one group (or stratum): PPI, classical and naive."""
-    lab = part.filter(pl.col("y").is_not_null())
-    y, f = lab["y"].to_numpy(), lab["f"].to_numpy()
-    name = str(part["__group"][0])
+    labelled, y_all, all_f = cols["labelled"], cols["y"], cols["f"]
+    y, f = y_all[labelled], all_f[labelled]
     if y.size < _MIN_LABELLED:
         raise ValueError(
             f"{name}: {y.size} labelled item(s); prediction-powered inference needs at least {_MIN_LABELLED}"
         )
-    all_f = part["f"].to_numpy()
     if np.ptp(all_f) == 0:
         raise ValueError(f"{name}: the judge gives every item the same value ({all_f[0]:g}); it carries no information")
-    if "pi" in part.columns:
-        labelled = part["y"].is_not_null().to_numpy()
-        pi = part["pi"].fill_null(1.0).to_numpy()
+    if "pi" in cols:
+        pi = cols["pi"]
         if np.any(labelled & ~(pi > 0)) or np.any(pi > 1):
             raise ValueError(f"{name}: inclusion probabilities must be in (0, 1]")
-        est = core.ipw(part["y"].fill_null(0.0).to_numpy(), all_f, labelled, pi, lam=lam, ci=ci)
-        n_u = part.height
+        est = core.ipw(np.where(labelled, y_all, 0.0), all_f, labelled, pi, lam=lam, ci=ci)
+        n_u = all_f.size
     else:
-        f_u = part.filter(pl.col("y").is_null())["f"].to_numpy()
+        f_u = all_f[~labelled]
         if f_u.size == 0:
             raise ValueError(f"{name}: every graded item is labelled; there is nothing for the judge to add")
         est = core.ppi(y, f, f_u, lam=lam, ci=ci)
@@ -189,13 +211,14 @@ def ppi_estimate(
     )
     rng = np.random.default_rng(seed)
     rows = []
-    for (group,), part in data.group_by("__group", maintain_order=True):
+    cols = _columns(data)
+    for group, at in _groups(data["__group"]):
         if stratify:
-            strata = list(part.group_by("stratum", maintain_order=True))
-            parts = [_one(s, lam, ci, method, n_boot, rng) for _, s in strata]
+            strata = list(data[at].group_by("stratum", maintain_order=True))
+            parts = [_one(str(group), _columns(s), lam, ci, method, n_boot, rng) for _, s in strata]
             row = _combine(parts, np.array([s.height for _, s in strata], dtype=float), ci)
         else:
-            row = _one(part, lam, ci, method, n_boot, rng)
+            row = _one(str(group), {k: v[at] for k, v in cols.items()}, lam, ci, method, n_boot, rng)
         rows.append({"group": group, "target": target, **row})
     out = pl.DataFrame(rows).with_columns(
         ((pl.col("ci_high") - pl.col("ci_low")) / (pl.col("classical_ci_high") - pl.col("classical_ci_low"))).alias(

@@ -109,7 +109,10 @@ def aligned(
     if not by_criterion and target != "score":
         pred, hum = pred.with_columns(pl.lit("all").alias(_GROUP)), hum.with_columns(pl.lit("all").alias(_GROUP))
     key = [_GROUP, "id"]
-    pred = pred.filter(pl.col("f").is_not_null()).group_by(key, maintain_order=True).agg(pl.col("f").mean())
+    pred = pred.filter(pl.col("f").is_not_null())
+    # several predictions of an item are averaged (a hash collision only costs the group_by)
+    if pred.height != pred.select(pl.struct(key).hash().n_unique()).item():
+        pred = pred.group_by(key, maintain_order=True).agg(pl.col("f").mean())
     hum_agg = [pl.col("y").mean()]
     if weights:
         hum = (
@@ -120,7 +123,7 @@ def aligned(
             )
         )
         hum_agg.append(pl.col("pi").first())
-    hum = hum.filter(pl.col("y").is_not_null()).group_by(key, maintain_order=True).agg(hum_agg)
+    hum = hum.filter(pl.col("y").is_not_null()).group_by(key).agg(hum_agg)  # its order is the join's business
     out = pred.join(hum, on=key, how="left", maintain_order="left")
     if stratify:
         strata = v.select("id", pl.col(stratify).alias("stratum")).unique("id", keep="first")

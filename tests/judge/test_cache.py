@@ -78,3 +78,23 @@ def test_a_truncated_cache_keeps_its_readable_answers(tmp_path: Path) -> None:
     assert 150 <= len(got) < 400
     assert all(v.content == "x" * 500 + k[1:] for k, v in got.items())
     assert not list(tmp_path.glob("*.salvage*"))  # the working copy is removed
+
+
+def test_request_keys_are_byte_for_byte_the_cache_keys_of_the_whole_request():
+    from rubrictools.judge.cache import RequestKeys, cache_key
+
+    long_system = 'Grade carefully: « ünïcödé », quotes " and \\ backslashes, </tags>\n' * 20
+    fixed = {"model": "openai/x", "temperature": 0.0, "max_tokens": None, "response_format": {"type": "json_schema"}}
+    requests = [
+        [{"role": "system", "content": long_system}, {"role": "user", "content": "short é"}],
+        [{"role": "system", "content": long_system}, {"role": "user", "content": "\u2028 \x00 \t line"}],
+        [{"role": "user", "content": [{"type": "text", "text": "parts"}]}],  # content parts: the general path
+        [{"role": "assistant", "content": None, "tool_calls": [{"id": "1"}]}],
+        [{"role": "user", "content": "x", "name": "bob"}],
+    ]
+    keys = RequestKeys()
+    for share in ("a", "b"):
+        extra = {"sample": 2} if share == "b" else {}
+        for messages in requests:
+            want = cache_key({**fixed, **extra, "messages": messages})
+            assert keys.key(messages, share=share, fixed=lambda extra=extra: {**fixed, **extra}) == want

@@ -12,19 +12,22 @@ spent waiting in the server's queue. That wait counts against the request's time
   found the server idle waited for nothing);
 - per window, the throughput ``X = completions / seconds`` and the mean latency ``L``; the
   parallelism the server delivers is ``p = X * base`` (``c`` when it is saturated);
-- **queueing** when ``L > 3 base`` and ``p < limit / 3``: latency has climbed while throughput
-  stays that of fewer requests than we send. The controller lowers the limit to
-  ``ceil(2 p)`` (one request waiting per slot keeps the server busy and the wait short);
+- **queueing** when ``L > 3 base`` and ``p < limit / 3`` in two windows in a row: latency
+  has climbed while throughput stays that of fewer requests than we send. One such window is
+  not enough: a pause of the client's own event loop (a garbage collection, a busy CPU) looks
+  the same for one window and is gone in the next. The controller lowers the limit to
+  ``ceil(2 p)`` with the larger ``p`` of the two (one request waiting per slot keeps the
+  server busy and the wait short);
 - a **check** of that cut one window later: when throughput fell with it (``p`` below 3/4 of
   before), the server was using the concurrency after all; the limit comes back and latency
   is no longer read for this judge in this run (timeouts still are);
 - **growth**: a window whose latency stays near ``base`` (``L <= 1.5 base``) lets the ceiling
   rise by one, so a server that got faster is used again.
 
->>> p = Pace()
->>> [p.observe(latency=t, now=t, limit=16) for t in (10.0, 20.0, 30.0, 40.0)][-1] is None
+>>> p = Pace()  # a one-slot server, 16 requests sent at t=0, each taking 10 s of its time
+>>> [p.observe(latency=t, now=t, limit=16) for t in (10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0)][-1] is None
 True
->>> [p.observe(latency=t + 40, now=t + 40, limit=16) for t in (10.0, 20.0, 30.0, 40.0)][-1]
+>>> [p.observe(latency=t, now=t, limit=16) for t in (90.0, 100.0, 110.0, 120.0)][-1]
 ('cut', 2.0)
 """
 
@@ -50,6 +53,7 @@ class Pace:
     n: int = 0
     total: float = 0.0
     before: tuple[float, float] | None = None  # (parallelism, limit) before the last cut, until it is checked
+    suspect: float | None = None  # the parallelism of the previous window, when it looked like queueing
     reading: bool = True  # latency still steers the limit (False once a cut proved wrong)
 
     def sent(self, now: float) -> None:
@@ -77,9 +81,12 @@ class Pace:
             if parallel < KEEP_SHARE * was:
                 self.reading = False
                 return ("restore", old_limit)
-        if self.reading and limit > 1 and mean > QUEUE_LATENCY * self.base and parallel * QUEUE_SHARE < limit:
-            self.before = (parallel, limit)
-            return ("cut", float(max(1, math.ceil(2 * parallel))))
+        queueing = self.reading and limit > 1 and mean > QUEUE_LATENCY * self.base and parallel * QUEUE_SHARE < limit
+        seen, self.suspect = self.suspect, (parallel if queueing else None)
+        if queueing and seen is not None:
+            served = max(parallel, seen)
+            self.before, self.suspect = (served, limit), None
+            return ("cut", float(max(1, math.ceil(2 * served))))
         if mean <= CALM_LATENCY * self.base:
             return ("grow", 1.0)
         return None

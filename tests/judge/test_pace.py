@@ -107,3 +107,13 @@ def test_acquire_says_how_many_others_are_in_flight():
         return [await th.acquire() for _ in range(3)]
 
     assert asyncio.run(main()) == [0, 1, 2]
+
+
+def test_one_stalled_window_is_not_a_queue():
+    # a parallel server answering in 20 ms, 50 in flight; the client's own loop stalls 0.2 s once
+    pace = Pace(base=0.02, window_start=0.0)
+    calm = feed(pace, [0.001 * k for k in range(1, 14)], sent_at=[-0.02] * 13, limit=50)
+    stall = feed(pace, [0.25 + 0.001 * k for k in range(13)], sent_at=[0.1] * 13, limit=50)
+    after = feed(pace, [0.26 + 0.001 * k for k in range(13)], sent_at=[0.24] * 13, limit=50)
+    assert all(d is None or d[0] == "grow" for d in calm + stall + after)
+    assert pace.suspect is None

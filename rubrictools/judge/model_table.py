@@ -48,7 +48,7 @@ def litellm_may_know(model: str) -> bool:
     model's prefix is a plain OpenAI-compatible one (``openai/``, ``hosted_vllm/``, ...) and
     neither the name nor the name without the prefix is in the bundled table.
 
-    >>> litellm_may_know("openai/smollm2-135m-instruct-local")
+    >>> "smollm2-135m-instruct-local" in (bundled_models() or ())  # so, before litellm is imported, False
     False
     >>> litellm_may_know("anthropic/whatever")  # litellm resolves provider names its own way
     True

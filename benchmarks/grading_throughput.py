@@ -36,6 +36,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import polars as pl
+from timing import measure  # a sibling script: benchmarks/ is on sys.path when this runs
 
 import rubrictools as rt
 from rubrictools.testing import default_script
@@ -137,17 +138,6 @@ def server_process(latency: float) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(30)
-
-
-def measure(run: Callable[[], None], runs: int) -> tuple[list[float], list[float]]:
-    """Wall and CPU seconds of ``runs`` calls of ``run``."""
-    wall, cpu = [], []
-    for _ in range(runs):
-        t0, c0 = time.perf_counter(), time.process_time()
-        run()
-        wall.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    return wall, cpu
 
 
 def show(name: str, wall: list[float], cpu: list[float], calls: int, limit: float) -> float:

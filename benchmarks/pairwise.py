@@ -20,7 +20,6 @@ import os
 import sys
 import time
 import types
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 import polars as pl
+from timing import timed  # a sibling script: benchmarks/ is on sys.path when this runs
 
 import rubrictools as rt
 from rubrictools.leaderboard.bradley_terry import fit, win_matrix
@@ -86,22 +86,13 @@ def battles(prefs: pl.DataFrame) -> Any:
     ).to_pandas()
 
 
-def median_range(fn: Callable[[], object], runs: int) -> tuple[float, float, float]:
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)), min(times), max(times)
-
-
 def ranking(k: int, n: int, boot: int, runs: int) -> None:
     prefs, (i, j, s) = tournament(k, n)
     rt.rank_systems(prefs.head(2000), n_boot=5, regularization=1e-3)  # warm up imports
     print(f"{k} systems x {n:,} comparisons, {boot:,} bootstrap resamples; median of {runs} (range)")
     ours = {}
     for method in ("bradley_terry", "elo"):
-        t = median_range(lambda m=method: rt.rank_systems(prefs, method=m, n_boot=boot), runs)  # type: ignore[misc]
+        t = timed(lambda m=method: rt.rank_systems(prefs, method=m, n_boot=boot), runs)  # type: ignore[misc]
         ours[method] = t[0]
         print(f"  rubrictools rank_systems {method:14s} {t[0]:7.2f} s ({t[1]:.2f}-{t[2]:.2f})")
     ea = fastchat_elo_analysis()
@@ -119,7 +110,7 @@ def ranking(k: int, n: int, boot: int, runs: int) -> None:
             ("compute_elo_mle_with_tie", ea.compute_elo_mle_with_tie, ours["bradley_terry"]),
             ("compute_elo (online)", ea.compute_elo, ours["elo"]),
         ):
-            t = median_range(lambda f=func: ea.get_bootstrap_result(df, f, rounds), 1)[0] / rounds * boot
+            t = timed(lambda f=func: ea.get_bootstrap_result(df, f, rounds), 1)[0] / rounds * boot
             print(
                 f"  FastChat get_bootstrap_result + {label:24s} ~{t:7.1f} s for {boot:,} "
                 f"({rounds} rounds timed and scaled): {t / ours_t:.0f}x rubrictools"
@@ -146,7 +137,7 @@ def ranking(k: int, n: int, boot: int, runs: int) -> None:
             np.add.at(wins, (wi[picked], wj[picked]), 1.0)
             choix.ilsr_pairwise_dense(wins, alpha=1e-3)
 
-    t = median_range(choix_boot, 1)[0] / rounds * boot
+    t = timed(choix_boot, 1)[0] / rounds * boot
     print(
         f"  choix ilsr_pairwise_dense in a bootstrap loop (decisive comparisons only; {rounds} fits timed and "
         f"scaled): ~{t:7.2f} s for {boot:,}: {t / ours['bradley_terry']:.1f}x rubrictools"

@@ -9,14 +9,13 @@ Run: python benchmarks/ppi_speed.py
 from __future__ import annotations
 
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 import polars as pl
+from timing import timed  # a sibling script: benchmarks/ is on sys.path when this runs
 
 import rubrictools as rt
 
@@ -33,16 +32,6 @@ def tables(n_items: int = 10_000, criteria: int = 5, n_labels: int = 200) -> tup
         picked = rng.choice(n_items, n_labels, replace=False)
         h.append(pl.DataFrame({"id": picked, "criterion": f"c{k}", "label": np.where(truth[picked], "MET", "UNMET")}))
     return pl.concat(v), pl.concat(h)
-
-
-def timed(fn: Callable[[], object], runs: int = 5) -> tuple[float, float, float]:
-    """(median, min, max) seconds of ``runs`` calls."""
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)), min(times), max(times)
 
 
 def ppi_python_from_tables(verdicts: pl.DataFrame, human: pl.DataFrame) -> list[tuple[float, float]]:
@@ -63,7 +52,7 @@ def main() -> None:
     verdicts, human = tables()
     rt.ppi_estimate(verdicts.head(2000), human.filter(pl.col("id") < 2000))  # warm up
     out = rt.ppi_estimate(verdicts, human)
-    ours = timed(lambda: rt.ppi_estimate(verdicts, human))
+    ours = timed(lambda: rt.ppi_estimate(verdicts, human), runs=5)
     print(
         f"rt.ppi_estimate, 10,000 items x 5 criteria, CLT: median {ours[0] * 1000:.1f} ms "
         f"({ours[1] * 1000:.1f}-{ours[2] * 1000:.1f}, 5 runs; median width ratio PPI/classical "
@@ -74,7 +63,7 @@ def main() -> None:
     except ImportError:
         print("ppi-python not installed (the [peers] extra)")
         return
-    peer = timed(lambda: ppi_python_from_tables(verdicts, human))
+    peer = timed(lambda: ppi_python_from_tables(verdicts, human), runs=5)
     print(
         f"ppi_py.ppi_mean_ci per criterion, from the same tables (join included): median {peer[0] * 1000:.1f} ms "
         f"({peer[1] * 1000:.1f}-{peer[2] * 1000:.1f}); ratio ppi-python / rubrictools {peer[0] / ours[0]:.2f}x"

@@ -50,7 +50,7 @@ class _Run:
         max_cost_usd: float | None,
         progress: Any,
         cancel: threading.Event,
-        starts: Sequence[int | None],
+        slots: Sequence[int | None],
     ) -> None:
         self.judges = judges
         self.cache = cache
@@ -62,7 +62,7 @@ class _Run:
             Throttle(j.max_concurrency, slots=s, adaptive=j.adaptive_concurrency)
             if isinstance(j, Judge)
             else Throttle(1)
-            for j, s in zip(judges, starts, strict=True)
+            for j, s in zip(judges, slots, strict=True)
         ]
         self.stats = {"calls": 0, "errors": 0, "empty": 0}
         self.write_failed = False
@@ -206,10 +206,6 @@ def _empty(res: CallResult) -> bool:
     return not (res.content or "").strip() and not res.completion_tokens and not res.choices
 
 
-async def _none() -> None:
-    return None
-
-
 def _answer_from_cache(calls: list[Call], cache: ResponseCache) -> None:
     keyed = [c for c in calls if c.key is not None]
     hits = cache.get_many(c.key for c in keyed if c.key is not None)
@@ -278,14 +274,13 @@ async def execute(
     todo, copies = _dedupe([c for c in calls if not c.cached], judges)
     asked = {c.judge_i for c in todo}
     require_credentials([j for i, j in enumerate(judges) if i in asked and isinstance(j, Judge)])
-    starts = await asyncio.gather(
-        *(
-            asyncio.to_thread(server_slots, j) if isinstance(j, Judge) and i in asked else _none()
-            for i, j in enumerate(judges)
-        )
-    )
+    # the slots each asked judge's server reports (a blocking GET, once per server and process)
+    slots = [
+        await asyncio.to_thread(server_slots, j) if isinstance(j, Judge) and i in asked else None
+        for i, j in enumerate(judges)
+    ]
     bar = progress_bar(len(todo), enabled=progress, desc="grading", unit="call")
-    run = _Run(judges, cache, max_cost_usd, bar, cancel or threading.Event(), starts)
+    run = _Run(judges, cache, max_cost_usd, bar, cancel or threading.Event(), slots)
     queue: asyncio.Queue[Call] = asyncio.Queue()
     for c in todo:
         queue.put_nowait(c)

@@ -196,15 +196,14 @@ async def with_retries(judge: Judge, max_attempts: int, send: Sender, throttle: 
             raise
         except Exception as exc:
             last_error = scrub(f"{type(exc).__name__}: {exc}", judge)[:500]
-            if throttle is None or free >= judge.max_rate_limit_retries:
-                pass
-            elif judge.shared_backoff and is_rate_limit(exc):
-                free += 1
-                throttle.rate_limited(backoff_delay(judge, exc, free))
-                continue
-            elif is_timeout(exc) and throttle.timed_out(others):
-                free += 1
-                continue
+            if throttle is not None and free < judge.max_rate_limit_retries:
+                if judge.shared_backoff and is_rate_limit(exc):
+                    free += 1
+                    throttle.rate_limited(backoff_delay(judge, exc, free))
+                    continue
+                if is_timeout(exc) and throttle.timed_out(others):
+                    free += 1
+                    continue
             if is_timeout(exc):
                 last_error += timeout_note(judge, others, adaptive=throttle is not None and throttle.adaptive)
             if is_auth_error(exc):

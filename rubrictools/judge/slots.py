@@ -35,20 +35,20 @@ def server_root(api_base: str) -> str:
 
 
 def _get(url: str, headers: dict[str, str]) -> Any:
+    """The JSON at ``url``, None when the server cannot give it (no such path, not JSON, down)."""
     import urllib.request  # only for a custom server (keeps `import rubrictools` fast)
 
     req = urllib.request.Request(url, headers=headers, method="GET")
-    with urllib.request.urlopen(req, timeout=ASK_TIMEOUT_S) as r:  # the user's own api_base
-        return json.loads(r.read())
+    try:
+        with urllib.request.urlopen(req, timeout=ASK_TIMEOUT_S) as r:  # the user's own api_base
+            return json.loads(r.read())
+    except (OSError, ValueError):
+        return None
 
 
-def _count(props: Any, slots: Any) -> int | None:
+def _total_slots(props: Any) -> int | None:
     n = props.get("total_slots") if isinstance(props, dict) else None
-    if isinstance(n, int) and not isinstance(n, bool) and n >= 1:
-        return n
-    if isinstance(slots, list) and slots:
-        return len(slots)
-    return None
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 1 else None
 
 
 def server_slots(judge: Judge) -> int | None:
@@ -62,15 +62,10 @@ def server_slots(judge: Judge) -> int | None:
         if root in _MEMO:
             return _MEMO[root]
     headers = {k: v for k, v in request_headers(judge).items() if k != "Content-Type"}
-    found: list[Any] = [None, None]
-    for i, path in enumerate(("/props", "/slots")):
-        try:
-            found[i] = _get(root + path, headers)
-        except (OSError, ValueError):
-            continue
-        if i == 0 and _count(found[0], None) is not None:
-            break
-    n = _count(found[0], found[1])
+    n = _total_slots(_get(root + "/props", headers))
+    if n is None:
+        slots = _get(root + "/slots", headers)
+        n = len(slots) if isinstance(slots, list) and slots else None
     with _LOCK:
         _MEMO[root] = n
     return n

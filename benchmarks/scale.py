@@ -48,7 +48,7 @@ def child(args: argparse.Namespace) -> None:
     import rubrictools as rt
 
     t0 = time.perf_counter()
-    out = rt.grade(
+    out = rt.grade_to_parquet(
         args.input,
         rt.Rubric.from_dict(RUBRIC),
         model=MODEL,

@@ -17,8 +17,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from rubrictools import moved
-
 __version__ = "0.2.0"
 
 __all__ = [
@@ -52,6 +50,7 @@ __all__ = [
     "estimate_cost",
     "grade",
     "grade_pairs",
+    "grade_to_parquet",
     "healthbench_score",
     "improve",
     "inter_rater",
@@ -101,6 +100,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         [
             "grade",
+            "grade_to_parquet",
             "grade_pairs",
             "agrade",
             "estimate_cost",
@@ -133,8 +133,6 @@ _SUBMODULES: dict[str, str] = {
     "testing": "rubrictools.testing",
 }
 
-moved.install()
-
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools import calibration as calibrate
     from rubrictools import charts, datasets, metrics, ppi, testing, widgets
@@ -149,6 +147,7 @@ if TYPE_CHECKING:  # pragma: no cover
         estimate_cost,
         grade,
         grade_pairs,
+        grade_to_parquet,
         submit_batch,
         usage,
     )

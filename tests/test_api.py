@@ -6,14 +6,13 @@ import ast
 import dataclasses
 import importlib
 import inspect
-import warnings
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import rubrictools as rt
 from rubrictools.grading.options import PAIR_OPTIONS, SINGLE_OPTIONS, GradeOptions
-from rubrictools.moved import MOVED
 
 INIT = Path(rt.__file__)
 
@@ -45,9 +44,9 @@ def test_grade_pairs_signature_lists_every_pairwise_option_with_its_default() ->
 
 def test_grade_signature_lists_every_option_with_its_default() -> None:
     defaults = {f.name: f.default for f in dataclasses.fields(GradeOptions) if f.name not in PAIR_OPTIONS}
-    for fn in (rt.grade, rt.agrade, rt.submit_batch):
+    for fn in (rt.grade, rt.agrade, rt.submit_batch, rt.grade_to_parquet):
         params = inspect.signature(fn).parameters
-        assert list(params)[:2] == ["df", "rubric"], fn
+        assert list(params)[:2] in (["df", "rubric"], ["source", "rubric"]), fn
         for name, default in defaults.items():
             assert name in params, f"{fn.__name__} lacks {name}"
             assert params[name].kind is inspect.Parameter.KEYWORD_ONLY, (fn.__name__, name)
@@ -55,7 +54,11 @@ def test_grade_signature_lists_every_option_with_its_default() -> None:
         assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()), fn
     grade = inspect.signature(rt.grade).parameters
     assert grade["column"].default == "submission" and grade["cache"].default is True
-    assert {"output", "batch_size", "batch", "batch_dir", "poll_interval"} <= set(grade)
+    assert {"batch", "batch_dir", "poll_interval"} <= set(grade) and "output" not in grade
+    # one signature, one return type: streaming to parquet is its own function
+    assert inspect.signature(rt.grade).return_annotation in ("pl.DataFrame", pl.DataFrame)
+    stream = inspect.signature(rt.grade_to_parquet).parameters
+    assert {"output", "batch_size", "retry_errors"} <= set(stream) and "batch" not in stream
 
 
 def test_help_of_grade_names_its_parameters() -> None:
@@ -70,7 +73,7 @@ def test_options_are_checked_before_any_call() -> None:
     df = pl.DataFrame({"submission": ["a"]})
     rubric = rt.Rubric.from_dict([{"requirement": "x"}])
     with pytest.raises(ValueError, match="mode must be one of"):
-        rt.grade(df, rubric, model=rt.ScriptedJudge(), mode="per_sentence")  # type: ignore[call-overload]
+        rt.grade(df, rubric, model=rt.ScriptedJudge(), mode="per_sentence")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="distribution=True needs mode='per_criterion'"):
         rt.grade(df, rubric, model=rt.ScriptedJudge(), mode="holistic", distribution=True)
     ex = pl.DataFrame({"submission": ["a"], "criterion": ["c"], "verdict": ["MET"]})
@@ -78,27 +81,14 @@ def test_options_are_checked_before_any_call() -> None:
         with pytest.raises(ValueError, match="few-shot verdicts shown per criterion"):
             rt.grade(df, rubric, model=rt.ScriptedJudge(), mode=mode, examples=ex)
     with pytest.raises(TypeError, match="unexpected keyword argument 'colum'"):
-        rt.grade(df, rubric, model=rt.ScriptedJudge(), colum="submission")  # type: ignore[call-overload]
+        rt.grade(df, rubric, model=rt.ScriptedJudge(), colum="submission")  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("old", sorted(MOVED))
-def test_moved_modules_still_import_with_a_deprecation_warning(old: str) -> None:
-    new = importlib.import_module(MOVED[old])
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        mod = importlib.import_module(old)
-    public = [n for n in getattr(new, "__all__", []) if not n.startswith("_")]
-    for name in public:
-        assert getattr(mod, name) is getattr(new, name)
-    if old not in ("rubrictools.calibrate", "rubrictools.ray"):
-        assert any(issubclass(w.category, DeprecationWarning) for w in caught) or old in __import__("sys").modules
-
-
-def test_old_spellings_keep_working() -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from rubrictools.batching import BatchJob
-        from rubrictools.reliability import agreement
-    assert BatchJob is rt.BatchJob and agreement is rt.agreement
+def test_module_names_of_the_old_layout_are_gone() -> None:
+    """rubrictools/moved.py (aliases such as rubrictools.reliability) was removed: nothing
+    outside this repository used the 0.x module names."""
+    for old in ("rubrictools.reliability", "rubrictools.batching", "rubrictools.moved"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
     assert rt.calibrate.fit is importlib.import_module("rubrictools.calibration").fit
     assert rt.ray.grade is importlib.import_module("rubrictools.grading.ray").grade

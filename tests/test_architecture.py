@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rubrictools.diagnostics",),
     ("rubrictools.charts",),
     ("rubrictools.widgets",),
-    ("rubrictools", "rubrictools.moved"),
+    ("rubrictools",),
 )
 
 

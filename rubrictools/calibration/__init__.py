@@ -37,7 +37,8 @@ set), both next to the judge's uncalibrated baselines.
 from __future__ import annotations
 
 from rubrictools.calibration.evaluation import DEFAULT_GRID, REPORT_METRICS, cross_validate, evaluate, tune
-from rubrictools.calibration.model import Calibrator, distributions_from_verdicts, fit, load, predict
+from rubrictools.calibration.fitting import fit
+from rubrictools.calibration.model import Calibrator, distributions_from_verdicts, load, predict
 
 __all__ = [
     "DEFAULT_GRID",

@@ -18,10 +18,12 @@ __all__ = [
     "Calibrator",
     "Model",
     "all_numeric",
+    "codes",
     "dist_frame",
     "distributions_from_verdicts",
-    "fit",
+    "label_sort_key",
     "load",
+    "logit",
     "predict",
     "targets",
 ]
@@ -61,7 +63,7 @@ def distributions_from_verdicts(verdicts: Any, *, judge: str | None = None) -> p
     )
 
 
-def _label_sort_key(x: str) -> tuple[int, float | str]:
+def label_sort_key(x: str) -> tuple[int, float | str]:
     try:
         return (0, float(x))
     except ValueError:
@@ -70,7 +72,7 @@ def _label_sort_key(x: str) -> tuple[int, float | str]:
 
 def all_numeric(labels: Sequence[str]) -> bool:
     """Whether every label reads as a number (so expected values and RMSE are defined)."""
-    return all(_label_sort_key(lab)[0] == 0 for lab in labels)
+    return all(label_sort_key(lab)[0] == 0 for lab in labels)
 
 
 def _numeric_label(label: pl.Expr) -> pl.Expr:
@@ -153,7 +155,7 @@ class Calibrator:
         xi = np.array([pos[i] for i in pairs["id"].to_list()], dtype=np.int64)
         rix = {r: i for i, r in enumerate(self.raters)}
         r = np.array([rix.get(a, -1) for a in pairs["rater"].to_list()], dtype=np.int64)
-        probs = self._probs(x[xi] if xi.size else np.zeros((0, x.shape[1])), r)
+        probs = self.probabilities(x[xi] if xi.size else np.zeros((0, x.shape[1])), r)
         out = pairs.with_columns([pl.Series(f"p_{lab}", probs[:, k]) for k, lab in enumerate(self.labels)])
         if all_numeric(self.labels):
             vals = np.array([float(v) for v in self.labels])
@@ -163,7 +165,9 @@ class Calibrator:
         best = np.array(self.labels, dtype=object)[probs.argmax(1)] if len(probs) else np.array([], dtype=object)
         return out.with_columns(pl.Series("label", best.tolist(), dtype=pl.String))
 
-    def _probs(self, x: np.ndarray, r: np.ndarray) -> np.ndarray:
+    def probabilities(self, x: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """Label probabilities (rows x :attr:`labels`) for feature rows ``x`` (as from
+        :meth:`design`) and rater indices ``r`` into :attr:`raters` (-1: the average rater)."""
         p = self.params
         if self.model == "multinomial":
             w, b = np.asarray(p["W"]), np.asarray(p["b"])
@@ -177,7 +181,7 @@ class Calibrator:
         q = x[:, self.features.index(f"{self.target}={p['positive']}")]
         if self.model == "platt":
             a, c = p["a"], p["c"]
-            pp = 1.0 / (1.0 + np.exp(-(a * _logit(q) + c)))
+            pp = 1.0 / (1.0 + np.exp(-(a * logit(q) + c)))
         else:
             pp = np.interp(q, np.asarray(p["x"]), np.asarray(p["y"]))
         out = np.zeros((q.size, 2))
@@ -230,34 +234,20 @@ def _softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(1, keepdims=True)
 
 
-def _logit(p: np.ndarray) -> np.ndarray:
+def logit(p: np.ndarray) -> np.ndarray:
     q = np.clip(p, 1e-6, 1 - 1e-6)
     return np.log(q / (1 - q))
 
 
-def _pav(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Isotonic (non-decreasing) least-squares fit of y on x by pool-adjacent-violators."""
-    order = np.argsort(x, kind="mergesort")
-    xs, ys = x[order], y[order].astype(float)
-    # merge equal x first
-    ux, inv = np.unique(xs, return_inverse=True)
-    sums = np.bincount(inv, weights=ys)
-    cnts = np.bincount(inv).astype(float)
-    vals, wts, starts = [], [], []
-    for i in range(ux.size):
-        vals.append(sums[i] / cnts[i])
-        wts.append(cnts[i])
-        starts.append(i)
-        while len(vals) > 1 and vals[-2] > vals[-1]:
-            w = wts[-2] + wts[-1]
-            v = (vals[-2] * wts[-2] + vals[-1] * wts[-1]) / w
-            vals[-2:], wts[-2:] = [v], [w]
-            starts.pop()
-    fitted = np.empty(ux.size)
-    bounds = [*starts, ux.size]
-    for j in range(len(vals)):
-        fitted[bounds[j] : bounds[j + 1]] = vals[j]
-    return ux, fitted
+def codes(values: np.ndarray, names: list[str]) -> np.ndarray:
+    """Index of each value in ``names``, -1 when absent (one lookup per distinct value).
+
+    >>> codes(np.array(["b", "a", "z", "b"], dtype=object), ["a", "b"]).tolist()
+    [1, 0, -1, 1]
+    """
+    uniq, inverse = np.unique(np.asarray(values).astype(str), return_inverse=True)
+    where = {v: i for i, v in enumerate(names)}
+    return np.array([where.get(u, -1) for u in uniq], dtype=np.int64)[inverse].reshape(-1)
 
 
 def targets(human: Any, target: str, ids: list[Any]) -> pl.DataFrame:
@@ -269,168 +259,3 @@ def targets(human: Any, target: str, ids: list[Any]) -> pl.DataFrame:
     h = h.with_columns(_numeric_label(pl.col("label")))
     # a rater who labelled one submission twice has two targets: number them to pair predictions 1:1
     return h.filter(pl.col("id").is_in(ids)).with_columns(pl.int_range(pl.len()).over("id", "rater").alias("_occ"))
-
-
-def fit(
-    distributions: Any,
-    human: Any,
-    *,
-    target: str,
-    features: list[str] | None = None,
-    model: Model = "multinomial",
-    rater_column: str = "rater",
-    l2: float = 1e-3,
-    l2_rater: float = 1e-2,
-    init: Calibrator | None = None,
-    anchor: float = 1e-2,
-    max_iter: int = 500,
-) -> Calibrator:
-    """Fit a calibrator predicting human labels on ``target`` from the judge's distributions.
-
-    ``features``: criteria whose distributions are inputs (default: all criteria present;
-    ``platt``/``isotonic`` use the target's own distribution). See the module docstring for
-    the models and penalties.
-    """
-    d = dist_frame(distributions)
-    h = to_polars(human, name="human")
-    if rater_column != "rater":
-        h = h.rename({rater_column: "rater"})
-    crits = features or sorted(d["criterion"].unique().to_list())
-    if model in ("platt", "isotonic"):
-        crits = [target]
-    d = d.filter(pl.col("criterion").is_in(crits))
-    feat_labels = d.select("criterion", "label").unique().sort("criterion", "label")
-    feats = [
-        f"{c}={lab}"
-        for c, lab in sorted(feat_labels.iter_rows(), key=lambda t: (crits.index(t[0]), _label_sort_key(t[1])))
-    ]
-    if init is not None:
-        feats = init.features
-    cal = Calibrator(model, target, [], feats, [], {}, {"l2": l2, "l2_rater": l2_rater, "anchor": anchor})
-    ids, x = cal.design(d)
-    t = targets(h, target, ids)
-    if t.height == 0:
-        raise ValueError(f"no human labels on {target!r} for the submissions in distributions")
-    labels = sorted(set(t["label"].to_list()) | set(init.labels if init else []), key=_label_sort_key)
-    raters = sorted(set(t["rater"].to_list()) | set(init.raters if init else []))
-    cal.labels, cal.raters = labels, raters
-    pos = {k: i for i, k in enumerate(ids)}
-    xi = np.array([pos[i] for i in t["id"].to_list()])
-    y = np.array([labels.index(v) for v in t["label"].to_list()])
-    r = np.array([raters.index(v) for v in t["rater"].to_list()])
-    X = x[xi]
-    if model == "multinomial":
-        cal.params = _fit_multinomial(
-            X, r, y, len(raters), len(labels), l2, l2_rater, init, anchor, max_iter, raters, labels
-        )
-    elif model in ("platt", "isotonic"):
-        if len(labels) != 2:
-            raise ValueError(f"{model} calibration needs a binary target; {target!r} has labels {labels}")
-        positive = "MET" if "MET" in labels else labels[-1]
-        col = feats.index(f"{target}={positive}") if f"{target}={positive}" in feats else None
-        if col is None:
-            raise ValueError(f"the judge gave no probability for {target}={positive}")
-        q = X[:, col]
-        yy = (np.array(labels)[y] == positive).astype(float)
-        if model == "platt":
-            from scipy.optimize import minimize
-
-            z = _logit(q)
-
-            def f(ac: np.ndarray) -> tuple[float, np.ndarray]:
-                s = 1 / (1 + np.exp(-(ac[0] * z + ac[1])))
-                s = np.clip(s, 1e-12, 1 - 1e-12)
-                loss = -np.mean(yy * np.log(s) + (1 - yy) * np.log(1 - s)) + l2 * (ac[0] ** 2 + ac[1] ** 2)
-                g = s - yy
-                return loss, np.array([np.mean(g * z) + 2 * l2 * ac[0], np.mean(g) + 2 * l2 * ac[1]])
-
-            res = minimize(f, np.array([1.0, 0.0]), jac=True, method="L-BFGS-B")
-            cal.params = {"a": float(res.x[0]), "c": float(res.x[1]), "positive": positive}
-        else:
-            ux, fitted = _pav(q, yy)
-            cal.params = {"x": ux, "y": fitted, "positive": positive}
-    else:
-        raise ValueError("model must be 'multinomial', 'platt' or 'isotonic'")
-    return cal
-
-
-def _fit_multinomial(
-    X: np.ndarray,
-    r: np.ndarray,
-    y: np.ndarray,
-    n_r: int,
-    k: int,
-    l2: float,
-    l2_rater: float,
-    init: Calibrator | None,
-    anchor: float,
-    max_iter: int,
-    raters: list[str],
-    labels: list[str],
-) -> dict[str, Any]:
-    from scipy.optimize import minimize
-
-    n, d = X.shape
-    sizes = (k * d, k, n_r * k * d, n_r * k)
-
-    def unpack(t: np.ndarray) -> tuple[np.ndarray, ...]:
-        o = np.cumsum((0, *sizes))
-        return (
-            t[o[0] : o[1]].reshape(k, d),
-            t[o[1] : o[2]],
-            t[o[2] : o[3]].reshape(n_r, k, d),
-            t[o[3] : o[4]].reshape(n_r, k),
-        )
-
-    w0 = b0 = None
-    theta0 = np.zeros(sum(sizes))
-    if init is not None:
-        if init.model != "multinomial":  # fit() reuses init.features, so the inputs line up
-            raise ValueError("init must be a multinomial calibrator over the same features")
-        lab_map = [init.labels.index(lab) for lab in labels]
-        w0 = np.asarray(init.params["W"])[lab_map]
-        b0 = np.asarray(init.params["b"])[lab_map]
-        wr0 = np.zeros((n_r, k, d))
-        br0 = np.zeros((n_r, k))
-        for i, rname in enumerate(raters):
-            if rname in init.raters:
-                j = init.raters.index(rname)
-                wr0[i] = np.asarray(init.params["Wr"])[j][lab_map]
-                br0[i] = np.asarray(init.params["br"])[j][lab_map]
-        theta0 = np.concatenate([w0.ravel(), b0, wr0.ravel(), br0.ravel()])
-    rows = np.arange(n)
-    onehot = np.zeros((n_r, n))  # per-rater sums as one matrix product
-    onehot[r, rows] = 1.0
-
-    def f(t: np.ndarray) -> tuple[float, np.ndarray]:
-        w, b, wr, br = unpack(t)
-        z = X @ w.T + b + np.einsum("nd,nkd->nk", X, wr[r]) + br[r]
-        z = z - z.max(1, keepdims=True)
-        lse = np.log(np.exp(z).sum(1))
-        p = np.exp(z - lse[:, None])
-        loss = -(z[rows, y] - lse).mean() + l2_rater * ((wr**2).sum() + (br**2).sum())
-        g = p.copy()
-        g[rows, y] -= 1
-        g /= n
-        gw = g.T @ X
-        gb = g.sum(0)
-        gwr = (onehot @ (g[:, :, None] * X[:, None, :]).reshape(n, k * d)).reshape(n_r, k, d)
-        gbr = onehot @ g
-        gwr += 2 * l2_rater * wr
-        gbr += 2 * l2_rater * br
-        if w0 is not None:
-            loss += anchor * ((w - w0) ** 2).sum()
-            gw += 2 * anchor * (w - w0)
-        else:
-            loss += l2 * (w**2).sum()
-            gw += 2 * l2 * w
-        return float(loss), np.concatenate([gw.ravel(), gb, gwr.ravel(), gbr.ravel()])
-
-    from threadpoolctl import threadpool_limits
-
-    # the matrices are small: one BLAS thread is as fast idle, and several threads on a busy
-    # machine made nested cross-validation 3-5x slower (oversubscribed cores)
-    with threadpool_limits(limits=1, user_api="blas"):
-        res = minimize(f, theta0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
-    w, b, wr, br = unpack(res.x)
-    return {"W": w, "b": b, "Wr": wr, "br": br, "converged": bool(res.success), "loss": float(res.fun)}

@@ -17,6 +17,7 @@ from rubrictools.grading.ensembles import ensemble
 from rubrictools.grading.options import GradeOptions
 from rubrictools.grading.pair_api import grade_pairs
 from rubrictools.grading.rules import apply_rules
+from rubrictools.grading.stream_api import grade_to_parquet
 from rubrictools.grading.sync import run_sync
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "estimate_cost",
     "grade",
     "grade_pairs",
+    "grade_to_parquet",
     "run_sync",
     "submit_batch",
     "usage",

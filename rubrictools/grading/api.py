@@ -3,15 +3,15 @@
 Works the same in a script, a Jupyter cell (where an event loop already runs) and async code
 (:func:`agrade`). Every (submission, criterion) gets a row; a failed call is an explicit error
 row, never a silent verdict. Successful answers are cached on disk as they arrive, so a re-run
-makes no calls and an interrupted run resumes where it stopped. ``output=`` streams into
-parquet parts (:mod:`rubrictools.grading.streaming`); ``batch=True`` uses provider batch jobs
-(:mod:`rubrictools.grading.batch`).
+makes no calls and an interrupted run resumes where it stopped. ``batch=True`` uses provider
+batch jobs (:mod:`rubrictools.grading.batch`); :func:`rubrictools.grade_to_parquet` streams a
+source too large for memory into parquet parts.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any, Literal
 
 import polars as pl
 
@@ -19,7 +19,6 @@ from rubrictools.conversations import ConversationPart
 from rubrictools.grading.batch import submit_batch_plan
 from rubrictools.grading.live import grade_frame, grade_frame_async
 from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Mode, OnNull, OnUnsupported
-from rubrictools.grading.streaming import grade_to_parquet
 from rubrictools.judge.config import StructuredOutput, Transport
 from rubrictools.rubric import Rubric
 
@@ -28,7 +27,6 @@ __all__ = ["agrade", "grade"]
 ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
 
 
-@overload
 def grade(
     df: Any,
     rubric: Rubric | None = None,
@@ -70,114 +68,10 @@ def grade(
     system_prompt: str | None = None,
     litellm_kwargs: dict[str, Any] | None = None,
     transport: Transport | None = None,
-    output: None = None,
-    batch_size: int = 10_000,
-    retry_errors: bool = True,
     batch: bool = False,
     batch_dir: str | Path | None = None,
     poll_interval: float = 30.0,
-) -> pl.DataFrame: ...
-
-
-@overload
-def grade(
-    df: Any,
-    rubric: Rubric | None = None,
-    *,
-    model: Any = None,
-    column: str = "submission",
-    id_column: str | None = None,
-    query_column: str | None = None,
-    reference_column: str | None = None,
-    rubric_column: str | None = None,
-    mode: Mode = "per_criterion",
-    aggregate: str = "majority",
-    examples: Any = None,
-    max_examples: int = 3,
-    shuffle_options: bool = False,
-    seed: int = 0,
-    grade_part: GradePart = "output",
-    on_null: OnNull = "raise",
-    thinking_markers: bool = False,
-    conversation_part: ConversationPart = "last_assistant",
-    cache: CacheSetting = True,
-    max_cost_usd: float | None = None,
-    progress: bool = True,
-    distribution: bool = False,
-    distribution_samples: int = 10,
-    evidence: bool | None = None,
-    on_unsupported: OnUnsupported = "flag",
-    api_base: str | None = None,
-    api_key: str | None = None,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-    timeout: float | None = None,
-    max_concurrency: int | None = None,
-    max_retries: int | None = None,
-    backoff_base: float | None = None,
-    backoff_max: float | None = None,
-    response_format: ResponseFormat | None = None,
-    structured_output: StructuredOutput | None = None,
-    system_prompt: str | None = None,
-    litellm_kwargs: dict[str, Any] | None = None,
-    transport: Transport | None = None,
-    output: str | Path,
-    batch_size: int = 10_000,
-    retry_errors: bool = True,
-    batch: bool = False,
-    batch_dir: str | Path | None = None,
-    poll_interval: float = 30.0,
-) -> pl.LazyFrame: ...
-
-
-def grade(
-    df: Any,
-    rubric: Rubric | None = None,
-    *,
-    model: Any = None,
-    column: str = "submission",
-    id_column: str | None = None,
-    query_column: str | None = None,
-    reference_column: str | None = None,
-    rubric_column: str | None = None,
-    mode: Mode = "per_criterion",
-    aggregate: str = "majority",
-    examples: Any = None,
-    max_examples: int = 3,
-    shuffle_options: bool = False,
-    seed: int = 0,
-    grade_part: GradePart = "output",
-    on_null: OnNull = "raise",
-    thinking_markers: bool = False,
-    conversation_part: ConversationPart = "last_assistant",
-    cache: CacheSetting = True,
-    max_cost_usd: float | None = None,
-    progress: bool = True,
-    distribution: bool = False,
-    distribution_samples: int = 10,
-    evidence: bool | None = None,
-    on_unsupported: OnUnsupported = "flag",
-    api_base: str | None = None,
-    api_key: str | None = None,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-    timeout: float | None = None,
-    max_concurrency: int | None = None,
-    max_retries: int | None = None,
-    backoff_base: float | None = None,
-    backoff_max: float | None = None,
-    response_format: ResponseFormat | None = None,
-    structured_output: StructuredOutput | None = None,
-    system_prompt: str | None = None,
-    litellm_kwargs: dict[str, Any] | None = None,
-    transport: Transport | None = None,
-    output: str | Path | None = None,
-    batch_size: int = 10_000,
-    retry_errors: bool = True,
-    batch: bool = False,
-    batch_dir: str | Path | None = None,
-    poll_interval: float = 30.0,
-) -> pl.DataFrame | pl.LazyFrame:
+) -> pl.DataFrame:
     """Grade every submission of ``df`` against ``rubric`` with one or more LLM judges.
 
     Parameters
@@ -248,13 +142,6 @@ def grade(
         A null submission: ``"raise"`` (default) stops before any call with an error naming the
         row and id; ``"error_row"`` grades the other rows and gives that row's criteria error
         rows ("submission is null: no call made"), with no call made for it.
-    output, batch_size, retry_errors
-        Stream instead of holding everything in memory: ``df`` may then also be a parquet
-        path or glob; it is graded ``batch_size`` rows at a time into parquet parts under the
-        ``output`` directory, resumably, and a LazyFrame over the parts is returned (see
-        :mod:`rubrictools.grading.streaming`). On a resume, ``retry_errors=True`` re-grades
-        the submissions of finished parts that have error rows (their successful calls come
-        from the cache) and rewrites those parts atomically.
     batch, batch_dir, poll_interval
         ``batch=True`` sends the requests as provider batch jobs (about half price, answered
         within 24 h) instead of live calls, waits for them (polling every ``poll_interval``
@@ -269,9 +156,8 @@ def grade(
 
     Returns
     -------
-    polars.DataFrame or polars.LazyFrame
-        A LazyFrame over the parquet parts when ``output`` is given; otherwise the verdict
-        table (:data:`rubrictools.VERDICT_SCHEMA` plus ``raw_response``), in input
+    polars.DataFrame
+        The verdict table (:data:`rubrictools.VERDICT_SCHEMA` plus ``raw_response``), in input
         order, one row per (submission, criterion, judge) plus ``judge="ensemble"`` rows for
         ensembles. Rule criteria (``Criterion(rule=...)``) are decided without any call, once
         per submission, in rows with ``judge="rule"``.
@@ -288,12 +174,8 @@ def grade(
     """
     opts = GradeOptions.pick(locals())
     if batch:
-        if output is not None:
-            raise ValueError("batch=True and output= cannot be combined; submit_batch a slice at a time instead")
         job = submit_batch_plan(df, rubric, opts, path=batch_dir)
         return job.collect(poll_interval=poll_interval, progress=progress)
-    if output is not None:
-        return grade_to_parquet(df, rubric, output, opts=opts, batch_size=batch_size, retry_errors=retry_errors)
     return grade_frame(df, rubric, opts)
 
 

@@ -16,7 +16,7 @@ from rubrictools.conversations import ConversationPart
 from rubrictools.grading.batch import submit_batch_plan
 from rubrictools.grading.live import grade_frame
 from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Inconsistent, OnNull
-from rubrictools.grading.streaming import grade_to_parquet
+from rubrictools.grading.streaming import stream_parts
 from rubrictools.judge.config import StructuredOutput, Transport
 from rubrictools.rubric import Rubric
 
@@ -136,5 +136,5 @@ def grade_pairs(
         job = submit_batch_plan(df, rubric, opts, path=batch_dir)
         return job.collect(poll_interval=poll_interval, progress=progress)
     if output is not None:
-        return grade_to_parquet(df, rubric, output, opts=opts, batch_size=batch_size, retry_errors=retry_errors)
+        return stream_parts(df, rubric, output, opts=opts, batch_size=batch_size, retry_errors=retry_errors)
     return grade_frame(df, rubric, opts)

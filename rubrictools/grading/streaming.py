@@ -1,6 +1,6 @@
 """Grade more submissions than fit in memory: chunked, written as parquet parts, resumable.
 
-``rt.grade(source, rubric, output="verdicts/", batch_size=10_000, ...)`` reads ``source`` (a
+``rt.grade_to_parquet(source, rubric, output="verdicts/", batch_size=10_000, ...)`` reads ``source`` (a
 polars LazyFrame, a parquet file, directory or glob, or a DataFrame) one slice of
 ``batch_size`` rows at a time, grades the slice with the usual engine, and writes its verdict
 table atomically as ``verdicts/part-00000.parquet``, ``part-00001.parquet``... Peak memory
@@ -32,7 +32,7 @@ from rubrictools.grading.options import PAIR_OPTIONS, GradeOptions
 from rubrictools.progress import progress_bar
 from rubrictools.rubric import Rubric
 
-__all__ = ["MANIFEST", "ROW_ID", "PartWriteError", "grade_to_parquet", "scan_source", "slice_of"]
+__all__ = ["MANIFEST", "ROW_ID", "PartWriteError", "scan_source", "slice_of", "stream_parts"]
 
 
 class PartWriteError(OSError):
@@ -164,7 +164,7 @@ def _retry_failed(part: Path, chunk: pl.DataFrame, rubric: Rubric | None, opts: 
     return failed.len()
 
 
-def grade_to_parquet(
+def stream_parts(
     source: Any,
     rubric: Rubric | None,
     output: str | Path,

@@ -234,8 +234,10 @@ def test_bad_inputs_are_refused(df, rubric, server, tmp_path):
         submit(df, rubric, server, tmp_path, colum="text")
     with pytest.raises(FileNotFoundError, match="no batch job"):
         rt.collect_batch(tmp_path / "nowhere")
-    with pytest.raises(ValueError, match="cannot be combined"):
-        rt.grade(df, rubric, model=MODEL, batch=True, output=tmp_path / "o")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'batch'"):  # streaming has no batch jobs
+        rt.grade_to_parquet(df, rubric, model=MODEL, batch=True, output=tmp_path / "o")  # type: ignore[call-arg]  # the refusal under test
+    with pytest.raises(TypeError, match="unexpected keyword argument 'output'"):  # grade returns one type
+        rt.grade(df, rubric, model=MODEL, output=tmp_path / "o")  # type: ignore[call-arg]  # the refusal under test
 
 
 def test_grade_batch_true_is_one_call(df, rubric, server, tmp_path):

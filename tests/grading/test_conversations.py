@@ -184,7 +184,7 @@ def test_pandas_lists_of_messages_are_conversations(rubric, server, tmp_path) ->
 def test_streamed_runs_keep_conversations_and_their_error_rows(rubric, tmp_path) -> None:
     df = pl.DataFrame({"text": [ROWS[2], conv(("user", "x")), ROWS[0]]})
     judge = rt.ScriptedJudge(rule=lambda t, c: "MET" if "good" in t else "UNMET")
-    rt.grade(df, rubric, model=judge, column="text", output=tmp_path / "out", batch_size=2, progress=False)
+    rt.grade_to_parquet(df, rubric, model=judge, column="text", output=tmp_path / "out", batch_size=2, progress=False)
     got = pl.read_parquet(tmp_path / "out" / "*.parquet").filter(pl.col("criterion") == "good").sort("id")
     assert got["verdict"].to_list() == ["MET", None, "UNMET"]
     assert "no assistant turn" in got["error"][1]

@@ -80,7 +80,8 @@ def with_fake_judge(kw, server, tmp_path):
 def run(df, rubric, server, tmp_path, **kw):
     with_fake_judge(kw, server, tmp_path)
     kw.setdefault("progress", False)
-    return rt.grade(df, rubric, column="text", id_column="qid", **kw)
+    fn = rt.grade_to_parquet if "output" in kw else rt.grade
+    return fn(df, rubric, column="text", id_column="qid", **kw)
 
 
 def test_per_criterion_rows_order_and_schema(df, rubric, server, tmp_path):

@@ -150,7 +150,7 @@ def test_a_new_mode_is_one_task_class_and_runs_through_the_same_executor(monkeyp
     monkeypatch.setitem(MODES, "yes_no", lambda subject, judged, ctx: [YesNoTask(subject)])
     rubric = rt.Rubric.from_dict([{"name": "polite", "requirement": "Is polite"}])
     df = pl.DataFrame({"submission": ["please sit", "sit"]})
-    v = rt.grade(df, rubric, model=rt.ScriptedJudge(), mode="yes_no", progress=False)  # type: ignore[call-overload]
+    v = rt.grade(df, rubric, model=rt.ScriptedJudge(), mode="yes_no", progress=False)  # type: ignore[arg-type]
     assert v.select("id", "criterion", "verdict").rows() == [(0, "polite", "MET"), (1, "polite", "UNMET")]
 
 

@@ -1,4 +1,4 @@
-"""Streaming `grade(..., output=...)`: chunked parquet parts, flat memory, resumable."""
+"""Streaming `grade_to_parquet(..., output=...)`: chunked parquet parts, flat memory, resumable."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def rubric():
 def test_parquet_source_is_graded_in_parts_in_order(source, rubric, tmp_path):
     path, df = source
     judge = rt.ScriptedJudge(rule=lambda t, c: "MET" if t.startswith("good") else "UNMET")
-    out = rt.grade(
+    out = rt.grade_to_parquet(
         path,
         rubric,
         model=judge,
@@ -59,7 +59,7 @@ def test_parquet_source_is_graded_in_parts_in_order(source, rubric, tmp_path):
 
 def test_row_ids_are_global_without_an_id_column(rubric, tmp_path):
     lf = pl.LazyFrame({"submission": ["good"] * 25})
-    out = rt.grade(
+    out = rt.grade_to_parquet(
         lf,
         rubric,
         model=rt.ScriptedJudge(rule=lambda t, c: "MET"),
@@ -85,19 +85,19 @@ def test_resume_skips_finished_parts_and_repeats_no_call(source, rubric, server,
         progress=False,
         max_concurrency=64,
     )
-    rt.grade(path, rubric, cache=False, **kw)
+    rt.grade_to_parquet(path, rubric, cache=False, **kw)
     assert server.hits == 500  # one LLM criterion per row; the rule made no call
     (tmp_path / "v" / "part-00001.parquet").unlink()  # as if the run had died during part 1
     server.reset()
-    out = rt.grade(path, rubric, cache=False, **kw).collect()
+    out = rt.grade_to_parquet(path, rubric, cache=False, **kw).collect()
     assert server.hits == 200 and out.height == 1000  # only the missing part was graded again
     # with the response cache, even an unfinished part repeats no call
     server.reset()
     kw["output"] = tmp_path / "v2"
-    rt.grade(path, rubric, cache=tmp_path / "c.sqlite", **kw)
+    rt.grade_to_parquet(path, rubric, cache=tmp_path / "c.sqlite", **kw)
     (tmp_path / "v2" / "part-00002.parquet").unlink()
     server.reset()
-    rt.grade(path, rubric, cache=tmp_path / "c.sqlite", **kw)
+    rt.grade_to_parquet(path, rubric, cache=tmp_path / "c.sqlite", **kw)
     assert server.hits == 0
     assert SECRET not in json.dumps(json.loads((tmp_path / "v" / "_manifest.json").read_text()))
 
@@ -105,20 +105,26 @@ def test_resume_skips_finished_parts_and_repeats_no_call(source, rubric, server,
 def test_mixing_settings_in_one_directory_is_refused(source, rubric, tmp_path):
     path, _ = source
     judge = rt.ScriptedJudge(rule=lambda t, c: "MET")
-    rt.grade(path, rubric, model=judge, column="text", output=tmp_path / "v", batch_size=1000, progress=False)
+    rt.grade_to_parquet(
+        path, rubric, model=judge, column="text", output=tmp_path / "v", batch_size=1000, progress=False
+    )
     with pytest.raises(ValueError, match="graded with other settings"):
-        rt.grade(path, rubric, model=judge, column="text", output=tmp_path / "v", batch_size=500, progress=False)
+        rt.grade_to_parquet(
+            path, rubric, model=judge, column="text", output=tmp_path / "v", batch_size=500, progress=False
+        )
     other = rt.Rubric.from_dict([{"name": "good", "requirement": "Different words"}])
     with pytest.raises(ValueError, match="graded with other settings"):
-        rt.grade(path, other, model=judge, column="text", output=tmp_path / "v", batch_size=1000, progress=False)
+        rt.grade_to_parquet(
+            path, other, model=judge, column="text", output=tmp_path / "v", batch_size=1000, progress=False
+        )
     (tmp_path / "w").mkdir()
     pl.DataFrame({"x": [1]}).write_parquet(tmp_path / "w" / "part-00000.parquet")
     with pytest.raises(ValueError, match=r"no _manifest.json"):
-        rt.grade(path, rubric, model=judge, column="text", output=tmp_path / "w", progress=False)
+        rt.grade_to_parquet(path, rubric, model=judge, column="text", output=tmp_path / "w", progress=False)
     with pytest.raises(FileNotFoundError):
-        rt.grade(tmp_path / "missing.parquet", rubric, model=judge, output=tmp_path / "x", progress=False)
+        rt.grade_to_parquet(tmp_path / "missing.parquet", rubric, model=judge, output=tmp_path / "x", progress=False)
     with pytest.raises(ValueError, match="column='nope'"):
-        rt.grade(path, rubric, model=judge, column="nope", output=tmp_path / "y", progress=False)
+        rt.grade_to_parquet(path, rubric, model=judge, column="nope", output=tmp_path / "y", progress=False)
 
 
 def test_a_resume_regrades_exactly_the_failed_rows_of_finished_parts(rubric, server, tmp_path):
@@ -137,11 +143,11 @@ def test_a_resume_regrades_exactly_the_failed_rows_of_finished_parts(rubric, ser
         progress=False,
     )
     server.faults.extend([Reply(status=500, body='{"error": {"message": "overloaded"}}')] * 5)
-    first = rt.grade(path, rubric, **kw).collect()
+    first = rt.grade_to_parquet(path, rubric, **kw).collect()
     failed = first.filter(pl.col("error").is_not_null())
     assert failed.height == 5
     hits = server.hits
-    again = rt.grade(path, rubric, **kw).collect()
+    again = rt.grade_to_parquet(path, rubric, **kw).collect()
     assert server.hits - hits == 5  # only the failed calls are asked again
     assert again["error"].null_count() == again.height
     assert again.select("id", "criterion").equals(first.select("id", "criterion"))  # same rows, same order
@@ -159,9 +165,9 @@ def test_a_manifest_half_written_by_a_crash_never_blocks_a_rerun(source, rubric,
 
     monkeypatch.setattr(Path, "write_text", crash)
     with pytest.raises(OSError):
-        rt.grade(path, rubric, model=judge, column="text", output=tmp_path / "v", progress=False)
+        rt.grade_to_parquet(path, rubric, model=judge, column="text", output=tmp_path / "v", progress=False)
     monkeypatch.setattr(Path, "write_text", real)
-    v = rt.grade(path, rubric, model=judge, column="text", output=tmp_path / "v", progress=False).collect()
+    v = rt.grade_to_parquet(path, rubric, model=judge, column="text", output=tmp_path / "v", progress=False).collect()
     assert v.height > 0
 
 
@@ -170,4 +176,6 @@ def test_an_unreadable_manifest_gets_an_error_naming_it(source, rubric, tmp_path
     (tmp_path / "v").mkdir()
     (tmp_path / "v" / "_manifest.json").write_text("")
     with pytest.raises(ValueError, match=r"_manifest.json is unreadable"):
-        rt.grade(path, rubric, model=rt.ScriptedJudge(), column="text", output=tmp_path / "v", progress=False)
+        rt.grade_to_parquet(
+            path, rubric, model=rt.ScriptedJudge(), column="text", output=tmp_path / "v", progress=False
+        )

@@ -62,6 +62,7 @@ __all__ = [
     "ppi_estimate",
     "preferences_from_scores",
     "preferences_from_verdicts",
+    "prompts",
     "rank_systems",
     "ray",
     "rubric_report",
@@ -101,6 +102,7 @@ _EXPORTS: dict[str, str] = {
         [
             "grade",
             "grade_to_parquet",
+            "prompts",
             "grade_pairs",
             "agrade",
             "estimate_cost",
@@ -148,6 +150,7 @@ if TYPE_CHECKING:  # pragma: no cover
         grade,
         grade_pairs,
         grade_to_parquet,
+        prompts,
         submit_batch,
         usage,
     )

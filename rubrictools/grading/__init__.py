@@ -16,6 +16,7 @@ from rubrictools.grading.cost import estimate_cost, usage
 from rubrictools.grading.ensembles import ensemble
 from rubrictools.grading.options import GradeOptions
 from rubrictools.grading.pair_api import grade_pairs
+from rubrictools.grading.prompt_export import prompts
 from rubrictools.grading.rules import apply_rules
 from rubrictools.grading.stream_api import grade_to_parquet
 from rubrictools.grading.sync import run_sync
@@ -32,6 +33,7 @@ __all__ = [
     "grade",
     "grade_pairs",
     "grade_to_parquet",
+    "prompts",
     "run_sync",
     "submit_batch",
     "usage",

@@ -87,6 +87,11 @@ class JudgeTask(ABC):
     def schema(self) -> tuple[dict[str, Any], str]:
         """The JSON schema a valid reply follows, and its name."""
 
+    def asks(self) -> list[str]:
+        """The names of the criteria this task's question is about (default: every judged
+        criterion of the subject's rubric)."""
+        return [c.name or "" for c in self.subject.rubric if c.rule is None]
+
     def token_cap(self) -> int:
         """The reply's ``max_tokens`` when the judge's is ``"auto"``: room for the answer with a
         one- or two-sentence explanation, not for a rambling model to run on for minutes."""

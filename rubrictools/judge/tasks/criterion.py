@@ -42,6 +42,9 @@ class CriterionTask(JudgeTask):
         self.evidence = evidence
         self.examples = tuple(examples)
 
+    def asks(self) -> list[str]:
+        return [self.criterion.name or ""]
+
     def messages(self, *, system_prompt: str | None = None) -> list[dict[str, str]]:
         s = self.subject
         return criterion_messages(

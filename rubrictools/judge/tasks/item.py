@@ -37,6 +37,9 @@ class ItemTask(JudgeTask):
         self.option_orders = dict(option_orders or {})
         self.evidence = evidence
 
+    def asks(self) -> list[str]:
+        return [c.name or "" for c in self.judged]
+
     def messages(self, *, system_prompt: str | None = None) -> list[dict[str, str]]:
         s = self.subject
         return item_messages(

@@ -42,6 +42,9 @@ class PairTask(JudgeTask):
         self.swapped = swapped
         self.ties = ties
 
+    def asks(self) -> list[str]:
+        return [self.criterion.name or ""] if self.criterion is not None else super().asks()
+
     def _shown(self) -> tuple[Any, Any]:
         s = self.subject
         return (s.other, s.submission) if self.swapped else (s.submission, s.other)

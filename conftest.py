@@ -1,5 +1,8 @@
 """Session-wide test set-up for tests/, the docstring examples and the notebooks (nbmake).
 
+Run records (``grade(record=True)``, the default) go to a temporary store for the whole
+session (``RUBRICTOOLS_RUNS``, inherited by notebook kernels), not into the checkout.
+
 jupyter_client can block forever while closing a finished notebook's kernel client: its
 ``stop_channels`` ends in ``zmq.Context.term()``, which waits for every socket of the context
 and sometimes never returns (jupyter/jupyter_client#771; seen here as a notebook run that
@@ -9,9 +12,13 @@ in time; a context that will not terminate is abandoned, and the process exit re
 
 from __future__ import annotations
 
+import os
+import tempfile
 import threading
 
 import jupyter_client.client
+
+os.environ.setdefault("RUBRICTOOLS_RUNS", tempfile.mkdtemp(prefix="rubrictools-runs-"))
 
 _STOP_SECONDS = 20.0
 _stop_channels = jupyter_client.client.KernelClient.stop_channels

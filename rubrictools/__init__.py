@@ -56,6 +56,7 @@ __all__ = [
     "inter_rater",
     "labels_from_wide",
     "lint",
+    "load_run",
     "metrics",
     "position_bias",
     "ppi",
@@ -65,7 +66,9 @@ __all__ = [
     "prompts",
     "rank_systems",
     "ray",
+    "rerun",
     "rubric_report",
+    "runs",
     "score",
     "submit_batch",
     "testing",
@@ -103,6 +106,7 @@ _EXPORTS: dict[str, str] = {
             "grade",
             "grade_to_parquet",
             "prompts",
+            "rerun",
             "grade_pairs",
             "agrade",
             "estimate_cost",
@@ -116,6 +120,7 @@ _EXPORTS: dict[str, str] = {
         ],
         "rubrictools.grading",
     ),
+    **dict.fromkeys(["runs", "load_run"], "rubrictools.records"),
     **dict.fromkeys(["agreement", "inter_rater", "compare", "labels_from_wide"], "rubrictools.human_agreement"),
     **dict.fromkeys(
         ["win_rates", "rank_systems", "position_bias", "preferences_from_scores", "preferences_from_verdicts"],
@@ -151,6 +156,7 @@ if TYPE_CHECKING:  # pragma: no cover
         grade_pairs,
         grade_to_parquet,
         prompts,
+        rerun,
         submit_batch,
         usage,
     )
@@ -165,6 +171,7 @@ if TYPE_CHECKING:  # pragma: no cover
         win_rates,
     )
     from rubrictools.ppi import choose_to_label, ppi_estimate
+    from rubrictools.records import load_run, runs
     from rubrictools.rubric import (
         CANNOT_ASSESS,
         MET,

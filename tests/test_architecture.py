@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("rubrictools.rubric",),
     ("rubrictools.judge",),
+    ("rubrictools.records",),
     ("rubrictools.grading",),
     ("rubrictools.metrics",),
     ("rubrictools.human_agreement", "rubrictools.leaderboard"),

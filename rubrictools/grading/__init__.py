@@ -17,6 +17,7 @@ from rubrictools.grading.ensembles import ensemble
 from rubrictools.grading.options import GradeOptions
 from rubrictools.grading.pair_api import grade_pairs
 from rubrictools.grading.prompt_export import prompts
+from rubrictools.grading.rerun import rerun
 from rubrictools.grading.rules import apply_rules
 from rubrictools.grading.stream_api import grade_to_parquet
 from rubrictools.grading.sync import run_sync
@@ -34,6 +35,7 @@ __all__ = [
     "grade_pairs",
     "grade_to_parquet",
     "prompts",
+    "rerun",
     "run_sync",
     "submit_batch",
     "usage",

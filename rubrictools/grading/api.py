@@ -20,6 +20,7 @@ from rubrictools.grading.batch import submit_batch_plan
 from rubrictools.grading.live import grade_frame, grade_frame_async
 from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Mode, OnNull, OnUnsupported
 from rubrictools.judge.config import StructuredOutput, Transport
+from rubrictools.records import runs_dir
 from rubrictools.rubric import Rubric
 
 __all__ = ["agrade", "grade"]
@@ -71,6 +72,7 @@ def grade(
     batch: bool = False,
     batch_dir: str | Path | None = None,
     poll_interval: float = 30.0,
+    record: bool | str | Path = True,
 ) -> pl.DataFrame:
     """Grade every submission of ``df`` against ``rubric`` with one or more LLM judges.
 
@@ -148,6 +150,13 @@ def grade(
         seconds) and returns the same verdict table; the job is kept in ``batch_dir`` so a
         closed notebook can collect it later (see :mod:`rubrictools.grading.batch`,
         :func:`~rubrictools.submit_batch` and :func:`~rubrictools.collect_batch`).
+    record
+        Record the run (:mod:`rubrictools.records`): ``True`` (default) under
+        ``$RUBRICTOOLS_RUNS`` or ``./rubrictools-runs``, a folder path, or ``False``. The
+        record keeps the rubric, each judge's settings (never the key), versions, counts,
+        cost, the inputs and this table; see :func:`~rubrictools.records`,
+        :func:`~rubrictools.load_run`, :func:`~rubrictools.compare_runs`. Batch jobs are not
+        recorded yet.
     api_base, api_key, temperature, max_tokens, timeout, max_concurrency, max_retries
         Settings of the :class:`~rubrictools.Judge` built when ``model`` is a string; see below.
     backoff_base, backoff_max, response_format, structured_output, system_prompt, litellm_kwargs, transport
@@ -176,7 +185,7 @@ def grade(
     if batch:
         job = submit_batch_plan(df, rubric, opts, path=batch_dir)
         return job.collect(poll_interval=poll_interval, progress=progress)
-    return grade_frame(df, rubric, opts)
+    return grade_frame(df, rubric, opts, record=runs_dir(record))
 
 
 async def agrade(
@@ -220,6 +229,7 @@ async def agrade(
     system_prompt: str | None = None,
     litellm_kwargs: dict[str, Any] | None = None,
     transport: Transport | None = None,
+    record: bool | str | Path = True,
 ) -> pl.DataFrame:
     """Async version of :func:`grade` for an in-memory frame (``await rt.agrade(...)``); same
     parameters (except streaming and batch ones) and the same verdict table.
@@ -231,4 +241,4 @@ async def agrade(
     >>> v.height
     1
     """
-    return await grade_frame_async(df, rubric, GradeOptions.pick(locals()))
+    return await grade_frame_async(df, rubric, GradeOptions.pick(locals()), record=runs_dir(record))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -12,6 +14,7 @@ from rubrictools.grading.executor import execute
 from rubrictools.grading.inputs import open_cache
 from rubrictools.grading.options import GradeOptions
 from rubrictools.grading.plan import assign_keys, build_plan
+from rubrictools.grading.recording import record_run
 from rubrictools.grading.sync import run_sync
 from rubrictools.judge import Judge, ResponseCache
 from rubrictools.judge.transport import aclose_clients
@@ -21,9 +24,16 @@ __all__ = ["grade_frame", "grade_frame_async"]
 
 
 async def grade_frame_async(
-    df: Any, rubric: Rubric | None, opts: GradeOptions, *, cancel: threading.Event | None = None
+    df: Any,
+    rubric: Rubric | None,
+    opts: GradeOptions,
+    *,
+    cancel: threading.Event | None = None,
+    record: Path | None = None,
 ) -> pl.DataFrame:
-    """The verdict table of ``df`` under ``opts`` (cache read and written as answers arrive)."""
+    """The verdict table of ``df`` under ``opts`` (cache read and written as answers arrive);
+    ``record``: the run store to record the run in (:mod:`rubrictools.records`)."""
+    started = datetime.now().astimezone()
     with bulk_objects():
         plan = build_plan(df, rubric, opts)
     store = open_cache(opts.cache, plan.judges)
@@ -40,11 +50,18 @@ async def grade_frame_async(
         if any(isinstance(j, Judge) and j.wire_transport == "direct" for j in plan.judges):
             await aclose_clients()
     with bulk_objects():
-        return plan.verdicts()
+        verdicts = plan.verdicts()
+    if record is not None:
+        if store is None:
+            assign_keys(plan)  # the record's request hash is over the requests' keys
+        record_run(
+            record, kind="grade_pairs" if opts.pairwise else "grade", plan=plan, verdicts=verdicts, started=started
+        )
+    return verdicts
 
 
-def grade_frame(df: Any, rubric: Rubric | None, opts: GradeOptions) -> pl.DataFrame:
+def grade_frame(df: Any, rubric: Rubric | None, opts: GradeOptions, *, record: Path | None = None) -> pl.DataFrame:
     """:func:`grade_frame_async` from sync code (a script or a Jupyter cell); Ctrl-C stops new
     calls, lets calls in flight finish (their answers are cached), then raises."""
     cancel = threading.Event()
-    return run_sync(grade_frame_async(df, rubric, opts, cancel=cancel), cancel)
+    return run_sync(grade_frame_async(df, rubric, opts, cancel=cancel, record=record), cancel)

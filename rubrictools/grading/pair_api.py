@@ -18,6 +18,7 @@ from rubrictools.grading.live import grade_frame
 from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Inconsistent, OnNull
 from rubrictools.grading.streaming import stream_parts
 from rubrictools.judge.config import StructuredOutput, Transport
+from rubrictools.records import runs_dir
 from rubrictools.rubric import Rubric
 
 __all__ = ["grade_pairs"]
@@ -69,6 +70,7 @@ def grade_pairs(
     batch: bool = False,
     batch_dir: str | Path | None = None,
     poll_interval: float = 30.0,
+    record: bool | str | Path = True,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Compare two answers per row, A (column ``a``) against B (column ``b``), with LLM judges.
 
@@ -105,6 +107,8 @@ def grade_pairs(
         parts, provider batch jobs.
     api_base, api_key, temperature, max_tokens, timeout, max_concurrency, max_retries
         Settings of the :class:`~rubrictools.Judge` built when ``model`` is a string.
+    record
+        Record the run in the run store as :func:`rubrictools.grade` does (live runs only).
     backoff_base, backoff_max, response_format, structured_output, system_prompt, litellm_kwargs, transport
         Likewise (``None``: the Judge's default).
 
@@ -137,4 +141,4 @@ def grade_pairs(
         return job.collect(poll_interval=poll_interval, progress=progress)
     if output is not None:
         return stream_parts(df, rubric, output, opts=opts, batch_size=batch_size, retry_errors=retry_errors)
-    return grade_frame(df, rubric, opts)
+    return grade_frame(df, rubric, opts, record=runs_dir(record))

@@ -17,6 +17,7 @@ from rubrictools.rubric import BINARY_LABELS, Criterion, Rubric, format_number
 from rubrictools.submissions import Submission
 
 __all__ = [
+    "PROMPT_TEMPLATE_VERSION",
     "context_block",
     "criterion_messages",
     "criterion_schema",
@@ -29,6 +30,11 @@ __all__ = [
 ]
 
 GradePart = Literal["output", "thinking", "all"]
+
+PROMPT_TEMPLATE_VERSION = 1
+"""The version of the prompt templates below: raise it when their wording changes, so run
+records (:mod:`rubrictools.records`) tell apart runs that asked in other words. (Run records
+also keep a hash of every request sent, which changes with any difference at all.)"""
 
 SYSTEM_CRITERION = """You are a careful, impartial grader. You judge ONE criterion of a rubric against a submission.
 

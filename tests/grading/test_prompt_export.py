@@ -23,7 +23,9 @@ def test_prompts_are_the_requests_the_server_receives(df, rubric, server, tmp_pa
     assert v["error"].null_count() == v.height
     got = server.requests[before:]
     sent = {json.dumps(r["messages"], sort_keys=True): r for r in got}
-    exported = dict(zip((json.dumps(m, sort_keys=True) for m in p["messages"].to_list()), p["request_fields"]))
+    exported = dict(
+        zip((json.dumps(m, sort_keys=True) for m in p["messages"].to_list()), p["request_fields"], strict=True)
+    )
     assert set(sent) == set(exported) and p.height == len(got)
     for messages, fields in exported.items():  # the structured-output fields, as sent
         want = json.loads(fields)

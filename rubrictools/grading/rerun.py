@@ -1,0 +1,89 @@
+"""`rerun`: grade a recorded run's inputs again, with its recorded rubric, judges and options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from rubrictools.grading.api import grade
+from rubrictools.grading.options import PAIR_OPTIONS, CacheSetting
+from rubrictools.grading.pair_api import grade_pairs
+from rubrictools.judge import Judge
+from rubrictools.records import Run, load_run
+from rubrictools.rubric import Rubric
+
+__all__ = ["rerun"]
+
+
+def _judges(run: Run, api_key: str | None) -> list[Judge]:
+    settings = run.info.get("judges", [])
+    scripted = [j["label"] for j in settings if j.get("scripted")]
+    if scripted:
+        raise ValueError(
+            f"run {run.id} was graded by scripted judges {scripted}, whose rules are Python functions a "
+            "record cannot keep: pass model= to rerun it"
+        )
+    key = {"api_key": api_key} if api_key is not None else {}
+    return [Judge.model_validate({**{k: v for k, v in j.items() if k != "label"}, **key}) for j in settings]
+
+
+def rerun(
+    run: str | Run,
+    *,
+    root: str | Path | None = None,
+    model: Any = None,
+    api_key: str | None = None,
+    cache: CacheSetting = True,
+    progress: bool = True,
+    record: bool | str | Path = True,
+) -> pl.DataFrame:
+    """Grade a recorded run again: its inputs, rubric, few-shot examples, options and judges.
+
+    ``run`` is a :class:`~rubrictools.records.Run`, a run id (or a unique prefix, or
+    ``"last"``) in the store at ``root``. Judges are rebuilt from their recorded settings
+    (the key comes from ``api_key`` or the provider's environment variable, as it was never
+    recorded); ``model=`` replaces them (required for a run graded by a scripted judge).
+    With the response cache that answered the run, nothing is asked again: the same
+    requests have the same keys. Returns the new verdict table (recorded as a new run
+    unless ``record=False``).
+
+    >>> import tempfile, polars as pl, rubrictools as rt
+    >>> store = tempfile.mkdtemp()
+    >>> rubric = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
+    >>> v = rt.grade(pl.DataFrame({"submission": ["hello"]}), rubric, model=rt.ScriptedJudge(), progress=False,
+    ...              record=store)
+    >>> again = rt.rerun("last", root=store, model=rt.ScriptedJudge(), progress=False, record=store)
+    >>> again["verdict"].to_list(), rt.runs(store).height
+    (['MET'], 2)
+    """
+    r = run if isinstance(run, Run) else load_run(run, root=root)
+    settings = dict(r.info["settings"])
+    judges = model if model is not None else _judges(r, api_key)
+    rubric = Rubric.from_dict(r.rubric) if r.rubric is not None else None
+    common: dict[str, Any] = {"model": judges, "cache": cache, "progress": progress, "record": record}
+    if r.info.get("kind") == "grade_pairs":
+        pair = {k: settings.pop(k) for k in PAIR_OPTIONS}
+        systems = tuple(pair["systems"]) if pair["systems"] is not None else None
+        for unused in ("aggregate", "max_examples", "shuffle_options", "seed", "distribution", "evidence"):
+            settings.pop(unused, None)
+        settings.pop("on_unsupported", None)
+        a, b = settings.pop("column"), pair["pair_column"]
+        out = grade_pairs(
+            r.inputs,
+            rubric,
+            a=a,
+            b=b,
+            systems=systems,
+            swap=pair["swap"],
+            inconsistent=pair["inconsistent"],
+            ties=pair["ties"],
+            **settings,
+            **common,
+        )
+        assert isinstance(out, pl.DataFrame)
+        return out
+    for name in PAIR_OPTIONS:
+        settings.pop(name, None)
+    return grade(r.inputs, rubric, examples=r.examples, **settings, **common)

@@ -45,6 +45,7 @@ __all__ = [
     "choose_to_label",
     "collect_batch",
     "compare",
+    "compare_runs",
     "datasets",
     "ensemble",
     "estimate_cost",
@@ -121,6 +122,7 @@ _EXPORTS: dict[str, str] = {
         "rubrictools.grading",
     ),
     **dict.fromkeys(["runs", "load_run"], "rubrictools.records"),
+    **dict.fromkeys(["compare_runs"], "rubrictools.comparison"),
     **dict.fromkeys(["agreement", "inter_rater", "compare", "labels_from_wide"], "rubrictools.human_agreement"),
     **dict.fromkeys(
         ["win_rates", "rank_systems", "position_bias", "preferences_from_scores", "preferences_from_verdicts"],
@@ -143,6 +145,7 @@ _SUBMODULES: dict[str, str] = {
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools import calibration as calibrate
     from rubrictools import charts, datasets, metrics, ppi, testing, widgets
+    from rubrictools.comparison import compare_runs
     from rubrictools.diagnostics import improve, rubric_report
     from rubrictools.grading import (
         BatchGroup,

@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rubrictools.records",),
     ("rubrictools.grading",),
     ("rubrictools.metrics",),
-    ("rubrictools.human_agreement", "rubrictools.leaderboard"),
+    ("rubrictools.human_agreement", "rubrictools.leaderboard", "rubrictools.comparison"),
     ("rubrictools.calibration", "rubrictools.datasets", "rubrictools.ppi"),
     ("rubrictools.diagnostics",),
     ("rubrictools.charts",),

@@ -26,6 +26,7 @@ from rubrictools.charts.agreement import (
 )
 from rubrictools.charts.base import offline, save
 from rubrictools.charts.change import before_after
+from rubrictools.charts.comparison import run_comparison
 from rubrictools.charts.inference import ppi_widths
 from rubrictools.charts.pairwise import leaderboard, position_bias, win_matrix
 from rubrictools.charts.run import run_summary
@@ -42,6 +43,7 @@ __all__ = [
     "position_bias",
     "ppi_widths",
     "reliability",
+    "run_comparison",
     "run_summary",
     "save",
     "score_distributions",

@@ -1,0 +1,86 @@
+"""Two runs side by side: what changed, and how sure (:func:`run_comparison`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from rubrictools.charts.base import alt_module as _alt
+from rubrictools.charts.base import values as _values
+from rubrictools.comparison import RunComparison
+
+if TYPE_CHECKING:  # pragma: no cover
+    import altair as alt
+
+__all__ = ["run_comparison"]
+
+_CLEAR, _UNCLEAR = "interval excludes 0", "interval includes 0"
+
+
+def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int = 300) -> alt.LayerChart:
+    """The changes of :func:`rubrictools.compare_runs`, overall score first, then each shared
+    criterion: a point at the mean change (``b - a``), a bar over its bootstrap interval, a
+    dashed line at 0, and each row's change and p-value printed beside it. Colour says only
+    whether the interval excludes 0, in neutral tones: for a penalty criterion a rise is bad
+    news, so read the sign with the criterion. Rows without an interval (``bootstrap=0``) show the point alone.
+
+    >>> import polars as pl, rubrictools as rt
+    >>> rub = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
+    >>> a = pl.DataFrame({"id": range(4), "criterion": "greets", "verdict": ["MET", "UNMET"] * 2,
+    ...                   "value": [1.0, 0.0] * 2})
+    >>> cmp = rt.compare_runs(a, a.with_columns(pl.lit(1.0).alias("value")), rubric=rub, bootstrap=50)
+    >>> [layer["mark"]["type"] for layer in rt.charts.run_comparison(cmp).to_dict()["layer"]]
+    ['rule', 'rule', 'point', 'text']
+    """
+    alt = _alt()
+    a, b = cmp.names
+    t = cmp.summary.with_columns(
+        pl.when(pl.col("ci_low").is_null())
+        .then(pl.lit("no interval"))
+        .when((pl.col("ci_low") > 0) | (pl.col("ci_high") < 0))
+        .then(pl.lit(_CLEAR))
+        .otherwise(pl.lit(_UNCLEAR))
+        .alias("reading"),
+        pl.coalesce("ci_low", "change").alias("lo"),
+        pl.coalesce("ci_high", "change").alias("hi"),
+    )
+    order = t["criterion"].to_list()
+    base = alt.Chart(alt.Data(values=_values(t))).encode(
+        y=alt.Y("criterion:N", sort=order, title=None, axis=alt.Axis(labelLimit=0)),
+        tooltip=[
+            "criterion:N",
+            alt.Tooltip("mean_a:Q", title=f"mean, {a}", format=".3f"),
+            alt.Tooltip("mean_b:Q", title=f"mean, {b}", format=".3f"),
+            alt.Tooltip("change:Q", format="+.3f"),
+            alt.Tooltip("ci_low:Q", format="+.3f"),
+            alt.Tooltip("ci_high:Q", format="+.3f"),
+            alt.Tooltip("p_value:Q", format=".3g"),
+            "n:Q",
+        ],
+    )
+    zero = alt.Chart(alt.Data(values=[{"x": 0}])).mark_rule(strokeDash=[4, 4], color="#888").encode(x="x:Q")
+    # neutral colours: a clear change is not a good one by itself (a penalty that rises is bad)
+    palette = {_CLEAR: "#1f4e79", _UNCLEAR: "#a6a6a6", "no interval": "#4c78a8"}
+    present = [k for k in palette if k in set(t["reading"])]
+    colour = alt.Color(
+        "reading:N",
+        title=None,
+        scale=alt.Scale(domain=present, range=[palette[k] for k in present]),
+        legend=alt.Legend(orient="bottom", labelLimit=0),
+    )
+    x = alt.X("lo:Q", title=f"change, {b} - {a} (mean and 95% interval)", scale=alt.Scale(padding=20))
+    bar = base.mark_rule(strokeWidth=3).encode(x=x, x2="hi:Q", color=colour)
+    point = base.mark_point(filled=True, size=70).encode(x="change:Q", color=colour)
+    label = (
+        base.transform_calculate(
+            text="(datum.change > 0 ? '+' : '') + format(datum.change, '.3f') + "
+            "(datum.p_value == null ? '' : '  p=' + format(datum.p_value, '.2g'))"
+        )
+        .mark_text(align="left", dx=8, fontSize=11, color="#333")
+        .encode(x="hi:Q", text="text:N")
+    )
+    n = int(cmp.summary["n"][0])
+    return alt.layer(zero, bar, point, label).properties(
+        width=width, title=title or f"{b} against {a}: {n} paired submissions, {cmp.flips.height} verdict flips"
+    )

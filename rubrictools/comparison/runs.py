@@ -1,0 +1,225 @@
+"""`compare_runs`: did the change make a difference, and is it real? Two runs, paired by submission."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rubrictools.frames import to_polars
+from rubrictools.metrics import resampling as bs
+from rubrictools.records import Run, load_run
+from rubrictools.rubric import Rubric
+from rubrictools.rubric.scoring import score
+
+__all__ = ["RunComparison", "compare_runs"]
+
+OVERALL = "overall score"
+"""The ``criterion`` of the overall score's row in :attr:`RunComparison.summary`."""
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    """What changed between run ``a`` and run ``b`` (``change`` is always ``b - a``).
+
+    * ``summary``: one row for the overall score and one per shared criterion: ``criterion,
+      mean_a, mean_b, change, ci_low, ci_high, p_value, n`` (a criterion's mean is its
+      verdict value, 1 = MET);
+    * ``scores``: ``id, score_a, score_b, change`` per submission graded in both;
+    * ``flips``: the verdicts that changed: ``id, criterion, verdict_a, verdict_b,
+      explanation_a, explanation_b``;
+    * ``costs``: ``measure, a, b, change`` for calls, errors, cached answers, tokens, dollars
+      and latency;
+    * ``only_a`` / ``only_b``: ids graded in one run only (left out of the pairing).
+    """
+
+    names: tuple[str, str]
+    summary: pl.DataFrame
+    scores: pl.DataFrame
+    flips: pl.DataFrame
+    costs: pl.DataFrame
+    only_a: list[Any]
+    only_b: list[Any]
+
+    def __repr__(self) -> str:
+        row = self.summary.row(0, named=True)
+        b, a = self.names[1], self.names[0]
+        return (
+            f"RunComparison({b} - {a}: score {row['change']:+.4f} [{row['ci_low']:+.4f}, {row['ci_high']:+.4f}], "
+            f"p={row['p_value']:.3g}, n={row['n']}; {self.flips.height} verdict flips)"
+        )
+
+
+def _open(run: Any, root: Any) -> tuple[pl.DataFrame, Any, dict[str, Any]]:
+    """(verdicts, recorded rubric or None, manifest) of a run id, a Run or a verdict table."""
+    if isinstance(run, str):
+        run = load_run(run, root=root)
+    if isinstance(run, Run):
+        return run.verdicts, run.rubric, run.info
+    return to_polars(run, name="run"), None, {}
+
+
+def _judge_rows(v: pl.DataFrame, judge: str | None, side: str) -> pl.DataFrame:
+    if "judge" not in v.columns:
+        return v
+    if judge is not None:
+        out = v.filter(pl.col("judge") == judge)
+        if out.height == 0:
+            raise ValueError(f"run {side} has no rows of judge {judge!r} (judges: {sorted(set(v['judge']))})")
+        return out
+    if (v["judge"] == "ensemble").any():
+        return v.filter(pl.col("judge").is_in(["ensemble", "rule"]))
+    judges = sorted(set(v["judge"]) - {"rule"})
+    if len(judges) > 1:
+        raise ValueError(f"run {side} has several judges {judges} and no ensemble rows: pass judge=")
+    return v
+
+
+def _paired_bootstrap(
+    d: np.ndarray, mask: np.ndarray, weights: np.ndarray | None, ci: float
+) -> list[tuple[float, float, float, float]]:
+    """For each column of ``d`` (submissions x groups, ``mask`` where defined): the mean
+    change and its percentile interval and two-sided p-value over the resampled submissions
+    (``(1 + #{|m* - m| >= |m|}) / (B + 1)``, as :func:`rubrictools.compare`)."""
+    dz = np.where(mask, d, 0.0)
+    m = mask.astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        point = dz.sum(0) / m.sum(0)
+        boot = (weights @ dz) / (weights @ m) if weights is not None else None
+    out = []
+    for g in range(d.shape[1]):
+        if boot is None or not np.isfinite(point[g]):
+            out.append((float(point[g]), float("nan"), float("nan"), float("nan")))
+            continue
+        iv = bs.interval(float(point[g]), boot[:, g], ci=ci)
+        ok = np.isfinite(boot[:, g])
+        far = np.sum(np.abs(boot[ok, g] - point[g]) >= abs(point[g]) - 1e-12)
+        out.append((float(point[g]), iv.low, iv.high, float((1 + far) / (ok.sum() + 1))))
+    return out
+
+
+def _costs(va: pl.DataFrame, vb: pl.DataFrame, ia: dict[str, Any], ib: dict[str, Any]) -> pl.DataFrame:
+    def measures(v: pl.DataFrame, info: dict[str, Any]) -> dict[str, float | None]:
+        judged = v.filter(~pl.col("judge").is_in(["ensemble", "rule"])) if "judge" in v.columns else v
+
+        def agg(expr: pl.Expr, needs: str) -> float | None:
+            return judged.select(expr).item() if needs in judged.columns else None
+
+        fresh = ~pl.col("cached") if "cached" in judged.columns else pl.lit(True)
+        return {
+            "judge rows": float(judged.height),
+            "errors": agg(pl.col("error").is_not_null().sum().cast(pl.Float64), "error"),
+            "cached answers": agg(pl.col("cached").sum().cast(pl.Float64), "cached"),
+            "prompt tokens": agg(pl.col("prompt_tokens").sum().cast(pl.Float64), "prompt_tokens"),
+            "completion tokens": agg(pl.col("completion_tokens").sum().cast(pl.Float64), "completion_tokens"),
+            "cost (USD)": agg(pl.col("cost_usd").sum(), "cost_usd"),
+            "mean latency of a fresh call (s)": agg(pl.col("latency_s").filter(fresh).mean(), "latency_s"),
+            "run duration (s)": info.get("duration_s"),
+        }
+
+    ma, mb = measures(va, ia), measures(vb, ib)
+    rows = []
+    for k in ma:
+        x, y = ma[k], mb[k]
+        rows.append({"measure": k, "a": x, "b": y, "change": None if x is None or y is None else y - x})
+    return pl.DataFrame(rows, schema={"measure": pl.String, "a": pl.Float64, "b": pl.Float64, "change": pl.Float64})
+
+
+def _flips(va: pl.DataFrame, vb: pl.DataFrame, shared: list[str]) -> pl.DataFrame:
+    cols = [c for c in ("verdict", "explanation") if c in va.columns and c in vb.columns]
+    a = va.filter(pl.col("criterion").is_in(shared)).select("id", "criterion", *cols)
+    b = vb.filter(pl.col("criterion").is_in(shared)).select("id", "criterion", *cols)
+    both = a.join(b, on=["id", "criterion"], how="inner", suffix="_b").rename({c: f"{c}_a" for c in cols})
+    return both.filter(pl.col("verdict_a").ne_missing(pl.col("verdict_b"))).select(
+        "id", "criterion", *[f"{c}_{s}" for c in cols for s in "ab"]
+    )
+
+
+def compare_runs(
+    a: Any,
+    b: Any,
+    *,
+    rubric: Rubric | None = None,
+    rubric_b: Rubric | None = None,
+    judge: str | None = None,
+    names: tuple[str, str] = ("a", "b"),
+    root: Any = None,
+    bootstrap: int = 2000,
+    ci: float = 0.95,
+    seed: int | None = 0,
+) -> RunComparison:
+    """Compare two grading runs submission by submission: ``change = b - a``.
+
+    ``a`` and ``b`` are run ids (or ``"last"``, or unique prefixes) in the store at ``root``,
+    :class:`~rubrictools.records.Run` objects, or verdict tables. They may differ in judge,
+    rubric (each run is scored with its own; ``rubric``/``rubric_b`` override or supply them
+    for verdict tables), prompt or the system whose outputs were graded: submissions pair by
+    ``id``. The overall score change is the mean over paired submissions of
+    ``score_b - score_a`` (:func:`rubrictools.score`); each criterion both runs graded gets
+    the mean change of its verdict value. Intervals resample submissions (a cluster
+    bootstrap: one draw keeps all of a submission's criteria), with the same draws for every
+    row; ``p_value`` is two-sided against no change. With ensembles the ensemble rows are
+    compared; ``judge=`` picks one judge's rows instead.
+
+    >>> import polars as pl, rubrictools as rt
+    >>> rub = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
+    >>> df = pl.DataFrame({"submission": ["hello", "hi", "bye", "hello you"]})
+    >>> strict = rt.grade(df, rub, model=rt.ScriptedJudge(rule=lambda t, c: "MET" if "hello" in t else "UNMET"),
+    ...                   progress=False, record=False)
+    >>> lenient = rt.grade(df, rub, model=rt.ScriptedJudge(rule=lambda t, c: "UNMET" if "bye" in t else "MET"),
+    ...                    progress=False, record=False)
+    >>> cmp = rt.compare_runs(strict, lenient, rubric=rub, names=("strict", "lenient"), bootstrap=200)
+    >>> cmp.summary.select("criterion", "mean_a", "mean_b", "change").rows()
+    [('overall score', 0.5, 0.75, 0.25), ('greets', 0.5, 0.75, 0.25)]
+    >>> cmp.flips.select("id", "verdict_a", "verdict_b").rows()
+    [(1, 'UNMET', 'MET')]
+    """
+    va, ra, ia = _open(a, root)
+    vb, rb, ib = _open(b, root)
+    rub_a = rubric if rubric is not None else (Rubric.from_dict(ra) if ra is not None else None)
+    rub_b = rubric_b if rubric_b is not None else (Rubric.from_dict(rb) if rb is not None else rub_a)
+    va, vb = _judge_rows(va, judge, names[0]), _judge_rows(vb, judge, names[1])
+    sa = score(va, rub_a).select("id", pl.col("score").alias("score_a"))
+    sb = score(vb, rub_b).select("id", pl.col("score").alias("score_b"))
+    scores = sa.join(sb, on="id", how="inner", maintain_order="left").with_columns(
+        (pl.col("score_b") - pl.col("score_a")).alias("change")
+    )
+    if scores.height == 0:
+        raise ValueError("the two runs share no submission id: nothing to pair")
+    only_a = sa.join(sb, on="id", how="anti")["id"].to_list()
+    only_b = sb.join(sa, on="id", how="anti")["id"].to_list()
+    shared = [c for c in va["criterion"].unique(maintain_order=True) if c in set(vb["criterion"])]
+    per = (
+        va.filter(pl.col("criterion").is_in(shared))
+        .select("id", "criterion", pl.col("value").alias("a"))
+        .join(vb.select("id", "criterion", pl.col("value").alias("b")), on=["id", "criterion"], how="inner")
+        .with_columns((pl.col("b") - pl.col("a")).alias("d"))
+    )
+    ids = scores.select("id")
+    wide = ids.join(per.pivot(on="criterion", index="id", values="d"), on="id", how="left", maintain_order="left")
+    d = np.column_stack([scores["change"].to_numpy(), *[wide[c].to_numpy() for c in shared if c in wide.columns]])
+    crits = [OVERALL, *[c for c in shared if c in wide.columns]]
+    d = d.astype(float)
+    weights = bs.cluster_weights(ids.height, bootstrap, seed=seed) if bootstrap else None
+    stats = _paired_bootstrap(d, np.isfinite(d), weights, ci)
+    means = [scores.select(pl.col("score_a").mean(), pl.col("score_b").mean()).row(0)]
+    for c in crits[1:]:
+        means.append(per.filter(pl.col("criterion") == c).select(pl.col("a").mean(), pl.col("b").mean()).row(0))
+    summary = pl.DataFrame(
+        [
+            {
+                "criterion": c,
+                "mean_a": m[0],
+                "mean_b": m[1],
+                "change": s[0],
+                "ci_low": s[1],
+                "ci_high": s[2],
+                "p_value": s[3],
+                "n": int(np.isfinite(d[:, i]).sum()),
+            }
+            for i, (c, m, s) in enumerate(zip(crits, means, stats, strict=True))
+        ]
+    ).with_columns(pl.col("ci_low", "ci_high", "p_value").fill_nan(None))
+    return RunComparison(names, summary, scores, _flips(va, vb, shared), _costs(va, vb, ia, ib), only_a, only_b)

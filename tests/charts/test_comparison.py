@@ -1,0 +1,30 @@
+"""run_comparison: the chart of compare_runs says what changed and how sure, without implying good or bad."""
+
+from __future__ import annotations
+
+import polars as pl
+
+import rubrictools as rt
+from rubrictools.comparison import RunComparison
+
+RUB = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
+
+
+def _cmp(bootstrap: int) -> RunComparison:
+    a = pl.DataFrame({"id": range(8), "criterion": "greets", "verdict": "UNMET", "value": 0.0})
+    b = a.with_columns(pl.Series("value", [1.0] * 6 + [0.0] * 2), pl.Series("verdict", ["MET"] * 6 + ["UNMET"] * 2))
+    return rt.compare_runs(a, b, rubric=RUB, names=("v1", "v2"), bootstrap=bootstrap)
+
+
+def _colour(spec: dict) -> dict:
+    return next(layer["encoding"]["color"] for layer in spec["layer"] if "color" in layer.get("encoding", {}))
+
+
+def test_the_legend_names_only_what_is_drawn_in_neutral_colours() -> None:
+    spec = rt.charts.run_comparison(_cmp(500)).to_dict()
+    colour = _colour(spec)
+    assert colour["scale"]["domain"] == ["interval excludes 0"]  # no legend entry for absent readings
+    assert "#d62728" not in colour["scale"]["range"]  # red would read as "worse"
+    assert spec["title"] == "v2 against v1: 8 paired submissions, 6 verdict flips"
+    assert "v2 - v1" in spec["layer"][1]["encoding"]["x"]["title"]
+    assert _colour(rt.charts.run_comparison(_cmp(0)).to_dict())["scale"]["domain"] == ["no interval"]

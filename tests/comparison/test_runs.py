@@ -38,7 +38,7 @@ def _verdicts(seed: int, n: int = 60, p: tuple[float, float, float] = (0.5, 0.5,
                     "completion_tokens": 10,
                     "cached": False,
                     "latency_s": 0.5 + seed,
-                }  # fmt: skip
+                }
             )
     return pl.DataFrame(rows)
 

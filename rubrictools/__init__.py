@@ -40,6 +40,7 @@ __all__ = [
     "agrade",
     "agreement",
     "apply_rules",
+    "assert_score",
     "calibrate",
     "charts",
     "choose_to_label",
@@ -122,7 +123,7 @@ _EXPORTS: dict[str, str] = {
         "rubrictools.grading",
     ),
     **dict.fromkeys(["runs", "load_run"], "rubrictools.records"),
-    **dict.fromkeys(["compare_runs"], "rubrictools.comparison"),
+    **dict.fromkeys(["compare_runs", "assert_score"], "rubrictools.comparison"),
     **dict.fromkeys(["agreement", "inter_rater", "compare", "labels_from_wide"], "rubrictools.human_agreement"),
     **dict.fromkeys(
         ["win_rates", "rank_systems", "position_bias", "preferences_from_scores", "preferences_from_verdicts"],
@@ -145,7 +146,7 @@ _SUBMODULES: dict[str, str] = {
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools import calibration as calibrate
     from rubrictools import charts, datasets, metrics, ppi, testing, widgets
-    from rubrictools.comparison import compare_runs
+    from rubrictools.comparison import assert_score, compare_runs
     from rubrictools.diagnostics import improve, rubric_report
     from rubrictools.grading import (
         BatchGroup,

@@ -14,7 +14,7 @@ from rubrictools.records import Run, load_run
 from rubrictools.rubric import Rubric
 from rubrictools.rubric.scoring import score
 
-__all__ = ["RunComparison", "compare_runs"]
+__all__ = ["OVERALL", "RunComparison", "compare_runs", "judge_rows", "open_run"]
 
 OVERALL = "overall score"
 """The ``criterion`` of the overall score's row in :attr:`RunComparison.summary`."""
@@ -52,8 +52,9 @@ class RunComparison:
         )
 
 
-def _open(run: Any, root: Any) -> tuple[pl.DataFrame, Any, dict[str, Any]]:
-    """(verdicts, recorded rubric or None, manifest) of a run id, a Run or a verdict table."""
+def open_run(run: Any, root: Any) -> tuple[pl.DataFrame, Any, dict[str, Any]]:
+    """(verdicts, recorded rubric or None, manifest) of a run id (in the store at ``root``), a
+    :class:`~rubrictools.records.Run` or a verdict table."""
     if isinstance(run, str):
         run = load_run(run, root=root)
     if isinstance(run, Run):
@@ -61,7 +62,9 @@ def _open(run: Any, root: Any) -> tuple[pl.DataFrame, Any, dict[str, Any]]:
     return to_polars(run, name="run"), None, {}
 
 
-def _judge_rows(v: pl.DataFrame, judge: str | None, side: str) -> pl.DataFrame:
+def judge_rows(v: pl.DataFrame, judge: str | None, side: str) -> pl.DataFrame:
+    """The rows that decide each (submission, criterion): ``judge``'s, else the ensemble's
+    (with rule rows), else the only judge's (``side`` names the table in errors)."""
     if "judge" not in v.columns:
         return v
     if judge is not None:
@@ -176,11 +179,11 @@ def compare_runs(
     >>> cmp.flips.select("id", "verdict_a", "verdict_b").rows()
     [(1, 'UNMET', 'MET')]
     """
-    va, ra, ia = _open(a, root)
-    vb, rb, ib = _open(b, root)
+    va, ra, ia = open_run(a, root)
+    vb, rb, ib = open_run(b, root)
     rub_a = rubric if rubric is not None else (Rubric.from_dict(ra) if ra is not None else None)
     rub_b = rubric_b if rubric_b is not None else (Rubric.from_dict(rb) if rb is not None else rub_a)
-    va, vb = _judge_rows(va, judge, names[0]), _judge_rows(vb, judge, names[1])
+    va, vb = judge_rows(va, judge, names[0]), judge_rows(vb, judge, names[1])
     sa = score(va, rub_a).select("id", pl.col("score").alias("score_a"))
     sb = score(vb, rub_b).select("id", pl.col("score").alias("score_b"))
     scores = sa.join(sb, on="id", how="inner", maintain_order="left").with_columns(

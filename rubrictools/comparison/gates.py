@@ -1,0 +1,118 @@
+"""`assert_score`: a quality gate for pytest and notebooks, passed only by a lower confidence bound."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+
+from rubrictools.comparison.runs import judge_rows, open_run
+from rubrictools.metrics import resampling as bs
+from rubrictools.rubric import Rubric
+from rubrictools.rubric.scoring import score
+
+__all__ = ["assert_score"]
+
+OnErrors = Literal["fail", "zero", "exclude"]
+
+
+def _lower_bound(x: np.ndarray, confidence: float, bootstrap: int, seed: int | None) -> float:
+    """One-sided percentile bound: the ``1 - confidence`` quantile of the bootstrap means."""
+    w = bs.cluster_weights(x.size, bootstrap, seed=seed)
+    return float(np.quantile(w @ x / x.size, 1 - confidence))
+
+
+def _criteria_table(v: pl.DataFrame, criteria: dict[str, float] | None) -> pl.DataFrame:
+    """Each criterion's mean verdict value (1 = MET), worst first."""
+    t = (
+        v.filter(pl.col("error").is_null() if "error" in v.columns else pl.lit(True))
+        .group_by("criterion", maintain_order=True)
+        .agg(pl.col("value").mean().alias("mean"), pl.len().alias("n"))
+        .sort("mean")
+    )
+    if criteria:
+        missing = sorted(set(criteria) - set(t["criterion"]))
+        if missing:
+            raise ValueError(f"criteria {missing} are not in the verdict table (criteria: {t['criterion'].to_list()})")
+    return t
+
+
+def assert_score(
+    verdicts: Any,
+    rubric: Rubric | None = None,
+    *,
+    at_least: float,
+    confidence: float = 0.95,
+    criteria: dict[str, float] | None = None,
+    errors: OnErrors = "fail",
+    judge: str | None = None,
+    root: Any = None,
+    bootstrap: int = 2000,
+    seed: int | None = 0,
+) -> pl.DataFrame:
+    """Pass only when the mean score is at least ``at_least`` with ``confidence``.
+
+    The gate is the one-sided lower confidence bound of the mean of
+    :func:`rubrictools.score` over submissions (the ``1 - confidence`` percentile of
+    ``bootstrap`` resampled means): a mean of 0.82 on 20 submissions may well not clear 0.8.
+    ``criteria`` adds gates on criteria's mean verdict values (``{"correct": 0.9}``),
+    bounded the same way. ``errors``: a submission with a failed judge call makes the gate
+    fail (``"fail"``, default: an outage is not a pass), scores 0 (``"zero"``) or is left out
+    (``"exclude"``). ``verdicts`` is a verdict table, a :class:`~rubrictools.records.Run` or
+    a recorded run's id (the run's own rubric is then used). Raises ``AssertionError``
+    naming the figures and the worst criteria; returns the table of gates when all pass.
+
+    In pytest it is a plain assertion; in a notebook run by ``pytest --nbmake`` the failing
+    cell fails the notebook.
+
+    >>> import polars as pl, rubrictools as rt
+    >>> rub = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
+    >>> v = pl.DataFrame({"id": range(40), "criterion": "greets", "verdict": "MET", "value": 1.0})
+    >>> rt.assert_score(v, rub, at_least=0.9)["passed"].to_list()
+    [True]
+    >>> half = v.with_columns(verdict=pl.Series(["MET", "UNMET"] * 20), value=pl.Series([1.0, 0.0] * 20))
+    >>> rt.assert_score(half, rub, at_least=0.5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    AssertionError: score gate failed: mean score 0.5 on 40 submissions, 95% lower bound 0.375 < 0.5. Worst ...
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if errors not in ("fail", "zero", "exclude"):
+        raise ValueError(f"errors must be 'fail', 'zero' or 'exclude'; got {errors!r}")
+    v, recorded, _ = open_run(verdicts, root)
+    rub = rubric if rubric is not None else (Rubric.from_dict(recorded) if recorded is not None else None)
+    v = judge_rows(v, judge, "under test")
+    s = score(v, rub, on_error="null")
+    failed = s.filter(pl.col("score").is_null())
+    if failed.height and errors == "fail":
+        raise AssertionError(
+            f"score gate failed: {failed.height} of {s.height} submissions have failed judge calls "
+            f"(ids {failed['id'].head(5).to_list()}...): re-run them (the cache keeps the rest), or pass "
+            "errors='zero' / 'exclude'"
+        )
+    x = s["score"].fill_null(0.0) if errors == "zero" else s["score"].drop_nulls()
+    arr = x.to_numpy().astype(float)
+    if arr.size == 0:
+        raise AssertionError("score gate failed: no scored submission")
+    table = _criteria_table(v, criteria)
+    rows = [("mean score", float(arr.mean()), _lower_bound(arr, confidence, bootstrap, seed), at_least, arr.size)]
+    for name, floor in (criteria or {}).items():
+        vals = v.filter((pl.col("criterion") == name) & pl.col("value").is_not_null())["value"].to_numpy()
+        rows.append((name, float(vals.mean()), _lower_bound(vals.astype(float), confidence, bootstrap, seed), floor,
+                     vals.size))  # fmt: skip
+    gates = pl.DataFrame(rows, schema=["gate", "mean", "lower_bound", "at_least", "n"], orient="row").with_columns(
+        (pl.col("lower_bound") >= pl.col("at_least")).alias("passed")
+    )
+    if gates["passed"].all():
+        return gates
+    pct = f"{confidence:.0%}"
+    why = "; ".join(
+        f"{'mean score' if g['gate'] == 'mean score' else g['gate']} {g['mean']:.3g} on {g['n']} "
+        f"{'submissions' if g['gate'] == 'mean score' else 'verdicts'}, {pct} lower bound {g['lower_bound']:.3g} "
+        f"< {g['at_least']:.3g}"
+        for g in gates.filter(~pl.col("passed")).iter_rows(named=True)
+    )
+    worst = ", ".join(f"{r['criterion']} {r['mean']:.2f}" for r in table.head(3).iter_rows(named=True))
+    raise AssertionError(f"score gate failed: {why}. Worst criteria (mean verdict value): {worst}")

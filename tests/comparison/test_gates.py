@@ -1,0 +1,72 @@
+"""assert_score: passes on the lower confidence bound only, fails readably, never passes an outage."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+import rubrictools as rt
+from rubrictools.metrics import resampling as bs
+
+RUB = rt.Rubric.from_dict(
+    [{"name": "correct", "weight": 2, "requirement": "Correct"}, {"name": "cites", "requirement": "Cites"}]
+)
+
+
+def _table(n: int, p_correct: float, p_cites: float, seed: int = 0) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    c, s = rng.random(n) < p_correct, rng.random(n) < p_cites
+    rows = [(i, "correct", bool(c[i])) for i in range(n)] + [(i, "cites", bool(s[i])) for i in range(n)]
+    return pl.DataFrame(rows, schema=["id", "criterion", "met"], orient="row").select(
+        "id",
+        "criterion",
+        pl.when("met").then(pl.lit("MET")).otherwise(pl.lit("UNMET")).alias("verdict"),
+        pl.col("met").cast(pl.Float64).alias("value"),
+        pl.lit(None, dtype=pl.String).alias("error"),
+    )
+
+
+def test_the_bound_not_the_mean_decides_and_equals_a_plain_bootstrap() -> None:
+    v = _table(25, 0.9, 0.7)
+    s = rt.score(v, RUB)["score"].to_numpy()
+    w = bs.cluster_weights(25, 2000, seed=0)
+    bound = np.quantile([np.repeat(s, w[k].astype(int)).mean() for k in range(2000)], 0.05)
+    gates = rt.assert_score(v, RUB, at_least=bound - 1e-9)
+    assert gates["lower_bound"][0] == pytest.approx(bound) and gates["mean"][0] == pytest.approx(s.mean())
+    # the mean clears the bar, its lower bound does not: the gate fails
+    assert s.mean() > bound + 0.02
+    with pytest.raises(AssertionError, match=r"95% lower bound .* < .*Worst criteria \(mean verdict value\): cites"):
+        rt.assert_score(v, RUB, at_least=s.mean() - 0.01)
+    # more submissions at the same rates narrow the bound until it clears
+    assert rt.assert_score(_table(2000, 0.9, 0.7), RUB, at_least=s.mean() - 0.05)["passed"].all()
+
+
+def test_criterion_gates_name_the_failing_criterion() -> None:
+    v = _table(400, 0.95, 0.5)
+    with pytest.raises(AssertionError, match=r"cites 0\.\d+ on 400 verdicts"):
+        rt.assert_score(v, RUB, at_least=0.1, criteria={"correct": 0.9, "cites": 0.8})
+    assert rt.assert_score(v, RUB, at_least=0.1, criteria={"correct": 0.9}).height == 2
+    with pytest.raises(ValueError, match="not in the verdict table"):
+        rt.assert_score(v, RUB, at_least=0.1, criteria={"polite": 0.9})
+
+
+def test_failed_calls_fail_the_gate_unless_told_otherwise() -> None:
+    v = _table(200, 1.0, 1.0).with_columns(
+        pl.when(pl.col("id") < 3).then(pl.lit("HTTP 500")).otherwise(pl.col("error")).alias("error"),
+        pl.when(pl.col("id") < 3).then(pl.lit(None)).otherwise(pl.col("verdict")).alias("verdict"),
+    )
+    with pytest.raises(AssertionError, match=r"3 of 200 submissions have failed judge calls"):
+        rt.assert_score(v, RUB, at_least=0.5)
+    assert rt.assert_score(v, RUB, at_least=0.9, errors="exclude")["n"][0] == 197
+    with pytest.raises(AssertionError):
+        rt.assert_score(v, RUB, at_least=0.999, errors="zero")  # three zeros pull the bound down
+    with pytest.raises(ValueError, match="confidence"):
+        rt.assert_score(v, RUB, at_least=0.5, confidence=95)
+
+
+def test_a_recorded_run_is_gated_by_id(tmp_path) -> None:
+    rub = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
+    df = pl.DataFrame({"submission": ["hello"] * 30})
+    rt.grade(df, rub, model=rt.ScriptedJudge(rule=lambda t, c: "MET"), progress=False, record=tmp_path)
+    assert rt.assert_score("last", root=tmp_path, at_least=0.95)["passed"].all()

@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rubrictools.diagnostics",),
     ("rubrictools.charts",),
     ("rubrictools.widgets",),
+    ("rubrictools.cli",),
     ("rubrictools",),
 )
 

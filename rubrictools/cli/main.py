@@ -69,7 +69,14 @@ def write_table(df: pl.DataFrame, path: str | Path | None) -> None:
     """Write ``df`` by extension, or print it to stdout when ``path`` is None. Nested columns
     (lists, structs) are written as JSON text to CSV."""
     if path is None:
-        with pl.Config(tbl_rows=50, tbl_cols=20, fmt_str_lengths=60, tbl_width_chars=160):
+        with pl.Config(
+            tbl_rows=50,
+            tbl_cols=-1,
+            fmt_str_lengths=60,
+            tbl_width_chars=240,
+            tbl_hide_dataframe_shape=True,
+            tbl_hide_column_data_types=True,
+        ):
             print(df)
         return
     p = Path(path)
@@ -172,7 +179,18 @@ def _agree(a: argparse.Namespace) -> int:
 
 def _runs(a: argparse.Namespace) -> int:
     t = runs(a.root)
-    write_table(t.drop("path") if a.output is None else t, a.output)
+    if a.output is None:  # what fits a terminal; -o writes every column
+        t = t.select(
+            "id",
+            pl.col("created").dt.strftime("%Y-%m-%d %H:%M"),
+            "kind",
+            pl.col("judges").list.join(", "),
+            "mode",
+            "submissions",
+            "errors",
+            pl.col("cost_usd").round(4),
+        )
+    write_table(t, a.output)
     if t.height == 0:
         _say(f"no recorded run under {a.root or 'the default store'}")
     return 0

@@ -118,7 +118,7 @@ def _costs(va: pl.DataFrame, vb: pl.DataFrame, ia: dict[str, Any], ib: dict[str,
             "prompt tokens": agg(pl.col("prompt_tokens").sum().cast(pl.Float64), "prompt_tokens"),
             "completion tokens": agg(pl.col("completion_tokens").sum().cast(pl.Float64), "completion_tokens"),
             "cost (USD)": agg(pl.col("cost_usd").sum(), "cost_usd"),
-            "mean latency of a fresh call (s)": agg(pl.col("latency_s").filter(fresh).mean(), "latency_s"),
+            "mean latency, fresh calls (s)": agg(pl.col("latency_s").filter(fresh).mean(), "latency_s"),
             "run duration (s)": info.get("duration_s"),
         }
 

@@ -78,7 +78,7 @@ def test_flips_costs_and_unpaired_ids() -> None:
     assert set(cmp.flips.columns) == {"id", "criterion", "verdict_a", "verdict_b", "explanation_a", "explanation_b"}
     assert cmp.flips["explanation_b"].str.ends_with(" 1").all()  # each side keeps its own explanation
     costs = dict(zip(cmp.costs["measure"], cmp.costs["change"], strict=True))
-    assert costs["judge rows"] == b.height - a.height and costs["mean latency of a fresh call (s)"] == pytest.approx(1)
+    assert costs["judge rows"] == b.height - a.height and costs["mean latency, fresh calls (s)"] == pytest.approx(1)
     assert cmp.summary["ci_low"].null_count() == cmp.summary.height  # bootstrap=0: no intervals
     with pytest.raises(ValueError, match="share no submission"):
         rt.compare_runs(a, b.with_columns(pl.col("id") + 100), rubric=RUBRIC)

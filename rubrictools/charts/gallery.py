@@ -22,10 +22,12 @@ from rubrictools.calibration.model import dist_frame
 from rubrictools.charts.agreement import confusion, forest, judge_agreement, met_rates, reliability, score_distributions
 from rubrictools.charts.base import save
 from rubrictools.charts.change import before_after
+from rubrictools.charts.comparison import run_comparison
 from rubrictools.charts.inference import ppi_widths
 from rubrictools.charts.pairwise import leaderboard, position_bias, win_matrix
 from rubrictools.charts.run import run_summary
 from rubrictools.charts.verdicts import verdicts
+from rubrictools.comparison import compare_runs
 from rubrictools.datasets import load
 from rubrictools.grading import grade
 from rubrictools.human_agreement import agreement
@@ -56,7 +58,13 @@ def _hanna_rubric() -> Rubric:
 def _support() -> dict[str, Any]:
     s = load("demo_support")
     scripted = grade(
-        s.submissions, s.rubric, model="rubrictools/scripted", id_column="id", query_column="query", progress=False
+        s.submissions,
+        s.rubric,
+        model="rubrictools/scripted",
+        id_column="id",
+        query_column="query",
+        progress=False,
+        record=False,
     )
     return {"data": s, "scripted": scripted}
 
@@ -136,6 +144,12 @@ def gallery_charts() -> dict[str, tuple[str, Any]]:
         "before_after": (
             "before_after(kappa: simulated -> scripted judge)",
             lambda: before_after(change, title="Cohen's kappa with humans: simulated judge -> scripted judge"),
+        ),
+        "run_comparison": (
+            "run_comparison(compare_runs(support.verdicts, scripted))",
+            lambda: run_comparison(
+                compare_runs(s.verdicts, scripted, rubric=s.rubric, names=("simulated judge", "scripted judge"))
+            ),
         ),
         "judge_agreement": ("judge_agreement(HANNA's five LLMs)", lambda: judge_agreement(judges, _hanna_rubric())),
         "reliability": ("reliability(GPT-3.5 on LLM-Rubric Q0)", lambda: reliability(hit, conf)),

@@ -7,7 +7,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from rubrictools.comparison.runs import judge_rows, open_run
+from rubrictools.comparison.runs import judge_rows, open_run, with_values
 from rubrictools.metrics import resampling as bs
 from rubrictools.rubric import Rubric
 from rubrictools.rubric.scoring import score
@@ -83,7 +83,7 @@ def assert_score(
         raise ValueError(f"errors must be 'fail', 'zero' or 'exclude'; got {errors!r}")
     v, recorded, _ = open_run(verdicts, root)
     rub = rubric if rubric is not None else (Rubric.from_dict(recorded) if recorded is not None else None)
-    v = judge_rows(v, judge, "under test")
+    v = with_values(judge_rows(v, judge, "under test"), rub)
     s = score(v, rub, on_error="null")
     failed = s.filter(pl.col("score").is_null())
     if failed.height and errors == "fail":

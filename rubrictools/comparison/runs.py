@@ -14,7 +14,7 @@ from rubrictools.records import Run, load_run
 from rubrictools.rubric import Rubric
 from rubrictools.rubric.scoring import score
 
-__all__ = ["OVERALL", "RunComparison", "compare_runs", "judge_rows", "open_run"]
+__all__ = ["OVERALL", "RunComparison", "compare_runs", "judge_rows", "open_run", "with_values"]
 
 OVERALL = "overall score"
 """The ``criterion`` of the overall score's row in :attr:`RunComparison.summary`."""
@@ -78,6 +78,16 @@ def judge_rows(v: pl.DataFrame, judge: str | None, side: str) -> pl.DataFrame:
     if len(judges) > 1:
         raise ValueError(f"run {side} has several judges {judges} and no ensemble rows: pass judge=")
     return v
+
+
+def with_values(v: pl.DataFrame, rubric: Rubric | None) -> pl.DataFrame:
+    """``v`` with a ``value`` column: as graded, or each verdict's value in ``rubric`` (1 = MET)."""
+    if "value" in v.columns:
+        return v
+    if rubric is None:
+        raise ValueError("the verdict table has no 'value' column: pass rubric= to read the verdicts' values")
+    labels = rubric.label_frame().select("criterion", pl.col("label").alias("verdict"), "value")
+    return v.join(labels, on=["criterion", "verdict"], how="left", maintain_order="left")
 
 
 def _paired_bootstrap(
@@ -183,7 +193,8 @@ def compare_runs(
     vb, rb, ib = open_run(b, root)
     rub_a = rubric if rubric is not None else (Rubric.from_dict(ra) if ra is not None else None)
     rub_b = rubric_b if rubric_b is not None else (Rubric.from_dict(rb) if rb is not None else rub_a)
-    va, vb = judge_rows(va, judge, names[0]), judge_rows(vb, judge, names[1])
+    va = with_values(judge_rows(va, judge, names[0]), rub_a)
+    vb = with_values(judge_rows(vb, judge, names[1]), rub_b)
     sa = score(va, rub_a).select("id", pl.col("score").alias("score_a"))
     sb = score(vb, rub_b).select("id", pl.col("score").alias("score_b"))
     scores = sa.join(sb, on="id", how="inner", maintain_order="left").with_columns(

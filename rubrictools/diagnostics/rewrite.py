@@ -283,7 +283,8 @@ def improve(
     verbose
         Print one line per round.
     **grade_kwargs
-        Passed to :func:`rubrictools.grade` (``cache``, ``api_base``, ``max_concurrency``...).
+        Passed to :func:`rubrictools.grade` (``cache``, ``api_base``, ``max_concurrency``...;
+        its inner gradings are not recorded as runs unless ``record=`` says so).
 
     Returns
     -------
@@ -302,6 +303,7 @@ def improve(
         raise ValueError("improve re-grades one criterion at a time: mode must be 'per_criterion'")
     grade_kwargs.pop("mode", None)
     grade_kwargs.setdefault("progress", False)
+    grade_kwargs.setdefault("record", False)  # the search's many inner gradings are not runs to keep
     rubric = rubric if isinstance(rubric, Rubric) else Rubric.from_dict(rubric)
     frame = to_polars(df)
     for name, col in (("column", column), ("id_column", id_column)):

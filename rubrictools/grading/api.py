@@ -10,6 +10,7 @@ source too large for memory into parquet parts.
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,6 +20,7 @@ from rubrictools.conversations import ConversationPart
 from rubrictools.grading.batch import submit_batch_plan
 from rubrictools.grading.live import grade_frame, grade_frame_async
 from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Mode, OnNull, OnUnsupported
+from rubrictools.grading.recording import record_frame
 from rubrictools.judge.config import StructuredOutput, Transport
 from rubrictools.records import runs_dir
 from rubrictools.rubric import Rubric
@@ -154,9 +156,9 @@ def grade(
         Record the run (:mod:`rubrictools.records`): ``True`` (default) under
         ``$RUBRICTOOLS_RUNS`` or ``./rubrictools-runs``, a folder path, or ``False``. The
         record keeps the rubric, each judge's settings (never the key), versions, counts,
-        cost, the inputs and this table; see :func:`~rubrictools.records`,
-        :func:`~rubrictools.load_run`, :func:`~rubrictools.compare_runs`. Batch jobs are not
-        recorded yet.
+        cost, the inputs and this table; see :func:`~rubrictools.runs`,
+        :func:`~rubrictools.load_run`, :func:`~rubrictools.compare_runs`. A batch job is
+        recorded when its results are collected here.
     api_base, api_key, temperature, max_tokens, timeout, max_concurrency, max_retries
         Settings of the :class:`~rubrictools.Judge` built when ``model`` is a string; see below.
     backoff_base, backoff_max, response_format, structured_output, system_prompt, litellm_kwargs, transport
@@ -182,10 +184,15 @@ def grade(
     [(1, 'greets', 'MET'), (2, 'greets', 'UNMET')]
     """
     opts = GradeOptions.pick(locals())
+    store = runs_dir(record)
     if batch:
+        started = datetime.now().astimezone()
         job = submit_batch_plan(df, rubric, opts, path=batch_dir)
-        return job.collect(poll_interval=poll_interval, progress=progress)
-    return grade_frame(df, rubric, opts, record=runs_dir(record))
+        verdicts = job.collect(poll_interval=poll_interval, progress=progress)
+        if store is not None:
+            record_frame(store, df, rubric, opts, verdicts=verdicts, started=started)
+        return verdicts
+    return grade_frame(df, rubric, opts, record=store)
 
 
 async def agrade(

@@ -104,3 +104,10 @@ def test_a_scripted_run_needs_a_model_to_rerun(tmp_path):
              record=tmp_path)  # fmt: skip
     with pytest.raises(ValueError, match="pass model="):
         rt.rerun("last", root=tmp_path, progress=False)
+
+
+def test_a_batch_job_is_recorded_when_collected(df, rubric, server, tmp_path):
+    v = _grade(df, rubric, server, tmp_path, batch=True, batch_dir=tmp_path / "job", poll_interval=0.01)
+    listed = rt.runs(tmp_path / "runs")
+    assert listed.height == 1 and listed["rows"][0] == v.height == 12
+    assert rt.load_run("last", root=tmp_path / "runs").verdicts.equals(v)

@@ -10,7 +10,11 @@ judge grades; the other turns are shown to it as context:
 
 Roles are checked against :data:`ROLES` (a role is never copied into the prompt unchecked);
 contents may be strings, ``None`` (an assistant turn that only calls tools) or OpenAI content
-parts (``[{"type": "text", "text": ...}, ...]``; other parts are shown as ``[<type> part]``).
+parts (``[{"type": "text", "text": ...}, ...]``). An image part (``image_url``) stays an image:
+the turn's text shows ``[image k]`` where it was and the judge receives the image itself,
+labelled with its turn (:mod:`rubrictools.images`). Any other part (audio, files) cannot be
+shown to a judge yet: its place reads ``[<type> part: not shown to the judge]`` and a warning
+says so.
 An assistant turn's ``tool_calls`` are shown as ``[tool call] name(arguments)`` lines.
 
 >>> conv = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]
@@ -22,9 +26,12 @@ An assistant turn's ``tool_calls`` are shown as ``[tool call] name(arguments)`` 
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from rubrictools.images import Image, as_image, is_image_part
 
 __all__ = [
     "CONVERSATION_PARTS",
@@ -51,10 +58,12 @@ class NoGradedTurn(ValueError):
 
 @dataclass(frozen=True)
 class Turn:
-    """One message of a conversation (``content`` as plain text)."""
+    """One message of a conversation (``content`` as plain text, with ``[image k]`` where each
+    of its ``images`` was)."""
 
     role: str
     content: str
+    images: tuple[Image, ...] = ()
 
 
 def _listed(value: Any) -> Any:
@@ -81,14 +90,24 @@ def check_utf8(text: str) -> str:
     return text
 
 
-def _part_text(part: Any) -> str:
+def _part_text(part: Any, images: list[Image], first: int, source: str) -> str:
+    """A content part's text; an image part joins ``images`` (numbered from ``first``)."""
     if isinstance(part, str):
         return part
     if isinstance(part, Mapping):
         kind = part.get("type")
         if kind in ("text", "input_text", "output_text") and isinstance(part.get("text"), str):
             return str(part["text"])
-        return f"[{kind or 'unknown'} part]"
+        if is_image_part(part):
+            images.append(as_image(part, source=source))
+            return f"[image {first + len(images) - 1}]"
+        warnings.warn(
+            f"{source}: a {kind or 'untyped'!s} content part cannot be shown to a judge; its place in the "
+            "prompt says so",
+            UserWarning,
+            stacklevel=2,
+        )
+        return f"[{kind or 'unknown'} part: not shown to the judge]"
     raise ValueError(f"a content part must be a string or a mapping, got {type(part).__name__}")
 
 
@@ -121,7 +140,7 @@ def _check_content_key(message: Mapping[str, Any], i: int) -> None:
         raise ValueError(f"turn {i}: has no 'content' key (keys: {sorted(map(str, message))})")
 
 
-def _turn(message: Any, i: int) -> Turn:
+def _turn(message: Any, i: int, first_image: int = 1) -> Turn:
     if not isinstance(message, Mapping):
         raise ValueError(f"turn {i}: expected a {{'role', 'content'}} mapping, got {type(message).__name__}")
     role = message.get("role")
@@ -130,18 +149,23 @@ def _turn(message: Any, i: int) -> Turn:
     content = message.get("content")
     if content is None and not message.get("tool_calls"):
         _check_content_key(message, i)
+    images: list[Image] = []
     if content is None:
         text = ""
     elif isinstance(content, str):
         text = content
     elif isinstance(content, (list, tuple)):
-        text = "\n".join(_part_text(p) for p in content)
+        where = f"turn {i + 1}, {role.strip().lower()}"  # numbered as the judge sees turns
+        try:
+            text = "\n".join(_part_text(p, images, first_image, where) for p in content)
+        except ValueError as e:
+            raise ValueError(f"turn {i}: {e}") from None
     else:
         raise ValueError(f"turn {i}: content must be text or a list of content parts, got {type(content).__name__}")
     lines = [text] if text else []
     lines += _tool_calls(message.get("tool_calls"))
     try:
-        return Turn(role=role.strip().lower(), content=check_utf8("\n".join(lines)))
+        return Turn(role=role.strip().lower(), content=check_utf8("\n".join(lines)), images=tuple(images))
     except ValueError as e:
         raise ValueError(f"turn {i}: {e}") from None
 
@@ -153,7 +177,10 @@ def as_conversation(value: Any) -> tuple[Turn, ...]:
         raise ValueError(f"a conversation is a list of {{'role', 'content'}} messages, got {type(value).__name__}")
     if not value:
         raise NoGradedTurn("the conversation is empty")
-    return tuple(_turn(m, i) for i, m in enumerate(value))
+    turns: list[Turn] = []
+    for i, m in enumerate(value):
+        turns.append(_turn(m, i, 1 + sum(len(t.images) for t in turns)))
+    return tuple(turns)
 
 
 def graded_turns(turns: Sequence[Turn], part: str) -> tuple[int, ...]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rubrictools.conversations import Turn, as_conversation, check_utf8, graded_turns, is_conversation, transcript
+from rubrictools.images import Image
 
 __all__ = ["Submission", "conversation_submission", "graded_text", "split_submission"]
 
@@ -21,13 +22,15 @@ __all__ = ["Submission", "conversation_submission", "graded_text", "split_submis
 @dataclass(frozen=True)
 class Submission:
     """A submission split into its graded parts. A conversation also keeps its ``turns`` and
-    the indices of the ``graded`` ones (``output`` is then their text) and the ``part`` chosen."""
+    the indices of the ``graded`` ones (``output`` is then their text) and the ``part`` chosen.
+    ``images``: every image shown with it (its turns' images, then ``image_column``'s)."""
 
     output: str
     thinking: str | None = None
     turns: tuple[Turn, ...] | None = field(default=None, repr=False)
     graded: tuple[int, ...] = field(default=(), repr=False)
     part: str = field(default="last_assistant", repr=False)
+    images: tuple[Image, ...] = field(default=(), repr=False)
 
 
 _MARKED = re.compile(r"\s*(?:<thinking>(.*?)</thinking>)?\s*<output>(.*?)</output>\s*", re.S | re.I)
@@ -56,7 +59,8 @@ def conversation_submission(value: Any, part: str) -> Submission:
     turns = as_conversation(value)
     graded = graded_turns(turns, part)
     text = transcript(turns) if part == "whole" else "\n\n".join(turns[i].content for i in graded)
-    return Submission(output=text, turns=turns, graded=graded, part=part)
+    images = tuple(img for t in turns for img in t.images)
+    return Submission(output=text, turns=turns, graded=graded, part=part, images=images)
 
 
 def split_submission(value: Any, *, markers: bool = False, conversation_part: str = "last_assistant") -> Submission:

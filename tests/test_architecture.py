@@ -21,6 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "rubrictools.frames",
         "rubrictools.progress",
+        "rubrictools.images",
         "rubrictools.conversations",
         "rubrictools.submissions",
         "rubrictools.verdicts",

@@ -63,7 +63,10 @@ def test_content_parts_tool_calls_and_arrays_are_read() -> None:
         [
             {
                 "role": "User",
-                "content": [{"type": "text", "text": "What is this?"}, {"type": "image_url", "image_url": {}}],
+                "content": [
+                    {"type": "text", "text": "What is this?"},
+                    {"type": "image_url", "image_url": {"url": "https://example.org/cat.png"}},
+                ],
             },
             {
                 "role": "assistant",
@@ -77,7 +80,9 @@ def test_content_parts_tool_calls_and_arrays_are_read() -> None:
     )
     assert is_conversation(conv) and not is_conversation("text") and not is_conversation({"output": "x"})
     turns = as_conversation(conv)
-    assert turns[0].role == "user" and turns[0].content == "What is this?\n[image_url part]"
+    # the image stays an image (before: a "[image_url part]" placeholder, and the judge never saw it)
+    assert turns[0].role == "user" and turns[0].content == "What is this?\n[image 1]"
+    assert [i.url for i in turns[0].images] == ["https://example.org/cat.png"]
     assert turns[1].content == '[tool call] look({"x": 1})'
     assert split_submission(conv, conversation_part="all_assistant").output == '[tool call] look({"x": 1})\n\nA cat.'
 

@@ -40,6 +40,7 @@ def grade(
     query_column: str | None = None,
     reference_column: str | None = None,
     rubric_column: str | None = None,
+    image_column: str | None = None,
     mode: Mode = "per_criterion",
     aggregate: str = "majority",
     examples: Any = None,
@@ -99,6 +100,13 @@ def grade(
         Optional prompt and exemplar answer shown to the judge.
     rubric_column
         A column holding each row's own rubric (Rubric, dict/list, or JSON/YAML text).
+    image_column
+        A column of images that belong to each submission: PNG/JPEG/GIF/WebP bytes (a polars
+        Binary column), a file path, an ``http(s)`` URL or a ``data:`` URI, or a list of them
+        (null: none). The judge receives them as image parts after the prompt, each labelled
+        ("Image 1 of the submission (column 'photo'):"), as it does the image parts of a
+        conversation's turns. A model litellm says takes no images is refused before any call;
+        cache keys hold each image's SHA-256, not its bytes (:mod:`rubrictools.images`).
     mode
         ``"per_criterion"`` (one call per submission x criterion), ``"per_item"`` (one call per
         submission, aligned by criterion name) or ``"holistic"`` (one 0-100 score).
@@ -205,6 +213,7 @@ async def agrade(
     query_column: str | None = None,
     reference_column: str | None = None,
     rubric_column: str | None = None,
+    image_column: str | None = None,
     mode: Mode = "per_criterion",
     aggregate: str = "majority",
     examples: Any = None,

@@ -11,6 +11,7 @@ from rubrictools.grading.inputs import prepare, resolve_judges
 from rubrictools.grading.options import GradeOptions, Mode
 from rubrictools.grading.plan import build_calls
 from rubrictools.judge import Judge, ScriptedJudge
+from rubrictools.judge.image_parts import has_remote_image
 from rubrictools.judge.pricing import warn_unknown_prices
 from rubrictools.judge.providers import load_litellm
 from rubrictools.rubric import Rubric
@@ -28,6 +29,7 @@ def estimate_cost(
     query_column: str | None = None,
     reference_column: str | None = None,
     rubric_column: str | None = None,
+    image_column: str | None = None,
     mode: Mode = "per_criterion",
     completion_tokens: int = 80,
     api_base: str | None = None,
@@ -60,7 +62,12 @@ def estimate_cost(
             rows.append((j.label, len(mine), 0, 0, 0.0))
             continue
         litellm = load_litellm()
-        pt: int = sum(litellm.token_counter(model=j.model, messages=c.messages) for c in mine)
+        pt: int = sum(
+            litellm.token_counter(
+                model=j.model, messages=c.messages, use_default_image_token_count=has_remote_image(c.messages)
+            )
+            for c in mine
+        )
         per_call = completion_tokens * (len(mine[0].task.subject.rubric) if mode == "per_item" and mine else 1)
         ct = per_call * len(mine)
         try:

@@ -5,6 +5,7 @@ Every problem is a ValueError naming the parameter (and the row) at fault.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from rubrictools.conversations import NoGradedTurn
 from rubrictools.frames import to_polars
 from rubrictools.grading.conditions import applicable_rubrics, check_conditions
 from rubrictools.grading.options import GradeOptions
+from rubrictools.images import as_images
 from rubrictools.judge import Judge, ResponseCache, ScriptedJudge, default_cache_path
 from rubrictools.rubric import Rubric
 from rubrictools.rubric.cells import rubric_cells
@@ -156,6 +158,8 @@ def prepare(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Inputs:
     nulls: dict[int, str] = {}
     subs = _submissions(frame, opts.column, _ROLES["column"] if opts.pairwise else "column", ids, opts, nulls)
     warn_blank(frame, opts.column, ids)
+    if opts.image_column is not None:
+        subs = _with_images(frame, opts.image_column, subs, ids)
     n = frame.height
     queries = frame[opts.query_column].cast(pl.String).to_list() if opts.query_column else [None] * n
     refs = frame[opts.reference_column].cast(pl.String).to_list() if opts.reference_column else [None] * n
@@ -164,6 +168,19 @@ def prepare(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Inputs:
         inp.others = _submissions(frame, opts.pair_column, _ROLES["pair_column"], ids, opts, nulls)
         inp.systems = _systems(frame, opts, ids)
     return inp
+
+
+def _with_images(frame: pl.DataFrame, column: str, subs: list[Submission], ids: list[Any]) -> list[Submission]:
+    """Each submission with the images of its ``image_column`` cell (bytes, a path, a URL, a
+    data URI, or a list of them; null: none) after its own; errors name the row and id."""
+    out = []
+    for i, (sub, value) in enumerate(zip(subs, frame[column].to_list(), strict=True)):
+        try:
+            extra = as_images(value, source=f"column {column!r}")
+        except ValueError as e:
+            raise ValueError(f"image_column {column!r}: row {i} (id {ids[i]!r}): {e}") from None
+        out.append(dataclasses.replace(sub, images=sub.images + extra) if extra else sub)
+    return out
 
 
 NULL_ERROR = "submission is null: no call made (on_null='error_row')"

@@ -68,8 +68,10 @@ SINGLE_OPTIONS = (
     "distribution_samples",
     "evidence",
     "on_unsupported",
+    "image_column",
 )
-"""Options of single-submission runs only (:func:`rubrictools.grade`)."""
+"""Options of single-submission runs only (:func:`rubrictools.grade`; pairwise grading shows no
+images yet)."""
 
 _PARTS = ("output", "thinking", "all")
 
@@ -84,6 +86,7 @@ class GradeOptions:
     query_column: str | None = None
     reference_column: str | None = None
     rubric_column: str | None = None
+    image_column: str | None = None
     mode: Mode = "per_criterion"
     aggregate: str = "majority"
     examples: Any = None
@@ -129,7 +132,7 @@ class GradeOptions:
     def input_columns(self) -> list[str]:
         """The columns of the input frame a run reads (in a stable order, without duplicates)."""
         cols = [self.column, self.pair_column, *(self.systems or ())]
-        cols += [self.id_column, self.query_column, self.reference_column, self.rubric_column]
+        cols += [self.id_column, self.query_column, self.reference_column, self.rubric_column, self.image_column]
         return list(dict.fromkeys(c for c in cols if c is not None))
 
     def _check_pairs(self) -> None:
@@ -199,6 +202,7 @@ class GradeOptions:
             "query_column",
             "reference_column",
             "rubric_column",
+            "image_column",
             "mode",
             "aggregate",
             "max_examples",

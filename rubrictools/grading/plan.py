@@ -43,7 +43,7 @@ from rubrictools.judge import (
     Subject,
     dialects,
 )
-from rubrictools.judge.pricing import require_prices, warn_over_context, warn_unknown_prices
+from rubrictools.judge.pricing import require_prices, require_vision, warn_over_context, warn_unknown_prices
 from rubrictools.judge.providers import token_limit
 from rubrictools.rubric import Rubric
 from rubrictools.submissions import graded_text
@@ -174,7 +174,7 @@ def build_calls(
             formats[k] = dialects.format_fields(style, schema, name)
         return formats[k]
 
-    def call(ji: int, task: JudgeTask, msgs: list[dict[str, str]]) -> Call:
+    def call(ji: int, task: JudgeTask, msgs: list[dict[str, Any]]) -> Call:
         j = judges[ji]
         cap = token_limit(j, task.token_cap()) if isinstance(j, Judge) else None
         return Call(task=task, judge_i=ji, messages=msgs, output=output(ji, task), max_tokens=cap)
@@ -199,7 +199,7 @@ def build_calls(
         for ji, j in enumerate(judges):
             sp = getattr(j, "system_prompt", None)
             for task in tasks:
-                calls.append(call(ji, task, task.messages(system_prompt=sp)))
+                calls.append(call(ji, task, task.request(system_prompt=sp)))
     return calls
 
 
@@ -277,6 +277,7 @@ def build_plan(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Plan:
     judges = resolve_judges(opts.model, opts.judge_settings())
     llm_judges = [j for j in judges if isinstance(j, Judge)]
     require_prices(llm_judges, opts.max_cost_usd)
+    require_vision(llm_judges, sum(1 for s in inp.subs if s.images) + sum(1 for s in inp.others or () if s.images))
     warn_unknown_prices(llm_judges)
     calls = build_calls(inp, judges, opts, judge_dialects(judges, opts))
     skipped = [c for c in calls if c.task.subject.row in inp.row_errors]

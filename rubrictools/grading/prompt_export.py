@@ -11,6 +11,7 @@ from rubrictools.conversations import ConversationPart
 from rubrictools.grading.options import GradeOptions, GradePart, Mode
 from rubrictools.grading.plan import assign_keys, build_plan
 from rubrictools.judge.config import StructuredOutput
+from rubrictools.judge.image_parts import content_text, request_images
 from rubrictools.rubric import Rubric
 
 __all__ = ["PROMPT_COLUMNS", "prompts"]
@@ -23,6 +24,7 @@ PROMPT_COLUMNS: dict[str, Any] = {
     "system": pl.String,
     "user": pl.String,
     "messages": pl.List(pl.Struct({"role": pl.String, "content": pl.String})),
+    "images": pl.List(pl.String),
     "schema": pl.String,
     "request_fields": pl.String,
     "max_tokens": pl.Int64,
@@ -32,7 +34,7 @@ PROMPT_COLUMNS: dict[str, Any] = {
 
 
 def _role_text(messages: list[dict[str, Any]], role: str) -> str | None:
-    parts = [str(m["content"]) for m in messages if m["role"] == role]
+    parts = [content_text(m["content"]) for m in messages if m["role"] == role]
     return "\n\n".join(parts) if parts else None
 
 
@@ -46,6 +48,7 @@ def prompts(
     query_column: str | None = None,
     reference_column: str | None = None,
     rubric_column: str | None = None,
+    image_column: str | None = None,
     mode: Mode = "per_criterion",
     examples: Any = None,
     max_examples: int = 3,
@@ -65,7 +68,8 @@ def prompts(
 
     One row per call: ``id``, ``judge``, ``mode``, ``criteria`` (what the call asks about),
     ``system`` and ``user`` (the messages' text by role), ``messages`` (every message, in
-    order), ``schema`` (the JSON schema a valid reply follows), ``request_fields`` (the
+    order; an image shows as ``[image: type, size, sha256 ...]``), ``images`` (the SHA-256 of
+    each image sent), ``schema`` (the JSON schema a valid reply follows), ``request_fields`` (the
     structured-output fields in the judge's dialect, e.g. ``response_format``, as JSON),
     ``max_tokens`` and ``cache_key`` (the answer's key in the response cache: equal keys,
     equal requests). Submissions are escaped and fenced exactly as when grading, so the
@@ -94,7 +98,8 @@ def prompts(
         "criteria": [c.task.asks() for c in llm],
         "system": [_role_text(c.messages, "system") for c in llm],
         "user": [_role_text(c.messages, "user") for c in llm],
-        "messages": [[{"role": m["role"], "content": str(m["content"])} for m in c.messages] for c in llm],
+        "messages": [[{"role": m["role"], "content": content_text(m["content"])} for m in c.messages] for c in llm],
+        "images": [request_images(c.messages) for c in llm],
         "schema": [json.dumps(c.task.schema()[0], sort_keys=True) for c in llm],
         "request_fields": [json.dumps(c.output, sort_keys=True) for c in llm],
         "max_tokens": [c.max_tokens for c in llm],

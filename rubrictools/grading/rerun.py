@@ -8,7 +8,7 @@ from typing import Any
 import polars as pl
 
 from rubrictools.grading.api import grade
-from rubrictools.grading.options import PAIR_OPTIONS, CacheSetting
+from rubrictools.grading.options import PAIR_OPTIONS, SINGLE_OPTIONS, CacheSetting
 from rubrictools.grading.pair_api import grade_pairs
 from rubrictools.judge import Judge
 from rubrictools.records import Run, load_run
@@ -66,9 +66,8 @@ def rerun(
     if r.info.get("kind") == "grade_pairs":
         pair = {k: settings.pop(k) for k in PAIR_OPTIONS}
         systems = tuple(pair["systems"]) if pair["systems"] is not None else None
-        for unused in ("aggregate", "max_examples", "shuffle_options", "seed", "distribution", "evidence"):
+        for unused in SINGLE_OPTIONS:
             settings.pop(unused, None)
-        settings.pop("on_unsupported", None)
         a, b = settings.pop("column"), pair["pair_column"]
         out = grade_pairs(
             r.inputs,

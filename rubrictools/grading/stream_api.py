@@ -30,6 +30,7 @@ def grade_to_parquet(
     query_column: str | None = None,
     reference_column: str | None = None,
     rubric_column: str | None = None,
+    image_column: str | None = None,
     mode: Mode = "per_criterion",
     aggregate: str = "majority",
     examples: Any = None,

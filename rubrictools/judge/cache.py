@@ -22,6 +22,8 @@ from json.encoder import encode_basestring  # json's own escaper for ensure_asci
 from pathlib import Path
 from typing import Any
 
+from rubrictools.images import image_sha256, is_image_part
+
 __all__ = ["CachedResponse", "RequestKeys", "ResponseCache", "cache_key", "default_cache_path"]
 
 _FORBIDDEN_KEY_FIELDS = {"api_key", "authorization", "headers", "extra_headers"}
@@ -45,11 +47,28 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+def _keyed(message: dict[str, Any]) -> dict[str, Any]:
+    """A message as its key sees it: an image part's URL (a data URI holds the whole image)
+    becomes the SHA-256 of the image's bytes, so a key hashes each image's digest, not its bytes."""
+    content = message.get("content")
+    if not isinstance(content, list) or not any(is_image_part(p) for p in content):
+        return message
+    parts = [
+        {**p, "image_url": {**p["image_url"], "url": "sha256:" + image_sha256(p["image_url"]["url"])}}
+        if is_image_part(p) and isinstance(p.get("image_url"), dict)
+        else p
+        for p in content
+    ]
+    return {**message, "content": parts}
+
+
 def cache_key(request: dict[str, Any]) -> str:
-    """SHA-256 of the canonical JSON of a request (secrets refused)."""
+    """SHA-256 of the canonical JSON of a request (secrets refused; images by their digest)."""
     bad = _FORBIDDEN_KEY_FIELDS & set(request)
     if bad:
         raise ValueError(f"cache keys must not contain secrets: {sorted(bad)}")
+    if isinstance(request.get("messages"), list):
+        request = {**request, "messages": [_keyed(m) for m in request["messages"]]}
     return hashlib.sha256(_canonical(request).encode("utf-8")).hexdigest()
 
 
@@ -93,7 +112,7 @@ class RequestKeys:
             if all(isinstance(v, str) for v in m.values()):
                 out.append("{" + ",".join(f"{encode_basestring(k)}:{self._text(m[k])}" for k in sorted(m)) + "}")
             else:  # content parts, tool calls: the general path
-                out.append(_canonical(m))
+                out.append(_canonical(_keyed(m)))
         return "[" + ",".join(out) + "]"
 
     def _text(self, text: str) -> str:

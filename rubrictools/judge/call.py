@@ -26,7 +26,7 @@ class Call(CallResult):
 
     task: JudgeTask
     judge_i: int
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]  # content: text, or content parts when images go along
     output: dict[str, Any] = field(default_factory=dict)  # structured-output request fields (dialects)
     max_tokens: int | None = None
     extra: dict[str, Any] | None = None  # extra request fields (logprobs, n) that also key the cache

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rubrictools.judge.config import Judge
+from rubrictools.judge.image_parts import content_text, has_remote_image
 from rubrictools.judge.model_table import bundled_models, litellm_may_know
 from rubrictools.judge.providers import load_litellm
 
@@ -16,6 +17,8 @@ __all__ = [
     "context_window",
     "model_limit",
     "require_prices",
+    "require_vision",
+    "takes_images",
     "token_cost",
     "unit_prices",
     "warn_over_context",
@@ -143,11 +146,15 @@ def warn_over_context(judge: Judge, requests: Sequence[tuple[Any, Sequence[dict[
     window = context_window(judge.model)
     if window is None:
         return
-    long = [(i, m) for i, m in requests if sum(len(str(x.get("content", ""))) for x in m) >= window]
+    long = [(i, m) for i, m in requests if sum(len(content_text(x.get("content"))) for x in m) >= window]
     if not long:
         return
     count = load_litellm().token_counter
-    over = [(i, n) for i, m in long if (n := count(model=judge.model, messages=list(m))) > window]
+    over = [
+        (i, n)
+        for i, m in long
+        if (n := count(model=judge.model, messages=list(m), use_default_image_token_count=has_remote_image(m))) > window
+    ]
     if over:
         i, n = over[0]
         warnings.warn(
@@ -157,3 +164,36 @@ def warn_over_context(judge: Judge, requests: Sequence[tuple[Any, Sequence[dict[
             UserWarning,
             stacklevel=4,
         )
+
+
+def takes_images(model: str) -> bool | None:
+    """litellm's ``supports_vision`` for ``model``: True, False, or None when litellm does not
+    know the model (a local server's, usually)."""
+    if not litellm_may_know(model):
+        return None
+    try:
+        info = load_litellm().get_model_info(model=model)
+    except Exception:
+        return None
+    return bool(info.get("supports_vision"))
+
+
+def require_vision(judges: Sequence[Judge], with_images: int) -> None:
+    """Before any call: refuse a judge whose model litellm says takes no images when
+    ``with_images`` submissions carry some; warn about a model litellm does not know."""
+    if not with_images:
+        return
+    for j in judges:
+        ok = takes_images(j.model)
+        if ok is False:
+            raise ValueError(
+                f"{with_images} submission(s) carry images, but model {j.model!r} does not take images "
+                "(litellm: supports_vision is false); use a vision model, or drop image_column / the image parts"
+            )
+        if ok is None:
+            warnings.warn(
+                f"litellm does not know whether {j.model!r} takes images; {with_images} submission(s) send them "
+                "(a text-only server rejects them or ignores them)",
+                UserWarning,
+                stacklevel=4,
+            )

@@ -17,6 +17,7 @@ __all__ = [
     "fake_usage",
     "json_or_text",
     "pair_answer",
+    "request_image_urls",
     "response_texts",
     "submission_text",
     "user_text",
@@ -56,8 +57,26 @@ def fake_usage(reply: Reply, prompt: str, content: str) -> dict[str, Any]:
     return usage
 
 
+def _text(content: Any) -> str:
+    """A message's text: a string, or its text content parts (image parts are not text)."""
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return content or ""
+
+
 def user_text(request: dict[str, Any]) -> str:
-    return "\n".join(m.get("content", "") for m in request["messages"] if m["role"] == "user")
+    return "\n".join(_text(m.get("content")) for m in request["messages"] if m["role"] == "user")
+
+
+def request_image_urls(request: dict[str, Any]) -> list[str]:
+    """The URLs (data URIs included) of the image parts a request carries, in order."""
+    return [
+        p["image_url"]["url"]
+        for m in request["messages"]
+        if isinstance(m.get("content"), list)
+        for p in m["content"]
+        if isinstance(p, dict) and p.get("type") == "image_url"
+    ]
 
 
 def criterion_name(request: dict[str, Any]) -> str | None:

@@ -40,6 +40,7 @@ def submit_batch(
     query_column: str | None = None,
     reference_column: str | None = None,
     rubric_column: str | None = None,
+    image_column: str | None = None,
     mode: Mode = "per_criterion",
     aggregate: str = "majority",
     examples: Any = None,

@@ -18,6 +18,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from rubrictools.judge.image_parts import with_images
 from rubrictools.rubric import Criterion, Rubric
 from rubrictools.submissions import Submission
 
@@ -82,6 +83,11 @@ class JudgeTask(ABC):
     @abstractmethod
     def messages(self, *, system_prompt: str | None = None) -> list[dict[str, str]]:
         """The chat messages that ask this task's question."""
+
+    def request(self, *, system_prompt: str | None = None) -> list[dict[str, Any]]:
+        """The messages sent: :meth:`messages` with the submission's images attached after
+        the text (:func:`rubrictools.judge.image_parts.with_images`)."""
+        return with_images(self.messages(system_prompt=system_prompt), self.subject.submission.images)
 
     @abstractmethod
     def schema(self) -> tuple[dict[str, Any], str]:

@@ -1,0 +1,75 @@
+"""Images in a request: the submission's images as content parts after the prompt's text,
+each labelled with where it came from; and the text of a message whatever its content form."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rubrictools.images import Image, describe, image_sha256, is_image_part
+
+__all__ = ["content_text", "has_remote_image", "request_images", "with_images"]
+
+
+def with_images(messages: list[dict[str, Any]], images: Sequence[Image]) -> list[dict[str, Any]]:
+    """``messages`` with ``images`` appended to the last (user) message as OpenAI content
+    parts: the prompt's text first, then for each image a text label ("Image 2 of the
+    submission (turn 3, user):") and the image. Without images, ``messages`` unchanged.
+
+    >>> from rubrictools.images import Image
+    >>> photo = Image("https://x/a.png", "0" * 64, source="column 'photo'")
+    >>> msgs = with_images([{"role": "user", "content": "Grade it."}], [photo])
+    >>> [p["type"] for p in msgs[0]["content"]], msgs[0]["content"][1]["text"]
+    (['text', 'text', 'image_url'], "Image 1 of the submission (column 'photo'):")
+    """
+    if not images:
+        return messages
+    *head, last = messages
+    parts: list[dict[str, Any]] = [{"type": "text", "text": str(last["content"])}]
+    for k, img in enumerate(images, 1):
+        where = f" ({img.source})" if img.source else ""
+        parts += [{"type": "text", "text": f"Image {k} of the submission{where}:"}, img.part()]
+    return [*head, {**last, "content": parts}]
+
+
+def content_text(content: Any) -> str:
+    """A message's content as text: a string as is; content parts joined, each image shown as
+    ``[image: type, size, sha256 ...]`` (never its bytes)."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    out = []
+    for part in content:
+        if is_image_part(part):
+            url = part["image_url"]["url"] if isinstance(part.get("image_url"), dict) else str(part.get("image_url"))
+            data = url.startswith("data:")
+            kind = url[5:].partition(";")[0] if data else url
+            payload = url.partition(",")[2] if data else ""
+            size = len(payload) * 3 // 4 - len(payload) + len(payload.rstrip("=")) if data else None
+            out.append(f"[image: {describe(Image(url, image_sha256(url), kind or None, size))}]")
+        else:
+            out.append(str(part.get("text", "")) if isinstance(part, dict) else str(part))
+    return "\n".join(out)
+
+
+def request_images(messages: Sequence[dict[str, Any]]) -> list[str]:
+    """The SHA-256 of every image the messages carry, in order."""
+    return [
+        image_sha256(p["image_url"]["url"])
+        for m in messages
+        if isinstance(m.get("content"), list)
+        for p in m["content"]
+        if is_image_part(p) and isinstance(p.get("image_url"), dict)
+    ]
+
+
+def has_remote_image(messages: Sequence[dict[str, Any]]) -> bool:
+    """Whether an image of the messages is a remote URL (a token count must not fetch it:
+    litellm's ``use_default_image_token_count``)."""
+    return any(
+        isinstance(m.get("content"), list)
+        and any(
+            is_image_part(p) and not str((p.get("image_url") or {}).get("url", "")).startswith("data:")
+            for p in m["content"]
+        )
+        for m in messages
+    )

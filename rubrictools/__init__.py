@@ -34,6 +34,7 @@ __all__ = [
     "NumericRange",
     "Option",
     "Rubric",
+    "RubricTree",
     "Rule",
     "ScriptedJudge",
     "__version__",
@@ -85,6 +86,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         [
             "Rubric",
+            "RubricTree",
             "Criterion",
             "Option",
             "Group",
@@ -186,6 +188,7 @@ if TYPE_CHECKING:  # pragma: no cover
         NumericRange,
         Option,
         Rubric,
+        RubricTree,
         Rule,
         healthbench_score,
         lint,

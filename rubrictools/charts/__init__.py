@@ -30,6 +30,7 @@ from rubrictools.charts.comparison import run_comparison
 from rubrictools.charts.inference import ppi_widths
 from rubrictools.charts.pairwise import leaderboard, position_bias, win_matrix
 from rubrictools.charts.run import run_summary
+from rubrictools.charts.tree import rubric_tree
 from rubrictools.charts.verdicts import verdicts
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "position_bias",
     "ppi_widths",
     "reliability",
+    "rubric_tree",
     "run_comparison",
     "run_summary",
     "save",

@@ -26,6 +26,7 @@ from rubrictools.charts.comparison import run_comparison
 from rubrictools.charts.inference import ppi_widths
 from rubrictools.charts.pairwise import leaderboard, position_bias, win_matrix
 from rubrictools.charts.run import run_summary
+from rubrictools.charts.tree import rubric_tree
 from rubrictools.charts.verdicts import verdicts
 from rubrictools.comparison import compare_runs
 from rubrictools.datasets import load
@@ -34,7 +35,7 @@ from rubrictools.human_agreement import agreement
 from rubrictools.leaderboard import position_bias as position_bias_table
 from rubrictools.leaderboard import preferences_from_scores, rank_systems, win_rates
 from rubrictools.ppi import width_curve
-from rubrictools.rubric import Rubric, score
+from rubrictools.rubric import Rubric, RubricTree, score
 
 __all__ = ["gallery_charts", "write_gallery"]
 
@@ -90,6 +91,36 @@ def _reliability_inputs() -> tuple[np.ndarray, np.ndarray]:
     joined = human.join(top, on="id").with_columns(pl.col("label").cast(pl.Float64).cast(pl.String).alias("label"))
     hit = (joined["label"] == joined["label_right"]).cast(pl.Int64).to_numpy()
     return hit, joined["prob"].to_numpy()
+
+
+def _support_tree() -> RubricTree:
+    """The support demo's four reward criteria as a two-level PaperBench-style tree."""
+
+    def leaf(name: str, weight: float) -> dict[str, Any]:
+        return {"id": name, "requirements": name.replace("_", " "), "weight": weight, "sub_tasks": [],
+                "task_category": "Subtree"}  # fmt: skip
+
+    return RubricTree.from_dict(
+        {
+            "id": "support",
+            "requirements": "A good support answer",
+            "weight": 1,
+            "sub_tasks": [
+                {
+                    "id": "substance",
+                    "requirements": "It solves the problem",
+                    "weight": 3,
+                    "sub_tasks": [leaf("answers_question", 2), leaf("gives_steps", 1)],
+                },
+                {
+                    "id": "manner",
+                    "requirements": "It is courteous and grounded",
+                    "weight": 1,
+                    "sub_tasks": [leaf("polite", 1), leaf("cites_policy", 1)],
+                },
+            ],
+        }
+    )
 
 
 def gallery_charts() -> dict[str, tuple[str, Any]]:
@@ -150,6 +181,10 @@ def gallery_charts() -> dict[str, tuple[str, Any]]:
             lambda: run_comparison(
                 compare_runs(s.verdicts, scripted, rubric=s.rubric, names=("simulated judge", "scripted judge"))
             ),
+        ),
+        "rubric_tree": (
+            "rubric_tree(tree, tree.score(support.verdicts))",
+            lambda: rubric_tree(_support_tree(), _support_tree().score(s.verdicts)),
         ),
         "judge_agreement": ("judge_agreement(HANNA's five LLMs)", lambda: judge_agreement(judges, _hanna_rubric())),
         "reliability": ("reliability(GPT-3.5 on LLM-Rubric Q0)", lambda: reliability(hit, conf)),

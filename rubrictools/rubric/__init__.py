@@ -22,6 +22,7 @@ from rubrictools.rubric.model import Rubric
 from rubrictools.rubric.options import NumericRange, Option
 from rubrictools.rubric.rule import Rule
 from rubrictools.rubric.scoring import score
+from rubrictools.rubric.tree import RubricTree, TreeNode
 
 __all__ = [
     "BINARY_LABELS",
@@ -35,8 +36,10 @@ __all__ = [
     "NumericRange",
     "Option",
     "Rubric",
+    "RubricTree",
     "Rule",
     "Threshold",
+    "TreeNode",
     "format_number",
     "from_rubrify",
     "healthbench_score",

@@ -1,0 +1,223 @@
+"""Hierarchical rubrics: PaperBench's tree of requirements, graded at its leaves, scored up the tree.
+
+PaperBench (Starace et al. 2025) writes a rubric as a tree of nodes ``{"id", "requirements",
+"weight", "sub_tasks", "task_category", "finegrained_task_category"}``: weights are
+non-negative numbers, a leaf (no ``sub_tasks``) has a ``task_category`` (``Code
+Development``, ``Code Execution``, ``Result Analysis``, or ``Subtree``), an inner node has
+none. A judge grades each leaf 0 or 1; a node's score is the weighted mean of its children's,
+
+    s(node) = sum_c w_c s(c) / sum_c w_c      (0 when the children's weights sum to 0),
+
+so a weight counts only against its siblings. :class:`RubricTree` reads that format exactly
+(:meth:`RubricTree.from_dict`, :meth:`RubricTree.from_file`), gives the flat
+:class:`~rubrictools.rubric.Rubric` of its leaves to grade (:meth:`RubricTree.rubric`), and
+scores every node of every submission from the verdict table (:meth:`RubricTree.score`).
+A leaf graded MET scores 1, anything else 0; a leaf whose judge call failed (or that has no
+verdict) makes its node and every ancestor null for that submission, never a silent 0
+(``on_error="zero"`` scores it 0, as PaperBench scores a leaf its judge could not grade).
+
+>>> tree = RubricTree.from_dict({"id": "root", "requirements": "Reproduce the paper", "weight": 1, "sub_tasks": [
+...     {"id": "a", "requirements": "Implements the method", "weight": 3, "sub_tasks": [],
+...      "task_category": "Code Development"},
+...     {"id": "b", "requirements": "Runs the experiment", "weight": 1, "sub_tasks": [],
+...      "task_category": "Code Execution"}]})
+>>> import polars as pl
+>>> v = pl.DataFrame({"id": [7, 7], "criterion": ["a", "b"], "verdict": ["MET", "UNMET"]})
+>>> tree.score(v).filter(pl.col("node") == "root")["score"].item()
+0.75
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+
+from rubrictools.frames import to_polars
+from rubrictools.rubric.labels import MET
+from rubrictools.rubric.model import Rubric
+
+__all__ = ["FINEGRAINED_CATEGORIES", "TASK_CATEGORIES", "RubricTree", "TreeNode"]
+
+TASK_CATEGORIES: tuple[str, ...] = ("Code Development", "Code Execution", "Result Analysis", "Subtree")
+FINEGRAINED_CATEGORIES: tuple[str, ...] = (
+    "Environment & Infrastructure Setup",
+    "Dataset and Model Acquisition",
+    "Data Processing & Preparation",
+    "Method Implementation",
+    "Experimental Setup",
+    "Evaluation, Metrics & Benchmarking",
+    "Logging, Analysis & Presentation",
+)
+_ASK = {  # what the judge checks for each kind of leaf (our wording)
+    "Code Development": "Judge whether the submission's code actually implements this (a description is not enough).",
+    "Code Execution": "Judge whether running the submission's reproduction script carries this out successfully.",
+    "Result Analysis": "Judge whether the outputs of the reproduction run show results that agree with this.",
+    "Subtree": "Judge how well the submission meets this requirement as a whole.",
+}
+
+
+@dataclass(frozen=True)
+class TreeNode:
+    """One node of a :class:`RubricTree` (PaperBench's fields)."""
+
+    id: str
+    requirements: str
+    weight: float
+    sub_tasks: tuple[TreeNode, ...] = ()
+    task_category: str | None = None
+    finegrained_task_category: str | None = None
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self.sub_tasks
+
+    def walk(self, depth: int = 0, parent: str | None = None) -> list[tuple[TreeNode, int, str | None]]:
+        """``(node, depth, parent id)`` of this node and its descendants, depth first."""
+        out = [(self, depth, parent)]
+        for child in self.sub_tasks:
+            out += child.walk(depth + 1, self.id)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "requirements": self.requirements,
+            "weight": self.weight,
+            "sub_tasks": [c.to_dict() for c in self.sub_tasks],
+            "task_category": self.task_category,
+            "finegrained_task_category": self.finegrained_task_category,
+        }
+
+
+def _node(data: Any, path: str) -> TreeNode:
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{path}: a node is a mapping, got {type(data).__name__}")
+    missing = [k for k in ("id", "requirements", "weight", "sub_tasks") if k not in data]
+    where = f"{path} (id {data.get('id')!r})" if "id" in data else path
+    if missing:
+        raise ValueError(f"{where}: missing field(s) {missing}")
+    w = data["weight"]
+    if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
+        raise ValueError(f"{where}: weight must be a non-negative number, got {w!r}")
+    if not isinstance(data["sub_tasks"], (list, tuple)):
+        raise ValueError(f"{where}: sub_tasks must be a list")
+    kids = tuple(_node(c, f"{path}.sub_tasks[{i}]") for i, c in enumerate(data["sub_tasks"]))
+    cat, fine = data.get("task_category"), data.get("finegrained_task_category")
+    if kids and cat:
+        raise ValueError(f"{where}: an inner node has no task_category (got {cat!r})")
+    if not kids and cat not in TASK_CATEGORIES:
+        raise ValueError(f"{where}: a leaf needs a task_category among {list(TASK_CATEGORIES)}, got {cat!r}")
+    if fine is not None and fine not in FINEGRAINED_CATEGORIES:
+        raise ValueError(f"{where}: finegrained_task_category {fine!r} is not among {list(FINEGRAINED_CATEGORIES)}")
+    return TreeNode(str(data["id"]), str(data["requirements"]), float(w), kids, cat, fine)
+
+
+@dataclass(frozen=True)
+class RubricTree:
+    """A PaperBench-style rubric tree (see the module docstring)."""
+
+    root: TreeNode
+
+    @classmethod
+    def from_dict(cls, data: Any) -> RubricTree:
+        """Read PaperBench's rubric JSON (a root node); errors name the node's path and id."""
+        tree = cls(_node(data, "root"))
+        ids = [n.id for n, _, _ in tree.root.walk()]
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        if dup:
+            raise ValueError(f"rubric tree: node ids must be unique; repeated {dup[:5]}")
+        return tree
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> RubricTree:
+        """Read a PaperBench ``rubric.json``."""
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.root.to_dict()
+
+    def nodes(self) -> pl.DataFrame:
+        """One row per node, depth first: ``node, parent, depth, weight, leaf, task_category,
+        requirements, order``."""
+        rows = [
+            {
+                "node": n.id,
+                "parent": p,
+                "depth": d,
+                "weight": n.weight,
+                "leaf": n.is_leaf,
+                "task_category": n.task_category,
+                "requirements": n.requirements,
+                "order": k,
+            }
+            for k, (n, d, p) in enumerate(self.root.walk())
+        ]
+        return pl.DataFrame(rows, schema_overrides={"parent": pl.String, "task_category": pl.String})
+
+    def rubric(self) -> Rubric:
+        """The leaves as a flat rubric to grade (criterion name = node id; the requirement plus
+        what to judge for its category; weight = its weight; tags = its categories). Score the
+        verdicts with :meth:`score`, not ``rt.score``: weights count against siblings only."""
+        leaves = [n for n, _, _ in self.root.walk() if n.is_leaf]
+        if all(n.weight == 0 for n in leaves):
+            raise ValueError("every leaf of the rubric tree has weight 0: nothing would count")
+        return Rubric.from_dict(
+            [
+                {
+                    "name": n.id,
+                    "requirement": f"{n.requirements}\n{_ASK[n.task_category or 'Subtree']}",
+                    "weight": n.weight,
+                    "tags": [t for t in (n.task_category, n.finegrained_task_category) if t],
+                }
+                for n in leaves
+            ]
+        )
+
+    def score(self, verdicts: Any, *, on_error: Literal["null", "zero"] = "null") -> pl.DataFrame:
+        """Every node's score for every submission of ``verdicts`` (graded with :meth:`rubric`):
+        ``id, node, parent, depth, weight, leaf, score``, depth first within each submission.
+
+        Leaves: 1 when the verdict is MET, else 0; a failed call or a missing verdict is null
+        (``on_error="zero"``: 0). Inner nodes: ``sum_c w_c s_c / sum_c w_c`` over the children
+        (0 when their weights sum to 0; null when a child is null). One polars pass per level.
+        """
+        if on_error not in ("null", "zero"):
+            raise ValueError(f"on_error must be 'null' or 'zero', got {on_error!r}")
+        v = to_polars(verdicts, name="verdicts")
+        if "judge" in v.columns and (v["judge"] == "ensemble").any():
+            v = v.filter(pl.col("judge") == "ensemble")
+        nodes = self.nodes()
+        leaves = nodes.filter("leaf").select("node")
+        failed = pl.col("error").is_not_null() if "error" in v.columns else pl.lit(False)
+        got = v.filter(pl.col("criterion").is_in(leaves["node"].implode())).select(
+            "id",
+            pl.col("criterion").alias("node"),
+            pl.when(failed | pl.col("verdict").is_null())
+            .then(None)
+            .otherwise((pl.col("verdict") == MET).cast(pl.Float64))
+            .alias("score"),
+        )
+        ids = v.select("id").unique(maintain_order=True)
+        scores = ids.join(leaves, how="cross").join(got, on=["id", "node"], how="left")
+        if on_error == "zero":
+            scores = scores.with_columns(pl.col("score").fill_null(0.0))
+        edges = nodes.select("node", "parent", "weight", "depth")
+        for d in range(int(nodes["depth"].max() or 0) - 1, -1, -1):  # type: ignore[arg-type]  # an integer column
+            kids = scores.join(edges.filter(pl.col("depth") == d + 1), on="node")
+            up = kids.group_by("id", "parent").agg(
+                (pl.col("weight") * pl.col("score")).sum().alias("num"),
+                pl.col("weight").sum().alias("den"),
+                pl.col("score").is_null().any().alias("gap"),
+            )
+            mean = pl.when(pl.col("gap")).then(None).when(pl.col("den") > 0).then(pl.col("num") / pl.col("den"))
+            scores = pl.concat(
+                [scores, up.select("id", pl.col("parent").alias("node"), mean.otherwise(0.0).alias("score"))]
+            )
+        out = scores.join(nodes.select("node", "parent", "depth", "weight", "leaf", "order"), on="node")
+        return out.join(ids.with_row_index("__i"), on="id").sort("__i", "order").drop("__i", "order")

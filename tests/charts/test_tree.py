@@ -1,0 +1,39 @@
+"""rubric_tree: indented requirements, a fixed 0-1 axis, unscored nodes said so."""
+
+from __future__ import annotations
+
+import polars as pl
+
+import rubrictools as rt
+
+LONG = "A requirement long enough that the axis cannot hold it whole, so it ends in an ellipsis mark"
+TREE = rt.RubricTree.from_dict(
+    {
+        "id": "r",
+        "requirements": "All of it",
+        "weight": 1,
+        "sub_tasks": [
+            {"id": "a", "requirements": LONG, "weight": 2, "sub_tasks": [], "task_category": "Code Development"},
+            {"id": "b", "requirements": "Short", "weight": 1, "sub_tasks": [], "task_category": "Code Execution"},
+        ],
+    }  # fmt: skip
+)
+
+
+def _rows(spec: dict) -> list[dict]:
+    data = spec.get("data") or spec["hconcat"][0]["data"]  # altair hoists the shared data to the top
+    return data["values"] if "values" in data else spec["datasets"][data["name"]]
+
+
+def test_labels_are_indented_and_cut_visibly_and_unscored_nodes_say_so() -> None:
+    v = pl.DataFrame({"id": [1, 1, 2, 2], "criterion": ["a", "b"] * 2, "verdict": ["MET", "UNMET", "MET", None],
+                      "error": [None, None, None, "timeout"]})  # fmt: skip
+    spec = rt.charts.rubric_tree(TREE, TREE.score(v)).to_dict()
+    rows = {r["node"]: r for r in _rows(spec)}
+    assert rows["a"]["indent"] > rows["r"]["indent"] == 0  # children right of their parent
+    assert rows["a"]["label"].endswith("...") and len(rows["a"]["label"]) == 64 and rows["b"]["label"] == "Short"
+    assert rows["r"]["text"].endswith("1 unscored)")  # the mean says it leaves submission 2 out
+    bars = spec["hconcat"][1]["layer"][0]["encoding"]["x"]
+    assert bars["scale"]["domain"] == [0, 1]
+    one = {r["node"]: r for r in _rows(rt.charts.rubric_tree(TREE, TREE.score(v), submission=2).to_dict())}
+    assert one["r"]["text"].startswith("no score")

@@ -16,7 +16,7 @@ TREE = rt.RubricTree.from_dict(
             {"id": "a", "requirements": LONG, "weight": 2, "sub_tasks": [], "task_category": "Code Development"},
             {"id": "b", "requirements": "Short", "weight": 1, "sub_tasks": [], "task_category": "Code Execution"},
         ],
-    }  # fmt: skip
+    }
 )
 
 

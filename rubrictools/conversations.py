@@ -15,7 +15,11 @@ the turn's text shows ``[image k]`` where it was and the judge receives the imag
 labelled with its turn (:mod:`rubrictools.images`). Any other part (audio, files) cannot be
 shown to a judge yet: its place reads ``[<type> part: not shown to the judge]`` and a warning
 says so.
-An assistant turn's ``tool_calls`` are shown as ``[tool call] name(arguments)`` lines.
+An assistant turn's ``tool_calls`` (OpenAI's ``{"id", "function": {"name", "arguments"}}`` or
+the flat ``{"id", "name", "arguments"}``) stay structured (:class:`ToolCall`, in order), as does
+a ``tool`` turn's ``tool_call_id``: the judge sees each call and each result in its own fenced,
+escaped block, and :func:`tool_steps` pairs calls with their results for trajectory rules. The
+graded text of a turn lists its calls as ``[tool call] name(arguments)`` lines.
 
 >>> conv = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]
 >>> c = as_conversation(conv)
@@ -38,11 +42,14 @@ __all__ = [
     "ROLES",
     "ConversationPart",
     "NoGradedTurn",
+    "ToolCall",
+    "ToolStep",
     "Turn",
     "as_conversation",
     "check_utf8",
     "graded_turns",
     "is_conversation",
+    "tool_steps",
     "transcript",
 ]
 
@@ -57,13 +64,48 @@ class NoGradedTurn(ValueError):
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """One tool call of an assistant turn: the tool's ``name``, its ``arguments`` as given
+    (JSON text, usually) and the call's ``id`` when it has one."""
+
+    name: str
+    arguments: str
+    id: str | None = None
+
+    def parsed_arguments(self) -> Any:
+        """The arguments as JSON (None when they are not JSON)."""
+        try:
+            return json.loads(self.arguments)
+        except (TypeError, ValueError):
+            return None
+
+    def line(self) -> str:
+        return f"[tool call] {self.name}({self.arguments})"
+
+
+@dataclass(frozen=True)
 class Turn:
-    """One message of a conversation (``content`` as plain text, with ``[image k]`` where each
-    of its ``images`` was)."""
+    """One message of a conversation. ``text``: its own text, with ``[image k]`` where each of
+    its ``images`` was; ``content``: the text followed by a ``[tool call] ...`` line per call
+    (what grading a turn reads); ``tool_calls`` in order; ``tool_call_id`` of a tool result."""
 
     role: str
     content: str
     images: tuple[Image, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class ToolStep:
+    """A call of the trajectory (made in turn ``turn``) with its result and the turn holding it
+    (None when no tool turn answered it)."""
+
+    call: ToolCall
+    turn: int
+    result: str | None = None
+    result_turn: int | None = None
 
 
 def _listed(value: Any) -> Any:
@@ -111,17 +153,22 @@ def _part_text(part: Any, images: list[Image], first: int, source: str) -> str:
     raise ValueError(f"a content part must be a string or a mapping, got {type(part).__name__}")
 
 
-def _tool_calls(calls: Any) -> list[str]:
+def _tool_calls(calls: Any) -> tuple[ToolCall, ...]:
+    """OpenAI-style (``{"function": {"name", "arguments"}}``) or flat (``{"name", "arguments"}``) calls."""
     out = []
-    for call in calls or ():
-        fn = call.get("function") if isinstance(call, Mapping) else None
-        if isinstance(fn, Mapping):
-            args = fn.get("arguments")
-            args = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-            out.append(f"[tool call] {fn.get('name')}({args})")
-        else:
-            out.append(f"[tool call] {json.dumps(call, ensure_ascii=False, default=str)}")
-    return out
+    for k, call in enumerate(_listed(calls) or ()):
+        if not isinstance(call, Mapping):
+            raise ValueError(f"tool call {k + 1} is not a mapping")
+        inner = call.get("function")
+        fn: Mapping[str, Any] = inner if isinstance(inner, Mapping) else call
+        name = fn.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"tool call {k + 1} has no function name")
+        args = fn.get("arguments")
+        args = args if isinstance(args, str) else json.dumps(args if args is not None else {}, ensure_ascii=False)
+        ident = call.get("id")
+        out.append(ToolCall(name=name, arguments=check_utf8(args), id=str(ident) if ident is not None else None))
+    return tuple(out)
 
 
 _TEXT_KEYS = ("text", "message", "value", "body", "parts")
@@ -162,12 +209,25 @@ def _turn(message: Any, i: int, first_image: int = 1) -> Turn:
             raise ValueError(f"turn {i}: {e}") from None
     else:
         raise ValueError(f"turn {i}: content must be text or a list of content parts, got {type(content).__name__}")
-    lines = [text] if text else []
-    lines += _tool_calls(message.get("tool_calls"))
     try:
-        return Turn(role=role.strip().lower(), content=check_utf8("\n".join(lines)), images=tuple(images))
+        calls = _tool_calls(message.get("tool_calls"))
+        extra = [
+            as_image(u, source=f"turn {i + 1}, {role.strip().lower()}") for u in _listed(message.get("images")) or ()
+        ]
+        text = check_utf8(text)
     except ValueError as e:
         raise ValueError(f"turn {i}: {e}") from None
+    lines = [text] if text else []
+    lines += [c.line() for c in calls]
+    ident = message.get("tool_call_id")
+    return Turn(
+        role=role.strip().lower(),
+        content="\n".join(lines),
+        images=tuple(images) + tuple(extra),
+        tool_calls=calls,
+        tool_call_id=str(ident) if ident is not None else None,
+        text=text,
+    )
 
 
 def as_conversation(value: Any) -> tuple[Turn, ...]:
@@ -194,6 +254,30 @@ def graded_turns(turns: Sequence[Turn], part: str) -> tuple[int, ...]:
         roles = ", ".join(sorted({t.role for t in turns}))
         raise NoGradedTurn(f"the conversation has no assistant turn to grade (its roles: {roles})")
     return mine[-1:] if part == "last_assistant" else mine
+
+
+def tool_steps(turns: Sequence[Turn]) -> tuple[ToolStep, ...]:
+    """Every tool call of the conversation in order, each with its result: the tool turn whose
+    ``tool_call_id`` is the call's id, else the first unclaimed tool turn after the call.
+
+    >>> call = {"id": "c1", "name": "add", "arguments": "[2, 3]"}
+    >>> conv = [{"role": "assistant", "content": None, "tool_calls": [call]},
+    ...         {"role": "tool", "tool_call_id": "c1", "content": "5"}, {"role": "assistant", "content": "It is 5."}]
+    >>> [(s.call.name, s.result) for s in tool_steps(as_conversation(conv))]
+    [('add', '5')]
+    """
+    results = [(k, t) for k, t in enumerate(turns) if t.role in ("tool", "function")]
+    claimed: set[int] = set()
+    steps = []
+    for i, t in enumerate(turns):
+        for call in t.tool_calls:
+            match = next((k for k, r in results if call.id is not None and r.tool_call_id == call.id), None)
+            if match is None:
+                match = next((k for k, r in results if k > i and k not in claimed and r.tool_call_id is None), None)
+            if match is not None:
+                claimed.add(match)
+            steps.append(ToolStep(call, i, turns[match].text if match is not None else None, match))
+    return tuple(steps)
 
 
 def transcript(turns: Sequence[Turn]) -> str:

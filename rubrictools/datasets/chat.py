@@ -17,12 +17,24 @@ from typing import Any
 
 import polars as pl
 
-from rubrictools.conversations import as_conversation
+from rubrictools.conversations import Turn, as_conversation
 
 __all__ = ["CONVERSATION_DTYPE", "read_chat_jsonl"]
 
-CONVERSATION_DTYPE = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))
-"""The dtype of a conversation column."""
+CONVERSATION_DTYPE = pl.List(
+    pl.Struct(
+        {
+            "role": pl.String,
+            "content": pl.String,
+            "images": pl.List(pl.String),
+            "tool_calls": pl.List(pl.Struct({"id": pl.String, "name": pl.String, "arguments": pl.String})),
+            "tool_call_id": pl.String,
+        }
+    )
+)
+"""The dtype of a conversation column: each turn's role and text (``[image k]`` where an image
+was), its images (URLs or data URIs, in order), its tool calls and, for a tool result, the id
+of the call it answers. Nothing of a message is dropped on the way in."""
 
 _MESSAGE_FIELDS = ("messages", "conversation", "prompt")
 
@@ -66,6 +78,16 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
                 raise ValueError(f"{path}:{n}: expected a JSON object, got {type(record).__name__}")
             out.append((n, record))
     return out
+
+
+def _message(t: Turn) -> dict[str, Any]:
+    return {
+        "role": t.role,
+        "content": t.text,
+        "images": [img.url for img in t.images],
+        "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in t.tool_calls],
+        "tool_call_id": t.tool_call_id,
+    }
 
 
 def read_chat_jsonl(
@@ -126,7 +148,7 @@ def read_chat_jsonl(
             turns = as_conversation(msgs)
         except ValueError as e:
             raise ValueError(f"{where}: field {field!r}: {e}") from None
-        convs.append([{"role": t.role, "content": t.content} for t in turns])
+        convs.append([_message(t) for t in turns])
         lines.append(n)
         others.append({k: v for k, v in record.items() if k not in (field, response)})
     names = list(keep) if keep is not None else list(dict.fromkeys(k for o in others for k in o))

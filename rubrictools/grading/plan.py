@@ -247,7 +247,8 @@ def _rule_rows(inp: Inputs, texts: list[str]) -> pl.DataFrame | None:
     parts = []
     for rows in by_rubric.values():
         idx = pl.Series(rows, dtype=pl.Int64)
-        parts.append(rule_table(ids.gather(idx), text.gather(idx), inp.rubrics[rows[0]], rows=idx))
+        subs = [inp.subs[i] for i in rows]
+        parts.append(rule_table(ids.gather(idx), text.gather(idx), inp.rubrics[rows[0]], rows=idx, subs=subs))
     if inp.not_applicable is not None:
         parts.append(not_applicable_table(inp.not_applicable, inp.ids, inp.id_dtype))
     out = pl.concat(parts)

@@ -30,14 +30,16 @@ Example
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
 
 from rubrictools.frames import to_polars
+from rubrictools.grading.trajectory_rules import trajectory_verdicts
 from rubrictools.rubric import Rubric, Rule
 from rubrictools.rubric import Rubric as _Rubric
-from rubrictools.submissions import graded_text, split_submission
+from rubrictools.submissions import Submission, graded_text, split_submission
 from rubrictools.verdicts import VERDICT_SCHEMA
 
 __all__ = ["Rule", "apply_rules", "no_judge_rows", "no_judge_schema", "rule_table", "rule_verdicts"]
@@ -159,24 +161,47 @@ def apply_rules(
         raise ValueError(f"id_column={id_column!r} is not a column of the DataFrame (columns: {frame.columns})")
     ids = frame[id_column] if id_column is not None else pl.Series("id", range(frame.height), dtype=pl.Int64)
     col = frame[column]
+    subs = None
     if col.dtype == pl.String and not thinking_markers:
         texts = col  # plain strings are graded verbatim
     else:  # structured or marked submissions: split per row
-        texts = pl.Series(
-            [
-                graded_text(
-                    split_submission(x, markers=thinking_markers, conversation_part=conversation_part), grade_part
-                )
-                for x in col.to_list()
-            ],
-            dtype=pl.String,
-        )
-    return rule_table(ids, texts, rubric).drop("__row", "__pos")
+        subs = [
+            split_submission(x, markers=thinking_markers, conversation_part=conversation_part) for x in col.to_list()
+        ]
+        texts = pl.Series([graded_text(s, grade_part) for s in subs], dtype=pl.String)
+    if subs is None and any(c.rule is not None and c.rule.on_trajectory for c in rubric):
+        subs = [split_submission(x) for x in col.to_list()]
+    return rule_table(ids, texts, rubric, subs=subs).drop("__row", "__pos")
 
 
-def rule_table(ids: pl.Series, texts: pl.Series, rubric: Rubric, rows: pl.Series | None = None) -> pl.DataFrame:
-    """Rule verdict rows for ``ids``/``texts`` (all sharing ``rubric``) in row-major order,
-    with ``__row`` (``rows``, default ``0..n-1``) and ``__pos`` (criterion position) columns."""
+def _both(texts: pl.Series, subs: Sequence[Submission] | None, rule: Rule) -> tuple[pl.Series, pl.Series]:
+    """The rule's text checks and (for a rule on the trajectory) its tool checks, all holding for MET."""
+    if not rule.on_trajectory:
+        return rule_verdicts(texts, rule)
+    if subs is None:
+        raise ValueError("a rule on tool calls needs the submissions themselves (conversations), not only their text")
+    tv, twhy = trajectory_verdicts(subs, rule)
+    if not rule.on_text:
+        return tv, twhy
+    verdict, why = rule_verdicts(texts, rule)
+    met = (pl.col("a") == "MET") & (pl.col("b") == "MET")
+    both = pl.DataFrame({"a": verdict, "b": tv, "x": why, "y": twhy}).select(
+        pl.when(met).then(pl.lit("MET")).otherwise(pl.lit("UNMET")).alias("v"),
+        pl.concat_str(["x", "y"], separator="; ").alias("w"),
+    )
+    return both["v"].alias("verdict"), both["w"].alias("explanation")
+
+
+def rule_table(
+    ids: pl.Series,
+    texts: pl.Series,
+    rubric: Rubric,
+    rows: pl.Series | None = None,
+    subs: Sequence[Submission] | None = None,
+) -> pl.DataFrame:
+    """Rule verdict rows for ``ids``/``texts`` (all sharing ``rubric``; ``subs``: the same rows'
+    submissions, for rules on tool calls) in row-major order, with ``__row`` (``rows``, default
+    ``0..n-1``) and ``__pos`` (criterion position) columns."""
     import polars as pl
 
     parts = []
@@ -184,7 +209,7 @@ def rule_table(ids: pl.Series, texts: pl.Series, rubric: Rubric, rows: pl.Series
     for pos, c in enumerate(rubric):
         if c.rule is None:
             continue
-        verdict, why = rule_verdicts(texts, c.rule)
+        verdict, why = _both(texts, subs, c.rule)
         parts.append(
             pl.DataFrame({"__row": row_index, "id": ids, "verdict": verdict, "explanation": why}).with_columns(
                 pl.lit(c.name).alias("criterion"),

@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from rubrictools.conversations import ToolCall, Turn, tool_steps
 from rubrictools.rubric import BINARY_LABELS, Criterion, Rubric, format_number
 from rubrictools.submissions import Submission
 
@@ -83,12 +84,49 @@ def submission_block(sub: Submission, part: GradePart, *, tag: str = "submission
     return body, note
 
 
+TOOL_RESULT_CHARS = 2000
+"""The most characters of one tool result the judge is shown (the rest is cut, and the prompt says so)."""
+
+
+def _turn_body(
+    t: Turn, calls: dict[int, list[tuple[int, ToolCall]]], answers: dict[int, tuple[int, str]], i: int
+) -> str:
+    """A turn's escaped text, then one fenced block per tool call it makes, or, for a tool
+    turn, its result fenced (and cut to :data:`TOOL_RESULT_CHARS`, saying so)."""
+    if i in answers:
+        k, name = answers[i]
+        shown = t.text[:TOOL_RESULT_CHARS]
+        cut = (
+            f"\n[rubrictools cut this result: the first {TOOL_RESULT_CHARS:,} of {len(t.text):,} characters are shown]"
+            if len(t.text) > TOOL_RESULT_CHARS
+            else ""
+        )
+        return f'<tool_result call="{k}" tool="{html.escape(name)}">\n{escape(shown)}\n</tool_result>{cut}'
+    lines = [escape(t.text)] if t.text else []
+    for k, call in calls.get(i, []):
+        lines.append(f'<tool_call n="{k}" tool="{html.escape(call.name)}">\n{escape(call.arguments)}\n</tool_call>')
+    return "\n".join(lines)
+
+
 def _conversation_block(sub: Submission, tag: str) -> tuple[str, str]:
     """A conversation inside ``<tag>``, one escaped ``<turn n=... role=...>`` per message (roles
-    come from a fixed list), and the note saying which turns are graded."""
+    come from a fixed list), each tool call and result in its own block, and the note saying
+    which turns are graded."""
     turns = sub.turns or ()
-    body = "\n".join(f'<turn n="{i}" role="{t.role}">\n{escape(t.content)}\n</turn>' for i, t in enumerate(turns, 1))
+    steps = tool_steps(turns)
+    calls: dict[int, list[tuple[int, ToolCall]]] = {}
+    for k, step in enumerate(steps, 1):
+        calls.setdefault(step.turn, []).append((k, step.call))
+    answers = {s.result_turn: (k, s.call.name) for k, s in enumerate(steps, 1) if s.result_turn is not None}
+    body = "\n".join(
+        f'<turn n="{i + 1}" role="{t.role}">\n{_turn_body(t, calls, answers, i)}\n</turn>' for i, t in enumerate(turns)
+    )
     what = f"The {tag} is a conversation of {len(turns)} turns."
+    if steps:
+        what += (
+            f" Its {len(steps)} tool call(s) appear as <tool_call> blocks and their results as <tool_result> blocks "
+            "(results longer than the limit are cut where marked)."
+        )
     numbers = ", ".join(str(i + 1) for i in sub.graded)
     if sub.part == "whole":
         note = f"{what} Grade the conversation as a whole: every turn."

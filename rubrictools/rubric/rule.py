@@ -36,6 +36,12 @@ class Rule(BaseModel):
     min_chars: int | None = None
     max_chars: int | None = None
     json_schema: dict[str, Any] | None = None
+    tool_called: str | None = None
+    tool_not_called: str | None = None
+    called_before: tuple[str, str] | None = None
+    tool_arguments: dict[str, Any] | None = None
+    max_tool_calls: int | None = None
+    answer_uses_tool_result: bool = False
 
     @field_validator("contains", mode="before")
     @classmethod
@@ -59,7 +65,7 @@ class Rule(BaseModel):
             raise ValueError(f"unknown regex flag(s) {sorted(bad)}; allowed: i, m, s, x")
         return "".join(sorted(set(v)))
 
-    @field_validator("min_words", "max_words", "min_chars", "max_chars")
+    @field_validator("min_words", "max_words", "min_chars", "max_chars", "max_tool_calls")
     @classmethod
     def _non_negative(cls, v: int | None) -> int | None:
         if v is not None and v < 0:
@@ -76,11 +82,18 @@ class Rule(BaseModel):
             self.min_chars,
             self.max_chars,
             self.json_schema,
+            self.tool_called,
+            self.tool_not_called,
+            self.called_before,
+            self.max_tool_calls,
         ]
-        if all(c is None for c in checks):
+        if all(c is None for c in checks) and not self.answer_uses_tool_result:
             raise ValueError(
-                "a rule needs at least one check (regex, contains, min/max_words, min/max_chars, json_schema)"
+                "a rule needs at least one check (regex, contains, min/max_words, min/max_chars, json_schema, "
+                "tool_called, tool_not_called, called_before, max_tool_calls, answer_uses_tool_result)"
             )
+        if self.tool_arguments is not None and self.tool_called is None:
+            raise ValueError("tool_arguments says what a call of tool_called must be given: set tool_called too")
         for lo, hi, what in [(self.min_words, self.max_words, "words"), (self.min_chars, self.max_chars, "chars")]:
             if lo is not None and hi is not None and lo > hi:
                 raise ValueError(f"min_{what} ({lo}) is greater than max_{what} ({hi})")
@@ -121,7 +134,36 @@ class Rule(BaseModel):
                 parts.append(f"has at most {hi} {unit}")
         if self.json_schema is not None:
             parts.append("is JSON" + (" matching the schema" if self.json_schema else ""))
+        parts += self._describe_tools()
         return " and ".join(parts)
+
+    @property
+    def on_text(self) -> bool:
+        """Whether the rule checks the text (regex, contains, lengths, JSON schema)."""
+        text = (self.regex, self.contains, self.min_words, self.max_words, self.min_chars, self.max_chars)
+        return any(x is not None for x in text) or self.json_schema is not None
+
+    @property
+    def on_trajectory(self) -> bool:
+        """Whether the rule checks the tool calls of a conversation (not only its text)."""
+        tools = (self.tool_called, self.tool_not_called, self.called_before, self.max_tool_calls)
+        return any(x is not None for x in tools) or self.answer_uses_tool_result
+
+    def _describe_tools(self) -> list[str]:
+        out = []
+        if self.tool_called is not None:
+            args = f" with arguments including {json.dumps(self.tool_arguments)}" if self.tool_arguments else ""
+            out.append(f"calls the tool {self.tool_called!r}{args}")
+        if self.tool_not_called is not None:
+            out.append(f"never calls the tool {self.tool_not_called!r}")
+        if self.called_before is not None:
+            out.append(f"calls {self.called_before[0]!r} before {self.called_before[1]!r}")
+        if self.max_tool_calls is not None:
+            of = f"{self.tool_called!r}" if self.tool_called is not None else "tools"
+            out.append(f"makes at most {self.max_tool_calls} call(s) of {of}")
+        if self.answer_uses_tool_result:
+            out.append("states in its final answer a value a tool returned")
+        return out
 
 
 def _validate_regex(pattern: str) -> None:

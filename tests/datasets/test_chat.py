@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 import rubrictools as rt
+from rubrictools.conversations import as_conversation, tool_steps
 from rubrictools.datasets.chat import CONVERSATION_DTYPE
 
 
@@ -27,10 +28,35 @@ def test_openai_chat_format(tmp_path: Path) -> None:
     assert df.columns == ["line", "conversation", "id", "meta"]
     assert df.schema["conversation"] == CONVERSATION_DTYPE
     assert df["line"].to_list() == [1, 2] and df["meta"][0] is None
+    plain = {"images": [], "tool_calls": [], "tool_call_id": None}
     assert df["conversation"][0].to_list() == [
-        {"role": "user", "content": "Hi"},
-        {"role": "assistant", "content": "Hello"},
+        {"role": "user", "content": "Hi", **plain},
+        {"role": "assistant", "content": "Hello", **plain},
     ]
+
+
+def test_images_and_tool_calls_survive_reading(tmp_path: Path) -> None:
+    """Before: the log's image parts and tool calls became text and the images were lost."""
+    uri = "data:image/png;base64,iVBORw0KGgo="
+    msgs = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "What is here?"}, {"type": "image_url", "image_url": {"url": uri}}],
+        },  # noqa: E501 - one turn
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "ocr", "arguments": "{}"}}],
+        },  # noqa: E501 - one turn
+        {"role": "tool", "tool_call_id": "c1", "content": "STOP"},
+        {"role": "assistant", "content": "A stop sign."},
+    ]
+    conv = rt.datasets.read_chat_jsonl(write(tmp_path / "log.jsonl", {"messages": msgs}))["conversation"][0].to_list()
+    assert conv[0]["content"] == "What is here?\n[image 1]" and conv[0]["images"] == [uri]
+    assert conv[1]["tool_calls"] == [{"id": "c1", "name": "ocr", "arguments": "{}"}] and conv[2]["tool_call_id"] == "c1"
+    turns = as_conversation(conv)  # and the read form reads back to the same turns
+    assert [i.url for i in turns[0].images] == [uri] and turns[1].tool_calls[0].name == "ocr"
+    assert tool_steps(turns)[0].result == "STOP"
 
 
 def test_healthbench_layout_grades_with_its_own_rubrics(tmp_path: Path) -> None:
@@ -50,7 +76,8 @@ def test_healthbench_layout_grades_with_its_own_rubrics(tmp_path: Path) -> None:
     )
     df = rt.datasets.read_chat_jsonl(f, response="completion")
     assert df.columns == ["line", "conversation", "prompt_id", "rubrics", "example_tags"]
-    assert df["conversation"][0].to_list()[-1] == {"role": "assistant", "content": "Call emergency services now."}
+    last = df["conversation"][0].to_list()[-1]
+    assert (last["role"], last["content"]) == ("assistant", "Call emergency services now.")
     v = rt.grade(
         df,
         model=rt.ScriptedJudge(rule=lambda t, c: "MET" if "urgent" in c.requirement else "UNMET"),

@@ -1,0 +1,144 @@
+"""Trajectory checks of a rule: which tools an agent called, in which order, with what, and
+whether its final answer uses what a tool returned. No judge, no call.
+
+A conversation's tool calls and results come from :func:`rubrictools.conversations.tool_steps`.
+The checks of one :class:`~rubrictools.rubric.Rule` all hold for MET:
+
+* ``tool_called``: a call of that tool (with ``tool_arguments``: whose JSON arguments include
+  the pattern: every key of a mapping present with a matching value, recursively; any other
+  pattern equals the arguments);
+* ``tool_not_called``: no call of that tool;
+* ``called_before=(a, b)``: both called, the first call of ``a`` before the first of ``b``;
+* ``max_tool_calls``: at most that many calls (of ``tool_called`` when given, else of any tool);
+* ``answer_uses_tool_result``: the final assistant turn states a value a tool returned (of
+  ``tool_called`` when given): a scalar of a JSON result, or a line (at most 200 characters)
+  or a code or number (a word of 4+ characters with a digit) of a text result, matched
+  case-insensitively as a whole word.
+
+Submissions that are not conversations have no tool calls. Trajectories are nested, so these
+checks run per submission in Python; the text checks stay polars expressions.
+
+>>> import polars as pl, rubrictools as rt
+>>> call = {"id": "1", "name": "weather", "arguments": '{"city": "Oslo"}'}
+>>> chat = [{"role": "user", "content": "Weather in Oslo?"},
+...         {"role": "assistant", "content": None, "tool_calls": [call]},
+...         {"role": "tool", "tool_call_id": "1", "content": '{"temp_c": -3}'},
+...         {"role": "assistant", "content": "It is -3 degrees in Oslo."}]
+>>> rubric = rt.Rubric.from_dict([
+...     {"name": "looked_up", "rule": {"tool_called": "weather", "tool_arguments": {"city": "Oslo"}}},
+...     {"name": "grounded", "rule": {"answer_uses_tool_result": True}}])
+>>> rt.apply_rules(pl.DataFrame({"submission": [chat]}), rubric).select("criterion", "verdict").rows()
+[('looked_up', 'MET'), ('grounded', 'MET')]
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from rubrictools.conversations import ToolStep, tool_steps
+from rubrictools.rubric import Rule
+from rubrictools.submissions import Submission
+
+__all__ = ["trajectory_verdicts"]
+
+_LINE = 200
+
+
+def _includes(value: Any, pattern: Any) -> bool:
+    if isinstance(pattern, dict):
+        return isinstance(value, dict) and all(k in value and _includes(value[k], p) for k, p in pattern.items())
+    if isinstance(pattern, bool) or isinstance(value, bool):
+        return value is pattern
+    if isinstance(pattern, (int, float)) and isinstance(value, (int, float)):
+        return float(value) == float(pattern)
+    return bool(value == pattern)
+
+
+def _scalars(doc: Any) -> list[str]:
+    if isinstance(doc, dict):
+        return [s for v in doc.values() for s in _scalars(v)]
+    if isinstance(doc, list):
+        return [s for v in doc for s in _scalars(v)]
+    if isinstance(doc, bool) or doc is None:
+        return []
+    if isinstance(doc, float) and doc.is_integer():
+        return [str(int(doc))]
+    return [str(doc).strip()]
+
+
+def _values(result: str) -> list[str]:
+    """What a tool returned, as strings an answer could state: a JSON result's scalars; a text
+    result's lines, and its codes and numbers (words of 4 or more characters with a digit)."""
+    try:
+        found = _scalars(json.loads(result))
+    except (TypeError, ValueError):
+        found = [line.strip() for line in result.splitlines()]
+        found += [w.strip(".,;:()[]\"'") for w in result.split() if len(w) >= 4 and any(ch.isdigit() for ch in w)]
+    return [v for v in found if v and len(v) <= _LINE]
+
+
+def _stated(value: str, answer: str) -> bool:
+    return re.search(rf"(?<![\w.]){re.escape(value)}(?![\w])", answer, re.IGNORECASE) is not None
+
+
+def _final_answer(sub: Submission) -> str:
+    turns = sub.turns or ()
+    last = next((t for t in reversed(turns) if t.role == "assistant" and t.text), None)
+    return last.text if last is not None else ("" if sub.turns is not None else sub.output)
+
+
+def _check(sub: Submission, rule: Rule) -> tuple[bool, str]:
+    steps = tool_steps(sub.turns) if sub.turns is not None else ()
+    names = [s.call.name for s in steps]
+    oks: list[bool] = []
+    whys: list[str] = []
+
+    def note(ok: bool, why: str) -> None:
+        oks.append(ok)
+        whys.append(why)
+
+    mine: Sequence[ToolStep] = steps
+    if rule.tool_called is not None:
+        mine = [s for s in steps if s.call.name == rule.tool_called]
+        want = rule.tool_arguments
+        fit = [s for s in mine if want is None or _includes(s.call.parsed_arguments(), want)]
+        if fit:
+            note(True, f"called {rule.tool_called!r} (call {steps.index(fit[0]) + 1} of {len(steps)})")
+        elif mine:
+            note(False, f"called {rule.tool_called!r} {len(mine)} time(s), never with arguments including {want}")
+        else:
+            note(False, f"never called {rule.tool_called!r} (calls: {', '.join(names) or 'none'})")
+    if rule.tool_not_called is not None:
+        n = names.count(rule.tool_not_called)
+        note(n == 0, f"called {rule.tool_not_called!r} {n} time(s)" if n else f"never called {rule.tool_not_called!r}")
+    if rule.called_before is not None:
+        a, b = rule.called_before
+        ia, ib = (names.index(x) if x in names else None for x in (a, b))
+        ok = ia is not None and ib is not None and ia < ib
+        where = f"first calls: {a!r} at {'-' if ia is None else ia + 1}, {b!r} at {'-' if ib is None else ib + 1}"
+        note(ok, where)
+    if rule.max_tool_calls is not None:
+        of = repr(rule.tool_called) if rule.tool_called is not None else "tools"
+        note(len(mine) <= rule.max_tool_calls, f"{len(mine)} call(s) of {of} (at most {rule.max_tool_calls})")
+    if rule.answer_uses_tool_result:
+        answer = _final_answer(sub)
+        hit = next(
+            ((s, v) for s in mine if s.result is not None for v in _values(s.result) if _stated(v, answer)), None
+        )
+        if hit is None:
+            note(False, "the final answer states no value a tool returned")
+        else:
+            note(True, f"the final answer states {hit[1]!r}, returned by {hit[0].call.name!r}")
+    return all(oks), "; ".join(whys)
+
+
+def trajectory_verdicts(subs: Sequence[Submission], rule: Rule) -> tuple[pl.Series, pl.Series]:
+    """``MET``/``UNMET`` and an explanation per submission for the rule's trajectory checks."""
+    checked = [_check(sub, rule) for sub in subs]
+    verdict = pl.Series("verdict", ["MET" if ok else "UNMET" for ok, _ in checked], dtype=pl.String)
+    return verdict, pl.Series("explanation", [why for _, why in checked], dtype=pl.String)

@@ -2,8 +2,9 @@
 preferences built from scores.
 
 A preference table (:func:`rubrictools.grade_pairs`, or :func:`preferences_from_scores`) has
-at least ``id, system_a, system_b, value`` (A's share: 1 win, 0.5 tie, 0 loss; null for an
-error row); ``criterion`` and ``judge`` split it into slices.
+at least ``id, system_a, system_b, value`` (A's share: 1 win, 0.5 tie, 0 loss, or a soft
+preference in between, as AlpacaEval's judge probabilities; null for an error row);
+``criterion`` and ``judge`` split it into slices.
 """
 
 from __future__ import annotations
@@ -53,9 +54,15 @@ def check_preferences(prefs: Any, needed: Sequence[str] = _NEEDED) -> pl.DataFra
             f"rt.preferences_from_scores) with {list(needed)}, got {df.columns}"
         )
     if "value" in needed:
-        bad = df.filter(pl.col("value").is_not_null() & ~pl.col("value").is_in([0.0, 0.5, 1.0]))
+        if not df.schema["value"].is_numeric() and df.schema["value"] != pl.Null:
+            raise ValueError(f"prefs: value must be a number (A's share), got a {df.schema['value']} column")
+        v = pl.col("value").cast(pl.Float64)
+        bad = df.filter(v.is_not_null() & (v.is_nan() | (v < 0) | (v > 1)))
         if bad.height:
-            raise ValueError(f"prefs: value must be 1 (A wins), 0.5 (tie) or 0 (B wins); got {bad['value'][0]!r}")
+            raise ValueError(
+                "prefs: value is A's share and must be in [0, 1] (1 A wins, 0.5 tie, 0 B wins, soft preferences in "
+                f"between); got {bad['value'][0]!r}"
+            )
     if {"system_a", "system_b"} <= set(needed):
         same = df.filter(pl.col("system_a") == pl.col("system_b"))
         if same.height:

@@ -50,8 +50,11 @@ def win_rates(
 ) -> pl.DataFrame:
     """Win, tie and loss counts and the win rate of every system against every opponent.
 
-    ``win_rate = (wins + ties / 2) / n`` over the decided comparisons (error rows are left
-    out) of each (``by`` columns present in ``prefs``, system, opponent). Every pair appears
+    ``win_rate = mean(value)`` over the decided comparisons (error rows are left out) of each
+    (``by`` columns present in ``prefs``, system, opponent): ``(wins + ties / 2) / n`` for hard
+    preferences, and AlpacaEval's average of soft preferences (a judge's probability that A is
+    better, any value in [0, 1]) otherwise; ``wins`` / ``ties`` / ``losses`` count values above,
+    at and below 0.5. Every pair appears
     twice, once from each side, so ``pivot`` gives the full win-rate matrix. Intervals are
     percentile intervals over ``n_boot`` resamples of whole prompts (``id``): comparisons of
     one prompt move together (cluster bootstrap), so a prompt that every system finds hard
@@ -62,6 +65,9 @@ def win_rates(
     ...                       "value": [1.0, 0.5, 0.0]})
     >>> win_rates(prefs, n_boot=100).select("system", "opponent", "wins", "ties", "losses", "win_rate").rows()
     [('x', 'y', 2, 1, 0, 0.8333333333333334), ('y', 'x', 0, 1, 2, 0.16666666666666666)]
+    >>> soft = prefs.with_columns(pl.Series("value", [0.9, 0.6, 0.2]))  # a judge's P(A is better)
+    >>> win_rates(soft, n_boot=100).filter(pl.col("system") == "x")["win_rate"].item()
+    0.7666666666666666
     """
     if not 0 < ci < 1 or n_boot < 1:
         raise ValueError(f"ci must be in (0, 1) and n_boot >= 1; got ci={ci!r}, n_boot={n_boot!r}")
@@ -74,9 +80,9 @@ def win_rates(
     keys = [*groups, "system", "opponent"]
     v = pl.col("value")
     table = sides.group_by(keys, maintain_order=True).agg(
-        (v == 1.0).sum().cast(pl.Int64).alias("wins"),
+        (v > 0.5).sum().cast(pl.Int64).alias("wins"),
         (v == 0.5).sum().cast(pl.Int64).alias("ties"),
-        (v == 0.0).sum().cast(pl.Int64).alias("losses"),
+        (v < 0.5).sum().cast(pl.Int64).alias("losses"),
         pl.len().cast(pl.Int64).alias("n"),
         v.mean().alias("win_rate"),
         pl.col("__cluster").n_unique().cast(pl.Int64).alias("n_prompts"),

@@ -168,9 +168,32 @@ def test_several_judges_must_be_chosen():
 
 
 def test_bad_values_and_self_pairs_are_refused():
-    with pytest.raises(ValueError, match="value must be 1"):
-        rt.rank_systems(pl.DataFrame({"id": [1], "system_a": ["a"], "system_b": ["b"], "value": [0.7]}))
+    for bad in (1.7, -0.1, float("nan")):  # a soft preference is fine (0.7), a share outside [0, 1] is not
+        with pytest.raises(ValueError, match=r"must be in \[0, 1\]"):
+            rt.rank_systems(pl.DataFrame({"id": [1], "system_a": ["a"], "system_b": ["b"], "value": [bad]}))
+    with pytest.raises(ValueError, match="value must be a number"):
+        rt.win_rates(pl.DataFrame({"id": [1], "system_a": ["a"], "system_b": ["b"], "value": ["A"]}))
     with pytest.raises(ValueError, match="compare a system with itself"):
         rt.rank_systems(pl.DataFrame({"id": [1], "system_a": ["a"], "system_b": ["a"], "value": [1.0]}))
     with pytest.raises(ValueError, match=r"missing column\(s\) \['system_b'\]"):
         rt.rank_systems(pl.DataFrame({"id": [1], "system_a": ["a"], "value": [1.0]}))
+
+
+def test_soft_preferences_are_fractional_wins_everywhere():
+    """AlpacaEval's soft preferences: a 0.75 counts as three quarters of a win. Bradley-Terry on
+    soft values equals it on hard comparisons in the same proportions (the likelihood scales)."""
+    soft = pl.DataFrame({"id": [1, 2, 3, 4], "system_a": ["a", "a", "b", "c"], "system_b": ["b", "c", "c", "a"],
+                         "value": [0.75, 0.6, 0.3, 0.55]})  # fmt: skip
+    rows = []
+    for r in soft.iter_rows(named=True):  # each soft comparison as 20 hard ones in its proportion
+        won = round(r["value"] * 20)
+        rows += [{**r, "value": 1.0}] * won + [{**r, "value": 0.0}] * (20 - won)
+    hard = pl.DataFrame(rows)
+    a = rt.rank_systems(soft, n_boot=20).sort("system")
+    b = rt.rank_systems(hard, n_boot=20).sort("system")
+    np.testing.assert_allclose(a["rating"].to_numpy(), b["rating"].to_numpy(), atol=1e-6)
+    w = rt.win_rates(soft, n_boot=50)
+    got = w.filter((pl.col("system") == "a") & (pl.col("opponent") == "b")).row(0, named=True)
+    assert got["win_rate"] == 0.75 and (got["wins"], got["ties"], got["losses"]) == (1, 0, 0)
+    elo = rt.rank_systems(soft, method="elo", n_boot=20)
+    assert elo["rating"].is_finite().all()

@@ -58,6 +58,7 @@ __all__ = [
     "improve",
     "inter_rater",
     "labels_from_wide",
+    "length_controlled_win_rates",
     "lint",
     "load_run",
     "metrics",
@@ -128,7 +129,14 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["compare_runs", "assert_score"], "rubrictools.comparison"),
     **dict.fromkeys(["agreement", "inter_rater", "compare", "labels_from_wide"], "rubrictools.human_agreement"),
     **dict.fromkeys(
-        ["win_rates", "rank_systems", "position_bias", "preferences_from_scores", "preferences_from_verdicts"],
+        [
+            "win_rates",
+            "length_controlled_win_rates",
+            "rank_systems",
+            "position_bias",
+            "preferences_from_scores",
+            "preferences_from_verdicts",
+        ],
         "rubrictools.leaderboard",
     ),
     **dict.fromkeys(["rubric_report", "improve"], "rubrictools.diagnostics"),
@@ -170,6 +178,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from rubrictools.human_agreement import agreement, compare, inter_rater, labels_from_wide
     from rubrictools.judge import Judge, ScriptedJudge
     from rubrictools.leaderboard import (
+        length_controlled_win_rates,
         position_bias,
         preferences_from_scores,
         preferences_from_verdicts,

@@ -28,9 +28,13 @@ criterion ``genre``                 ``applies_when={"genre": [genre]}``: asked o
 a violated disqualifier's decision  ``disqualified_decision="Rejected"``
 =================================== =========================================================
 
-Parts with no rubrictools meaning (roles, output constraints, pattern libraries, advice,
-calibration examples, or any criterion field not
-above) are skipped with one warning that names every one of them.
+``goal``, ``instructions``,           the rubric's ``guidelines`` (shown to the judge with every
+``definitions``, ``advice_rules``,    criterion), one titled section each; lists become bullet
+``advice``                            lines, mappings ``term: definition`` lines
+
+Parts with no rubrictools meaning (roles, output constraints, pattern libraries, calibration
+examples, or any criterion field not above) are skipped with one warning that names every one
+of them.
 
 Example
 -------
@@ -51,14 +55,16 @@ from typing import Any
 
 __all__ = ["rubrify_spec"]
 
+_GUIDANCE = (  # rubrify's free-text guidance, carried as the rubric's guidelines (shown to the judge)
+    ("goal", "Goal"),
+    ("instructions", "Instructions"),
+    ("definitions", "Definitions"),
+    ("advice_rules", "Advice"),
+    ("advice", "Advice"),
+)
 _IGNORED_TOP = (
     "meta",
-    "goal",
-    "instructions",
     "patterns",
-    "definitions",
-    "advice_rules",
-    "advice",
     "calibration_examples",
     "role",
     "policy",
@@ -173,6 +179,34 @@ def _criterion(c: Mapping[str, Any], i: int) -> dict[str, Any]:
     return out
 
 
+def _lines(value: Any) -> list[str]:
+    """Bullet lines of a guidance part: text as is, a list item per line, ``key: value`` pairs."""
+    if value is None or value == "" or value == [] or value == {}:
+        return []
+    if isinstance(value, str):
+        return [value.strip()]
+    if isinstance(value, Mapping):
+        return [f"- {k}: {' '.join(_lines(v))}" for k, v in value.items()]
+    if isinstance(value, (list, tuple)):
+        out = []
+        for item in value:
+            if isinstance(item, Mapping):
+                out.append("- " + "; ".join(f"{k}: {v}" for k, v in item.items() if v not in (None, "", [], {})))
+            else:
+                out.append(f"- {str(item).strip()}")
+        return out
+    return [str(value)]
+
+
+def _guidelines(data: Mapping[str, Any]) -> str | None:
+    sections = []
+    for key, title in _GUIDANCE:
+        lines = _lines(data.get(key))
+        if lines:
+            sections.append(f"{title}:\n" + "\n".join(lines))
+    return "\n\n".join(sections) or None
+
+
 def rubrify_spec(source: Any) -> dict[str, Any]:
     """The rubrictools rubric spec (a dict for :meth:`Rubric.from_dict`) of a rubrify rubric.
 
@@ -261,6 +295,9 @@ def rubrify_spec(source: Any) -> dict[str, Any]:
     if skipped:
         warnings.warn(f"rubrify: ignored parts with no rubrictools equivalent: {skipped}", stacklevel=2)
     payload: dict[str, Any] = {"criteria": criteria, "thresholds": thresholds or DEFAULT_DECISIONS}
+    guidance = _guidelines(data)
+    if guidance is not None:
+        payload["guidelines"] = guidance
     if groups:
         payload["groups"] = groups
     if data.get("disqualifiers"):

@@ -68,8 +68,10 @@ RUBRIFY = {
 
 
 def test_from_rubrify_maps_every_documented_part(tmp_path):
-    with pytest.warns(UserWarning, match=r"meta.*goal.*patterns.*policy fields \['execution_strategy'\]"):
+    with pytest.warns(UserWarning, match=r"meta.*patterns.*policy fields \['execution_strategy'\]") as caught:
         r = rt.Rubric.from_rubrify(RUBRIFY)
+    assert "goal" not in str(caught[0].message)  # carried as guidelines, no longer dropped
+    assert r.guidelines is not None and r.guidelines.startswith("Goal:")
     assert r.names == ("C1", "C2", "C3", "C4", "D1")
     c1 = r["C1"]
     assert (
@@ -230,3 +232,20 @@ def test_a_rubric_with_an_id_and_sections_loads() -> None:
         }
     )
     assert list(r.names) == ["a"]
+
+
+def test_rubrify_guidance_becomes_guidelines_the_judge_sees():
+    spec = {
+        "criteria": [{"id": "C1", "title": "Clarity", "description": "Is it clear?"}],
+        "instructions": ["Read the whole essay first.", "Ignore spelling."],
+        "definitions": {"thesis": "the essay's main claim"},
+        "advice_rules": [{"when": "the essay is short", "then": "be lenient on structure"}],
+    }
+    r = rt.Rubric.from_rubrify(spec)
+    assert r.guidelines == (
+        "Instructions:\n- Read the whole essay first.\n- Ignore spelling.\n\n"
+        "Definitions:\n- thesis: the essay's main claim\n\n"
+        "Advice:\n- when: the essay is short; then: be lenient on structure"
+    )
+    p = rt.prompts(pl.DataFrame({"submission": ["An essay."]}), r, model="openai/gpt-4.1-mini")
+    assert "- Ignore spelling." in p["user"][0] and "- thesis: the essay's main claim" in p["user"][0]

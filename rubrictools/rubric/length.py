@@ -40,8 +40,9 @@ class LengthPenalty(BaseModel):
     With normalised scores the result is floored at 0; with raw scores it is subtracted as is
     (use an absolute ``penalty_at_cap`` then). ``penalty_type`` records which part of a
     ``{thinking, output}`` submission is counted (``"all"``, ``"output"``, ``"thinking"``;
-    autorubric's ``ALL`` / ``OUTPUT_ONLY`` / ``THINKING_ONLY`` are read too): pass it to
-    :func:`word_count` as ``part=`` (``rt.word_count(df, part=pen.penalty_type)``).
+    autorubric's ``ALL`` / ``OUTPUT_ONLY`` / ``THINKING_ONLY`` are read too).
+    :func:`rubrictools.score` applies it: given the submissions as ``lengths=`` it counts that
+    part itself, and counts from :func:`word_count` of another part are refused.
 
     >>> LengthPenalty(free_budget=10, max_cap=20, penalty_at_cap=0.5, exponent=1).penalty([5, 15, 30]).tolist()
     [0.0, 0.25, 0.5]
@@ -122,7 +123,7 @@ def word_count(
     part: LengthPart | str = "all",
     count_fn: Callable[[str], int] | None = None,
 ) -> pl.DataFrame:
-    """Counts per submission, as the ``lengths`` input of :func:`rubrictools.score`.
+    """Counts per submission (``id, length, part``), as the ``lengths`` input of :func:`rubrictools.score`.
 
     ``part`` picks what is counted in a ``{thinking, output}`` struct column (a string column is
     all output): ``"all"`` counts ``thinking + " " + output``. The default count is of
@@ -146,4 +147,4 @@ def word_count(
         length = text.str.count_matches(r"\S+").cast(pl.Int64)
     else:
         length = text.map_elements(lambda s: int(count_fn(s)), return_dtype=pl.Int64)
-    return frame.select(pl.col(id_column).alias("id"), length.alias("length"))
+    return frame.select(pl.col(id_column).alias("id"), length.alias("length"), pl.lit(PART_ALIASES[part]).alias("part"))

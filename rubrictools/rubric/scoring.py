@@ -125,7 +125,9 @@ def score(
         ``"null"`` (default), ``"skip"`` or ``"worst"`` for rows whose judge call failed.
     length_penalty, lengths
         Optional :class:`LengthPenalty`; ``lengths`` gives the counts per submission as a
-        frame with ``id, length`` (see :func:`word_count`) or a mapping id -> count.
+        frame with ``id, length`` (see :func:`word_count`; counts of another part than the
+        penalty's ``penalty_type`` are refused) or a mapping id -> count, or the submissions
+        themselves (``id, submission``), counted here on ``penalty_type``.
     judge
         Which judge's rows to score when the table holds several (defaults to ``"ensemble"``
         rows when present). Rule rows (``judge="rule"``) are always included.
@@ -318,7 +320,7 @@ def score(
         )
         cols.append("disqualified")
     if length_penalty is not None:
-        lens = _lengths_frame(lengths, id_dtype)
+        lens = _lengths_frame(lengths, id_dtype, length_penalty)
         out = out.join(lens, on="id", how="left", maintain_order="left")
         if out["length"].null_count():
             bad = out.filter(pl.col("length").is_null())["id"].head(3).to_list()
@@ -431,12 +433,24 @@ def _resolve_thresholds(thresholds: Any, rubric: Rubric | None) -> tuple[Any, ..
     return parse_thresholds(thresholds)
 
 
-def _lengths_frame(lengths: Any, id_dtype: pl.DataType) -> pl.DataFrame:
-
+def _lengths_frame(lengths: Any, id_dtype: pl.DataType, penalty: LengthPenalty) -> pl.DataFrame:
+    """Counts per id: given (``id, length``; :func:`word_count` also records the ``part`` it
+    counted, which must be the penalty's ``penalty_type``), or counted here from the
+    submissions (``id, submission``) on the penalty's part."""
     if isinstance(lengths, dict):
         frame = pl.DataFrame({"id": list(lengths), "length": list(lengths.values())})
     else:
         frame = to_polars(lengths, name="lengths")
+    if "length" not in frame.columns and {"id", "submission"} <= set(frame.columns):
+        frame = word_count(frame, part=penalty.penalty_type)
     if not {"id", "length"} <= set(frame.columns):
-        raise ValueError("lengths: expected columns 'id' and 'length' (see rt.word_count)")
+        raise ValueError("lengths: expected columns 'id' and 'length' (see rt.word_count), or 'id' and 'submission'")
+    if "part" in frame.columns:
+        parts = set(frame["part"].unique().to_list())
+        if parts != {penalty.penalty_type}:
+            raise ValueError(
+                f"lengths count part(s) {sorted(parts)} but the length penalty's penalty_type is "
+                f"{penalty.penalty_type!r}: count with rt.word_count(..., part={penalty.penalty_type!r}) or pass the "
+                "submissions as lengths="
+            )
     return frame.select(pl.col("id").cast(id_dtype), pl.col("length").cast(pl.Float64))

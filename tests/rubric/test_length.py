@@ -32,7 +32,7 @@ def test_a_string_column_is_all_output_and_count_fn_counts_anything() -> None:
     df = pl.DataFrame({"key": ["a"], "answer": ["one two three"]})
     assert rt.word_count(df, column="answer", id_column="key", part="thinking")["length"].to_list() == [0]
     chars = rt.word_count(SUBS, part="output", count_fn=len)
-    assert chars.rows() == [(1, 2), (2, 9), (3, 0)]
+    assert chars.rows() == [(1, 2, "output"), (2, 9, "output"), (3, 0, "output")]
 
 
 def test_the_penalty_scores_the_part_asked_for() -> None:
@@ -42,6 +42,14 @@ def test_the_penalty_scores_the_part_asked_for() -> None:
     out = rt.score(v, rubric, length_penalty=pen, lengths=rt.word_count(SUBS, part=pen.penalty_type))
     assert out["length_penalty"].to_list() == [0.5, 0.0, 0.0]
     assert out["score"].to_list() == [0.5, 1.0, 1.0]
+    # before: penalty_type was stored and ignored by rt.score; now the submissions are counted on it ...
+    direct = rt.score(v, rubric, length_penalty=pen, lengths=SUBS)
+    assert direct["length_penalty"].to_list() == [0.5, 0.0, 0.0]
+    # ... and counts of another part are refused, naming both
+    with pytest.raises(
+        ValueError, match=r"count part\(s\) \['all'\] but the length penalty's penalty_type is 'thinking'"
+    ):
+        rt.score(v, rubric, length_penalty=pen, lengths=rt.word_count(SUBS))
 
 
 def test_bad_inputs_name_the_field() -> None:

@@ -35,7 +35,9 @@ def row_frame(cols: dict[str, list[Any]], id_dtype: pl.DataType) -> pl.DataFrame
             "__variant": pl.Int64(),
             "raw_response": pl.String(),
             "reasoning": pl.String(),
+            "error_kind": pl.String(),
             "cached_tokens": pl.Int64(),
+            "cache_write_tokens": pl.Int64(),
             "reasoning_tokens": pl.Int64(),
             "option_order": pl.List(pl.Int64()),
             "llm_raw_score": pl.Float64(),
@@ -116,6 +118,9 @@ def assemble(
                 if c in agg.columns
             ]
         )
+        agg = agg.with_columns(
+            pl.when(pl.col("error").is_not_null()).then(pl.lit("ensemble")).otherwise(None).alias("error_kind")
+        )
         df = pl.concat([df, conform(agg)], how="vertical")
     if rules is not None and rules.height:
         src = "rule" if df["distribution_source"].null_count() < df.height else None
@@ -123,7 +128,14 @@ def assemble(
             [
                 df,
                 conform(
-                    rules.with_columns(pl.lit(len(judges) + 1).cast(pl.Int64).alias("__judge")), distribution_source=src
+                    rules.with_columns(
+                        pl.lit(len(judges) + 1).cast(pl.Int64).alias("__judge"),
+                        pl.when(pl.col("error").is_not_null())
+                        .then(pl.lit("input"))
+                        .otherwise(None)
+                        .alias("error_kind"),
+                    ),
+                    distribution_source=src,
                 ),
             ],
             how="vertical",

@@ -135,19 +135,20 @@ class _Run:
         messages = call.messages
         while budget > 0 and asks > 0:
             if self.cancel.is_set():
-                call.error = call.error or CANCELLED_ERROR
+                if call.error is None:
+                    call.error, call.error_kind = CANCELLED_ERROR, "cancelled"
                 return
             res = await self._send(judge, call, budget, call.extra, messages)
             if res is None:
-                call.error = BUDGET_ERROR
+                call.error, call.error_kind = BUDGET_ERROR, "budget"
                 return
             budget -= res.attempts - res.uncharged
             asks -= 1
             if res.error is not None:
-                call.error = res.error
+                call.error, call.error_kind = res.error, "provider"
                 return
             if _empty(res):  # not a parse problem: a corrective turn would get nothing again
-                call.content, call.error = res.content, EMPTY_ERROR
+                call.content, call.error, call.error_kind = res.content, EMPTY_ERROR, "empty_reply"
                 self.stats["empty"] += 1
                 return
             if apply_answer(call, res.content):
@@ -247,7 +248,7 @@ def _share(sent: Call, copy: Call) -> None:
     request: no attempts, tokens or cost of its own."""
     copy.content = sent.content
     copy.parsed = copy.task.parse(sent.content) if sent.content is not None else None
-    copy.error = sent.error
+    copy.error, copy.error_kind = sent.error, sent.error_kind
     copy.dist, copy.dist_source = sent.dist, sent.dist_source
     copy.reasoning = sent.reasoning
 
@@ -295,17 +296,19 @@ async def execute(
             try:
                 await run.run_one(c)
             except asyncio.CancelledError:
-                c.error = c.error or CANCELLED_ERROR
+                if c.error is None:
+                    c.error, c.error_kind = CANCELLED_ERROR, "cancelled"
                 raise
             except Exception as e:
                 c.error = scrub_secrets(f"internal: {type(e).__name__}: {e}", run.keys)
+                c.error_kind = "internal"
 
     try:
         await asyncio.gather(*(worker() for _ in range(n_workers)))
     finally:
         for c in todo:
             if c.content is None and c.error is None:
-                c.error = CANCELLED_ERROR
+                c.error, c.error_kind = CANCELLED_ERROR, "cancelled"
         for sent, copy in copies:
             _share(sent, copy)
         if bar is not None:

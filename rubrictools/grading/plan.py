@@ -283,7 +283,7 @@ def build_plan(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Plan:
     calls = build_calls(inp, judges, opts, judge_dialects(judges, opts))
     skipped = [c for c in calls if c.task.subject.row in inp.row_errors]
     for c in skipped:
-        c.error = inp.row_errors[c.task.subject.row]
+        c.error, c.error_kind = inp.row_errors[c.task.subject.row], "input"
     calls = [c for c in calls if c.task.subject.row not in inp.row_errors] if skipped else calls
     for ji, j in enumerate(judges):
         if isinstance(j, Judge):

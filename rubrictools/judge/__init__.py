@@ -13,12 +13,13 @@ from __future__ import annotations
 from rubrictools.judge.cache import CachedResponse, RequestKeys, ResponseCache, cache_key, default_cache_path
 from rubrictools.judge.call import NO_DISTRIBUTION, Call, apply_answer
 from rubrictools.judge.config import Judge
-from rubrictools.judge.result import CallResult
+from rubrictools.judge.result import ERROR_KINDS, CallResult
 from rubrictools.judge.rows import ROW_COLUMNS, RowSink
 from rubrictools.judge.scripted import ScriptedJudge
 from rubrictools.judge.tasks import CriterionTask, HolisticTask, ItemTask, JudgeTask, PairTask, Parsed, Subject
 
 __all__ = [
+    "ERROR_KINDS",
     "NO_DISTRIBUTION",
     "ROW_COLUMNS",
     "CachedResponse",

@@ -63,8 +63,8 @@ def apply_answer(call: Call, content: str | None) -> bool:
     call.content = content
     call.parsed = call.task.parse(content)
     if call.parsed.ok:
-        call.error = None
+        call.error = call.error_kind = None
         return True
     if call.parsed.value is None:
-        call.error = call.parsed.first_problem
+        call.error, call.error_kind = call.parsed.first_problem, "parse"
     return False

@@ -5,10 +5,36 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["REPLY_DETAILS", "USAGE_FIELDS", "CallResult", "usage_details"]
+__all__ = ["ERROR_KINDS", "REPLY_DETAILS", "USAGE_FIELDS", "CallResult", "usage_details"]
 
-USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "cost_usd", "cached_tokens", "reasoning_tokens")
-REPLY_DETAILS = ("reasoning", "cached_tokens", "reasoning_tokens")  # what usage_details reads from a reply
+ERROR_KINDS: dict[str, str] = {
+    "provider": "the provider or server failed: HTTP errors, timeouts, rate limits past the retries",
+    "parse": "the judge answered, but not in a form that could be read (after the corrective turns)",
+    "empty_reply": "the model returned nothing (0 tokens: often a chat template that does not fit it)",
+    "budget": "not sent: max_cost_usd was spent",
+    "cancelled": "not sent: the run was interrupted",
+    "input": "not sent: the row cannot be graded (a null submission, a conversation with no turn to grade)",
+    "internal": "a bug in rubrictools (please report it)",
+    "ensemble": "every judge of the ensemble failed on this criterion (see their rows)",
+}
+"""The ``error_kind`` of an error row: infrastructure (``provider``, ``budget``,
+``cancelled``, ``internal``) apart from the judge's answer (``parse``, ``empty_reply``) and
+from the data (``input``), as autorubric separates them."""
+
+USAGE_FIELDS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "cached_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
+REPLY_DETAILS = (
+    "reasoning",
+    "cached_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)  # what usage_details reads from a reply
 
 
 def _get(obj: Any, key: str) -> Any:
@@ -18,18 +44,26 @@ def _get(obj: Any, key: str) -> Any:
 def usage_details(message: Any, usage: Any) -> dict[str, Any]:
     """The reasoning trace and token details of an OpenAI-format reply (a dict, or litellm's
     objects): ``message.reasoning_content`` (or ``reasoning``, as some servers name it),
-    ``usage.prompt_tokens_details.cached_tokens`` and
-    ``usage.completion_tokens_details.reasoning_tokens``; missing ones are None.
+    ``usage.prompt_tokens_details.cached_tokens`` (Anthropic's ``cache_read_input_tokens``),
+    Anthropic's ``cache_creation_input_tokens`` (prompt tokens written to its cache, billed
+    above the input price) and ``usage.completion_tokens_details.reasoning_tokens``; missing
+    ones are None.
 
     >>> usage_details({"reasoning_content": "hm"}, {"completion_tokens_details": {"reasoning_tokens": 7}})
-    {'reasoning': 'hm', 'cached_tokens': None, 'reasoning_tokens': 7}
+    {'reasoning': 'hm', 'cached_tokens': None, 'cache_write_tokens': None, 'reasoning_tokens': 7}
+    >>> usage_details({}, {"cache_read_input_tokens": 900, "cache_creation_input_tokens": 120})["cache_write_tokens"]
+    120
     """
     reasoning = _get(message, "reasoning_content") or _get(message, "reasoning")
     cached = _get(_get(usage, "prompt_tokens_details"), "cached_tokens")
+    if not isinstance(cached, int):
+        cached = _get(usage, "cache_read_input_tokens")
+    written = _get(usage, "cache_creation_input_tokens")
     thought = _get(_get(usage, "completion_tokens_details"), "reasoning_tokens")
     return {
         "reasoning": reasoning if isinstance(reasoning, str) else None,
         "cached_tokens": cached if isinstance(cached, int) else None,
+        "cache_write_tokens": written if isinstance(written, int) else None,
         "reasoning_tokens": thought if isinstance(thought, int) else None,
     }
 
@@ -51,6 +85,8 @@ class CallResult:
     finish_reason: str | None = None  # "length": the reply was cut off at max_tokens
     reasoning: str | None = None  # the reply's reasoning trace (reasoning_content), when the provider sends one
     cached_tokens: int | None = None  # of prompt_tokens, served from the provider's prompt cache
+    cache_write_tokens: int | None = None  # prompt tokens written to the provider's cache (Anthropic)
+    error_kind: str | None = None  # what failed, when error is set (see rubrictools.judge.ERROR_KINDS)
     reasoning_tokens: int | None = None  # of completion_tokens, spent on reasoning
 
     def add_usage(self, other: CallResult) -> None:

@@ -25,6 +25,7 @@ ROW_COLUMNS = (
     "value",
     "explanation",
     "error",
+    "error_kind",
     "judge",
     "weight",
     "prompt_tokens",
@@ -36,6 +37,7 @@ ROW_COLUMNS = (
     "raw_response",
     "reasoning",
     "cached_tokens",
+    "cache_write_tokens",
     "reasoning_tokens",
     "option_order",
     "llm_raw_score",
@@ -97,6 +99,7 @@ class RowSink:
         c["value"].append(value if ok else None)
         c["explanation"].append(explanation)
         c["error"].append(error)
+        c["error_kind"].append(None if ok else (call.error_kind or ("provider" if call.error else "parse")))
         c["judge"].append(self.judge_labels[call.judge_i])
         c["weight"].append(weight)
         c["prompt_tokens"].append(_share(call.prompt_tokens, share, n_share))
@@ -108,6 +111,7 @@ class RowSink:
         c["raw_response"].append(None if ok else call.content)
         c["reasoning"].append(call.reasoning if share == 0 else None)  # a per-item trace stands on its first row
         c["cached_tokens"].append(_share(call.cached_tokens, share, n_share))
+        c["cache_write_tokens"].append(_share(call.cache_write_tokens, share, n_share))
         c["reasoning_tokens"].append(_share(call.reasoning_tokens, share, n_share))
         c["option_order"].append(option_order)
         c["llm_raw_score"].append(llm_score)

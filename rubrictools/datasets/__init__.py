@@ -25,7 +25,8 @@ import warnings
 from typing import Any
 
 from rubrictools.datasets.autorubric import read_autorubric, write_autorubric
-from rubrictools.datasets.catalogue import Dataset, catalogue, llmbar_statistics, load
+from rubrictools.datasets.catalogue import catalogue, llmbar_statistics, load
+from rubrictools.datasets.dataset import Dataset
 from rubrictools.datasets.chat import read_chat_jsonl
 from rubrictools.datasets.split import split_train_test
 

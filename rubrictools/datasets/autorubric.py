@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 import yaml
 
-from rubrictools.datasets.catalogue import Dataset
+from rubrictools.datasets.dataset import Dataset, ground_truth_label
 from rubrictools.frames import to_polars
 from rubrictools.rubric import Rubric
 
@@ -69,7 +69,7 @@ def read_autorubric(source: str | Path | dict[str, Any]) -> Dataset:
             if len(gt) != len(eff):
                 raise ValueError(f"item {i}: {len(gt)} ground-truth values for {len(eff)} criteria")
             labels += [
-                {"id": i, "criterion": c.name, "rater": "ground_truth", "label": _ground_truth(c, v, i, j)}
+                {"id": i, "criterion": c.name, "rater": "ground_truth", "label": ground_truth_label(c, v, f"item {i}: ground_truth[{j}]")}
                 for j, (c, v) in enumerate(zip(eff, gt, strict=True))
                 if v is not None
             ]
@@ -82,18 +82,6 @@ def read_autorubric(source: str | Path | dict[str, Any]) -> Dataset:
         "origin": "autorubric RubricDataset JSON",
     }
     return Dataset(card["name"], card, human, None, pl.DataFrame(subs), rubric)
-
-
-def _ground_truth(c: Any, value: Any, item: int, j: int) -> str:
-    """A ground-truth value as the criterion's canonical label (else an error naming it)."""
-    ok = isinstance(value, (str, int, float)) and not isinstance(value, bool)
-    canon = c.canonical_label(str(value)) if ok else None
-    if canon is None:
-        allowed = list(c.labels) if c.range is None else c.range.describe()
-        raise ValueError(
-            f"item {item}: ground_truth[{j}] = {value!r} is not a label of criterion {c.name!r}: {allowed}"
-        )
-    return str(canon)
 
 
 def write_autorubric(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rubrictools.datasets.chat import CONVERSATION_DTYPE
+from rubrictools.datasets.dataset import Dataset
 from rubrictools.judge.tasks import PAIR_VALUES
 from rubrictools.rubric import Rubric
 
@@ -54,46 +55,6 @@ def _shared() -> Path | None:
     return p if p.is_dir() else None
 
 
-@dataclass
-class Dataset:
-    """A loaded dataset (see the module docstring for the fields)."""
-
-    name: str
-    card: dict[str, Any]
-    human: pl.DataFrame
-    verdicts: pl.DataFrame | None = None
-    submissions: pl.DataFrame | None = None
-    rubric: Rubric | None = None
-    tables: dict[str, pl.DataFrame] = field(default_factory=dict)
-
-    def describe(self) -> str:
-        """The dataset card as text: title, origin, licence, citation, contents, labels."""
-        keys = ("title", "origin", "licence", "citation", "contents", "labels", "not_included")
-        lines = [f"{self.name}: {self.card.get('title', '')}"]
-        lines += [f"  {k}: {self.card[k]}" for k in keys[1:] if k in self.card]
-        n_items = self.human["id"].n_unique()
-        raters = self.human["rater"].n_unique()
-        lines.append(f"  size: {n_items} items, {self.human.height} human labels from {raters} rater(s)")
-        return "\n".join(lines)
-
-    def __repr__(self) -> str:
-        parts = [f"human={self.human.height}"]
-        if self.verdicts is not None:
-            parts.append(f"verdicts={self.verdicts.height}")
-        if self.submissions is not None:
-            parts.append(f"submissions={self.submissions.height}")
-        if self.tables:
-            parts.append(f"tables={list(self.tables)}")
-        return f"Dataset({self.name!r}, {', '.join(parts)})"
-
-    def _repr_html_(self) -> str:
-        rows = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td "
-            f"style='text-align:left'>{html.escape(str(v))}</td></tr>"
-            for k, v in self.card.items()
-            if k != "name"
-        )
-        return f"<b>{html.escape(self.name)}</b><table>{rows}</table><pre>{html.escape(repr(self))}</pre>"
 
 
 def catalogue() -> pl.DataFrame:

@@ -21,7 +21,7 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
-from rubrictools.datasets.catalogue import Dataset
+from rubrictools.datasets.dataset import Dataset
 
 __all__ = ["split_train_test"]
 

@@ -48,6 +48,7 @@ __all__ = [
     "collect_batch",
     "compare",
     "compare_runs",
+    "consistency",
     "datasets",
     "ensemble",
     "estimate_cost",
@@ -126,7 +127,7 @@ _EXPORTS: dict[str, str] = {
         "rubrictools.grading",
     ),
     **dict.fromkeys(["runs", "load_run"], "rubrictools.records"),
-    **dict.fromkeys(["compare_runs", "assert_score"], "rubrictools.comparison"),
+    **dict.fromkeys(["compare_runs", "assert_score", "consistency"], "rubrictools.comparison"),
     **dict.fromkeys(["agreement", "inter_rater", "compare", "labels_from_wide"], "rubrictools.human_agreement"),
     **dict.fromkeys(
         [
@@ -156,7 +157,7 @@ _SUBMODULES: dict[str, str] = {
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools import calibration as calibrate
     from rubrictools import charts, datasets, metrics, ppi, testing, widgets
-    from rubrictools.comparison import assert_score, compare_runs
+    from rubrictools.comparison import assert_score, compare_runs, consistency
     from rubrictools.diagnostics import improve, rubric_report
     from rubrictools.grading import (
         BatchGroup,

@@ -2,8 +2,10 @@
 
 :func:`rubric_report` answers, per criterion:
 
-* **discrimination**: the MET rate (binary) or mean score fraction, and its spread; a criterion
-  whose verdict is the same for (almost) every submission cannot rank anything;
+* **discrimination**: the MET rate (binary) or mean score fraction, its spread, and the
+  discrimination entropy of its verdicts, ``H = -sum_l p_l log p_l / log K`` over the shares
+  ``p_l`` of its ``K`` labels (1: every label equally often; 0: always the same verdict); a
+  criterion whose verdict is the same for (almost) every submission cannot rank anything;
 * **redundancy**: the largest Pearson correlation of its score fractions with another
   criterion's, over the submissions both were judged on;
 * **judge consistency**: when several judges graded, their agreement on it (Fleiss' kappa);
@@ -253,7 +255,7 @@ def rubric_report(
     -------
     RubricReport
         ``table`` has one row per criterion: ``criterion, kind, weight, n, met_rate, spread,
-        discriminates, most_correlated, correlation, judge_kappa, human_kappa,
+        entropy`` (null for numeric criteria), ``discriminates, most_correlated, correlation, judge_kappa, human_kappa,
         human_accuracy, score_gain, flags`` (columns that need human labels or several
         judges are null without them).
     """
@@ -268,6 +270,19 @@ def rubric_report(
         pl.col("value").mean().alias("met_rate"),
         pl.col("value").std(ddof=0).alias("spread"),
     )
+    n_labels = {c.name: max(len(c.labels) - ("CANNOT_ASSESS" in c.labels), 2) for c in rubric if c.range is None}
+    shares = (
+        ok.group_by("criterion", "verdict")
+        .agg(pl.len().alias("k"))
+        .with_columns((pl.col("k") / pl.col("k").sum().over("criterion")).alias("p"))
+    )
+    entropy = shares.group_by("criterion").agg((-(pl.col("p") * pl.col("p").log())).sum().alias("h"))
+    entropy = entropy.with_columns(
+        (pl.col("h") / pl.col("criterion").replace_strict(n_labels, default=None, return_dtype=pl.Float64).log()).alias(
+            "entropy"
+        )
+    ).select("criterion", "entropy")
+    stats = stats.join(entropy, on="criterion", how="left")
     wide = ok.pivot(on="criterion", index="id", values="value", aggregate_function="first")
     for n in names:
         if n not in wide.columns:

@@ -1,0 +1,75 @@
+"""`consistency`: does grading the same submissions again give the same verdicts?"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from rubrictools.comparison.runs import judge_rows, open_run, with_values
+from rubrictools.human_agreement import inter_rater
+from rubrictools.rubric import Rubric
+from rubrictools.rubric.scoring import score
+
+__all__ = ["consistency"]
+
+
+def consistency(
+    *runs: Any,
+    rubric: Rubric | None = None,
+    judge: str | None = None,
+    root: Any = None,
+    bootstrap: int = 1000,
+    seed: int | None = 0,
+) -> pl.DataFrame:
+    """Repeated-run consistency of a rubric and judge: the same submissions graded two or more
+    times (run ids, :class:`~rubrictools.records.Run` objects or verdict tables).
+
+    Per criterion, on the submissions every run graded without error: ``all_agree`` (the share
+    whose verdict is the same in every run), ``percent_agreement`` and ``fleiss_kappa`` with the
+    runs as raters (:func:`rubrictools.inter_rater`, cluster-bootstrap intervals); and on the
+    score (``criterion = "__score__"``), ``score_sd``: the mean over submissions of the standard
+    deviation of its score across runs. A criterion a judge cannot apply the same way twice
+    shows a low kappa here before any human label is collected.
+
+    >>> import polars as pl, rubrictools as rt
+    >>> rub = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
+    >>> a = pl.DataFrame({"id": range(4), "criterion": "greets", "verdict": ["MET", "UNMET", "MET", "UNMET"]})
+    >>> b = a.with_columns(pl.Series("verdict", ["MET", "UNMET", "UNMET", "UNMET"]))
+    >>> t = rt.consistency(a, b, rubric=rub, bootstrap=0)
+    >>> t.filter(pl.col("metric") == "all_agree").select("criterion", "value").row(0)
+    ('greets', 0.75)
+    """
+    if len(runs) < 2:
+        raise ValueError(f"consistency needs two or more runs of the same grading, got {len(runs)}")
+    tables, rub = [], rubric
+    for k, run in enumerate(runs):
+        v, recorded, _ = open_run(run, root)
+        rub = rub if rub is not None else (Rubric.from_dict(recorded) if recorded is not None else None)
+        tables.append(
+            with_values(judge_rows(v, judge, f"run {k + 1}"), rub).with_columns(pl.lit(f"run {k + 1}").alias("rater"))
+        )
+    cols = ["id", "criterion", "rater", pl.col("verdict").alias("label"), "error"]
+    with_error = [
+        t if "error" in t.columns else t.with_columns(pl.lit(None, dtype=pl.String).alias("error")) for t in tables
+    ]
+    long = pl.concat([t.select(cols) for t in with_error])
+    ok = long.filter(pl.col("error").is_null() & pl.col("label").is_not_null())
+    complete = ok.filter(pl.col("rater").n_unique().over("id", "criterion") == len(runs))
+    kappa = inter_rater(complete.drop("error"), rub, metrics=["percent_agreement", "fleiss_kappa"],
+                        bootstrap=bootstrap, seed=seed)  # fmt: skip
+    same = complete.group_by("id", "criterion").agg((pl.col("label").n_unique() == 1).alias("same"))
+    agree = same.group_by("criterion", maintain_order=True).agg(
+        pl.lit("all_agree").alias("metric"),
+        pl.col("same").mean().alias("value"),
+        pl.len().alias("n_items"),
+    )
+    scores = pl.concat([score(t, rub).select("id", "score") for t in tables]).drop_nulls("score")
+    sd = scores.group_by("id").agg(pl.col("score").std(ddof=0).alias("sd"), pl.len().alias("k"))
+    sd = sd.filter(pl.col("k") == len(runs))
+    spread = pl.DataFrame(
+        {"criterion": ["__score__"], "metric": ["score_sd"], "value": [sd["sd"].mean()], "n_items": [sd.height]},
+        schema_overrides={"value": pl.Float64, "n_items": pl.Int64},
+    )
+    extra = pl.concat([agree.with_columns(pl.col("n_items").cast(pl.Int64)), spread], how="vertical_relaxed")
+    return pl.concat([kappa, extra], how="diagonal_relaxed").sort("criterion", "metric", maintain_order=True)

@@ -77,9 +77,8 @@ def test_options_are_checked_before_any_call() -> None:
     with pytest.raises(ValueError, match="distribution=True needs mode='per_criterion'"):
         rt.grade(df, rubric, model=rt.ScriptedJudge(), mode="holistic", distribution=True)
     ex = pl.DataFrame({"submission": ["a"], "criterion": ["c"], "verdict": ["MET"]})
-    for mode in ("per_item", "holistic"):  # they used to drop the examples silently
-        with pytest.raises(ValueError, match="few-shot verdicts shown per criterion"):
-            rt.grade(df, rubric, model=rt.ScriptedJudge(), mode=mode, examples=ex)
+    with pytest.raises(ValueError, match="mode='holistic' asks for one overall score"):  # it used to drop them
+        rt.grade(df, rubric, model=rt.ScriptedJudge(), mode="holistic", examples=ex)
     with pytest.raises(TypeError, match="unexpected keyword argument 'colum'"):
         rt.grade(df, rubric, model=rt.ScriptedJudge(), colum="submission")  # type: ignore[arg-type]
 

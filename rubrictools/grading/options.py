@@ -169,10 +169,10 @@ class GradeOptions:
             raise ValueError(f"max_examples must be >= 0, got {self.max_examples}")
         if self.distribution_samples < 0:
             raise ValueError(f"distribution_samples must be >= 0, got {self.distribution_samples}")
-        if self.examples is not None and not self.pairwise and self.mode != "per_criterion":
+        if self.examples is not None and not self.pairwise and self.mode == "holistic":
             raise ValueError(
-                f"examples= are few-shot verdicts shown per criterion; mode={self.mode!r} would not use them: "
-                "use mode='per_criterion', or leave examples out"
+                "examples= are few-shot verdicts per criterion; mode='holistic' asks for one overall score and "
+                "would not use them: use mode='per_criterion' or 'per_item', or leave examples out"
             )
         if self.distribution and self.mode != "per_criterion":
             raise ValueError("distribution=True needs mode='per_criterion' (one answer per criterion)")

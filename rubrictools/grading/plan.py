@@ -89,7 +89,8 @@ def _per_criterion(subject: Subject, judged: Rubric, ctx: ModeContext) -> list[J
 def _per_item(subject: Subject, judged: Rubric, ctx: ModeContext) -> list[JudgeTask]:
     orders = {c.name or "": o for c in judged if (o := ctx.order(subject.sid, c)) is not None}
     evidence = frozenset(c.name or "" for c in judged if ctx.wants_evidence(c))
-    return [ItemTask(subject, judged, option_orders=orders, evidence=evidence)]
+    shots = {c.name or "": ctx.examples[c.name or ""] for c in judged if ctx.examples.get(c.name or "")}
+    return [ItemTask(subject, judged, option_orders=orders, evidence=evidence, examples=shots)]
 
 
 def _holistic(subject: Subject, judged: Rubric, ctx: ModeContext) -> list[JudgeTask]:

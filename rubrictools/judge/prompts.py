@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from rubrictools.conversations import ToolCall, Turn, tool_steps
@@ -252,13 +252,19 @@ def item_messages(
     system_prompt: str | None = None,
     guidelines: str | None = None,
     evidence: frozenset[str] = frozenset(),
+    examples: Mapping[str, Sequence[tuple[str, str, str | None]]] | None = None,
 ) -> list[dict[str, str]]:
     """Messages for one call judging every criterion of ``rubric`` (``evidence``: the
-    criteria whose entry must quote its supporting passage)."""
-    crit = "\n\n".join(
-        f"[{i}]\n" + describe_criterion(c, (option_orders or {}).get(c.name or ""), evidence=(c.name in evidence))
-        for i, c in enumerate(rubric, 1)
-    )
+    criteria whose entry must quote its supporting passage; ``examples``: labelled few-shot
+    examples per criterion, shown under it)."""
+    shots = examples or {}
+
+    def entry(i: int, c: Criterion) -> str:
+        about = describe_criterion(c, (option_orders or {}).get(c.name or ""), evidence=(c.name in evidence))
+        block = _examples_block(shots.get(c.name or "", ()))
+        return f"[{i}]\n{about}" + (f"\n\n{block}" if block else "")
+
+    crit = "\n\n".join(entry(i, c) for i, c in enumerate(rubric, 1))
     head = [f"The rubric has {len(rubric)} criteria:\n\n{crit}"]
     return _messages(system_prompt or SYSTEM_ITEM, head, sub, part, query, reference, guidelines)
 

@@ -31,11 +31,13 @@ class ItemTask(JudgeTask):
         *,
         option_orders: Mapping[str, Sequence[int]] | None = None,
         evidence: frozenset[str] = frozenset(),
+        examples: Mapping[str, Sequence[tuple[str, str, str | None]]] | None = None,
     ) -> None:
         super().__init__(subject)
         self.judged = judged
         self.option_orders = dict(option_orders or {})
         self.evidence = evidence
+        self.examples = dict(examples or {})
 
     def asks(self) -> list[str]:
         return [c.name or "" for c in self.judged]
@@ -52,6 +54,7 @@ class ItemTask(JudgeTask):
             system_prompt=system_prompt,
             guidelines=s.rubric.guidelines,
             evidence=self.evidence,
+            examples=self.examples,
         )
 
     def optional_columns(self) -> set[str]:

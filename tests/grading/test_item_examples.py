@@ -20,7 +20,7 @@ def test_per_item_requests_show_each_criterions_examples(server, tmp_path):
             "criterion": ["polite", "polite"],
             "verdict": ["MET", "UNMET"],
             "explanation": ["thanks", "rude"],
-        }  # fmt: skip
+        }
     )
     before = len(server.requests)
     plain = rt.prompts(pl.DataFrame({"submission": ["hi"]}), rubric, model=MODEL, api_base=server.url, mode="per_item")

@@ -52,7 +52,7 @@ def run(n: int, storm: float, storm_at: float, gate: bool, seed: int) -> dict[st
             max_concurrency=64,
             shared_backoff=gate,
         )
-        v = rt.grade(df, rubric, model=judge, id_column="id", cache=False, progress=False)
+        v = rt.grade(df, rubric, model=judge, id_column="id", cache=False, progress=False, record=False)
         wall = time.perf_counter() - t0
         timer.cancel()
         storm_requests = srv.storm_requests

@@ -167,7 +167,7 @@ def main() -> None:
         f"concurrency {args.concurrency}; physical limit {limit:.2f} s; median of {args.runs} (range)"
     )
     with server_process(args.latency) as url:
-        common = {"model": MODEL, "api_base": url, "api_key": KEY, "cache": False, "progress": False}
+        common = {"model": MODEL, "api_base": url, "api_key": KEY, "cache": False, "progress": False, "record": False}
 
         def grade(transport: str) -> Callable[[], None]:
             def run() -> None:

@@ -33,7 +33,7 @@ from rubrictools.testing import FakeLLMServer
 with FakeLLMServer() as srv:
     v = rt.grade(pl.DataFrame({"a": ["good", "bad"]}), rt.Rubric.from_dict([{"name": "x", "requirement": "good?"}]),
                  column="a", model="openai/smollm2", api_base=srv.url, api_key="sk-local", progress=False,
-                 cache=False, transport=sys.argv[1])
+                 cache=False, record=False, transport=sys.argv[1])
 assert v["error"].null_count() == 2
 print(any(m == "litellm" or m.startswith("litellm.") for m in sys.modules))
 """

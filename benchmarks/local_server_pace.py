@@ -60,6 +60,7 @@ def run(srv: LocalModelServer, df: pl.DataFrame, mode: str, timeout: float, conc
         api_key="sk-local",
         cache=False,
         progress=False,
+        record=False,
         timeout=timeout,
         max_concurrency=concurrency,
     )

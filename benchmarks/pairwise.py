@@ -161,6 +161,7 @@ def throughput(calls: int, latency: float, concurrency: int) -> None:
             api_key="sk-bench",
             cache=False,
             progress=False,
+            record=False,
             max_concurrency=concurrency,
             transport="direct",
         )

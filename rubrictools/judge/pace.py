@@ -18,9 +18,11 @@ spent waiting in the server's queue. That wait counts against the request's time
   the same for one window and is gone in the next. The controller lowers the limit to
   ``ceil(2 p)`` with the larger ``p`` of the two (one request waiting per slot keeps the
   server busy and the wait short);
-- a **check** of that cut one window later: when throughput fell with it (``p`` below 3/4 of
-  before), the server was using the concurrency after all; the limit comes back and latency
-  is no longer read for this judge in this run (timeouts still are);
+- a **check** of that cut over the next windows: when throughput fell with it (``p`` below 3/4
+  of before) in two windows in a row, the server was using the concurrency after all; the
+  limit comes back and latency is no longer read for this judge in this run (timeouts still
+  are). One slow window is not enough, for the same reason as above: on a busy machine a
+  window of the client's own slowness would otherwise undo a right cut for the whole run;
 - **growth**: a window whose latency stays near ``base`` (``L <= 1.5 base``) lets the ceiling
   rise by one, so a server that got faster is used again.
 
@@ -55,6 +57,7 @@ class Pace:
     before: tuple[float, float] | None = None  # (parallelism, limit) before the last cut, until it is checked
     suspect: float | None = None  # the parallelism of the previous window, when it looked like queueing
     reading: bool = True  # latency still steers the limit (False once a cut proved wrong)
+    doubt: bool = False  # the first window after a cut had less throughput: one more decides
 
     def sent(self, now: float) -> None:
         """A request left: the first one starts the first window."""
@@ -77,10 +80,13 @@ class Pace:
         self.window_start, self.n, self.total = now, 0, 0.0
         if self.before is not None:
             was, old_limit = self.before
-            self.before = None
             if parallel < KEEP_SHARE * was:
-                self.reading = False
+                if not self.doubt:
+                    self.doubt = True
+                    return None
+                self.before, self.doubt, self.reading = None, False, False
                 return ("restore", old_limit)
+            self.before, self.doubt = None, False
         queueing = self.reading and limit > 1 and mean > QUEUE_LATENCY * self.base and parallel * QUEUE_SHARE < limit
         seen, self.suspect = self.suspect, (parallel if queueing else None)
         if queueing and seen is not None:

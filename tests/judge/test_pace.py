@@ -50,13 +50,25 @@ def test_a_parallel_server_with_uneven_latency_is_left_alone():
 def test_a_cut_that_costs_throughput_is_undone_and_latency_is_read_no_more():
     pace = Pace(base=1.0, window_start=0.0)
     pace.before = (12.0, 16.0)  # a cut from 16 when the server delivered 12 at once
-    # next window: 4 completions in 1 s at base 1 s -> p = 4, well under 3/4 of 12
+    # next two windows: 4 completions a second at base 1 s -> p = 4, well under 3/4 of 12
     decisions = feed(pace, [0.25, 0.5, 0.75, 1.0], sent_at=[-2.0] * 4, limit=8)
+    assert decisions[-1] is None and pace.reading  # one slow window could be the client's own pause
+    decisions = feed(pace, [1.25, 1.5, 1.75, 2.0], sent_at=[-1.0] * 4, limit=8)
     assert decisions[-1] == ("restore", 16.0)
     assert not pace.reading
     # the same queueing signal again: no cut while latency is not read
     decisions = feed(pace, [11.0, 21.0, 31.0, 41.0], sent_at=[0.0] * 4, limit=16)
     assert decisions[-1] is None
+
+
+def test_one_slow_window_after_a_cut_does_not_undo_it():
+    """Before: one window of less throughput after a right cut (a loaded CI machine's pause)
+    restored the old limit and stopped reading latency for the whole run."""
+    pace = Pace(base=1.0, window_start=0.0)
+    pace.before = (12.0, 16.0)
+    feed(pace, [0.25, 0.5, 0.75, 1.0], sent_at=[-2.0] * 4, limit=8)  # slow: p = 4
+    decisions = feed(pace, [1.02, 1.04, 1.06, 1.08], sent_at=[0.0] * 4, limit=8)  # fast again: p = 50
+    assert ("restore", 16.0) not in decisions and pace.reading and pace.before is None
 
 
 def test_calm_latency_lets_the_ceiling_grow():

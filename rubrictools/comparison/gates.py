@@ -83,7 +83,7 @@ def assert_score(
         raise ValueError(f"errors must be 'fail', 'zero' or 'exclude'; got {errors!r}")
     v, recorded, _ = open_run(verdicts, root)
     rub = rubric if rubric is not None else (Rubric.from_dict(recorded) if recorded is not None else None)
-    v = with_values(judge_rows(v, judge, "under test"), rub)
+    v = with_values(judge_rows(v, judge), rub)
     s = score(v, rub, on_error="null")
     failed = s.filter(pl.col("score").is_null())
     if failed.height and errors == "fail":

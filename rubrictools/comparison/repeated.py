@@ -46,9 +46,7 @@ def consistency(
     for k, run in enumerate(runs):
         v, recorded, _ = open_run(run, root)
         rub = rub if rub is not None else (Rubric.from_dict(recorded) if recorded is not None else None)
-        tables.append(
-            with_values(judge_rows(v, judge, f"run {k + 1}"), rub).with_columns(pl.lit(f"run {k + 1}").alias("rater"))
-        )
+        tables.append(with_values(judge_rows(v, judge), rub).with_columns(pl.lit(f"run {k + 1}").alias("rater")))
     cols = ["id", "criterion", "rater", pl.col("verdict").alias("label"), "error"]
     with_error = [
         t if "error" in t.columns else t.with_columns(pl.lit(None, dtype=pl.String).alias("error")) for t in tables

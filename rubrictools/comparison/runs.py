@@ -12,7 +12,7 @@ from rubrictools.frames import to_polars
 from rubrictools.metrics import resampling as bs
 from rubrictools.records import Run, load_run
 from rubrictools.rubric import Rubric
-from rubrictools.rubric.scoring import score
+from rubrictools.rubric.scoring import score, select_judge
 
 __all__ = ["OVERALL", "RunComparison", "compare_runs", "judge_rows", "open_run", "with_values"]
 
@@ -62,22 +62,11 @@ def open_run(run: Any, root: Any) -> tuple[pl.DataFrame, Any, dict[str, Any]]:
     return to_polars(run, name="run"), None, {}
 
 
-def judge_rows(v: pl.DataFrame, judge: str | None, side: str) -> pl.DataFrame:
-    """The rows that decide each (submission, criterion): ``judge``'s, else the ensemble's
-    (with rule rows), else the only judge's (``side`` names the table in errors)."""
-    if "judge" not in v.columns:
-        return v
-    if judge is not None:
-        out = v.filter(pl.col("judge") == judge)
-        if out.height == 0:
-            raise ValueError(f"run {side} has no rows of judge {judge!r} (judges: {sorted(set(v['judge']))})")
-        return out
-    if (v["judge"] == "ensemble").any():
-        return v.filter(pl.col("judge").is_in(["ensemble", "rule"]))
-    judges = sorted(set(v["judge"]) - {"rule"})
-    if len(judges) > 1:
-        raise ValueError(f"run {side} has several judges {judges} and no ensemble rows: pass judge=")
-    return v
+def judge_rows(v: pl.DataFrame, judge: str | None) -> pl.DataFrame:
+    """The rows that decide each (submission, criterion), as :func:`rubrictools.score` picks
+    them (:func:`~rubrictools.rubric.scoring.select_judge`); a table without a ``judge``
+    column is one judge's."""
+    return select_judge(v, judge) if "judge" in v.columns else v
 
 
 def with_values(v: pl.DataFrame, rubric: Rubric | None) -> pl.DataFrame:
@@ -107,9 +96,7 @@ def _paired_bootstrap(
             out.append((float(point[g]), float("nan"), float("nan"), float("nan")))
             continue
         iv = bs.interval(float(point[g]), boot[:, g], ci=ci)
-        ok = np.isfinite(boot[:, g])
-        far = np.sum(np.abs(boot[ok, g] - point[g]) >= abs(point[g]) - 1e-12)
-        out.append((float(point[g]), iv.low, iv.high, float((1 + far) / (ok.sum() + 1))))
+        out.append((float(point[g]), iv.low, iv.high, bs.p_value(float(point[g]), boot[:, g])))
     return out
 
 
@@ -193,8 +180,8 @@ def compare_runs(
     vb, rb, ib = open_run(b, root)
     rub_a = rubric if rubric is not None else (Rubric.from_dict(ra) if ra is not None else None)
     rub_b = rubric_b if rubric_b is not None else (Rubric.from_dict(rb) if rb is not None else rub_a)
-    va = with_values(judge_rows(va, judge, names[0]), rub_a)
-    vb = with_values(judge_rows(vb, judge, names[1]), rub_b)
+    va = with_values(judge_rows(va, judge), rub_a)
+    vb = with_values(judge_rows(vb, judge), rub_b)
     sa = score(va, rub_a).select("id", pl.col("score").alias("score_a"))
     sb = score(vb, rub_b).select("id", pl.col("score").alias("score_b"))
     scores = sa.join(sb, on="id", how="inner", maintain_order="left").with_columns(

@@ -248,8 +248,10 @@ def _rule_rows(inp: Inputs, texts: list[str]) -> pl.DataFrame | None:
     parts = []
     for rows in by_rubric.values():
         idx = pl.Series(rows, dtype=pl.Int64)
-        subs = [inp.subs[i] for i in rows]
-        parts.append(rule_table(ids.gather(idx), text.gather(idx), inp.rubrics[rows[0]], rows=idx, subs=subs))
+        rubric = inp.rubrics[rows[0]]
+        on_tools = any(c.rule is not None and c.rule.on_trajectory for c in rubric)
+        subs = [inp.subs[i] for i in rows] if on_tools else None  # only rules on tool calls read them
+        parts.append(rule_table(ids.gather(idx), text.gather(idx), rubric, rows=idx, subs=subs))
     if inp.not_applicable is not None:
         parts.append(not_applicable_table(inp.not_applicable, inp.ids, inp.id_dtype))
     out = pl.concat(parts)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from rubrictools.human_agreement.catalog import CRITERION_METRICS, SCORE, SCORE_METRICS, NaMode, Raters
@@ -100,9 +99,7 @@ def compare(
             d = da - db
             iv = bs.interval(diff, d, ci=ci)
             low, high, n_deg = iv.low, iv.high, iv.n_degenerate
-            ok = np.isfinite(d)
-            if ok.any() and np.isfinite(diff):
-                p = float((1 + np.sum(np.abs(d[ok] - diff) >= abs(diff) - 1e-12)) / (ok.sum() + 1))
+            p = bs.p_value(diff, d)
         group = dict(zip(group_cols, key, strict=False))
         if score_level and "criterion" in by_list:
             group["criterion"] = SCORE

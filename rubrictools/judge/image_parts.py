@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rubrictools.images import Image, describe, image_sha256, is_image_part
+from rubrictools.images import Image, as_image, describe, image_sha256, is_image_part
 
 __all__ = ["content_text", "has_remote_image", "request_images", "with_images"]
 
@@ -40,12 +40,7 @@ def content_text(content: Any) -> str:
     out = []
     for part in content:
         if is_image_part(part):
-            url = part["image_url"]["url"] if isinstance(part.get("image_url"), dict) else str(part.get("image_url"))
-            data = url.startswith("data:")
-            kind = url[5:].partition(";")[0] if data else url
-            payload = url.partition(",")[2] if data else ""
-            size = len(payload) * 3 // 4 - len(payload) + len(payload.rstrip("=")) if data else None
-            out.append(f"[image: {describe(Image(url, image_sha256(url), kind or None, size))}]")
+            out.append(f"[image: {describe(as_image(part, source='a request'))}]")
         else:
             out.append(str(part.get("text", "")) if isinstance(part, dict) else str(part))
     return "\n".join(out)

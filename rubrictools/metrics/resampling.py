@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["Interval", "Kernel", "bootstrap", "cluster_weights", "interval"]
+__all__ = ["Interval", "Kernel", "bootstrap", "cluster_weights", "interval", "p_value"]
 
 Method = Literal["percentile", "bca"]
 
@@ -174,6 +174,21 @@ def jackknife(kernel: Kernel, row_cluster: np.ndarray, *, seed: int = 0) -> dict
         return w
 
     return _blocked(kernel, n, leave_out)
+
+
+def p_value(value: float, boot: np.ndarray) -> float:
+    """Two-sided bootstrap p-value of ``value`` against 0: the share of finite replicates at
+    least as far from ``value`` as ``value`` is from 0, ``(1 + #{|b - v| >= |v|}) / (B + 1)``
+    (NaN when ``value`` or every replicate is not finite).
+
+    >>> p_value(0.5, np.array([0.4, 0.6, -0.1, 1.2]))  # (1 + 2) / (4 + 1)
+    0.6
+    """
+    boot = np.asarray(boot, dtype=float)
+    ok = np.isfinite(boot)
+    if not ok.any() or not np.isfinite(value):
+        return float("nan")
+    return float((1 + np.sum(np.abs(boot[ok] - value) >= abs(value) - 1e-12)) / (ok.sum() + 1))
 
 
 def interval(

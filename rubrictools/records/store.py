@@ -49,10 +49,15 @@ def runs_dir(record: bool | str | Path | None) -> Path | None:
     if record is None or record is False:
         return None
     if record is True:
-        return Path(os.environ.get(RUNS_ENV) or _DEFAULT)
+        return _store(None)
     if isinstance(record, (str, Path)):
         return Path(record)
     raise TypeError(f"record must be True, False or a folder path; got {record!r}")
+
+
+def _store(root: str | Path | None) -> Path:
+    """``root``, or where ``record=True`` writes."""
+    return Path(root) if root is not None else Path(os.environ.get(RUNS_ENV) or _DEFAULT)
 
 
 def _versions() -> dict[str, str | None]:
@@ -161,8 +166,7 @@ def runs(root: str | Path | None = None) -> pl.DataFrame:
     >>> rt.runs(tempfile.mkdtemp()).height
     0
     """
-    where = runs_dir(True) if root is None else Path(root)
-    assert where is not None
+    where = _store(root)
     rows = []
     for path, m in _manifests(where):
         c = m.get("counts", {})
@@ -217,8 +221,7 @@ def load_run(run: str, *, root: str | Path | None = None) -> Run:
     ...
     LookupError: no recorded run under ...
     """
-    where = runs_dir(True) if root is None else Path(root)
-    assert where is not None
+    where = _store(root)
     found = _manifests(where)
     if not found:
         raise LookupError(f"no recorded run under {where.resolve()}")

@@ -28,11 +28,15 @@ __all__ = [
     "BatchGroup",
     "BatchJob",
     "Criterion",
+    "FunctionJudge",
+    "Grader",
     "Group",
     "Judge",
     "LengthPenalty",
     "NumericRange",
     "Option",
+    "OutputConstraint",
+    "Role",
     "Rubric",
     "RubricTree",
     "Rule",
@@ -106,7 +110,9 @@ _EXPORTS: dict[str, str] = {
         "rubrictools.rubric",
     ),
     **dict.fromkeys(["VERDICT_SCHEMA", "HOLISTIC", "validate_verdicts"], "rubrictools.verdicts"),
-    **dict.fromkeys(["Judge", "ScriptedJudge"], "rubrictools.judge"),
+    **dict.fromkeys(
+        ["Judge", "ScriptedJudge", "Grader", "FunctionJudge", "Role", "OutputConstraint"], "rubrictools.judge"
+    ),
     **dict.fromkeys(
         [
             "grade",
@@ -177,7 +183,7 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from rubrictools.grading import ray as ray
     from rubrictools.human_agreement import agreement, compare, inter_rater, labels_from_wide
-    from rubrictools.judge import Judge, ScriptedJudge
+    from rubrictools.judge import FunctionJudge, Grader, Judge, OutputConstraint, Role, ScriptedJudge
     from rubrictools.leaderboard import (
         length_controlled_win_rates,
         position_bias,

@@ -77,8 +77,14 @@ def test_options_are_checked_before_any_call() -> None:
     with pytest.raises(ValueError, match="distribution=True needs mode='per_criterion'"):
         rt.grade(df, rubric, model=rt.ScriptedJudge(), mode="holistic", distribution=True)
     ex = pl.DataFrame({"submission": ["a"], "criterion": ["c"], "verdict": ["MET"]})
-    with pytest.raises(ValueError, match="mode='holistic' asks for one overall score"):  # it used to drop them
-        rt.grade(df, rubric, model=rt.ScriptedJudge(), mode="holistic", examples=ex)
+    with pytest.raises(ValueError, match="no example submission has a verdict for every criterion"):
+        rt.grade(df, rubric, model=rt.ScriptedJudge(), mode="holistic", examples=ex)  # c is not in the rubric
+    with pytest.raises(ValueError, match="confidence=True asks for a confidence per verdict"):
+        rt.grade(df, rubric, model=rt.ScriptedJudge(), mode="holistic", confidence=True)
+    with pytest.raises(ValueError, match=r"output_constraints\[0\]"):
+        rt.grade(df, rubric, model=rt.ScriptedJudge(), output_constraints=[{"id": "x", "kind": "word_count"}])
+    with pytest.raises(ValueError, match="on_result= reports calls"):
+        rt.grade(df, rubric, model=rt.ScriptedJudge(), batch=True, on_result=print)
     with pytest.raises(TypeError, match="unexpected keyword argument 'colum'"):
         rt.grade(df, rubric, model=rt.ScriptedJudge(), colum="submission")  # type: ignore[arg-type]
 

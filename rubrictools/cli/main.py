@@ -221,7 +221,7 @@ def _grade_parser(sub: Any) -> None:
     g.add_argument("--id-column", help="id column (default: row number)")
     g.add_argument("--query-column", help="prompt column shown to the judge")
     g.add_argument("--reference-column", help="reference answer column shown to the judge")
-    g.add_argument("--mode", default="per_criterion", choices=["per_criterion", "per_item", "holistic"])
+    g.add_argument("--mode", default="per_criterion", choices=["per_criterion", "per_item", "grouped", "holistic"])
     g.add_argument("--api-base", help="OpenAI-compatible server URL (vLLM, llama.cpp, Ollama)")
     g.add_argument("--api-key-env", help="environment variable holding the API key")
     g.add_argument("--temperature", type=float)

@@ -10,6 +10,7 @@ source too large for memory into parquet parts.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -18,10 +19,20 @@ import polars as pl
 
 from rubrictools.conversations import ConversationPart
 from rubrictools.grading.batch import submit_batch_plan
+from rubrictools.grading.executor import OnResult
 from rubrictools.grading.live import grade_frame, grade_frame_async
-from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Mode, OnNull, OnUnsupported
+from rubrictools.grading.options import (
+    CacheSetting,
+    CriterionContext,
+    GradeOptions,
+    GradePart,
+    Mode,
+    OnNull,
+    OnUnsupported,
+)
 from rubrictools.grading.recording import record_frame
 from rubrictools.judge.config import StructuredOutput, Transport
+from rubrictools.judge.constraints import OutputConstraint
 from rubrictools.records import runs_dir
 from rubrictools.rubric import Rubric
 
@@ -57,6 +68,9 @@ def grade(
     distribution: bool = False,
     distribution_samples: int = 10,
     evidence: bool | None = None,
+    criterion_context: CriterionContext = "focused",
+    confidence: bool = False,
+    output_constraints: Sequence[OutputConstraint] = (),
     on_unsupported: OnUnsupported = "flag",
     api_base: str | None = None,
     api_key: str | None = None,
@@ -76,6 +90,7 @@ def grade(
     batch_dir: str | Path | None = None,
     poll_interval: float = 30.0,
     record: bool | str | Path = True,
+    on_result: OnResult | None = None,
 ) -> pl.DataFrame:
     """Grade every submission of ``df`` against ``rubric`` with one or more LLM judges.
 
@@ -109,11 +124,18 @@ def grade(
         cache keys hold each image's SHA-256, not its bytes (:mod:`rubrictools.images`).
     mode
         ``"per_criterion"`` (one call per submission x criterion), ``"per_item"`` (one call per
-        submission, aligned by criterion name) or ``"holistic"`` (one 0-100 score).
+        submission, aligned by criterion name), ``"grouped"`` (one per-item call per scoring group
+        of criteria and one call per ungrouped criterion: rubrify's grouped strategy) or
+        ``"holistic"`` (one 0-100 score).
     aggregate
         Ensemble aggregation (see :mod:`rubrictools.grading.votes`).
     examples, max_examples
         Labelled few-shot examples (``submission, criterion, verdict[, explanation]``).
+    criterion_context
+        ``"focused"`` (default): a call shows only the criteria it asks about. ``"full"``
+        (rubrify's criterion focus): each per-criterion or per-group call also lists the rest of
+        the rubric, marked as context not to be judged, so the judge knows what the other
+        criteria cover (and does not fold them into this one).
     shuffle_options, seed
         Present multi-choice options in a seeded random order (recorded in ``option_order``).
     thinking_markers
@@ -167,6 +189,12 @@ def grade(
         cost, the inputs and this table; see :func:`~rubrictools.runs`,
         :func:`~rubrictools.load_run`, :func:`~rubrictools.compare_runs`. A batch job is
         recorded when its results are collected here.
+    on_result
+        Called as each judge call completes (answered from the cache, answered, or failed)
+        with that call's verdict rows: a list of dicts with ``id, judge, criterion, verdict,
+        value, explanation, error, error_kind`` (rubrify's per-criterion callback). For live
+        progress views and early stopping logic; an exception in it is warned about once and
+        never stops the run. Not with ``batch=True``.
     api_base, api_key, temperature, max_tokens, timeout, max_concurrency, max_retries
         Settings of the :class:`~rubrictools.Judge` built when ``model`` is a string; see below.
     backoff_base, backoff_max, response_format, structured_output, system_prompt, litellm_kwargs, transport
@@ -193,6 +221,8 @@ def grade(
     """
     opts = GradeOptions.pick(locals())
     store = runs_dir(record)
+    if batch and on_result is not None:
+        raise ValueError("on_result= reports calls as they complete in live grading; a batch job has none to report")
     if batch:
         started = datetime.now().astimezone()
         job = submit_batch_plan(df, rubric, opts, path=batch_dir)
@@ -200,7 +230,7 @@ def grade(
         if store is not None:
             record_frame(store, df, rubric, opts, verdicts=verdicts, started=started)
         return verdicts
-    return grade_frame(df, rubric, opts, record=store)
+    return grade_frame(df, rubric, opts, record=store, on_result=on_result)
 
 
 async def agrade(
@@ -230,6 +260,9 @@ async def agrade(
     distribution: bool = False,
     distribution_samples: int = 10,
     evidence: bool | None = None,
+    criterion_context: CriterionContext = "focused",
+    confidence: bool = False,
+    output_constraints: Sequence[OutputConstraint] = (),
     on_unsupported: OnUnsupported = "flag",
     api_base: str | None = None,
     api_key: str | None = None,
@@ -246,6 +279,7 @@ async def agrade(
     litellm_kwargs: dict[str, Any] | None = None,
     transport: Transport | None = None,
     record: bool | str | Path = True,
+    on_result: OnResult | None = None,
 ) -> pl.DataFrame:
     """Async version of :func:`grade` for an in-memory frame (``await rt.agrade(...)``); same
     parameters (except streaming and batch ones) and the same verdict table.
@@ -257,4 +291,6 @@ async def agrade(
     >>> v.height
     1
     """
-    return await grade_frame_async(df, rubric, GradeOptions.pick(locals()), record=runs_dir(record))
+    return await grade_frame_async(
+        df, rubric, GradeOptions.pick(locals()), record=runs_dir(record), on_result=on_result
+    )

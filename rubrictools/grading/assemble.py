@@ -1,4 +1,4 @@
-"""Verdict rows -> the verdict table: evidence checks, ensemble rows, rule rows, column order."""
+"""Verdict rows -> the verdict table: evidence and reply checks, ensemble rows, rule rows, column order."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 import polars as pl
 
+from rubrictools.grading.constraints import check_replies
 from rubrictools.grading.evidence import check_evidence
 from rubrictools.grading.inputs import AnyJudge, Inputs
 from rubrictools.grading.options import GradeOptions
@@ -21,6 +22,8 @@ _OPTIONAL = {
     "option_order": ["option_order"],
     "distribution": ["distribution", "distribution_source"],
     "evidence": ["evidence", "evidence_ok"],
+    "confidence": ["confidence"],
+    "warnings": ["warnings"],
 }
 
 
@@ -44,6 +47,7 @@ def row_frame(cols: dict[str, list[Any]], id_dtype: pl.DataType) -> pl.DataFrame
             "distribution": pl.List(pl.Struct({"label": pl.String(), "prob": pl.Float64()})),
             "distribution_source": pl.String(),
             "evidence": pl.String(),
+            "confidence": pl.Float64(),
             "__ev": pl.Boolean(),
             "__needs": pl.Boolean(),
             "__floor_label": pl.String(),
@@ -58,7 +62,10 @@ def with_transport(df: pl.DataFrame, judges: Sequence[AnyJudge]) -> pl.DataFrame
     and rule rows) when an LLM judge takes part: how each judge's calls were sent."""
     if not any(isinstance(j, Judge) for j in judges):
         return df
-    used = {j.label: j.wire_transport if isinstance(j, Judge) else "scripted" for j in judges}
+    used = {
+        j.label: j.wire_transport if isinstance(j, Judge) else ("scripted" if j.is_scripted else "custom")
+        for j in judges
+    }
     return df.with_columns(
         pl.col("judge").replace_strict(used, default=None, return_dtype=pl.String).alias("transport")
     )
@@ -78,6 +85,8 @@ def assemble(
     judges and rule rows; optional columns appear when in ``keep`` (the same columns for every
     slice of a large job, even one whose calls all failed)."""
     df = with_transport(check_evidence(row_frame(cols, inp.id_dtype), texts, opts.on_unsupported), judges)
+    if "warnings" in keep:
+        df = check_replies(df, opts.output_constraints, confidence=opts.confidence)
 
     def conform(extra: pl.DataFrame, **values: Any) -> pl.DataFrame:
         fill = [
@@ -114,6 +123,8 @@ def assemble(
                     "distribution_source",
                     "evidence",
                     "evidence_ok",
+                    "confidence",
+                    "warnings",
                 )
                 if c in agg.columns
             ]
@@ -145,4 +156,4 @@ def assemble(
     for name, columns in _OPTIONAL.items():
         if name not in keep:
             drop += columns
-    return df.drop(drop)
+    return df.drop(drop, strict=False)

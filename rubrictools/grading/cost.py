@@ -39,8 +39,8 @@ def estimate_cost(
 ) -> pl.DataFrame:
     """Calls, prompt tokens (litellm's token counter) and dollars before running anything.
 
-    ``completion_tokens`` is the assumed reply length per call (per criterion in
-    ``per_item`` mode): ``cost = prompt_tokens * p_in + calls * completion_tokens * p_out``
+    ``completion_tokens`` is the assumed reply length per call (per criterion asked in
+    ``per_item`` and ``grouped`` modes): ``cost = prompt_tokens * p_in + calls * completion_tokens * p_out``
     with litellm's prices. Returns one row per judge: ``judge, calls, prompt_tokens,
     completion_tokens, cost_usd`` (null when the model has no known price).
 
@@ -55,11 +55,14 @@ def estimate_cost(
     judges = resolve_judges(model, opts.judge_settings())
     warn_unknown_prices([j for j in judges if isinstance(j, Judge)])
     calls = build_calls(inp, judges, opts)
-    rows: list[tuple[str, int, int, int, float | None]] = []
+    rows: list[tuple[str, int, int | None, int | None, float | None]] = []
     for ji, j in enumerate(judges):
         mine = [c for c in calls if c.judge_i == ji]
         if isinstance(j, ScriptedJudge):
             rows.append((j.label, len(mine), 0, 0, 0.0))
+            continue
+        if not isinstance(j, Judge):  # a judge you wrote: what it spends is its own business
+            rows.append((j.label, len(mine), None, None, None))
             continue
         litellm = load_litellm()
         pt: int = sum(
@@ -68,8 +71,8 @@ def estimate_cost(
             )
             for c in mine
         )
-        per_call = completion_tokens * (len(mine[0].task.subject.rubric) if mode == "per_item" and mine else 1)
-        ct = per_call * len(mine)
+        per_item = mode in ("per_item", "grouped")  # a reply holds one verdict per criterion asked
+        ct = sum(completion_tokens * (len(c.task.asks()) if per_item else 1) for c in mine)
         try:
             p_cost, c_cost = litellm.cost_per_token(model=j.model, prompt_tokens=pt, completion_tokens=ct)
             cost: float | None = float(p_cost + c_cost)

@@ -13,14 +13,14 @@ import sqlite3
 import threading
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rubrictools.grading.answers import cache_entry, from_cache
 from rubrictools.grading.budget import Budget
 from rubrictools.grading.bulk import bulk_objects
 from rubrictools.grading.inputs import AnyJudge
-from rubrictools.judge import Call, CallResult, Judge, ResponseCache, ScriptedJudge, apply_answer
+from rubrictools.judge import Call, CallResult, Grader, Judge, ResponseCache, RowSink, ScriptedJudge, apply_answer
 from rubrictools.judge.correction import corrective_messages, describe_problems
 from rubrictools.judge.providers import require_credentials
 from rubrictools.judge.retry import scrub_secrets
@@ -29,7 +29,35 @@ from rubrictools.judge.throttle import Throttle
 from rubrictools.judge.transport import complete
 from rubrictools.progress import progress_bar
 
-__all__ = ["BUDGET_ERROR", "CANCELLED_ERROR", "EMPTY_ERROR", "execute"]
+__all__ = ["BUDGET_ERROR", "CANCELLED_ERROR", "EMPTY_ERROR", "OnResult", "execute"]
+
+OnResult = Callable[[list[dict[str, Any]]], Any]
+"""``grade(on_result=...)``: called with each completed call's verdict rows."""
+
+_REPORTED = ("id", "judge", "criterion", "verdict", "value", "explanation", "error", "error_kind")
+
+
+class _Reporter:
+    """Hands each completed call's verdict rows to the user's ``on_result``; an exception in
+    it is warned about once and never stops the run."""
+
+    def __init__(self, on_result: OnResult, judges: Sequence[AnyJudge]) -> None:
+        self.on_result = on_result
+        self.labels = [j.label for j in judges]
+        self.failed = False
+
+    def __call__(self, call: Call) -> None:
+        sink = RowSink(self.labels)
+        call.task.rows(call, sink)
+        cols = [sink.cols[k] for k in _REPORTED]
+        try:
+            self.on_result([dict(zip(_REPORTED, row, strict=True)) for row in zip(*cols, strict=True)])
+        except Exception as e:
+            if not self.failed:
+                self.failed = True
+                msg = f"on_result raised {type(e).__name__}: {e} (the run goes on)"
+                warnings.warn(msg, RuntimeWarning, stacklevel=2)
+
 
 BUDGET_ERROR = "budget exceeded: call not made (its worst-case cost does not fit in what is left of max_cost_usd)"
 CANCELLED_ERROR = "cancelled: call not made (run interrupted)"
@@ -51,8 +79,10 @@ class _Run:
         progress: Any,
         cancel: threading.Event,
         slots: Sequence[int | None],
+        report: _Reporter | None = None,
     ) -> None:
         self.judges = judges
+        self.report = report
         self.cache = cache
         self.budget = Budget(max_cost_usd)
         self.bar = progress
@@ -64,11 +94,15 @@ class _Run:
             else Throttle(1)
             for j, s in zip(judges, slots, strict=True)
         ]
+        # a judge you wrote (rt.Grader) answers at most max_concurrency questions at once
+        self.gates = [asyncio.Semaphore(j.max_concurrency) if isinstance(j, Grader) else None for j in judges]
         self.stats = {"calls": 0, "errors": 0, "empty": 0}
         self.write_failed = False
         self.keys = [j.api_key.get_secret_value() for j in judges if isinstance(j, Judge) and j.api_key is not None]
 
     def _tick(self, call: Call) -> None:
+        if self.report is not None:
+            self.report(call)
         if self.bar is None:
             return
         if call.error or not call.answered:
@@ -117,10 +151,32 @@ class _Run:
         if apply_answer(call, judge.reply(call.task)) and call.wants_distribution and call.parsed is not None:
             call.dist, call.dist_source = call.task.certain_distribution(call.parsed), "scripted"
 
+    async def _custom(self, judge: Grader, call: Call, gate: asyncio.Semaphore) -> None:
+        """Ask a judge you wrote once: its reply is parsed like a model's; an exception in it
+        is this call's ``provider`` error row (its message scrubbed of keys)."""
+        self.stats["calls"] += 1
+        call.attempts = 1
+        async with gate:
+            t0 = time.perf_counter()
+            try:
+                reply = await judge.respond(call.messages, call.task.schema()[0])
+            except Exception as e:
+                call.error = scrub_secrets(f"{judge.label}: {type(e).__name__}: {e}", self.keys)
+                call.error_kind = "provider"
+                return
+            finally:
+                call.latency_s = time.perf_counter() - t0
+        if apply_answer(call, reply) and call.wants_distribution and call.parsed is not None:
+            call.dist, call.dist_source = call.task.certain_distribution(call.parsed), "custom"
+
     async def run_one(self, call: Call) -> None:
         judge = self.judges[call.judge_i]
+        gate = self.gates[call.judge_i]
         if isinstance(judge, ScriptedJudge):
             self._scripted(judge, call)
+        elif isinstance(judge, Grader):
+            assert gate is not None  # every Grader has its gate (see __init__)
+            await self._custom(judge, call, gate)
         else:
             t0 = time.perf_counter()
             await self._ask(judge, call)
@@ -261,6 +317,7 @@ async def execute(
     max_cost_usd: float | None = None,
     progress: bool = False,
     cancel: threading.Event | None = None,
+    on_result: OnResult | None = None,
 ) -> None:
     """Answer every call: from the cache where it can, else by asking its judge.
 
@@ -272,6 +329,11 @@ async def execute(
     if cache is not None:
         with bulk_objects():
             _answer_from_cache(calls, cache)
+    report = _Reporter(on_result, judges) if on_result is not None else None
+    if report is not None:
+        for c in calls:
+            if c.cached:
+                report(c)
     todo, copies = _dedupe([c for c in calls if not c.cached], judges)
     asked = {c.judge_i for c in todo}
     require_credentials([j for i, j in enumerate(judges) if i in asked and isinstance(j, Judge)])
@@ -281,7 +343,7 @@ async def execute(
         for i, j in enumerate(judges)
     ]
     bar = progress_bar(len(todo), enabled=progress, desc="grading", unit="call")
-    run = _Run(judges, cache, max_cost_usd, bar, cancel or threading.Event(), slots)
+    run = _Run(judges, cache, max_cost_usd, bar, cancel or threading.Event(), slots, report)
     queue: asyncio.Queue[Call] = asyncio.Queue()
     for c in todo:
         queue.put_nowait(c)
@@ -311,6 +373,8 @@ async def execute(
                 c.error, c.error_kind = CANCELLED_ERROR, "cancelled"
         for sent, copy in copies:
             _share(sent, copy)
+            if report is not None:
+                report(copy)
         if bar is not None:
             bar.close()
         if run.stats["empty"]:

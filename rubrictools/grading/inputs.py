@@ -19,7 +19,7 @@ from rubrictools.frames import to_polars
 from rubrictools.grading.conditions import applicable_rubrics, check_conditions
 from rubrictools.grading.options import GradeOptions
 from rubrictools.images import as_images
-from rubrictools.judge import Judge, ResponseCache, ScriptedJudge, default_cache_path
+from rubrictools.judge import Grader, Judge, ResponseCache, ScriptedJudge, default_cache_path
 from rubrictools.rubric import Rubric
 from rubrictools.rubric.cells import rubric_cells
 from rubrictools.submissions import Submission, split_submission
@@ -27,10 +27,8 @@ from rubrictools.submissions import Submission, split_submission
 __all__ = [
     "NULL_ERROR",
     "AnyJudge",
-    "Example",
     "Inputs",
     "cache_path",
-    "examples_by_criterion",
     "open_cache",
     "prepare",
     "resolve_judges",
@@ -38,8 +36,7 @@ __all__ = [
     "warn_blank",
 ]
 
-AnyJudge = Judge | ScriptedJudge
-Example = tuple[str, str, str | None]
+AnyJudge = Judge | ScriptedJudge | Grader
 
 
 @dataclass
@@ -235,43 +232,26 @@ def _systems(frame: pl.DataFrame, opts: GradeOptions, ids: list[Any]) -> tuple[l
 def resolve_judges(model: Any, settings: dict[str, Any]) -> list[AnyJudge]:
     """The judges ``model`` names: strings become :class:`Judge` with ``settings``."""
     if model is None:
-        raise ValueError("grade needs model= (a litellm model string, a Judge, a ScriptedJudge or a list of them)")
+        raise ValueError(
+            "grade needs model= (a litellm model string, a Judge, a ScriptedJudge, an rt.Grader or a list of them)"
+        )
     items = list(model) if isinstance(model, (list, tuple)) else [model]
     judges: list[AnyJudge] = []
     for m in items:
-        if isinstance(m, (Judge, ScriptedJudge)):
+        if isinstance(m, (Judge, ScriptedJudge, Grader)):
             if settings:
                 raise ValueError(f"judge settings {sorted(settings)} go inside the Judge(...) when model= is a Judge")
             judges.append(m)
         elif isinstance(m, str):
             judges.append(ScriptedJudge() if m == "rubrictools/scripted" else Judge(model=m, **settings))
         else:
-            raise TypeError(f"model: expected str, Judge or ScriptedJudge, got {type(m).__name__}")
+            raise TypeError(f"model: expected str, Judge, ScriptedJudge or rt.Grader, got {type(m).__name__}")
     labels = [j.label for j in judges]
     if len(set(labels)) != len(labels):
         raise ValueError(f"judges need distinct names (Judge(name=...)); got {labels}")
     if "ensemble" in labels:
         raise ValueError("'ensemble' is reserved for aggregated rows; rename the judge")
     return judges
-
-
-def examples_by_criterion(examples: Any, column: str, max_examples: int) -> dict[str, list[Example]]:
-    """Few-shot examples per criterion (``submission|column, criterion, verdict[, explanation]``)."""
-    if examples is None:
-        return {}
-    ex = to_polars(examples, name="examples")
-    text_col = "submission" if "submission" in ex.columns else column
-    need = {text_col, "criterion", "verdict"}
-    if not need <= set(ex.columns):
-        raise ValueError(f"examples: expected columns {sorted(need)}, got {ex.columns}")
-    has_expl = "explanation" in ex.columns
-    out: dict[str, list[Example]] = {}
-    for r in ex.iter_rows(named=True):
-        lst = out.setdefault(str(r["criterion"]), [])
-        if len(lst) < max_examples:
-            text = split_submission(r[text_col]).output
-            lst.append((text, str(r["verdict"]), r["explanation"] if has_expl else None))
-    return out
 
 
 def cache_path(cache: bool | str | Path | ResponseCache | None, judges: Sequence[AnyJudge] = ()) -> Path | None:

@@ -7,20 +7,25 @@ keyword-only parameters with the same defaults (a test keeps them in step).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
+
+from pydantic import ValidationError
 
 from rubrictools.conversations import CONVERSATION_PARTS, ConversationPart
 from rubrictools.grading.votes import AGGREGATIONS
 from rubrictools.judge import ResponseCache
 from rubrictools.judge.config import StructuredOutput, Transport
+from rubrictools.judge.constraints import OutputConstraint
 
 __all__ = [
     "JUDGE_SETTINGS",
     "PAIR_OPTIONS",
     "SINGLE_OPTIONS",
     "CacheSetting",
+    "CriterionContext",
     "GradeOptions",
     "GradePart",
     "Inconsistent",
@@ -29,7 +34,8 @@ __all__ = [
     "OnUnsupported",
 ]
 
-Mode = Literal["per_criterion", "per_item", "holistic"]
+Mode = Literal["per_criterion", "per_item", "grouped", "holistic"]
+CriterionContext = Literal["focused", "full"]
 GradePart = Literal["output", "thinking", "all"]
 OnUnsupported = Literal["flag", "downgrade"]
 Inconsistent = Literal["tie", "first", "error"]
@@ -67,6 +73,9 @@ SINGLE_OPTIONS = (
     "distribution",
     "distribution_samples",
     "evidence",
+    "criterion_context",
+    "confidence",
+    "output_constraints",
     "on_unsupported",
     "image_column",
 )
@@ -102,6 +111,9 @@ class GradeOptions:
     distribution: bool = False
     distribution_samples: int = 10
     evidence: bool | None = None
+    criterion_context: CriterionContext = "focused"
+    confidence: bool = False
+    output_constraints: Sequence[OutputConstraint] = ()
     on_unsupported: OnUnsupported = "flag"
     on_null: OnNull = "raise"
     api_base: str | None = None
@@ -152,6 +164,9 @@ class GradeOptions:
             ("evidence", bool(self.evidence)),
             ("shuffle_options", self.shuffle_options),
             ("examples", self.examples is not None),
+            ("criterion_context='full'", self.criterion_context == "full"),
+            ("confidence", self.confidence),
+            ("output_constraints", bool(self.output_constraints)),
         ):
             if bad:
                 raise ValueError(f"{name}= is a setting of single grading (rt.grade); pairwise grading has no {name}")
@@ -161,6 +176,10 @@ class GradeOptions:
         _choice("grade_part", self.grade_part, _PARTS)
         _choice("conversation_part", self.conversation_part, CONVERSATION_PARTS)
         _choice("on_unsupported", self.on_unsupported, ("flag", "downgrade"))
+        _choice("criterion_context", self.criterion_context, ("focused", "full"))
+        object.__setattr__(self, "output_constraints", _constraints(self.output_constraints))
+        if self.confidence and self.mode == "holistic" and not self.pairwise:
+            raise ValueError("confidence=True asks for a confidence per verdict; mode='holistic' gives one score")
         _choice("on_null", self.on_null, ("raise", "error_row"))
         _choice("aggregate", self.aggregate, AGGREGATIONS)
         if not isinstance(self.column, str):
@@ -169,11 +188,6 @@ class GradeOptions:
             raise ValueError(f"max_examples must be >= 0, got {self.max_examples}")
         if self.distribution_samples < 0:
             raise ValueError(f"distribution_samples must be >= 0, got {self.distribution_samples}")
-        if self.examples is not None and not self.pairwise and self.mode == "holistic":
-            raise ValueError(
-                "examples= are few-shot verdicts per criterion; mode='holistic' asks for one overall score and "
-                "would not use them: use mode='per_criterion' or 'per_item', or leave examples out"
-            )
         if self.distribution and self.mode != "per_criterion":
             raise ValueError("distribution=True needs mode='per_criterion' (one answer per criterion)")
         if self.max_cost_usd is not None and not self.max_cost_usd >= 0:
@@ -213,11 +227,38 @@ class GradeOptions:
             "conversation_part",
             "distribution",
             "evidence",
+            "criterion_context",
+            "confidence",
             "on_unsupported",
             "on_null",
             *PAIR_OPTIONS,
         )
-        return {k: getattr(self, k) for k in keep}
+        out = {k: getattr(self, k) for k in keep}
+        if self.output_constraints:  # JSON-ready: batch handles and run records keep them
+            out["output_constraints"] = [c.model_dump(exclude_defaults=True) for c in self.output_constraints]
+        return out
+
+
+def _constraints(value: Any) -> tuple[OutputConstraint, ...]:
+    """``output_constraints`` as a tuple of :class:`OutputConstraint` (mappings are read as one)."""
+    if isinstance(value, (OutputConstraint, dict)):
+        value = [value]
+    out = []
+    for i, c in enumerate(value or ()):
+        if isinstance(c, OutputConstraint):
+            out.append(c)
+        elif isinstance(c, dict):
+            try:
+                out.append(OutputConstraint.model_validate(c))
+            except ValidationError as e:
+                raise ValueError(f"output_constraints[{i}]: {e.errors()[0]['msg']}") from None
+        else:
+            kind = type(c).__name__
+            raise TypeError(f"output_constraints[{i}]: expected rt.OutputConstraint or a mapping, got {kind}")
+    ids = [c.id for c in out]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"output_constraints: duplicate ids {sorted({x for x in ids if ids.count(x) > 1})}")
+    return tuple(out)
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:

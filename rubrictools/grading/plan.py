@@ -19,12 +19,11 @@ import polars as pl
 
 from rubrictools.grading.assemble import assemble
 from rubrictools.grading.conditions import not_applicable_table
+from rubrictools.grading.examples import Example, HolisticExample, examples_by_criterion, holistic_examples
 from rubrictools.grading.inputs import (
     AnyJudge,
-    Example,
     Inputs,
     cache_path,
-    examples_by_criterion,
     prepare,
     resolve_judges,
 )
@@ -43,6 +42,7 @@ from rubrictools.judge import (
     Subject,
     dialects,
 )
+from rubrictools.judge.constraints import constraints_note
 from rubrictools.judge.pricing import require_prices, require_vision, warn_over_context, warn_unknown_prices
 from rubrictools.judge.providers import token_limit
 from rubrictools.rubric import Rubric
@@ -59,6 +59,17 @@ class ModeContext:
     shuffle_options: bool
     seed: int
     evidence: bool | None  # None: per criterion (``Criterion.evidence``)
+    full: bool = False  # criterion_context="full": each call also lists the rest of the rubric
+    confidence: bool = False  # ask for a confidence per verdict
+    scored: Callable[[Rubric], list[HolisticExample]] = lambda rubric: []  # holistic mode's examples
+    parts: dict[int, list[Rubric]] = field(default_factory=dict)  # grouped mode: a rubric's call units
+
+    def others(self, subject: Subject, asked: Rubric | Sequence[Any]) -> tuple[Any, ...]:
+        """The criteria of the subject's rubric a call does not ask about (when ``full``)."""
+        if not self.full:
+            return ()
+        names = {c.name for c in asked}
+        return tuple(c for c in subject.rubric if c.name not in names)
 
     def wants_evidence(self, c: Any) -> bool:
         return bool(c.evidence) if self.evidence is None else self.evidence
@@ -81,6 +92,8 @@ def _per_criterion(subject: Subject, judged: Rubric, ctx: ModeContext) -> list[J
             option_order=ctx.order(subject.sid, c),
             evidence=ctx.wants_evidence(c),
             examples=ctx.examples.get(c.name or "", ()),
+            others=ctx.others(subject, [c]),
+            confidence=ctx.confidence,
         )
         for c in judged
     ]
@@ -90,7 +103,18 @@ def _per_item(subject: Subject, judged: Rubric, ctx: ModeContext) -> list[JudgeT
     orders = {c.name or "": o for c in judged if (o := ctx.order(subject.sid, c)) is not None}
     evidence = frozenset(c.name or "" for c in judged if ctx.wants_evidence(c))
     shots = {c.name or "": ctx.examples[c.name or ""] for c in judged if ctx.examples.get(c.name or "")}
-    return [ItemTask(subject, judged, option_orders=orders, evidence=evidence, examples=shots)]
+    others = ctx.others(subject, judged)
+    return [
+        ItemTask(
+            subject,
+            judged,
+            option_orders=orders,
+            evidence=evidence,
+            examples=shots,
+            others=others,
+            confidence=ctx.confidence,
+        )
+    ]
 
 
 def _holistic(subject: Subject, judged: Rubric, ctx: ModeContext) -> list[JudgeTask]:
@@ -100,12 +124,45 @@ def _holistic(subject: Subject, judged: Rubric, ctx: ModeContext) -> list[JudgeT
             "mode='holistic' asks for one number for the whole rubric; a rubric with rule criteria "
             f"({[c.name for c in rubric if c.rule is not None]}) needs mode='per_criterion' or 'per_item'"
         )
-    return [HolisticTask(subject)]
+    return [HolisticTask(subject, examples=ctx.scored(rubric))]
+
+
+def _group_parts(judged: Rubric, memo: dict[int, list[Rubric]]) -> list[Rubric]:
+    """``judged`` split into one rubric per scoring group (in first-member order) and one per
+    ungrouped criterion; built once per distinct rubric, so each part's schema is built once."""
+    k = id(judged)
+    if k not in memo:
+        by_group: dict[str, list[Any]] = {}
+        parts: list[list[Any]] = []
+        for c in judged:
+            if c.group is None:
+                parts.append([c])
+            elif c.group in by_group:
+                by_group[c.group].append(c)
+            else:
+                by_group[c.group] = [c]
+                parts.append(by_group[c.group])
+        memo[k] = [Rubric(p) for p in parts]
+    return memo[k]
+
+
+def _grouped(subject: Subject, judged: Rubric, ctx: ModeContext) -> list[JudgeTask]:
+    """One per-item call per scoring group (rubrify's ``"grouped"`` strategy: criteria of a
+    group judged together, for coherence within it) and one per-criterion call per ungrouped
+    criterion."""
+    tasks: list[JudgeTask] = []
+    for part in _group_parts(judged, ctx.parts):
+        if len(part) == 1 and part[0].group is None:
+            tasks.extend(_per_criterion(subject, part, ctx))
+        else:
+            tasks.extend(_per_item(subject, part, ctx))
+    return tasks
 
 
 MODES: dict[str, Callable[[Subject, Rubric, ModeContext], list[JudgeTask]]] = {
     "per_criterion": _per_criterion,
     "per_item": _per_item,
+    "grouped": _grouped,
     "holistic": _holistic,
 }
 """``grade(mode=...)`` name -> the tasks one submission needs (``judged``: its judge-decided criteria)."""
@@ -118,6 +175,18 @@ def _llm_part(rub: Rubric, memo: dict[int, Rubric | None]) -> Rubric | None:
         crit = rub.llm_criteria
         memo[k] = None if not crit else (rub if not rub.has_rules else Rubric(list(crit)))
     return memo[k]
+
+
+def _scored_examples(opts: GradeOptions) -> Callable[[Rubric], list[HolisticExample]]:
+    """Holistic mode's scored examples for a rubric, built once per distinct rubric."""
+    memo: dict[int, list[HolisticExample]] = {}
+
+    def scored(rubric: Rubric) -> list[HolisticExample]:
+        if id(rubric) not in memo:
+            memo[id(rubric)] = holistic_examples(opts.examples, opts.column, opts.max_examples, rubric)
+        return memo[id(rubric)]
+
+    return scored
 
 
 def _task_builder(opts: GradeOptions, ctx: ModeContext) -> Callable[[Subject, Rubric], list[JudgeTask]]:
@@ -152,13 +221,18 @@ def build_calls(
 ) -> list[Call]:
     """One call per (task, judge), in input order; ``styles`` are the judges' dialects
     (:func:`judge_dialects`; default: without probing)."""
+    holistic = not opts.pairwise and opts.mode == "holistic"
     ctx = ModeContext(
-        examples_by_criterion(opts.examples, opts.column, opts.max_examples),
+        {} if holistic else examples_by_criterion(opts.examples, opts.column, opts.max_examples),
         opts.shuffle_options,
         opts.seed,
         opts.evidence,
+        opts.criterion_context == "full",
+        opts.confidence,
+        _scored_examples(opts) if holistic else (lambda rubric: []),
     )
     make_tasks = _task_builder(opts, ctx)
+    note = constraints_note(opts.output_constraints)
     formats: dict[tuple[int, Hashable], dict[str, Any]] = {}
     memo: dict[int, Rubric | None] = {}
     styles = judge_dialects(judges, opts, probe=False) if styles is None else styles
@@ -199,8 +273,9 @@ def build_calls(
         tasks = make_tasks(subject, judged) if judged is not None else []
         for ji, j in enumerate(judges):
             sp = getattr(j, "system_prompt", None)
+            role = r.render() if (r := getattr(j, "role", None)) is not None else None
             for task in tasks:
-                calls.append(call(ji, task, task.request(system_prompt=sp)))
+                calls.append(call(ji, task, task.request(system_prompt=sp, role=role, note=note)))
     return calls
 
 
@@ -219,12 +294,12 @@ class Plan:
     def verdicts(self) -> pl.DataFrame:
         """The verdict table from the calls' current answers and errors (for a pairwise run,
         the preference table of :mod:`rubrictools.grading.preferences`)."""
-        sink = RowSink([j.label for j in self.judges])
+        sink = RowSink([j.label for j in self.judges], keep_replies=bool(self.opts.output_constraints))
         for call in (*self.calls, *self.skipped):
             call.task.rows(call, sink)
         if self.opts.pairwise:
             return preference_table(sink.cols, self.inp, self.judges, self.opts)
-        keep: set[str] = set()
+        keep: set[str] = {"warnings"} if (self.opts.output_constraints or self.opts.confidence) else set()
         for c in self.calls:
             keep |= c.task.optional_columns()
             if c.wants_distribution:

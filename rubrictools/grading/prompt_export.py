@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
 
 from rubrictools.conversations import ConversationPart
-from rubrictools.grading.options import GradeOptions, GradePart, Mode
+from rubrictools.grading.options import CriterionContext, GradeOptions, GradePart, Mode
 from rubrictools.grading.plan import assign_keys, build_plan
 from rubrictools.judge.config import StructuredOutput
+from rubrictools.judge.constraints import OutputConstraint
 from rubrictools.judge.image_parts import content_text, request_images
 from rubrictools.rubric import Rubric
 
@@ -58,6 +60,9 @@ def prompts(
     thinking_markers: bool = False,
     conversation_part: ConversationPart = "last_assistant",
     evidence: bool | None = None,
+    criterion_context: CriterionContext = "focused",
+    confidence: bool = False,
+    output_constraints: Sequence[OutputConstraint] = (),
     api_base: str | None = None,
     temperature: float | None = None,
     max_tokens: int | None = None,

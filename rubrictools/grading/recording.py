@@ -24,7 +24,9 @@ __all__ = ["record_frame", "record_run"]
 def _judge_settings(j: Any) -> dict[str, Any]:
     if isinstance(j, Judge):  # every setting but the key
         return {"label": j.label, **j.model_dump(mode="json", exclude={"api_key"})}
-    return {"label": j.label, "scripted": True}
+    if getattr(j, "is_scripted", False):
+        return {"label": j.label, "scripted": True}
+    return {"label": j.label, "custom": type(j).__name__}  # a judge you wrote: its code is not recorded
 
 
 def _request_hash(plan: Plan) -> str:

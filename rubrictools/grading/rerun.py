@@ -19,10 +19,10 @@ __all__ = ["rerun"]
 
 def _judges(run: Run, api_key: str | None) -> list[Judge]:
     settings = run.info.get("judges", [])
-    scripted = [j["label"] for j in settings if j.get("scripted")]
+    scripted = [j["label"] for j in settings if j.get("scripted") or j.get("custom")]
     if scripted:
         raise ValueError(
-            f"run {run.id} was graded by scripted judges {scripted}, whose rules are Python functions a "
+            f"run {run.id} was graded by scripted or custom judges {scripted}, whose rules are Python code a "
             "record cannot keep: pass model= to rerun it"
         )
     key = {"api_key": api_key} if api_key is not None else {}

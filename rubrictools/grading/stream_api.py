@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -9,9 +10,18 @@ import polars as pl
 
 from rubrictools.conversations import ConversationPart
 from rubrictools.grading.api import ResponseFormat
-from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Mode, OnNull, OnUnsupported
+from rubrictools.grading.options import (
+    CacheSetting,
+    CriterionContext,
+    GradeOptions,
+    GradePart,
+    Mode,
+    OnNull,
+    OnUnsupported,
+)
 from rubrictools.grading.streaming import stream_parts
 from rubrictools.judge.config import StructuredOutput, Transport
+from rubrictools.judge.constraints import OutputConstraint
 from rubrictools.rubric import Rubric
 
 __all__ = ["grade_to_parquet"]
@@ -47,6 +57,9 @@ def grade_to_parquet(
     distribution: bool = False,
     distribution_samples: int = 10,
     evidence: bool | None = None,
+    criterion_context: CriterionContext = "focused",
+    confidence: bool = False,
+    output_constraints: Sequence[OutputConstraint] = (),
     on_unsupported: OnUnsupported = "flag",
     api_base: str | None = None,
     api_key: str | None = None,

@@ -13,7 +13,10 @@ from __future__ import annotations
 from rubrictools.judge.cache import CachedResponse, RequestKeys, ResponseCache, cache_key, default_cache_path
 from rubrictools.judge.call import NO_DISTRIBUTION, Call, apply_answer
 from rubrictools.judge.config import Judge
+from rubrictools.judge.constraints import OutputConstraint
+from rubrictools.judge.custom import FunctionJudge, Grader
 from rubrictools.judge.result import ERROR_KINDS, CallResult
+from rubrictools.judge.role import Role
 from rubrictools.judge.rows import ROW_COLUMNS, RowSink
 from rubrictools.judge.scripted import ScriptedJudge
 from rubrictools.judge.tasks import CriterionTask, HolisticTask, ItemTask, JudgeTask, PairTask, Parsed, Subject
@@ -26,14 +29,18 @@ __all__ = [
     "Call",
     "CallResult",
     "CriterionTask",
+    "FunctionJudge",
+    "Grader",
     "HolisticTask",
     "ItemTask",
     "Judge",
     "JudgeTask",
+    "OutputConstraint",
     "PairTask",
     "Parsed",
     "RequestKeys",
     "ResponseCache",
+    "Role",
     "RowSink",
     "ScriptedJudge",
     "Subject",

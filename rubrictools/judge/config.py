@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator
 
+from rubrictools.judge.role import Role
+
 __all__ = ["DIRECT_PREFIXES", "PLAIN_BODY_FIELDS", "Judge", "StructuredOutput", "Transport", "check_weight"]
 
 StructuredOutput = Literal["auto", "json_schema", "json_object_schema", "guided", "json_object", "prompt"]
@@ -94,6 +96,10 @@ class Judge(BaseModel):
         ``response_format``) override ``structured_output``; ``"auto"`` (default) defers to it.
     system_prompt
         Overrides the built-in system prompt.
+    role
+        A :class:`~rubrictools.Role` (persona, authority, domain, obligations, constraints)
+        written as the system message's opening paragraph, before the built-in instructions
+        or ``system_prompt`` (it changes the requests, hence the cache keys).
     weight, name
         Vote weight in a weighted ensemble and the name used in the ``judge`` column
         (defaults to ``model``).
@@ -139,6 +145,7 @@ class Judge(BaseModel):
     response_format: Literal["auto", "json_schema", "json_object", "text"] = "auto"
     structured_output: StructuredOutput = "auto"
     system_prompt: str | None = None
+    role: Role | None = None
     weight: float = 1.0
     name: str | None = None
     litellm_kwargs: dict[str, Any] = Field(default_factory=dict)

@@ -15,9 +15,12 @@ from rubrictools.rubric import Criterion, Rubric, normalize_label
 __all__ = [
     "ParseError",
     "clean_label",
+    "confidence_of",
     "evidence_of",
     "extract_json",
+    "item_entries",
     "name_keys",
+    "parse_confidence",
     "parse_criterion",
     "parse_evidence",
     "parse_holistic",
@@ -176,8 +179,31 @@ def parse_evidence(text: str | None) -> str | None:
         return None
 
 
-def parse_item_evidence(text: str | None, rubric: Rubric) -> dict[str, str | None]:
-    """Criterion name -> quote of a per-item reply (criteria without a quote are absent)."""
+def confidence_of(obj: Any) -> float | None:
+    """The ``confidence`` of a reply object: a number from 0 to 1 (``None`` when absent,
+    not a number, or outside [0, 1])."""
+    if not isinstance(obj, dict):
+        return None
+    raw = _field(obj, "confidence")
+    if isinstance(raw, bool) or raw is None:
+        return None
+    try:
+        x = float(raw)
+    except (TypeError, ValueError):
+        return None
+    return x if 0.0 <= x <= 1.0 else None
+
+
+def parse_confidence(text: str | None) -> float | None:
+    """The confidence of a per-criterion reply (see :func:`confidence_of`)."""
+    try:
+        return confidence_of(extract_json(text))
+    except ParseError:
+        return None
+
+
+def item_entries(text: str | None, rubric: Rubric) -> dict[str, dict[str, Any]]:
+    """Criterion name -> its entry (a dict) in a per-item reply; empty when the reply is not JSON."""
     try:
         obj = extract_json(text)
     except ParseError:
@@ -188,12 +214,17 @@ def parse_item_evidence(text: str | None, rubric: Rubric) -> dict[str, str | Non
     if not isinstance(entries, list):
         return {}
     by_key = name_keys(rubric.names)
-    out: dict[str, str | None] = {}
+    out: dict[str, dict[str, Any]] = {}
     for e in entries:
         name = _named(by_key, _field(e, "criterion", "name", "id")) if isinstance(e, dict) else None
         if name is not None:
-            out[name] = evidence_of(e)
+            out[name] = e
     return out
+
+
+def parse_item_evidence(text: str | None, rubric: Rubric) -> dict[str, str | None]:
+    """Criterion name -> quote of a per-item reply (criteria without a quote are absent)."""
+    return {name: evidence_of(e) for name, e in item_entries(text, rubric).items()}
 
 
 def name_keys(names: Sequence[str]) -> dict[str, str]:

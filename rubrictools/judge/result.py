@@ -16,6 +16,7 @@ ERROR_KINDS: dict[str, str] = {
     "input": "not sent: the row cannot be graded (a null submission, a conversation with no turn to grade)",
     "internal": "a bug in rubrictools (please report it)",
     "ensemble": "every judge of the ensemble failed on this criterion (see their rows)",
+    "constraint": "the judge answered, but its reply breaks a hard output constraint (reply in raw_response)",
 }
 """The ``error_kind`` of an error row: infrastructure (``provider``, ``budget``,
 ``cancelled``, ``internal``) apart from the judge's answer (``parse``, ``empty_reply``) and

@@ -44,6 +44,7 @@ ROW_COLUMNS = (
     "distribution",
     "distribution_source",
     "evidence",
+    "confidence",
     "__ev",
     "__needs",
     "__floor_label",
@@ -61,8 +62,12 @@ def _share(x: int | None, share: int, n_share: int) -> int | None:
 class RowSink:
     """Column lists of verdict rows, appended one row at a time by the judge tasks."""
 
-    def __init__(self, judge_labels: Sequence[str]) -> None:
+    def __init__(self, judge_labels: Sequence[str], *, keep_replies: bool = False) -> None:
+        """``keep_replies``: every row keeps its call's reply in ``raw_response`` (for checks
+        made on the whole table, such as output constraints, which may turn a row into an
+        error row); otherwise only error rows keep it."""
         self.judge_labels = list(judge_labels)
+        self.keep_replies = keep_replies
         self.cols: dict[str, list[Any]] = {k: [] for k in ROW_COLUMNS}
 
     def add(
@@ -83,6 +88,7 @@ class RowSink:
         crit: Criterion | None = None,
         quote: str | None = None,
         evidence: bool = False,
+        confidence: float | None = None,
         variant: int = 0,
     ) -> None:
         """One row of ``call``; tokens and cost are split over the ``n_share`` rows one call made.
@@ -108,7 +114,7 @@ class RowSink:
         c["cached"].append(call.cached)
         c["attempts"].append(call.attempts)
         c["latency_s"].append(call.latency_s)
-        c["raw_response"].append(None if ok else call.content)
+        c["raw_response"].append(call.content if (self.keep_replies or not ok) else None)
         c["reasoning"].append(call.reasoning if share == 0 else None)  # a per-item trace stands on its first row
         c["cached_tokens"].append(_share(call.cached_tokens, share, n_share))
         c["cache_write_tokens"].append(_share(call.cache_write_tokens, share, n_share))
@@ -120,6 +126,7 @@ class RowSink:
         c["distribution_source"].append(call.dist_source if call.wants_distribution else None)
         ev = evidence and ok
         c["evidence"].append(quote if ev else None)
+        c["confidence"].append(confidence if ok else None)
         c["__ev"].append(ev)
         floor = crit.floor_value if crit is not None else None
         c["__needs"].append(ev and value is not None and floor is not None and value > floor + 1e-12)

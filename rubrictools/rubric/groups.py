@@ -19,7 +19,9 @@ class Group(BaseModel):
     """A scoring group: a named set of criteria with its own aggregation and weight.
 
     ``aggregation`` turns the members' credits into a sub-score in ``[0, 1]``:
-    ``weighted_mean`` (the rubric formula restricted to the group), ``min``, ``max``,
+    ``weighted_mean`` (the rubric formula restricted to the group), ``weighted_sum`` (the same
+    sub-score, and :func:`rubrictools.score` also reports the group's raw weighted sum in a
+    ``raw:<group>`` column: rubrify's unnormalised ``weighted_sum``), ``min``, ``max``,
     ``all`` (1 when every member earns full credit) or ``any`` (1 when one does).
     A member's *credit* is its score fraction for a reward and ``1 - fraction`` for a penalty.
 
@@ -57,7 +59,7 @@ def check_groups(groups: tuple[Group, ...], criteria: Any) -> None:
     members: dict[str, int] = {}
     for i, c in enumerate(criteria):
         if c.group is None:
-            if c.disqualifier:
+            if c.disqualifier or c.weight == 0:  # neither adds to a sub-score
                 continue
             raise ValueError(
                 f"criterion {i} ({c.name!r}): field 'group': the rubric declares groups "

@@ -21,7 +21,7 @@ CANNOT_ASSESS = "CANNOT_ASSESS"
 BINARY_LABELS: tuple[str, str, str] = (MET, UNMET, CANNOT_ASSESS)
 
 Scale = Literal["ordinal", "nominal", "numeric"]
-GroupAggregation = Literal["weighted_mean", "min", "max", "all", "any"]
+GroupAggregation = Literal["weighted_mean", "weighted_sum", "min", "max", "all", "any"]
 MAX_ENUMERATED_POINTS = 1001
 Aggregation = Literal["majority", "weighted", "unanimous", "any", "mean", "weighted_mean", "median"]
 

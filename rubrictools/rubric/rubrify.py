@@ -15,10 +15,14 @@ criterion ``id``                    ``name``
 ``ordinal`` / ``nominal`` anchors   options; anchor value ``v`` -> ``(v - lo) / (hi - lo)``
 ``numeric`` min/max/step/anchors    ``range`` with anchors ``"label: description"``
 ``evidence.required``               ``evidence=True``
-group ``children`` + aggregation    declared :class:`~rubrictools.Group`; ``weighted_sum``
-                                    becomes ``weighted_mean`` (same ranking, normalised); a
-                                    child that is a group nests it (``Group(parent=...)``)
+group ``children`` + aggregation    declared :class:`~rubrictools.Group`; ``weighted_sum`` is
+                                    scored on the 0-1 scale like ``weighted_mean`` (same
+                                    ranking) and its raw sum is reported as ``raw:<group>``;
+                                    a child that is a group nests it (``Group(parent=...)``)
 pattern disqualifier                regex rule criterion with ``disqualifier=True``
+``patterns`` (pattern library)      weight-0 regex rule criteria ``pattern:<id>`` tagged
+                                    ``"pattern"``: never scored; ``rt.score`` lists the hits in
+                                    ``pattern_hits``
 criterion-linked disqualifier       ``required=True`` on that criterion (0 credit caps at 0)
 criterion ``genre``                 ``applies_when={"genre": [genre]}``: asked only for rows whose
                                     ``genre`` column holds it (``NOT_APPLICABLE`` elsewhere)
@@ -32,9 +36,10 @@ a violated disqualifier's decision  ``disqualified_decision="Rejected"``
 ``definitions``, ``advice_rules``,    criterion), one titled section each; lists become bullet
 ``advice``                            lines, mappings ``term: definition`` lines
 
-Parts with no rubrictools meaning (roles, output constraints, pattern libraries, calibration
-examples, or any criterion field not above) are skipped with one warning that names every one
-of them.
+Parts with no rubrictools meaning here (a role: pass ``Judge(role=rt.Role.from_rubrify(...))``;
+output constraints: pass ``grade(output_constraints=...)``; calibration examples: pass
+``grade(examples=...)``; or any criterion field not above) are skipped with one warning that
+names every one of them.
 
 Example
 -------
@@ -64,7 +69,6 @@ _GUIDANCE = (  # rubrify's free-text guidance, carried as the rubric's guideline
 )
 _IGNORED_TOP = (
     "meta",
-    "patterns",
     "calibration_examples",
     "role",
     "policy",
@@ -81,7 +85,7 @@ DEFAULT_DECISIONS = [  # rubrify's decision labels when a rubric gives none (0-1
 ]
 REJECTED = "Rejected"
 _GROUP_AGG = {
-    "weighted_sum": "weighted_mean",
+    "weighted_sum": "weighted_sum",
     "weighted_mean": "weighted_mean",
     "min": "min",
     "max": "max",
@@ -207,6 +211,29 @@ def _guidelines(data: Mapping[str, Any]) -> str | None:
     return "\n\n".join(sections) or None
 
 
+def _patterns(entries: list[Any]) -> list[dict[str, Any]]:
+    """rubrify's pattern library: each entry a weight-0 regex rule criterion tagged ``"pattern"``
+    (checked on every submission without a judge, never scored; ``rt.score`` lists the hits)."""
+    out = []
+    for i, p in enumerate(entries):
+        if not isinstance(p, Mapping):
+            raise ValueError(f"rubrify: patterns[{i}]: expected an object with 'pattern', got {type(p).__name__}")
+        regex = p.get("pattern") or p.get("regex")
+        if not regex:
+            raise ValueError(f"rubrify: patterns[{i}]: no 'pattern'")
+        pid = str(p.get("id") or p.get("name") or f"p{i + 1}")
+        out.append(
+            {
+                "name": f"pattern:{pid}",
+                "requirement": str(p.get("description") or p.get("label") or f"matches {regex}"),
+                "weight": 0,
+                "rule": {"regex": regex, "flags": "i" if p.get("case_insensitive", True) else ""},
+                "tags": ["pattern"],
+            }
+        )
+    return out
+
+
 def rubrify_spec(source: Any) -> dict[str, Any]:
     """The rubrictools rubric spec (a dict for :meth:`Rubric.from_dict`) of a rubrify rubric.
 
@@ -226,7 +253,8 @@ def rubrify_spec(source: Any) -> dict[str, Any]:
     for k in ("policy", "surface_policy"):
         other = sorted(set(data.get(k) or {}) - {"decision_thresholds"}) if isinstance(data.get(k), Mapping) else []
         if other:
-            skipped.append(f"{k} fields {other}")
+            how = " (grade(mode='grouped' | 'holistic'), grade(criterion_context='full'|'focused'), Judge(role=...))"
+            skipped.append(f"{k} fields {other}{how}")
     for raw in crits:  # every criterion field with no rubrictools meaning, by name
         dropped = sorted(k for k, v in raw.items() if k not in _CRITERION_KEYS and v not in (None, "", [], {}))
         if dropped:
@@ -278,6 +306,7 @@ def rubrify_spec(source: Any) -> dict[str, Any]:
         else:
             raise ValueError(f"rubrify: disqualifier {did!r} has neither 'pattern' nor 'criterion_id'")
 
+    criteria += _patterns(data.get("patterns") or [])
     policy = data.get("policy") or data.get("surface_policy") or {}
     raw_cuts = data.get("decision_thresholds") or (
         policy.get("decision_thresholds") if isinstance(policy, Mapping) else None

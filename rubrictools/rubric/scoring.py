@@ -34,12 +34,19 @@ from its kept members, reported as a ``score:<group>`` column. With member credi
 ``u_i = c_i / w_i`` for rewards and ``1 + c_i / |w_i|`` for penalties:
 
 * ``weighted_mean``: the formula above restricted to the group;
+* ``weighted_sum``: the same sub-score, plus a ``raw:<group>`` column with the raw weighted
+  sum, ``sum_i c_i`` over the group's kept criteria (``sum_k W_k s_k`` for a group of groups):
+  rubrify's unnormalised ``weighted_sum``, reported beside the 0-1 score it cannot replace;
 * ``min`` / ``max``: ``min_i u_i`` / ``max_i u_i``;
 * ``all``: 1 when every ``u_i = 1``, else 0; ``any``: 1 when some ``u_i = 1``, else 0.
 
 A group whose members are groups (``Group(parent=...)``) aggregates their sub-scores instead
 (see :class:`~rubrictools.rubric.Group`). The normalised score is then ``sum_g W_g s_g /
 sum_g W_g`` over the top-level groups with a sub-score.
+
+Criteria tagged ``"pattern"`` (weight 0: rubrify's pattern library, read by
+:meth:`Rubric.from_rubrify <rubrictools.Rubric.from_rubrify>`) do not count; a ``pattern_hits``
+column lists, per submission, those whose verdict is MET.
 
 Disqualifiers and required criteria: when a disqualifier is MET, or a required criterion
 earns its lowest outcome, the score is capped at the criterion's ``cap`` (default 0; the
@@ -222,6 +229,15 @@ def score(
         )
         for g in groups:
             extra_aggs.append(_group_expr(g).alias(f"__g:{g.name}"))
+            if g.aggregation == "weighted_sum":
+                member = (pl.col("__group") == g.name) & pl.col("__keep")
+                extra_aggs.append(
+                    pl.when(member.any()).then(pl.col("__c").filter(member).sum()).alias(f"__raw:{g.name}")
+                )
+    patterns = [c.name for c in rubric or () if "pattern" in c.tags]
+    if patterns:  # informational pattern criteria (rubrify's pattern library): which ones matched
+        hit = pl.col("criterion").is_in(patterns) & (pl.col("verdict") == "MET")
+        extra_aggs.append(pl.col("criterion").filter(hit).alias("pattern_hits"))
     if gates:
         cap = {c.name: (c.cap or 0.0) for c in gates}
         dq = [c.name for c in gates if c.disqualifier]
@@ -298,7 +314,11 @@ def score(
                 for x, g in zip(gs, groups, strict=False)
             ]
         )
-        group_cols = [f"score:{g.name}" for g in groups]
+        raws = [g for g in groups if g.aggregation == "weighted_sum"]
+        per_id = per_id.with_columns(
+            pl.when(undefined).then(None).otherwise(pl.col(f"__raw:{g.name}")).alias(f"raw:{g.name}") for g in raws
+        )
+        group_cols = [f"score:{g.name}" for g in groups] + [f"raw:{g.name}" for g in raws]
     base = normalised if normalize else S
     if cannot_assess == "fail":
         base = pl.when(pl.col("cannot_assess_count") > 0).then(0.0).otherwise(base)
@@ -311,6 +331,7 @@ def score(
     )
 
     cols = ["id", "score", "raw_score", "cannot_assess_count", "error_count", "error", *group_cols]
+    cols += ["pattern_hits"] if patterns else []
     if gates:
         out = out.with_columns(
             pl.when(pl.col("__dq").str.len_chars() > 0)
@@ -393,8 +414,12 @@ def _parent_groups(per_id: pl.DataFrame, groups: tuple[Any, ...]) -> pl.DataFram
         s = [pl.col(f"__g:{k.name}") for k in kids]
         full = [x >= 1.0 - 1e-12 for x in s]
         scored = pl.any_horizontal([x.is_not_null() for x in s])
+        if g.aggregation == "weighted_sum":
+            raw = pl.sum_horizontal([x.fill_null(0.0) * k.weight for x, k in zip(s, kids, strict=True)])
+            per_id = per_id.with_columns(pl.when(scored).then(raw).alias(f"__raw:{g.name}"))
         agg = {
             "weighted_mean": _weighted(s, [k.weight for k in kids]),
+            "weighted_sum": _weighted(s, [k.weight for k in kids]),
             "min": pl.min_horizontal(s),
             "max": pl.max_horizontal(s),
             "all": pl.when(scored).then(pl.all_horizontal(full).cast(pl.Float64)),
@@ -408,7 +433,7 @@ def _group_expr(g: Any) -> pl.Expr:
     """Sub-score of group ``g`` over its kept members with a non-zero weight."""
     member = (pl.col("__group") == g.name) & pl.col("__keep") & (pl.col("weight") != 0)
     u = pl.col("__u").filter(member)
-    if g.aggregation == "weighted_mean":
+    if g.aggregation in ("weighted_mean", "weighted_sum"):
         w = pl.col("weight")
         S = pl.col("__c").filter(member).sum()
         P = w.filter(member & (w > 0)).sum()

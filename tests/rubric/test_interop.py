@@ -68,11 +68,12 @@ RUBRIFY = {
 
 
 def test_from_rubrify_maps_every_documented_part(tmp_path):
-    with pytest.warns(UserWarning, match=r"meta.*patterns.*policy fields \['execution_strategy'\]") as caught:
+    with pytest.warns(UserWarning, match=r"meta.*policy fields \['execution_strategy'\] \(grade\(mode=") as caught:
         r = rt.Rubric.from_rubrify(RUBRIFY)
     assert "goal" not in str(caught[0].message)  # carried as guidelines, no longer dropped
     assert r.guidelines is not None and r.guidelines.startswith("Goal:")
-    assert r.names == ("C1", "C2", "C3", "C4", "D1")
+    assert r.names == ("C1", "C2", "C3", "C4", "D1", "pattern:p1")
+    assert r["pattern:p1"].weight == 0 and r["pattern:p1"].tags == ("pattern",)
     c1 = r["C1"]
     assert (
         c1.kind == "numeric"
@@ -85,7 +86,7 @@ def test_from_rubrify_maps_every_documented_part(tmp_path):
     assert r["C3"].options[2].description == "Well formed." and r["C4"].kind == "nominal"
     assert r["D1"].disqualifier and r["D1"].rule.regex == r"\[TODO\]" and r["D1"].rule.flags == "i"
     assert [(g.name, g.aggregation, g.weight) for g in r.groups] == [
-        ("core", "weighted_mean", 2.0),
+        ("core", "weighted_sum", 2.0),
         ("form", "min", 1.0),
         ("ungrouped", "weighted_mean", 1.0),
     ]
@@ -98,8 +99,9 @@ def test_from_rubrify_maps_every_documented_part(tmp_path):
         warnings.simplefilter("ignore")
         assert rt.Rubric.from_rubrify(p) == r and rt.Rubric.from_rubrify(json.dumps(RUBRIFY)) == r
     # and it grades offline: the pattern disqualifier is a rule
-    v = rt.apply_rules(pl.DataFrame({"submission": ["ok", "see [todo]"]}), r)
-    assert v["verdict"].to_list() == ["UNMET", "MET"]
+    v = rt.apply_rules(pl.DataFrame({"submission": ["ok", "see [todo] foo"]}), r)
+    assert v.filter(pl.col("criterion") == "D1")["verdict"].to_list() == ["UNMET", "MET"]
+    assert v.filter(pl.col("criterion") == "pattern:p1")["verdict"].to_list() == ["UNMET", "MET"]
 
 
 @pytest.mark.parametrize(
@@ -147,7 +149,7 @@ def test_markdown_is_a_table_with_escaped_cells_groups_and_decisions():
         "of 1 (0 = none: Nothing relevant.; 3 = full) |" in lines
     )
     assert "| 5 | D1 | disqualifier | Placeholder text | MET / UNMET (checked by rule) |" in lines
-    assert "**(required)**" in md and "| core | 2 | weighted_mean | C1, C2 |" in md
+    assert "**(required)**" in md and "| core | 2 | weighted_sum | C1, C2 |" in md
     assert lines[-1].startswith("Decisions: **Complete** if score >= 0.8")
     weird = rt.Rubric.from_dict([{"name": "a", "requirement": "pipes | and\nnewlines"}]).to_markdown()
     assert "pipes \\| and<br>newlines" in weird and weird.count("\n") == 2
@@ -172,7 +174,7 @@ def test_from_rubrify_warns_about_every_dropped_criterion_field():
 def test_from_rubrify_decisions_reject_a_disqualified_answer():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = rt.Rubric.from_rubrify(RUBRIFY)
+        r = rt.Rubric.from_rubrify({k: v for k, v in RUBRIFY.items() if k != "patterns"})
     assert r.disqualified_decision == "Rejected"
     assert rt.Rubric.from_dict(r.to_dict()) == r
     v = pl.DataFrame(

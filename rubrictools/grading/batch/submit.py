@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,11 +18,20 @@ from rubrictools.grading.batch.job import BatchJob
 from rubrictools.grading.batch.results import plan_digest
 from rubrictools.grading.batch.rounds import submit_rounds
 from rubrictools.grading.inputs import cache_path
-from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Mode, OnNull, OnUnsupported
+from rubrictools.grading.options import (
+    CacheSetting,
+    CriterionContext,
+    GradeOptions,
+    GradePart,
+    Mode,
+    OnNull,
+    OnUnsupported,
+)
 from rubrictools.grading.plan import assign_keys, build_plan
 from rubrictools.grading.streaming import ROW_ID, scan_source, slice_of
-from rubrictools.judge import ResponseCache, ScriptedJudge, default_cache_path
+from rubrictools.judge import Judge, ResponseCache, default_cache_path
 from rubrictools.judge.config import StructuredOutput, Transport
+from rubrictools.judge.constraints import OutputConstraint
 from rubrictools.judge.providers import provider_of
 from rubrictools.rubric import Rubric
 
@@ -57,6 +67,9 @@ def submit_batch(
     distribution: bool = False,
     distribution_samples: int = 10,
     evidence: bool | None = None,
+    criterion_context: CriterionContext = "focused",
+    confidence: bool = False,
+    output_constraints: Sequence[OutputConstraint] = (),
     on_unsupported: OnUnsupported = "flag",
     api_base: str | None = None,
     api_key: str | None = None,
@@ -162,10 +175,8 @@ def submit_batch_plan(
         df = scan_source(df).collect()
     plan = build_plan(df, rubric, opts.replace(max_cost_usd=None, distribution_samples=0))
     for j in plan.judges:
-        if isinstance(j, ScriptedJudge):
-            raise ValueError(
-                "batch grading sends requests to a provider; a ScriptedJudge answers at once: use rt.grade"
-            )
+        if not isinstance(j, Judge):
+            raise ValueError(f"batch grading sends requests to a provider; {j!r} answers at once: use rt.grade")
         provider_of(j.model)
     assign_keys(plan)
     digest = plan_digest(plan)

@@ -84,10 +84,22 @@ class JudgeTask(ABC):
     def messages(self, *, system_prompt: str | None = None) -> list[dict[str, str]]:
         """The chat messages that ask this task's question."""
 
-    def request(self, *, system_prompt: str | None = None) -> list[dict[str, Any]]:
-        """The messages sent: :meth:`messages` with the submission's images attached after
-        the text (:func:`rubrictools.judge.image_parts.with_images`)."""
-        return with_images(self.messages(system_prompt=system_prompt), self.subject.submission.images)
+    def request(
+        self, *, system_prompt: str | None = None, role: str | None = None, note: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The messages sent: :meth:`messages`, with the judge's ``role`` (rendered) opening the
+        system message and ``note`` (the run's output constraints) closing it, and the
+        submission's images attached after the text
+        (:func:`rubrictools.judge.image_parts.with_images`)."""
+        msgs: list[dict[str, Any]] = self.messages(system_prompt=system_prompt)
+        if role or note:
+            msgs = [
+                {**m, "content": "\n\n".join(x for x in (role, m["content"], note) if x)}
+                if m["role"] == "system"
+                else m
+                for m in msgs
+            ]
+        return with_images(msgs, self.subject.submission.images)
 
     @abstractmethod
     def schema(self) -> tuple[dict[str, Any], str]:

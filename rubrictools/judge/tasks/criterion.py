@@ -7,7 +7,7 @@ from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rubrictools.judge.distribution import from_logprobs, from_samples
-from rubrictools.judge.parsing import ParseError, parse_criterion, parse_evidence
+from rubrictools.judge.parsing import ParseError, parse_confidence, parse_criterion, parse_evidence
 from rubrictools.judge.prompts import criterion_messages, criterion_schema
 from rubrictools.judge.tasks.base import Decide, JudgeTask, Parsed, Subject
 from rubrictools.rubric import Criterion
@@ -35,9 +35,13 @@ class CriterionTask(JudgeTask):
         option_order: list[int] | None = None,
         evidence: bool = False,
         examples: Sequence[Example] = (),
+        others: Sequence[Criterion] = (),
+        confidence: bool = False,
     ) -> None:
         super().__init__(subject)
         self.criterion = criterion
+        self.others = tuple(others)
+        self.confidence = confidence
         self.option_order = option_order
         self.evidence = evidence
         self.examples = tuple(examples)
@@ -58,21 +62,25 @@ class CriterionTask(JudgeTask):
             system_prompt=system_prompt,
             guidelines=s.rubric.guidelines,
             evidence=self.evidence,
+            others=self.others,
+            confidence=self.confidence,
         )
 
     def optional_columns(self) -> set[str]:
-        return ({"evidence"} if self.evidence else set()) | (
-            {"option_order"} if self.option_order is not None else set()
+        return (
+            ({"evidence"} if self.evidence else set())
+            | ({"option_order"} if self.option_order is not None else set())
+            | ({"confidence"} if self.confidence else set())
         )
 
     def token_cap(self) -> int:
         return 250 + (200 if self.evidence else 0)
 
     def schema_key(self) -> Hashable:
-        return ("criterion", id(self.criterion), self.evidence)
+        return ("criterion", id(self.criterion), self.evidence, self.confidence)
 
     def schema(self) -> tuple[dict[str, Any], str]:
-        return criterion_schema(self.criterion, evidence=self.evidence), "criterion_verdict"
+        return criterion_schema(self.criterion, evidence=self.evidence, confidence=self.confidence), "criterion_verdict"
 
     def parse(self, content: str | None) -> Parsed:
         try:
@@ -94,7 +102,17 @@ class CriterionTask(JudgeTask):
         if call.error is None and call.parsed is not None and call.parsed.ok:
             label, expl = call.parsed.value
             quote = parse_evidence(call.content) if self.evidence else None
-            sink.add(call, verdict=label, value=c.value_of(label), explanation=expl, error=None, quote=quote, **common)
+            sure = parse_confidence(call.content) if self.confidence else None
+            sink.add(
+                call,
+                verdict=label,
+                value=c.value_of(label),
+                explanation=expl,
+                error=None,
+                quote=quote,
+                confidence=sure,
+                **common,
+            )
         else:
             error = call.error or (call.parsed.first_problem if call.parsed else "unknown failure")
             sink.add(call, verdict=None, value=None, explanation=None, error=error, **common)
@@ -104,6 +122,8 @@ class CriterionTask(JudgeTask):
         entry: dict[str, Any] = {"verdict": label, "explanation": expl}
         if self.evidence:
             entry["evidence"] = quote or ""
+        if self.confidence:
+            entry["confidence"] = 1.0  # a script has no doubt
         return json.dumps(entry)
 
     def distribution_from_logprobs(self, content: str | None, logprobs: Any) -> dict[str, float] | None:

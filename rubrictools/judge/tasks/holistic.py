@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rubrictools.judge.parsing import ParseError, parse_holistic
 from rubrictools.judge.prompts import HOLISTIC_SCHEMA, holistic_messages
-from rubrictools.judge.tasks.base import Decide, JudgeTask, Parsed
+from rubrictools.judge.tasks.base import Decide, JudgeTask, Parsed, Subject
 from rubrictools.verdicts import HOLISTIC
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,6 +24,10 @@ class HolisticTask(JudgeTask):
 
     kind: ClassVar[str] = "holistic"
 
+    def __init__(self, subject: Subject, *, examples: Sequence[tuple[str, float, str | None]] = ()) -> None:
+        super().__init__(subject)
+        self.examples = tuple(examples)
+
     def messages(self, *, system_prompt: str | None = None) -> list[dict[str, str]]:
         s = self.subject
         return holistic_messages(
@@ -34,6 +38,7 @@ class HolisticTask(JudgeTask):
             reference=s.reference,
             system_prompt=system_prompt,
             guidelines=s.rubric.guidelines,
+            examples=self.examples,
         )
 
     def optional_columns(self) -> set[str]:

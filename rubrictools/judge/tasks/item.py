@@ -6,10 +6,10 @@ import json
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rubrictools.judge.parsing import ParseError, parse_item, parse_item_evidence
+from rubrictools.judge.parsing import ParseError, confidence_of, evidence_of, item_entries, parse_item
 from rubrictools.judge.prompts import item_messages, item_schema
 from rubrictools.judge.tasks.base import Decide, JudgeTask, Parsed, Subject
-from rubrictools.rubric import Rubric
+from rubrictools.rubric import Criterion, Rubric
 
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools.judge.call import Call
@@ -32,12 +32,16 @@ class ItemTask(JudgeTask):
         option_orders: Mapping[str, Sequence[int]] | None = None,
         evidence: frozenset[str] = frozenset(),
         examples: Mapping[str, Sequence[tuple[str, str, str | None]]] | None = None,
+        others: Sequence[Criterion] = (),
+        confidence: bool = False,
     ) -> None:
         super().__init__(subject)
         self.judged = judged
         self.option_orders = dict(option_orders or {})
         self.evidence = evidence
         self.examples = dict(examples or {})
+        self.others = tuple(others)
+        self.confidence = confidence
 
     def asks(self) -> list[str]:
         return [c.name or "" for c in self.judged]
@@ -55,20 +59,22 @@ class ItemTask(JudgeTask):
             guidelines=s.rubric.guidelines,
             evidence=self.evidence,
             examples=self.examples,
+            others=self.others,
+            confidence=self.confidence,
         )
 
     def optional_columns(self) -> set[str]:
-        return {"evidence"} if self.evidence else set()
+        return ({"evidence"} if self.evidence else set()) | ({"confidence"} if self.confidence else set())
 
     def token_cap(self) -> int:
         n = len(self.judged.names)
         return 150 + n * (120 + (200 if self.evidence else 0))
 
     def schema_key(self) -> Hashable:
-        return ("item", id(self.judged), bool(self.evidence))
+        return ("item", id(self.judged), bool(self.evidence), self.confidence)
 
     def schema(self) -> tuple[dict[str, Any], str]:
-        return item_schema(self.judged, evidence=bool(self.evidence)), "rubric_verdicts"
+        return item_schema(self.judged, evidence=bool(self.evidence), confidence=self.confidence), "rubric_verdicts"
 
     def parse(self, content: str | None) -> Parsed:
         try:
@@ -80,7 +86,7 @@ class ItemTask(JudgeTask):
     def rows(self, call: Call, sink: RowSink) -> None:
         parsed = (call.parsed.value if call.parsed is not None else None) or {}
         problems = call.parsed.problems if call.parsed is not None else {}
-        quotes = parse_item_evidence(call.content, self.judged) if (self.evidence and parsed) else {}
+        extras = item_entries(call.content, self.judged) if ((self.evidence or self.confidence) and parsed) else {}
         names = self.subject.rubric.names
         n = len(self.judged)
         for share, c in enumerate(self.judged):
@@ -104,7 +110,8 @@ class ItemTask(JudgeTask):
                     value=c.value_of(label),
                     explanation=expl,
                     error=None,
-                    quote=quotes.get(name),
+                    quote=evidence_of(extras.get(name)),
+                    confidence=confidence_of(extras.get(name)) if self.confidence else None,
                     **common,
                 )
             else:
@@ -119,5 +126,7 @@ class ItemTask(JudgeTask):
             e: dict[str, Any] = {"criterion": c.name, "verdict": label, "explanation": expl}
             if c.name in self.evidence:
                 e["evidence"] = quote or ""
+            if self.confidence:
+                e["confidence"] = 1.0  # a script has no doubt
             entries.append(e)
         return json.dumps({"verdicts": entries})

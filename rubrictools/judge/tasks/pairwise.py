@@ -42,14 +42,16 @@ class PairTask(JudgeTask):
         self.swapped = swapped
         self.ties = ties
 
-    def request(self, *, system_prompt: str | None = None) -> list[dict[str, Any]]:
+    def request(
+        self, *, system_prompt: str | None = None, role: str | None = None, note: str | None = None
+    ) -> list[dict[str, Any]]:
         s = self.subject
         if s.submission.images or (s.other is not None and s.other.images):
             raise ValueError(
                 f"row {s.row} (id {s.sid!r}): pairwise grading does not show images yet, and an answer with "
                 "images compared without them would be judged on part of itself: grade each answer with rt.grade"
             )
-        return self.messages(system_prompt=system_prompt)
+        return super().request(system_prompt=system_prompt, role=role, note=note)
 
     def asks(self) -> list[str]:
         return [self.criterion.name or ""] if self.criterion is not None else super().asks()

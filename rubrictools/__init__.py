@@ -54,8 +54,10 @@ __all__ = [
     "compare_runs",
     "consistency",
     "datasets",
+    "draft_rubric",
     "ensemble",
     "estimate_cost",
+    "evaluate_rubric",
     "grade",
     "grade_pairs",
     "grade_to_parquet",
@@ -66,6 +68,7 @@ __all__ = [
     "length_controlled_win_rates",
     "lint",
     "load_run",
+    "meta_rubric",
     "metrics",
     "position_bias",
     "ppi",
@@ -79,6 +82,7 @@ __all__ = [
     "rubric_report",
     "runs",
     "score",
+    "search_rubric",
     "submit_batch",
     "testing",
     "usage",
@@ -146,7 +150,10 @@ _EXPORTS: dict[str, str] = {
         ],
         "rubrictools.leaderboard",
     ),
-    **dict.fromkeys(["rubric_report", "improve"], "rubrictools.diagnostics"),
+    **dict.fromkeys(
+        ["rubric_report", "improve", "search_rubric", "evaluate_rubric", "meta_rubric", "draft_rubric"],
+        "rubrictools.diagnostics",
+    ),
     **dict.fromkeys(["ppi_estimate", "choose_to_label"], "rubrictools.ppi"),
 }
 _SUBMODULES: dict[str, str] = {
@@ -164,7 +171,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from rubrictools import calibration as calibrate
     from rubrictools import charts, datasets, metrics, ppi, testing, widgets
     from rubrictools.comparison import assert_score, compare_runs, consistency
-    from rubrictools.diagnostics import improve, rubric_report
+    from rubrictools.diagnostics import (
+        draft_rubric,
+        evaluate_rubric,
+        improve,
+        meta_rubric,
+        rubric_report,
+        search_rubric,
+    )
     from rubrictools.grading import (
         BatchGroup,
         BatchJob,

@@ -29,17 +29,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from rubrictools.diagnostics.asking import asker
+from rubrictools.diagnostics.disagreements import criterion_agreement, disagreements
 from rubrictools.frames import to_polars
 from rubrictools.grading import grade
-from rubrictools.grading.options import JUDGE_SETTINGS
-from rubrictools.grading.sync import run_sync
-from rubrictools.human_agreement import agreement, compare, human_frame
+from rubrictools.human_agreement import compare, human_frame
 from rubrictools.judge.config import Judge
-from rubrictools.judge.parsing import extract_json
 from rubrictools.judge.prompts import describe_criterion, escape
-from rubrictools.judge.providers import token_limit
 from rubrictools.judge.scripted import ScriptedJudge
-from rubrictools.judge.transport import complete, with_clients_closed
 from rubrictools.rubric import Criterion, Rubric
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -140,37 +137,6 @@ class Improvement:
 _SHOWN = ["round", "criterion", "accepted", "new_requirement", "holdout_before", "holdout_after", "ci_low", "ci_high"]
 
 
-def _examples(
-    v: pl.DataFrame, human: pl.DataFrame, texts: pl.DataFrame, name: str, train: set[Any], k: int
-) -> pl.DataFrame:
-    """Training submissions where some human label differs from the judge's verdict on
-    ``name``, most-disputed first."""
-    mine = v.filter((pl.col("criterion") == name) & pl.col("error").is_null() & pl.col("id").is_in(list(train)))
-    hl = human.filter(pl.col("criterion") == name).select("id", pl.col("label").cast(pl.String))
-    long = (
-        mine.select("id", "verdict", "explanation")
-        .join(hl, on="id", how="inner")
-        .with_columns(
-            (pl.col("label").str.strip_chars().str.to_uppercase() != pl.col("verdict").str.to_uppercase()).alias("__d")
-        )
-    )
-    agg = (
-        long.group_by("id", maintain_order=True)
-        .agg(
-            pl.col("verdict").first().alias("judge_verdict"),
-            pl.col("label").alias("human_labels"),
-            pl.col("explanation").first(),
-            pl.col("__d").sum().alias("__n"),
-        )
-        .filter(pl.col("__n") > 0)
-        .sort("__n", descending=True, maintain_order=True)
-        .head(k)
-    )
-    return agg.join(texts, on="id", how="left", maintain_order="left").select(
-        "id", "text", "judge_verdict", "human_labels", "explanation"
-    )
-
-
 def _proposal_messages(c: Criterion, ex: pl.DataFrame) -> list[dict[str, str]]:
 
     blocks = []
@@ -188,22 +154,6 @@ def _proposal_messages(c: Criterion, ex: pl.DataFrame) -> list[dict[str, str]]:
     return [{"role": "system", "content": PROPOSER_PROMPT}, {"role": "user", "content": user}]
 
 
-def _llm_proposer(judge: Any) -> Callable[[Criterion, pl.DataFrame], dict[str, Any]]:
-
-    def propose(c: Criterion, ex: pl.DataFrame) -> dict[str, Any]:
-        cap = token_limit(judge, 800)
-        ask = complete(judge, _proposal_messages(c, ex), None, max_attempts=1 + judge.max_retries, max_tokens=cap)
-        res = run_sync(with_clients_closed(ask))
-        if res.error is not None:
-            raise RuntimeError(f"proposer call failed: {res.error}")
-        obj = extract_json(res.content)
-        if not isinstance(obj, dict) or not isinstance(obj.get("requirement"), str):
-            raise RuntimeError(f"proposer reply has no 'requirement' string: {str(res.content)[:200]!r}")
-        return {**obj, "_cost": res.cost_usd}
-
-    return propose
-
-
 def _resolve_proposer(
     proposer: Any, model: Any, grade_kwargs: dict[str, Any]
 ) -> Callable[[Criterion, pl.DataFrame], Any]:
@@ -213,24 +163,15 @@ def _resolve_proposer(
         return p
     if isinstance(p, ScriptedJudge):
         raise ValueError("a ScriptedJudge cannot propose rewrites; pass proposer= (a model, a Judge or a function)")
-    if isinstance(p, (list, tuple)):
-        raise ValueError("with an ensemble, pass proposer= (one model, a Judge or a function)")
-    if isinstance(p, str):
-        keep = {k: grade_kwargs[k] for k in JUDGE_SETTINGS if grade_kwargs.get(k) is not None}
-        p = Judge(model=p, **keep)
-    if isinstance(p, Judge):
-        return _llm_proposer(p)
-    raise TypeError(f"proposer: expected a model string, a Judge or a function, got {type(p).__name__}")
+    ask = asker(p, who="proposer", settings=grade_kwargs)
 
+    def propose(c: Criterion, ex: pl.DataFrame) -> dict[str, Any]:
+        obj, cost = ask(_proposal_messages(c, ex))
+        if not isinstance(obj.get("requirement"), str):
+            raise RuntimeError(f"proposer reply has no 'requirement' string: {str(obj)[:200]!r}")
+        return {**obj, "_cost": cost}
 
-def _metric(v: pl.DataFrame, human: pl.DataFrame, rubric: Rubric, name: str, ids: set[Any], metric: str) -> float:
-
-    sub_v = v.filter((pl.col("criterion") == name) & pl.col("id").is_in(list(ids)))
-    sub_h = human.filter((pl.col("criterion") == name) & pl.col("id").is_in(list(ids)))
-    if sub_v.height == 0 or sub_h.height == 0:
-        return float("nan")
-    t = agreement(sub_v, sub_h, Rubric([rubric[name]]), level="criterion", metrics=[metric], bootstrap=0)
-    return float(t["value"][0]) if t.height and t["value"][0] is not None else float("nan")
+    return propose
 
 
 def improve(
@@ -340,12 +281,12 @@ def improve(
     tries = {n: 0 for n in pool}
     rows: list[dict[str, Any]] = []
     for rnd in range(1, rounds + 1):
-        train_m = {n: _metric(verdicts, h, current, n, train, metric) for n in pool}
+        train_m = {n: criterion_agreement(verdicts, h, current, n, train, metric) for n in pool}
         cand = sorted(pool, key=lambda n: (tries[n], train_m[n] if np.isfinite(train_m[n]) else np.inf))
         name = cand[0]
         tries[name] += 1
         c = current[name]
-        ex = _examples(verdicts, h, texts, name, train, n_examples)
+        ex = disagreements(verdicts, h, texts, name, train, n_examples)
         row: dict[str, Any] = {k: None for k in _HISTORY_SCHEMA}
         row.update(
             round=rnd,
@@ -383,7 +324,7 @@ def improve(
         candidate = Rubric(
             [new_c if x.name == name else x for x in current], groups=current.groups, thresholds=current.thresholds
         )
-        row["train_after"] = _metric(fresh, h, candidate, name, train, metric)
+        row["train_after"] = criterion_agreement(fresh, h, candidate, name, train, metric)
         old_h = verdicts.filter((pl.col("criterion") == name) & pl.col("id").is_in(list(hold)))
         new_h = fresh.filter(pl.col("id").is_in(list(hold)))
         hh = h.filter((pl.col("criterion") == name) & pl.col("id").is_in(list(hold)))

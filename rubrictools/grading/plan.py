@@ -45,7 +45,7 @@ from rubrictools.judge import (
 from rubrictools.judge.constraints import constraints_note
 from rubrictools.judge.pricing import require_prices, require_vision, warn_over_context, warn_unknown_prices
 from rubrictools.judge.providers import token_limit
-from rubrictools.rubric import Rubric
+from rubrictools.rubric import UNGROUPED, Rubric
 from rubrictools.submissions import graded_text
 
 __all__ = ["MODES", "ModeContext", "Plan", "assign_keys", "build_calls", "build_plan", "judge_dialects"]
@@ -135,7 +135,7 @@ def _group_parts(judged: Rubric, memo: dict[int, list[Rubric]]) -> list[Rubric]:
         by_group: dict[str, list[Any]] = {}
         parts: list[list[Any]] = []
         for c in judged:
-            if c.group is None:
+            if c.group is None or c.group == UNGROUPED:
                 parts.append([c])
             elif c.group in by_group:
                 by_group[c.group].append(c)
@@ -152,7 +152,7 @@ def _grouped(subject: Subject, judged: Rubric, ctx: ModeContext) -> list[JudgeTa
     criterion."""
     tasks: list[JudgeTask] = []
     for part in _group_parts(judged, ctx.parts):
-        if len(part) == 1 and part[0].group is None:
+        if len(part) == 1 and part[0].group in (None, UNGROUPED):
             tasks.extend(_per_criterion(subject, part, ctx))
         else:
             tasks.extend(_per_item(subject, part, ctx))

@@ -12,7 +12,7 @@ This package is the bottom of the pipeline and imports nothing above it::
 from __future__ import annotations
 
 from rubrictools.rubric.criterion import Criterion
-from rubrictools.rubric.groups import Group, Threshold, parse_thresholds
+from rubrictools.rubric.groups import UNGROUPED, Group, Threshold, parse_thresholds
 from rubrictools.rubric.healthbench import HealthBenchScores, healthbench_score
 from rubrictools.rubric.labels import BINARY_LABELS, CANNOT_ASSESS, MET, UNMET, format_number, normalize_label
 from rubrictools.rubric.length import LengthPenalty, word_count
@@ -28,6 +28,7 @@ __all__ = [
     "BINARY_LABELS",
     "CANNOT_ASSESS",
     "MET",
+    "UNGROUPED",
     "UNMET",
     "Criterion",
     "Group",

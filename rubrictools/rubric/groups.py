@@ -12,7 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from rubrictools.rubric.formats import field_errors
 from rubrictools.rubric.labels import GroupAggregation, normalize_label, require_finite
 
-__all__ = ["Group", "Threshold", "check_groups", "children_first", "parse_thresholds"]
+__all__ = ["UNGROUPED", "Group", "Threshold", "check_groups", "children_first", "parse_thresholds"]
+
+UNGROUPED = "ungrouped"
+"""The scoring group of criteria that belong to no group of their own (the rubrify reader puts
+rubrify's loose criteria there): ``grade(mode="grouped")`` asks its criteria one by one."""
 
 
 class Group(BaseModel):

@@ -58,6 +58,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rubrictools.rubric.groups import UNGROUPED
+
 __all__ = ["rubrify_spec"]
 
 _GUIDANCE = (  # rubrify's free-text guidance, carried as the rubric's guidelines (shown to the judge)
@@ -283,8 +285,8 @@ def rubrify_spec(source: Any) -> dict[str, Any]:
         loose = [c for c in criteria if "group" not in c]
         if loose:
             for c in loose:
-                c["group"] = "ungrouped"
-            groups.append({"name": "ungrouped", "weight": 1.0, "aggregation": "weighted_mean"})
+                c["group"] = UNGROUPED
+            groups.append({"name": UNGROUPED, "weight": 1.0, "aggregation": "weighted_mean"})
 
     for i, d in enumerate(data.get("disqualifiers") or []):
         did = str(d.get("id") or f"dq{i + 1}")

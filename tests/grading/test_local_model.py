@@ -156,3 +156,28 @@ def test_gemma_needs_its_chat_format_and_an_empty_reply_says_so(tmp_path):
     assert (found[None]["error"] == EMPTY_ERROR).all()
     assert (found[None]["attempts"] == 1).all()  # no corrective turn for an empty reply
     assert found["gemma"]["error"].null_count() == found["gemma"].height, found["gemma"]["error"].to_list()
+
+
+GROUPED = rt.Rubric.from_dict(
+    [
+        {"name": "correct", "weight": 2, "group": "content", "requirement": "The answer gives the correct capital city."},
+        {"name": "complete", "weight": 1, "group": "content", "requirement": "The answer is a full sentence."},
+        {"name": "rude", "weight": -1, "requirement": "The answer insults the reader."},
+    ]
+)
+
+
+def test_issue_36_options_survive_a_real_model(local_server, tmp_path):
+    """Grouped mode with a confidence per verdict, the rest of the rubric as context, a role and
+    an output constraint; then holistic mode with scored examples: every reply parses."""
+    role = rt.Role(persona="a geography teacher", obligations=["judge only what the answer says"])
+    judge = rt.Judge(model=local_server.model, api_base=local_server.url, api_key="sk-local", role=role, timeout=300)
+    common = {"column": "answer", "query_column": "q", "cache": tmp_path / "c.sqlite", "progress": False}
+    v = rt.grade(DF, GROUPED, model=judge, mode="grouped", confidence=True, criterion_context="full",
+                 output_constraints=[{"id": "short", "kind": "char_limit", "max": 2000}], **common)  # fmt: skip
+    assert v["error"].null_count() == v.height, v.filter(pl.col("error").is_not_null())["error"].to_list()
+    assert v["confidence"].drop_nulls().is_between(0, 1).all() and v["confidence"].null_count() < v.height
+    ex = pl.DataFrame({"submission": ["The capital of Italy is Rome.", "Berlin is in Spain, idiot."],
+                       "score": [100.0, 0.0]})  # fmt: skip
+    h = rt.grade(DF, RUBRIC, model=judge, mode="holistic", examples=ex, **common)
+    assert h["error"].null_count() == h.height and h["value"].is_between(0, 1).all()

@@ -199,3 +199,71 @@ def test_autorubric_dataset_example_round_trips() -> None:
     assert ds.human["label"].to_list() == ["MET", "MET"]
     train, test = rt.datasets.split_train_test(ds, 1, seed=42)
     assert train.submissions.height == 1 and test.submissions.height == 0
+
+
+# ------------------------------------------------------------------ rows added for issue 36
+
+
+def test_rubric_custom_generate_fn_receives_the_system_and_user_prompts() -> None:
+    # rubric README, "Custom generate_fn": ``async def f(system_prompt, user_prompt) -> output``
+    seen: list[tuple[str, str]] = []
+
+    async def generate(system_prompt: str, user_prompt: str, *, schema: dict) -> dict:
+        seen.append((system_prompt, user_prompt))
+        return {"verdict": "MET" if "Paris" in user_prompt.split("<submission>")[1] else "UNMET", "explanation": "-"}
+
+    r = rt.Rubric.from_dict([{"weight": 10.0, "requirement": "Response mentions Paris"}])
+    df = pl.DataFrame({"submission": ["Paris is the capital of France."]})
+    v = rt.grade(df, r, model=rt.FunctionJudge(generate), progress=False, record=False)
+    assert v["verdict"].to_list() == ["MET"] and seen[0][0].startswith("You are a careful, impartial grader")
+    assert "Requirement: Response mentions Paris" in seen[0][1]
+
+
+def test_rubrify_grouped_strategy_makes_one_call_per_group_and_one_per_loose_criterion() -> None:
+    # rubrify README, Execution Strategies: "grouped": one call unit per CriterionGroup;
+    # ungrouped criteria individually
+    spec = {
+        "criteria": [{"id": f"C{i}", "title": f"T{i}", "description": "d"} for i in range(1, 6)],
+        "groups": [{"id": "core", "children": ["C1", "C2"]}, {"id": "form", "children": ["C3"]}],
+    }
+    r = rt.Rubric.from_rubrify(spec)  # C4 lands in the reader's "ungrouped" scoring group
+    p = rt.prompts(pl.DataFrame({"submission": ["x"]}), r, model="openai/gpt-4.1-mini", mode="grouped")
+    assert p["criteria"].to_list() == [["C1", "C2"], ["C3"], ["C4"], ["C5"]]
+    assert p["system"][2].startswith("You are a careful, impartial grader. You judge ONE criterion")
+
+
+def test_rubrify_word_count_constraint_example_is_a_soft_warning() -> None:
+    # rubrify README, OutputConstraint: WordCountConstraint(id="rationale_length", target_field=
+    # "rationale", enforcement="soft", count=10, mode="min"): soft constraints produce warnings
+    c = rt.OutputConstraint(id="rationale_length", kind="word_count", min=10, enforcement="soft")
+    r = rt.Rubric.from_dict([{"name": "a", "requirement": "Says hello"}])
+    judge = rt.ScriptedJudge(rule=lambda text, crit: ("MET", "too short"))
+    v = rt.grade(pl.DataFrame({"submission": ["hello"]}), r, model=judge, output_constraints=[c],
+                 progress=False, record=False)  # fmt: skip
+    assert v["verdict"].item() == "MET"
+    assert v["warnings"].to_list() == [["constraint rationale_length: the explanation must have at least 10 words"]]
+
+
+def test_rubrify_role_spec_fields_and_decision_of_a_group_weighted_sum() -> None:
+    # rubrify README: RoleSpec (persona, authority, domain, obligations, constraints);
+    # CriterionGroup aggregation weighted_sum (the raw sum is reported beside the 0-1 score)
+    spec_role = {"persona": "an editor", "authority": "peer", "domain": "science writing"}
+    role = rt.Role.from_rubrify({**spec_role, "obligations": ["cite the sentence"], "constraints": ["rewrite it"]})
+    assert role.render().startswith("You are an editor, working in science writing. You review as a peer")
+    spec = {
+        "criteria": [{"id": "C1", "title": "A", "weight": 2}, {"id": "C2", "title": "B", "weight": 1}],
+        "groups": [{"id": "g", "children": ["C1", "C2"], "aggregation": "weighted_sum"}],
+    }
+    r = rt.Rubric.from_rubrify(spec)
+    v = pl.DataFrame({"id": [1, 1], "criterion": ["C1", "C2"], "verdict": ["MET", "UNMET"]})
+    s = rt.score(v, r)
+    assert s["raw:g"].item() == 2.0 and s["score"].item() == pytest.approx(2 / 3)
+
+
+def test_autorubric_meta_rubric_standalone_and_in_context() -> None:
+    # autorubric API reference: evaluate_rubric_standalone, evaluate_rubric_in_context
+    r = rt.Rubric.from_dict([{"name": "a", "requirement": "Is accurate"}])
+    judge = rt.ScriptedJudge(rule=lambda text, c: "MET")
+    assert rt.evaluate_rubric(r, model=judge, cache=False).height == len(rt.meta_rubric())
+    in_context = rt.evaluate_rubric(r, model=judge, task="Explain tides", cache=False)
+    assert {"covers_task", "on_task"} <= set(in_context["criterion"])

@@ -169,7 +169,7 @@ def draft_rubric(
         for name, col in (("column", column), ("label_column", label_column)):
             if col not in ex.columns:
                 raise ValueError(f"examples: {name}={col!r} is not a column (columns: {ex.columns})")
-        ex = ex.with_row_index("id").with_columns(_labels(ex, label_column))
+        ex = ex.with_row_index("__example").with_columns(_labels(ex, label_column))
         if grader is None and not isinstance(model, str) and callable(model):
             raise ValueError("a function drafter cannot grade the examples: pass grader= (a model or a judge)")
     proposal, _cost = asker(model, who="drafter", max_tokens=1500)(_messages(task, ex, column, n_criteria))
@@ -184,6 +184,6 @@ def draft_rubric(
     if ex is None:
         return Draft(rubric, lint(rubric), None, rationale)
     judge = grader if grader is not None else model
-    v = grade(ex, rubric, model=judge, column=column, id_column="id", cache=cache, progress=False, record=False)
-    disc = discrimination(v, ex.select("id", "__good"), rubric)
+    v = grade(ex, rubric, model=judge, column=column, id_column="__example", cache=cache, progress=False, record=False)
+    disc = discrimination(v, ex.select(pl.col("__example").alias("id"), "__good"), rubric)
     return Draft(rubric, lint(rubric), disc, rationale, v)

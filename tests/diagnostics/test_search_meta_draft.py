@@ -149,7 +149,8 @@ def draft_script(request):
 
 
 def test_draft_rubric_is_linted_and_each_criterion_is_measured_on_the_examples() -> None:
-    ex = pl.DataFrame({"submission": ["Paris.", "It is Paris, of course.", "Lyon.", "Marseille, surely."],
+    ex = pl.DataFrame({"id": ["q1", "q2", "q3", "q4"],  # a column named id is the user's own
+                       "submission": ["Paris.", "It is Paris, of course.", "Lyon.", "Marseille, surely."],
                        "label": ["good", "good", "bad", "bad"]})  # fmt: skip
 
     def rule(text, c):

@@ -160,7 +160,7 @@ def test_gemma_needs_its_chat_format_and_an_empty_reply_says_so(tmp_path):
 
 GROUPED = rt.Rubric.from_dict(
     [
-        {"name": "correct", "weight": 2, "group": "content", "requirement": "The answer gives the correct capital city."},
+        {"name": "correct", "weight": 2, "group": "content", "requirement": "The answer gives the correct capital."},
         {"name": "complete", "weight": 1, "group": "content", "requirement": "The answer is a full sentence."},
         {"name": "rude", "weight": -1, "requirement": "The answer insults the reader."},
     ]

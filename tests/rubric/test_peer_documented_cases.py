@@ -267,3 +267,25 @@ def test_autorubric_meta_rubric_standalone_and_in_context() -> None:
     assert rt.evaluate_rubric(r, model=judge, cache=False).height == len(rt.meta_rubric())
     in_context = rt.evaluate_rubric(r, model=judge, task="Explain tides", cache=False)
     assert {"covers_task", "on_task"} <= set(in_context["criterion"])
+
+
+def test_autorubric_calibration_examples_in_the_holistic_strategy_too() -> None:
+    # autorubric API reference: FewShotConfig / FewShotExample "Calibration with labeled examples"
+    # (in every grading strategy); holistic mode shows each example with its rubric score
+    r = rt.Rubric.from_dict([{"name": "a", "requirement": "x", "weight": 3}, {"name": "b", "requirement": "y"}])
+    ex = pl.DataFrame({"submission": ["s", "s"], "criterion": ["a", "b"], "verdict": ["MET", "UNMET"]})
+    user = rt.prompts(pl.DataFrame({"submission": ["t"]}), r, model="openai/gpt-4.1-mini", mode="holistic",
+                      examples=ex)["user"][0]  # fmt: skip
+    assert f"score: {100 * 3 / 13:.2f}" in user
+
+
+def test_rubrify_confidence_pattern_hits_and_criterion_callback() -> None:
+    # rubrify README: CriterionJudgment.confidence, Judgment.pattern_hits, on_criterion_done
+    spec = {"criteria": [{"id": "C1", "title": "Tone"}], "patterns": [{"id": "tic", "pattern": "delve"}]}
+    r = rt.Rubric.from_rubrify(spec)
+    done: list[str] = []
+    v = rt.grade(pl.DataFrame({"submission": ["we delve"]}), r, model=rt.ScriptedJudge(rule=lambda t, c: "MET"),
+                 confidence=True, on_result=lambda rows: done.extend(x["criterion"] for x in rows),
+                 progress=False, record=False)  # fmt: skip
+    assert done == ["C1"] and v.filter(pl.col("criterion") == "C1")["confidence"].item() == 1.0
+    assert rt.score(v, r)["pattern_hits"].to_list() == [["pattern:tic"]]

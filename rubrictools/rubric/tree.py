@@ -41,6 +41,7 @@ import polars as pl
 from rubrictools.frames import to_polars
 from rubrictools.rubric.labels import MET
 from rubrictools.rubric.model import Rubric
+from rubrictools.rubric.scoring import select_judge
 
 __all__ = ["FINEGRAINED_CATEGORIES", "TASK_CATEGORIES", "RubricTree", "TreeNode"]
 
@@ -179,9 +180,13 @@ class RubricTree:
             ]
         )
 
-    def score(self, verdicts: Any, *, on_error: Literal["null", "zero"] = "null") -> pl.DataFrame:
+    def score(
+        self, verdicts: Any, *, on_error: Literal["null", "zero"] = "null", judge: str | None = None
+    ) -> pl.DataFrame:
         """Every node's score for every submission of ``verdicts`` (graded with :meth:`rubric`):
         ``id, node, parent, depth, weight, leaf, score``, depth first within each submission.
+        The judge's rows are picked as :func:`rubrictools.score` picks them (``judge=``; by
+        default a one-judge table, else its ensemble rows, else an error asking for ``judge=``).
 
         Leaves: 1 when the verdict is MET, else 0; a failed call or a missing verdict is null
         (``on_error="zero"``: 0). Inner nodes: ``sum_c w_c s_c / sum_c w_c`` over the children
@@ -190,8 +195,8 @@ class RubricTree:
         if on_error not in ("null", "zero"):
             raise ValueError(f"on_error must be 'null' or 'zero', got {on_error!r}")
         v = to_polars(verdicts, name="verdicts")
-        if "judge" in v.columns and (v["judge"] == "ensemble").any():
-            v = v.filter(pl.col("judge") == "ensemble")
+        if "judge" in v.columns:
+            v = select_judge(v, judge)
         nodes = self.nodes()
         leaves = nodes.filter("leaf").select("node")
         failed = pl.col("error").is_not_null() if "error" in v.columns else pl.lit(False)

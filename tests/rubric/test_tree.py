@@ -112,3 +112,17 @@ def test_grading_the_leaves_then_scoring_the_tree(tmp_path) -> None:
     assert roots == pytest.approx([(2 * 1 + 1 + 1 * 2 / 3) / 4, 0.0])
     nodes = tree.nodes()
     assert nodes.filter("leaf").height == 6 and nodes["depth"].max() == 3
+
+
+def test_a_table_of_several_judges_is_scored_for_the_judge_named() -> None:
+    tree = RubricTree.from_dict(TREE)
+    a = verdicts({"x": ["a1", "a2", "b", "d1"]}).with_columns(judge=pl.lit("a"))
+    b = verdicts({"x": []}).with_columns(judge=pl.lit("b"))
+    both = pl.concat([a, b])
+    with pytest.raises(ValueError, match="judge="):
+        tree.score(both)  # two judges, no ensemble rows: which one is ambiguous, never silently mixed
+    root = {j: tree.score(both, judge=j).filter(pl.col("node") == "root")["score"].item() for j in ("a", "b")}
+    assert root == {"a": pytest.approx((2 * 1 + 1 + 1 * 2 / 3) / 4), "b": 0.0}
+    assert tree.score(both, judge="a").filter(pl.col("node") == "a1").height == 1  # one row per node
+    ens = both.filter(pl.col("judge") == "a").with_columns(judge=pl.lit("ensemble"))
+    assert tree.score(pl.concat([both, ens])).equals(tree.score(both, judge="a"))

@@ -39,7 +39,13 @@ def test_grade_pairs_signature_lists_every_pairwise_option_with_its_default() ->
             assert params[name].default == default, (name, params[name].default, default)
     assert (params["a"].default, params["b"].default) == ("response_a", "response_b")
     assert not set(SINGLE_OPTIONS) & set(params)
-    assert {"output", "batch_size", "batch", "batch_dir", "poll_interval"} <= set(params)
+    assert {"batch", "batch_dir", "poll_interval"} <= set(params) and "output" not in set(params)
+    # one signature, one return type: streaming pairs to parquet is its own function
+    assert inspect.signature(rt.grade_pairs).return_annotation in ("pl.DataFrame", pl.DataFrame)
+    stream = inspect.signature(rt.grade_pairs_to_parquet).parameters
+    assert {"output", "batch_size", "retry_errors"} <= set(stream) and "batch" not in stream
+    for name, default in defaults.items():
+        assert stream[name].default == default or name in ("a", "b"), name
 
 
 def test_grade_signature_lists_every_option_with_its_default() -> None:

@@ -15,7 +15,7 @@ from rubrictools.grading.batch import BatchGroup, BatchJob, collect_batch, submi
 from rubrictools.grading.cost import estimate_cost, usage
 from rubrictools.grading.ensembles import ensemble
 from rubrictools.grading.options import GradeOptions
-from rubrictools.grading.pair_api import grade_pairs
+from rubrictools.grading.pair_api import grade_pairs, grade_pairs_to_parquet
 from rubrictools.grading.prompt_export import prompts
 from rubrictools.grading.rerun import rerun
 from rubrictools.grading.rules import apply_rules
@@ -33,6 +33,7 @@ __all__ = [
     "estimate_cost",
     "grade",
     "grade_pairs",
+    "grade_pairs_to_parquet",
     "grade_to_parquet",
     "prompts",
     "rerun",

@@ -1,12 +1,14 @@
 """`grade_pairs`: which of two answers is better, per criterion or overall, in both orders.
 
 The pairwise counterpart of :func:`rubrictools.grade`: the same judges, cache, retries, budget,
-streaming (``output=``) and provider batch jobs (``batch=True``) run it, and it returns a
-preference table (:mod:`rubrictools.grading.preferences`) instead of a verdict table.
+provider batch jobs (``batch=True``) and streaming (:func:`grade_pairs_to_parquet`) run it,
+and it returns a preference table (:mod:`rubrictools.grading.preferences`) instead of a verdict
+table.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,12 +18,13 @@ from rubrictools.conversations import ConversationPart
 from rubrictools.grading.batch import submit_batch_plan
 from rubrictools.grading.live import grade_frame
 from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Inconsistent, OnNull
+from rubrictools.grading.recording import record_frame
 from rubrictools.grading.streaming import stream_parts
 from rubrictools.judge.config import StructuredOutput, Transport
 from rubrictools.records import runs_dir
 from rubrictools.rubric import Rubric
 
-__all__ = ["grade_pairs"]
+__all__ = ["grade_pairs", "grade_pairs_to_parquet"]
 
 PairMode = Literal["per_criterion", "holistic"]
 ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
@@ -64,21 +67,18 @@ def grade_pairs(
     system_prompt: str | None = None,
     litellm_kwargs: dict[str, Any] | None = None,
     transport: Transport | None = None,
-    output: str | Path | None = None,
-    batch_size: int = 10_000,
-    retry_errors: bool = True,
     batch: bool = False,
     batch_dir: str | Path | None = None,
     poll_interval: float = 30.0,
     record: bool | str | Path = True,
-) -> pl.DataFrame | pl.LazyFrame:
+) -> pl.DataFrame:
     """Compare two answers per row, A (column ``a``) against B (column ``b``), with LLM judges.
 
     Parameters
     ----------
     df
-        polars (or pandas) DataFrame, one pair per row; with ``output=`` also a LazyFrame or
-        parquet path.
+        polars (or pandas) DataFrame, one pair per row (a source larger than memory:
+        :func:`grade_pairs_to_parquet`).
     rubric
         The :class:`~rubrictools.Rubric` (or ``rubric_column``). Rule criteria are refused:
         they need no judge (compare rubric scores with :func:`rubrictools.preferences_from_scores`).
@@ -102,19 +102,19 @@ def grade_pairs(
     model, id_column, query_column, reference_column, rubric_column, grade_part, thinking_markers,
     conversation_part, on_null
         As in :func:`rubrictools.grade`.
-    cache, max_cost_usd, progress, output, batch_size, retry_errors, batch, batch_dir, poll_interval
-        As in :func:`rubrictools.grade`: cached answers, a budget, streaming into parquet
-        parts, provider batch jobs.
+    cache, max_cost_usd, progress, batch, batch_dir, poll_interval
+        As in :func:`rubrictools.grade`: cached answers, a budget, provider batch jobs.
     api_base, api_key, temperature, max_tokens, timeout, max_concurrency, max_retries
         Settings of the :class:`~rubrictools.Judge` built when ``model`` is a string.
     record
-        Record the run in the run store as :func:`rubrictools.grade` does (live runs only).
+        Record the run in the run store as :func:`rubrictools.grade` does (a batch job when
+        its results are collected here).
     backoff_base, backoff_max, response_format, structured_output, system_prompt, litellm_kwargs, transport
         Likewise (``None``: the Judge's default).
 
     Returns
     -------
-    polars.DataFrame (a LazyFrame with ``output=``)
+    polars.DataFrame
         The preference table: one row per (pair, criterion, judge) with ``id, system_a,
         system_b, criterion, judge, preferred`` (``"A"``, ``"B"``, ``"tie"``, from A's side
         whatever order it was shown in), ``value`` (A's share: 1, 0.5, 0), ``preferred_ab``
@@ -134,11 +134,82 @@ def grade_pairs(
     [(0, 'A', 'A', 'A', True), (1, 'tie', 'tie', 'tie', True)]
     """
     opts = GradeOptions.pick({**locals(), "column": a, "pair_column": b})
+    store = runs_dir(record)
     if batch:
-        if output is not None:
-            raise ValueError("batch=True and output= cannot be combined")
+        started = datetime.now().astimezone()
         job = submit_batch_plan(df, rubric, opts, path=batch_dir)
-        return job.collect(poll_interval=poll_interval, progress=progress)
-    if output is not None:
-        return stream_parts(df, rubric, output, opts=opts, batch_size=batch_size, retry_errors=retry_errors)
-    return grade_frame(df, rubric, opts, record=runs_dir(record))
+        prefs = job.collect(poll_interval=poll_interval, progress=progress)
+        if store is not None:
+            record_frame(store, df, rubric, opts, verdicts=prefs, started=started)
+        return prefs
+    return grade_frame(df, rubric, opts, record=store)
+
+
+def grade_pairs_to_parquet(
+    source: Any,
+    rubric: Rubric | None = None,
+    *,
+    output: str | Path,
+    batch_size: int = 10_000,
+    retry_errors: bool = True,
+    a: str = "response_a",
+    b: str = "response_b",
+    systems: tuple[str, str] | None = None,
+    model: Any = None,
+    id_column: str | None = None,
+    query_column: str | None = None,
+    reference_column: str | None = None,
+    rubric_column: str | None = None,
+    mode: PairMode = "per_criterion",
+    swap: bool = True,
+    inconsistent: Inconsistent = "tie",
+    ties: bool = True,
+    grade_part: GradePart = "output",
+    on_null: OnNull = "raise",
+    thinking_markers: bool = False,
+    conversation_part: ConversationPart = "last_assistant",
+    cache: CacheSetting = True,
+    max_cost_usd: float | None = None,
+    progress: bool = True,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    timeout: float | None = None,
+    max_concurrency: int | None = None,
+    max_retries: int | None = None,
+    backoff_base: float | None = None,
+    backoff_max: float | None = None,
+    response_format: ResponseFormat | None = None,
+    structured_output: StructuredOutput | None = None,
+    system_prompt: str | None = None,
+    litellm_kwargs: dict[str, Any] | None = None,
+    transport: Transport | None = None,
+) -> pl.LazyFrame:
+    """:func:`grade_pairs` ``batch_size`` rows at a time into resumable parquet parts under
+    ``output``, as :func:`rubrictools.grade_to_parquet` does for single answers (a part on disk
+    is never graded again; ``retry_errors`` re-grades the pairs of finished parts with error
+    rows; settings are checked against ``output/_manifest.json`` on a resume).
+
+    The parameters after ``retry_errors`` are :func:`grade_pairs`'s, with the same defaults.
+    ``source`` is a polars DataFrame or LazyFrame, a pandas DataFrame, or a parquet file,
+    directory or glob; it is never read whole.
+
+    Returns
+    -------
+    polars.LazyFrame
+        A scan of every part's preference table, in input order.
+
+    Example
+    -------
+    >>> import tempfile, polars as pl, rubrictools as rt
+    >>> rubric = rt.Rubric.from_dict([{"name": "polite", "requirement": "Says please"}])
+    >>> judge = rt.ScriptedJudge(rule=lambda text, c: "MET" if "please" in text else "UNMET")
+    >>> pairs = pl.DataFrame({"response_a": ["Sit, please.", "Sit.", "Go."], "response_b": ["Sit."] * 3})
+    >>> lf = rt.grade_pairs_to_parquet(pairs, rubric, output=tempfile.mkdtemp(), batch_size=2, model=judge,
+    ...                                progress=False)
+    >>> lf.collect()["preferred"].to_list()
+    ['A', 'tie', 'tie']
+    """
+    opts = GradeOptions.pick({**locals(), "column": a, "pair_column": b})
+    return stream_parts(source, rubric, output, opts=opts, batch_size=batch_size, retry_errors=retry_errors)

@@ -44,6 +44,13 @@ def run(df, rubric, server, tmp_path, **kw):
     return rt.grade_pairs(df, rubric, a="ans_a", b="ans_b", id_column="qid", systems=("sys_a", "sys_b"), **kw)
 
 
+def stream(df, rubric, server, tmp_path, **kw):
+    with_fake_judge(kw, server, tmp_path)
+    kw.setdefault("progress", False)
+    cols = {"a": "ans_a", "b": "ans_b", "id_column": "qid", "systems": ("sys_a", "sys_b")}
+    return rt.grade_pairs_to_parquet(df, rubric, **cols, **kw)
+
+
 def keyword(word):
     return rt.ScriptedJudge(rule=lambda text, c: "MET" if word in text else "UNMET")
 
@@ -159,10 +166,10 @@ def test_an_ensemble_adds_weighted_rows(pairs, rubric, server, tmp_path):
 
 def test_streaming_and_resume(pairs, rubric, server, tmp_path):
     out = tmp_path / "prefs"
-    lf = run(pairs, rubric, server, tmp_path, output=out, batch_size=2)
+    lf = stream(pairs, rubric, server, tmp_path, output=out, batch_size=2)
     assert isinstance(lf, pl.LazyFrame) and lf.collect().height == 6
     server.reset()
-    again = run(pairs, rubric, server, tmp_path, output=out, batch_size=2).collect()
+    again = stream(pairs, rubric, server, tmp_path, output=out, batch_size=2).collect()
     assert server.hits == 0 and again["preferred"].to_list() == lf.collect()["preferred"].to_list()
 
 

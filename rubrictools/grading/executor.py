@@ -166,8 +166,10 @@ class _Run:
                 return
             finally:
                 call.latency_s = time.perf_counter() - t0
-        if apply_answer(call, reply) and call.wants_distribution and call.parsed is not None:
-            call.dist, call.dist_source = call.task.certain_distribution(call.parsed), "custom"
+        if apply_answer(call, reply):
+            if call.wants_distribution and call.parsed is not None:
+                call.dist, call.dist_source = call.task.certain_distribution(call.parsed), "custom"
+            self._store(judge, call)
 
     async def run_one(self, call: Call) -> None:
         judge = self.judges[call.judge_i]
@@ -218,7 +220,7 @@ class _Run:
                 call.error = f"{call.error} (reply cut off at max_tokens={call.max_tokens})"
             messages = corrective_messages(call.messages, res.content, problems)
 
-    def _store(self, judge: Judge, call: Call) -> None:
+    def _store(self, judge: Judge | Grader, call: Call) -> None:
         """Cache an answer. A cache that cannot be written (a full disk) never costs the answer:
         the cache keeps it in memory for this process (a re-run in it asks nothing again) and
         retries the write with each later answer; the run warns once."""

@@ -33,6 +33,7 @@ from rubrictools.grading.rules import rule_table
 from rubrictools.judge import (
     Call,
     CriterionTask,
+    Grader,
     HolisticTask,
     ItemTask,
     Judge,
@@ -412,3 +413,5 @@ def assign_keys(plan: Plan) -> None:
             c.key = keys.key(
                 c.messages, share=share, fixed=functools.partial(_fixed_identity, c, j, samples[c.judge_i])
             )
+        elif isinstance(j, Grader) and (ident := j.request_identity()) is not None:
+            c.key = keys.key(c.messages, share=(c.judge_i, c.dist_samples), fixed=functools.partial(dict, ident))

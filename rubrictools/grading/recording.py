@@ -26,7 +26,8 @@ def _judge_settings(j: Any) -> dict[str, Any]:
         return {"label": j.label, **j.model_dump(mode="json", exclude={"api_key"})}
     if getattr(j, "is_scripted", False):
         return {"label": j.label, "scripted": True}
-    return {"label": j.label, "custom": type(j).__name__}  # a judge you wrote: its code is not recorded
+    # a judge you wrote: its code is not recorded, its cache id is
+    return {"label": j.label, "custom": type(j).__name__, "cache_id": getattr(j, "cache_id", None)}
 
 
 def _request_hash(plan: Plan) -> str:

@@ -8,8 +8,13 @@ row, and a reply that does not parse, or an exception, becomes an explicit error
 call (``error_kind`` ``"parse"`` or ``"provider"``) instead of stopping the run.
 
 A synchronous ``generate`` runs in worker threads (at most ``max_concurrency`` at a time); a
-coroutine ``generate`` is awaited on the grading loop. Custom judges have no response cache, no
-token accounting and no retries of their own: do those inside ``generate`` when you need them.
+coroutine ``generate`` is awaited on the grading loop. Custom judges have no token accounting
+and no retries of their own: do those inside ``generate`` when you need them.
+
+Caching: a judge you wrote is asked again on every run unless you give it a ``cache_id``, a
+stable name for what it does (say ``"my-gpt4o-wrapper-v1"``). Its answers are then kept in the
+response cache under a key of the id and every byte of the request, so an interrupted or
+repeated run asks only what was not answered; change the id when the judge changes.
 """
 
 from __future__ import annotations
@@ -62,6 +67,9 @@ class Grader(ABC):
         Its weight in a weighted ensemble vote.
     max_concurrency
         At most this many ``generate`` calls at once.
+    cache_id
+        A stable name for what the judge does: answers are cached under it (see the module
+        docstring); ``None`` (default): never cached.
 
     Example
     -------
@@ -78,15 +86,24 @@ class Grader(ABC):
 
     is_scripted = False
 
-    def __init__(self, *, name: str = "custom", weight: float = 1.0, max_concurrency: int = 8) -> None:
+    def __init__(
+        self, *, name: str = "custom", weight: float = 1.0, max_concurrency: int = 8, cache_id: str | None = None
+    ) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
+        if cache_id is not None and (not isinstance(cache_id, str) or not cache_id.strip()):
+            raise ValueError(f"cache_id must be a non-empty string or None, got {cache_id!r}")
         if not isinstance(max_concurrency, int) or max_concurrency < 1:
             raise ValueError(f"max_concurrency must be an integer >= 1, got {max_concurrency!r}")
         self.label = name
         self.model = name
         self.weight = check_weight(weight)
         self.max_concurrency = max_concurrency
+        self.cache_id = cache_id
+
+    def request_identity(self) -> dict[str, Any] | None:
+        """What besides the messages makes this judge's answer (None: not cached)."""
+        return None if self.cache_id is None else {"custom_judge": self.cache_id}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.label!r}, a judge you wrote)"
@@ -131,12 +148,19 @@ class FunctionJudge(Grader):
     ('MET', 'judge')
     """
 
-    def __init__(self, fn: Generate, *, name: str | None = None, weight: float = 1.0, max_concurrency: int = 8) -> None:
+    def __init__(
+        self,
+        fn: Generate,
+        *,
+        name: str | None = None,
+        weight: float = 1.0,
+        max_concurrency: int = 8,
+        cache_id: str | None = None,
+    ) -> None:
         if not callable(fn):
             raise TypeError(f"fn must be callable, got {type(fn).__name__}")
-        super().__init__(
-            name=name or str(getattr(fn, "__name__", "custom")), weight=weight, max_concurrency=max_concurrency
-        )
+        label = name or str(getattr(fn, "__name__", "custom"))
+        super().__init__(name=label, weight=weight, max_concurrency=max_concurrency, cache_id=cache_id)
         self.fn = fn
         if inspect.iscoroutinefunction(fn):
             self.generate = self._agenerate  # type: ignore[method-assign]  # so respond() awaits it on the loop

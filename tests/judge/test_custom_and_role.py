@@ -79,7 +79,7 @@ def test_a_grader_in_an_ensemble_beside_a_model(tmp_path) -> None:
     assert set(v["judge"]) == {"llm", "recorder", "ensemble"}
     assert set(v.filter(pl.col("judge") == "recorder")["transport"]) == {"custom"}
     run = rt.load_run("last", root=tmp_path)
-    assert {"label": "recorder", "custom": "Recorder"} in run.info["judges"]
+    assert {"label": "recorder", "custom": "Recorder", "cache_id": None} in run.info["judges"]
     with pytest.raises(ValueError, match="scripted or custom judges \\['recorder'\\]"):
         rt.rerun(run, root=tmp_path)
     with pytest.raises(ValueError, match="batch grading sends requests to a provider"):
@@ -119,3 +119,25 @@ def test_a_role_opens_the_system_message_and_reaches_the_server() -> None:
         rt.Role.from_rubrify({"persona": "x", "mood": "grumpy"})
     with pytest.raises(ValueError, match="must not be blank"):
         rt.Role(persona="x", obligations=["  "])
+
+
+def test_a_custom_judge_with_a_cache_id_is_never_asked_twice(tmp_path) -> None:
+    asked: list[str] = []
+
+    def fn(system_prompt, user_prompt, *, schema):
+        asked.append(user_prompt)
+        return {"verdict": "MET", "explanation": "x"}
+
+    kw = {"progress": False, "record": False, "cache": tmp_path / "c.sqlite"}
+    first = rt.grade(DF, RUBRIC, model=rt.FunctionJudge(fn, cache_id="kw-v1"), **kw)
+    assert len(asked) == 6 and not first["cached"].any()
+    again = rt.grade(DF, RUBRIC, model=rt.FunctionJudge(fn, cache_id="kw-v1"), **kw)
+    assert len(asked) == 6 and again["cached"].all()
+    assert again.select("id", "criterion", "verdict").equals(first.select("id", "criterion", "verdict"))
+    rt.grade(DF, RUBRIC, model=rt.FunctionJudge(fn, cache_id="kw-v2"), **kw)  # the judge changed: asked again
+    assert len(asked) == 12
+    rt.grade(DF, RUBRIC, model=rt.FunctionJudge(fn), **kw)  # no cache id: never cached
+    rt.grade(DF, RUBRIC, model=rt.FunctionJudge(fn), **kw)
+    assert len(asked) == 24
+    with pytest.raises(ValueError, match="cache_id must be a non-empty string"):
+        rt.FunctionJudge(fn, cache_id=" ")

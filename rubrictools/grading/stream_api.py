@@ -10,6 +10,7 @@ import polars as pl
 
 from rubrictools.conversations import ConversationPart
 from rubrictools.grading.api import ResponseFormat
+from rubrictools.grading.executor import OnResult
 from rubrictools.grading.options import (
     CacheSetting,
     CriterionContext,
@@ -75,12 +76,14 @@ def grade_to_parquet(
     system_prompt: str | None = None,
     litellm_kwargs: dict[str, Any] | None = None,
     transport: Transport | None = None,
+    on_result: OnResult | None = None,
 ) -> pl.LazyFrame:
     """Grade ``source`` ``batch_size`` rows at a time into parquet parts under ``output``.
 
     The parameters after ``retry_errors`` are :func:`rubrictools.grade`'s, with the same
-    defaults; the verdict rows are the same. ``source`` is a polars DataFrame or LazyFrame, a
-    pandas DataFrame, or a parquet file, directory or glob; it is never read whole. Each
+    defaults (``on_result`` included; without ``batch``); the verdict rows are the same.
+    ``source`` is a polars DataFrame or LazyFrame, a pandas DataFrame, or a parquet file,
+    directory or glob; it is never read whole. Each
     slice's verdict table is written atomically as ``part-NNNNN.parquet``; a part on disk is
     never graded again, and inside an unfinished part the response cache answers every call
     that had come back, so an interrupted run resumes without repeating a paid call. On a
@@ -105,4 +108,6 @@ def grade_to_parquet(
     (3, ['part-00000.parquet', 'part-00001.parquet'])
     """
     opts = GradeOptions.pick(locals())
-    return stream_parts(source, rubric, output, opts=opts, batch_size=batch_size, retry_errors=retry_errors)
+    return stream_parts(
+        source, rubric, output, opts=opts, batch_size=batch_size, retry_errors=retry_errors, on_result=on_result
+    )

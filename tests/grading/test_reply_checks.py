@@ -116,3 +116,11 @@ def test_on_result_reports_every_call_once_including_cache_hits(tmp_path) -> Non
         warnings.simplefilter("always")
         v = rt.grade(DF, RUBRIC, model=rt.ScriptedJudge(), on_result=lambda rows: 1 / 0, progress=False, record=False)
     assert v.height == 4 and sum("on_result raised ZeroDivisionError" in str(x.message) for x in w) == 1
+
+
+def test_on_result_reports_the_calls_of_a_stream_of_parts(tmp_path) -> None:
+    seen: list[dict] = []
+    df = pl.DataFrame({"submission": [f"answer {i}" for i in range(5)]})
+    lf = rt.grade_to_parquet(df, RUBRIC, output=tmp_path / "out", batch_size=2, model=rt.ScriptedJudge(),
+                             on_result=seen.extend, progress=False)  # fmt: skip
+    assert sorted((r["id"], r["criterion"]) for r in seen) == sorted(lf.collect().select("id", "criterion").rows())

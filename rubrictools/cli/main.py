@@ -130,6 +130,9 @@ def _grade(a: argparse.Namespace) -> int:
         query_column=a.query_column,
         reference_column=a.reference_column,
         mode=a.mode,
+        examples=read_table(a.examples) if a.examples else None,
+        criterion_context=a.criterion_context,
+        confidence=a.confidence,
         api_base=a.api_base,
         api_key=key,
         temperature=a.temperature,
@@ -222,6 +225,11 @@ def _grade_parser(sub: Any) -> None:
     g.add_argument("--query-column", help="prompt column shown to the judge")
     g.add_argument("--reference-column", help="reference answer column shown to the judge")
     g.add_argument("--mode", default="per_criterion", choices=["per_criterion", "per_item", "grouped", "holistic"])
+    g.add_argument("--examples", help="few-shot examples (submission, criterion, verdict[, explanation]; or score)")
+    g.add_argument(
+        "--criterion-context", default="focused", choices=["focused", "full"], help="full: show the rest of the rubric"
+    )
+    g.add_argument("--confidence", action="store_true", help="ask for a 0-1 confidence per verdict")
     g.add_argument("--api-base", help="OpenAI-compatible server URL (vLLM, llama.cpp, Ollama)")
     g.add_argument("--api-key-env", help="environment variable holding the API key")
     g.add_argument("--temperature", type=float)

@@ -108,3 +108,25 @@ def test_error_rows_exit_1_unless_allowed(files: Path) -> None:
         allowed = cli("grade", str(files / "answers.csv"), "--rubric", str(files / "rubric.yaml"), *base,
                       "--allow-errors")  # fmt: skip
         assert allowed.returncode == 0
+
+
+def test_grouped_mode_confidence_context_and_examples_from_the_command_line(files: Path) -> None:
+    rubric = [
+        {"name": "good", "requirement": "The answer is good", "group": "g"},
+        {"name": "clear", "requirement": "Clear", "group": "g"},
+        {"name": "short", "requirement": "Short"},
+    ]
+    (files / "grouped.json").write_text(json.dumps(rubric))
+    pl.DataFrame({"submission": ["good one"], "criterion": ["good"], "verdict": ["MET"]}).write_csv(files / "ex.csv")
+    with FakeLLMServer() as server:
+        base = ["--model", MODEL, "--api-base", server.url, "--no-cache", "--no-record", "--quiet", "--column", "text"]
+        new = ["--mode", "grouped", "--confidence", "--criterion-context", "full", "--examples", str(files / "ex.csv")]
+        out = cli("grade", str(files / "answers.csv"), "--rubric", str(files / "grouped.json"), *base, *new,
+                  "-o", str(files / "v.parquet"))  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        bodies = server.requests
+    assert len(bodies) == 3 * 2  # per answer: one call for group g, one for the loose criterion
+    schema = bodies[0]["response_format"]["json_schema"]["schema"]
+    assert "confidence" in json.dumps(schema) and "The rest of the rubric" in bodies[0]["messages"][1]["content"]
+    assert "good one" in json.dumps(bodies)  # the few-shot example was shown
+    assert "confidence" in pl.read_parquet(files / "v.parquet").columns

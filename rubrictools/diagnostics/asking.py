@@ -14,6 +14,7 @@ from typing import Any
 
 from rubrictools.grading.options import JUDGE_SETTINGS
 from rubrictools.grading.sync import run_sync
+from rubrictools.judge import dialects
 from rubrictools.judge.config import Judge
 from rubrictools.judge.parsing import ParseError, extract_json
 from rubrictools.judge.providers import token_limit
@@ -36,9 +37,19 @@ def _object(content: str | None, who: str) -> dict[str, Any]:
     return obj
 
 
-def asker(p: Any, *, who: str, settings: Mapping[str, Any] | None = None, max_tokens: int = 800) -> Asker:
+def asker(
+    p: Any,
+    *,
+    who: str,
+    settings: Mapping[str, Any] | None = None,
+    max_tokens: int = 800,
+    schema: dict[str, Any] | None = None,
+) -> Asker:
     """``p`` as an :data:`Asker`: a model string (a :class:`Judge` built with the judge
-    ``settings``), a Judge, or a function ``messages -> str | dict`` (``who`` names it in errors)."""
+    ``settings``), a Judge, or a function ``messages -> str | dict`` (``who`` names it in errors).
+    A model is sent ``schema`` (the reply's JSON schema) in the structured-output dialect its
+    server honours (:mod:`rubrictools.judge.dialects`), so a grammar-constrained local model
+    answers in the shape asked."""
     if isinstance(p, ScriptedJudge):
         raise ValueError(
             f"a ScriptedJudge answers verdicts, not rubric text; pass {who}= (a model, a Judge or a function)"
@@ -53,7 +64,8 @@ def asker(p: Any, *, who: str, settings: Mapping[str, Any] | None = None, max_to
 
         def ask_model(messages: list[dict[str, str]]) -> tuple[dict[str, Any], float | None]:
             cap = token_limit(judge, max_tokens)
-            call = complete(judge, messages, None, max_attempts=1 + judge.max_retries, max_tokens=cap)
+            output = dialects.format_fields(dialects.resolve(judge), schema, who) if schema is not None else None
+            call = complete(judge, messages, output, max_attempts=1 + judge.max_retries, max_tokens=cap)
             res = run_sync(with_clients_closed(call))
             if res.error is not None:
                 raise RuntimeError(f"{who} call failed: {res.error}")

@@ -154,6 +154,14 @@ def _proposal_messages(c: Criterion, ex: pl.DataFrame) -> list[dict[str, str]]:
     return [{"role": "system", "content": PROPOSER_PROMPT}, {"role": "user", "content": user}]
 
 
+PROPOSAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"requirement": {"type": "string"}, "rationale": {"type": "string"}},
+    "required": ["requirement", "rationale"],
+    "additionalProperties": False,
+}
+
+
 def _resolve_proposer(
     proposer: Any, model: Any, grade_kwargs: dict[str, Any]
 ) -> Callable[[Criterion, pl.DataFrame], Any]:
@@ -163,7 +171,7 @@ def _resolve_proposer(
         return p
     if isinstance(p, ScriptedJudge):
         raise ValueError("a ScriptedJudge cannot propose rewrites; pass proposer= (a model, a Judge or a function)")
-    ask = asker(p, who="proposer", settings=grade_kwargs)
+    ask = asker(p, who="proposer", settings=grade_kwargs, schema=PROPOSAL_SCHEMA)
 
     def propose(c: Criterion, ex: pl.DataFrame) -> dict[str, Any]:
         obj, cost = ask(_proposal_messages(c, ex))

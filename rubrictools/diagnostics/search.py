@@ -109,6 +109,23 @@ def _messages(rubric: Rubric, examples: dict[str, pl.DataFrame]) -> list[dict[st
     return [{"role": "system", "content": SEARCH_PROMPT}, {"role": "user", "content": user}]
 
 
+def _schema(rubric: Rubric) -> dict[str, Any]:
+    """The JSON schema of a proposal: criteria named from the rubric's judged criteria."""
+    names = [c.name or "" for c in rubric if c.rule is None]
+    entry = {
+        "type": "object",
+        "properties": {"name": {"type": "string", "enum": names}, "requirement": {"type": "string"}},
+        "required": ["name", "requirement"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {"criteria": {"type": "array", "items": entry}, "rationale": {"type": "string"}},
+        "required": ["criteria", "rationale"],
+        "additionalProperties": False,
+    }
+
+
 def _candidate(current: Rubric, proposal: dict[str, Any]) -> tuple[Rubric, list[str]]:
     """``current`` with the proposed requirement texts (only those that change)."""
     entries = proposal.get("criteria")
@@ -117,9 +134,9 @@ def _candidate(current: Rubric, proposal: dict[str, Any]) -> tuple[Rubric, list[
     new: dict[str, str] = {}
     for e in entries:
         name, req = (e.get("name"), e.get("requirement")) if isinstance(e, dict) else (None, None)
-        if name not in current.names:
+        if name not in current.names or current[name].rule is not None:
             raise RuntimeError(
-                f"proposer named a criterion not in the rubric: {name!r} (rubric: {list(current.names)})"
+                f"proposer named a criterion not in the rubric (or decided by a rule): {name!r} (rubric: {list(current.names)})"
             )
         if not isinstance(req, str) or not req.strip():
             raise RuntimeError(f"proposer gave criterion {name!r} no requirement text")
@@ -210,7 +227,7 @@ def search_rubric(
         if col not in frame.columns:
             raise ValueError(f"{name}={col!r} is not a column of df (columns: {frame.columns})")
     h = human_frame(human).with_columns(pl.col("id").cast(frame.schema[id_column]))
-    ask = asker(model if proposer is None else proposer, who="proposer")
+    ask = asker(model if proposer is None else proposer, who="proposer", max_tokens=2000, schema=_schema(rubric))
     order = sorted(set(h["id"].to_list()) & set(frame[id_column].to_list()), key=str)
     if len(order) < 6:
         raise ValueError(f"search_rubric needs human labels for at least 6 submissions of df; found {len(order)}")

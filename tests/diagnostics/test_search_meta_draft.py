@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 import rubrictools as rt
+from rubrictools.diagnostics.draft import DRAFT_SCHEMA
 from rubrictools.testing import FakeLLMServer, user_text
 
 MODEL = "openai/gpt-4.1-mini"
@@ -110,7 +111,7 @@ def test_search_keeps_what_helps_on_training_data_and_reports_the_held_out_gain(
 def test_search_refuses_bad_proposals_and_inputs(labelled) -> None:
     df, human, rubric = labelled
     bad = lambda messages: {"criteria": [{"name": "tone", "requirement": "x"}]}  # noqa: E731
-    with pytest.raises(RuntimeError, match="not in the rubric: 'tone'"):
+    with pytest.raises(RuntimeError, match=r"not in the rubric \(or decided by a rule\): .tone."):
         rt.search_rubric(rubric, df, human, model=KeywordJudge(), proposer=bad, cache=False, verbose=False)
     with pytest.raises(RuntimeError, match="reply is not JSON"):
         rt.search_rubric(rubric, df, human, model=KeywordJudge(), proposer=lambda m: "no", cache=False, verbose=False)
@@ -188,3 +189,13 @@ def test_draft_rubric_refuses_what_it_cannot_use() -> None:
         rt.draft_rubric("t", model=good, examples=ex, grader=rt.ScriptedJudge())
     with pytest.raises(ValueError, match="a function drafter cannot grade the examples"):
         rt.draft_rubric("t", model=good, examples=ex.with_columns(label=pl.lit("good")))
+
+
+def test_a_model_drafter_is_sent_the_draft_schema() -> None:
+    with FakeLLMServer(script=draft_script) as srv:
+        d = rt.draft_rubric("Name the capital of France", model=rt.Judge(model=MODEL, api_base=srv.url, api_key=SECRET))
+        body = srv.requests[0]
+    sent = body["response_format"]["json_schema"]["schema"]
+    assert sent == DRAFT_SCHEMA
+    assert sent["properties"]["criteria"]["items"]["required"] == ["name", "requirement", "weight"]
+    assert d.rubric.names == ("names_paris", "wrong_city", "polite") and d.discrimination is None

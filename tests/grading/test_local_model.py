@@ -181,3 +181,23 @@ def test_issue_36_options_survive_a_real_model(local_server, tmp_path):
                        "score": [100.0, 0.0]})  # fmt: skip
     h = rt.grade(DF, RUBRIC, model=judge, mode="holistic", examples=ex, **common)
     assert h["error"].null_count() == h.height and h["value"].is_between(0, 1).all()
+
+
+def test_a_real_model_drafts_and_proposes_in_the_shape_asked(local_server):
+    """The drafter and the whole-rubric proposer are sent their JSON schema in the server's
+    dialect: SmolLM2's replies parse (what a 135M model writes in them is not judged here)."""
+    from rubrictools.diagnostics.asking import asker
+    from rubrictools.diagnostics.draft import DRAFT_SCHEMA
+
+    judge = rt.Judge(model=local_server.model, api_base=local_server.url, api_key="sk-local", timeout=300)
+    ask = asker(judge, who="drafter", max_tokens=400, schema=DRAFT_SCHEMA)
+    messages = [{"role": "user", "content": "Write a rubric for answers to 'What is the capital of France?'"}]
+    obj, _ = ask(messages)
+    assert isinstance(obj["criteria"], list) and isinstance(obj["rationale"], str)
+    assert all({"name", "requirement", "weight"} <= set(c) for c in obj["criteria"])
+    try:
+        d = rt.draft_rubric("Answer: what is the capital of France?", model=judge)
+    except ValueError as e:  # a tiny model may name two criteria alike: refused with the reason, never unparsed
+        assert "the drafted rubric is not valid" in str(e) or "no 'criteria' list" in str(e)
+    else:
+        assert len(d.rubric) >= 1

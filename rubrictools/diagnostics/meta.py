@@ -20,6 +20,7 @@ from typing import Any
 import polars as pl
 
 from rubrictools.grading import grade
+from rubrictools.grading.options import Mode
 from rubrictools.rubric import Rubric
 
 __all__ = ["META_RUBRIC", "evaluate_rubric", "meta_rubric"]
@@ -68,7 +69,7 @@ def evaluate_rubric(
     *,
     model: Any,
     task: str | None = None,
-    mode: str = "per_criterion",
+    mode: Mode = "per_criterion",
     cache: bool | str = True,
     record: bool | str = False,
 ) -> pl.DataFrame:
@@ -113,7 +114,7 @@ def evaluate_rubric(
         model=model,
         id_column="id",
         query_column="task" if task is not None else None,
-        mode=mode,  # type: ignore[arg-type]  # checked by grade
+        mode=mode,
         cache=cache,
         progress=False,
         record=record,

@@ -11,7 +11,6 @@ source too large for memory into parquet parts.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,7 +29,6 @@ from rubrictools.grading.options import (
     OnNull,
     OnUnsupported,
 )
-from rubrictools.grading.recording import record_frame
 from rubrictools.judge.config import StructuredOutput, Transport
 from rubrictools.judge.constraints import OutputConstraint
 from rubrictools.records import runs_dir
@@ -224,12 +222,8 @@ def grade(
     if batch and on_result is not None:
         raise ValueError("on_result= reports calls as they complete in live grading; a batch job has none to report")
     if batch:
-        started = datetime.now().astimezone()
         job = submit_batch_plan(df, rubric, opts, path=batch_dir)
-        verdicts = job.collect(poll_interval=poll_interval, progress=progress)
-        if store is not None:
-            record_frame(store, df, rubric, opts, verdicts=verdicts, started=started)
-        return verdicts
+        return job.collect(poll_interval=poll_interval, progress=progress, record=store or False)
     return grade_frame(df, rubric, opts, record=store, on_result=on_result)
 
 

@@ -8,7 +8,6 @@ table.
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,7 +17,6 @@ from rubrictools.conversations import ConversationPart
 from rubrictools.grading.batch import submit_batch_plan
 from rubrictools.grading.live import grade_frame
 from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Inconsistent, OnNull
-from rubrictools.grading.recording import record_frame
 from rubrictools.grading.streaming import stream_parts
 from rubrictools.judge.config import StructuredOutput, Transport
 from rubrictools.records import runs_dir
@@ -136,12 +134,8 @@ def grade_pairs(
     opts = GradeOptions.pick({**locals(), "column": a, "pair_column": b})
     store = runs_dir(record)
     if batch:
-        started = datetime.now().astimezone()
         job = submit_batch_plan(df, rubric, opts, path=batch_dir)
-        prefs = job.collect(poll_interval=poll_interval, progress=progress)
-        if store is not None:
-            record_frame(store, df, rubric, opts, verdicts=prefs, started=started)
-        return prefs
+        return job.collect(poll_interval=poll_interval, progress=progress, record=store or False)
     return grade_frame(df, rubric, opts, record=store)
 
 

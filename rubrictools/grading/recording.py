@@ -12,13 +12,12 @@ from typing import Any
 import polars as pl
 
 from rubrictools.frames import to_polars
-from rubrictools.grading.options import GradeOptions
-from rubrictools.grading.plan import Plan, assign_keys, build_plan
+from rubrictools.grading.plan import Plan
 from rubrictools.judge import Judge
 from rubrictools.judge.prompts import PROMPT_TEMPLATE_VERSION
 from rubrictools.records import write_run
 
-__all__ = ["record_frame", "record_run"]
+__all__ = ["record_run"]
 
 
 def _judge_settings(j: Any) -> dict[str, Any]:
@@ -70,14 +69,3 @@ def record_run(root: Path, *, kind: str, plan: Plan, verdicts: pl.DataFrame, sta
     except (OSError, pl.exceptions.PolarsError, TypeError, ValueError) as e:
         warnings.warn(f"the run record was not written under {root} ({e}); the verdict table is complete", stacklevel=3)
         return None
-
-
-def record_frame(
-    root: Path, df: Any, rubric: Any, opts: GradeOptions, *, verdicts: pl.DataFrame, started: datetime
-) -> str | None:
-    """:func:`record_run` for a run whose plan was not kept (a provider batch job): the plan is
-    built again (no call) for the record's inputs, judges and request hash."""
-    plan = build_plan(df, rubric, opts)
-    assign_keys(plan)
-    return record_run(root, kind="grade_pairs" if opts.pairwise else "grade", plan=plan, verdicts=verdicts,
-                      started=started)  # fmt: skip

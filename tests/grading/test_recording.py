@@ -111,3 +111,17 @@ def test_a_batch_job_is_recorded_when_collected(df, rubric, server, tmp_path):
     listed = rt.runs(tmp_path / "runs")
     assert listed.height == 1 and listed["rows"][0] == v.height == 12
     assert rt.load_run("last", root=tmp_path / "runs").verdicts.equals(v)
+
+
+def test_a_job_collected_later_in_another_session_is_recorded_once(df, rubric, server, tmp_path):
+    kw = {"api_base": server.url, "api_key": SECRET, "cache": tmp_path / "c.sqlite", "progress": False}
+    job = rt.submit_batch(df, rubric, model=MODEL, path=tmp_path / "job", column="text", **kw)
+    runs = tmp_path / "later-runs"
+    assert rt.runs(runs).height == 0  # submitting records nothing: there is no verdict yet
+    v = rt.collect_batch(tmp_path / "job", api_key=SECRET, poll_interval=0.01, progress=False, record=runs)
+    listed = rt.runs(runs)
+    assert listed.height == 1 and listed["rows"][0] == v.height and listed["kind"][0] == "grade"
+    run = rt.load_run("last", root=runs)
+    assert run.verdicts.equals(v) and run.info["created"] <= run.info["finished"]
+    rt.collect_batch(job, poll_interval=0.01, progress=False, record=False)
+    assert rt.runs(runs).height == 1

@@ -104,9 +104,11 @@ def collect_batch(
     poll_interval: float = 30.0,
     timeout: float | None = None,
     progress: bool = True,
+    record: bool | str | Path = True,
 ) -> pl.DataFrame:
     """The verdict table of a batch job, by object or directory (e.g. from a new session);
-    see :meth:`BatchJob.collect`."""
+    see :meth:`BatchJob.collect`. ``record``: record the run (:mod:`rubrictools.records`) as
+    :func:`rubrictools.grade` does; a group of jobs (``max_rows_per_job``) is not recorded."""
     if isinstance(job, (str, Path)) and (Path(job) / GROUP).exists():
         job = BatchGroup(job, api_key=api_key)
     if isinstance(job, BatchGroup):
@@ -116,4 +118,4 @@ def collect_batch(
         job = BatchJob(job, api_key=api_key)
     elif api_key is not None:
         job.api_key, job.judge_objects = api_key, None
-    return job.collect(wait=wait, poll_interval=poll_interval, timeout=timeout, progress=progress)
+    return job.collect(wait=wait, poll_interval=poll_interval, timeout=timeout, progress=progress, record=record)

@@ -49,6 +49,7 @@ import sqlite3
 import time
 import warnings
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,7 @@ from rubrictools.grading.batch.rounds import resume_creating, submit_rounds
 from rubrictools.grading.executor import execute
 from rubrictools.grading.options import GradeOptions
 from rubrictools.grading.plan import Plan, assign_keys, build_plan
+from rubrictools.grading.recording import record_run
 from rubrictools.grading.sync import run_sync
 from rubrictools.judge import CallResult, Judge, ResponseCache
 from rubrictools.judge.batch_api import batch_call, job_keys, line_result, read_lines, scrubbed_file
@@ -69,6 +71,7 @@ from rubrictools.judge.pricing import batch_prices
 from rubrictools.judge.providers import load_litellm
 from rubrictools.judge.transport import with_clients_closed
 from rubrictools.progress import progress_bar
+from rubrictools.records import runs_dir
 from rubrictools.rubric import Rubric
 
 __all__ = ["BatchJob"]
@@ -316,14 +319,21 @@ class BatchJob:
         return out
 
     def collect(
-        self, *, wait: bool = True, poll_interval: float = 30.0, timeout: float | None = None, progress: bool = True
+        self,
+        *,
+        wait: bool = True,
+        poll_interval: float = 30.0,
+        timeout: float | None = None,
+        progress: bool = True,
+        record: bool | str | Path = False,
     ) -> pl.DataFrame:
         """The verdict table of the job (see :func:`rubrictools.grade` for its columns).
 
         With ``wait=True`` polls until every batch is final; with ``wait=False`` returns at
         once, and requests still running are error rows saying so. Rows answered by a batch
         have ``cached=False`` and the batch cost; rows answered from the cache before
-        submission have ``cached=True``.
+        submission have ``cached=True``. ``record``: record the run in the run store
+        (:mod:`rubrictools.records`; ``True``: the default store), dated from the submission.
         """
         if wait:
             self.wait(poll_interval=poll_interval, timeout=timeout, progress=progress)
@@ -337,7 +347,12 @@ class BatchJob:
             for cid in submitted_ids(self.path / r["requests_file"]):
                 where[cid] = r
         fill_calls(plan, results, cached, where)
-        return plan.verdicts()
+        verdicts = plan.verdicts()
+        if (runs := runs_dir(record)) is not None:
+            started = datetime.strptime(self.handle["created"], "%Y-%m-%dT%H:%M:%S%z")
+            record_run(runs, kind="grade_pairs" if plan.opts.pairwise else "grade", plan=plan, verdicts=verdicts,
+                       started=started)  # fmt: skip
+        return verdicts
 
     def unanswered(self) -> int:
         """Requests (distinct cache keys) with no valid answer in the cache yet."""

@@ -27,10 +27,15 @@ __all__ = ["check_replies"]
 _ANSWERED = pl.col("error").is_null() & pl.col("verdict").is_not_null()
 
 
+def _broken(c: OutputConstraint) -> pl.Expr:
+    """True where a row breaks ``c``; a constraint on the evidence applies to rows that asked for one."""
+    return (pl.col("__ev") & c.broken()) if c.target == "evidence" else c.broken()
+
+
 def _hard(df: pl.DataFrame, hard: Sequence[OutputConstraint]) -> pl.DataFrame:
     if not hard:
         return df
-    why = pl.concat_list([pl.when(c.broken()).then(pl.lit(c.message())) for c in hard]).list.drop_nulls()
+    why = pl.concat_list([pl.when(_broken(c)).then(pl.lit(c.message())) for c in hard]).list.drop_nulls()
     df = df.with_columns(pl.when(_ANSWERED).then(why).otherwise(pl.lit([], dtype=pl.List(pl.String))).alias("__hard"))
     bad = pl.col("__hard").list.len() > 0
     return df.with_columns(
@@ -47,7 +52,7 @@ def check_replies(df: pl.DataFrame, constraints: Sequence[OutputConstraint], *, 
     replies of rows still answered after the check are dropped from ``raw_response`` (only
     error rows keep theirs, as without constraints)."""
     df = _hard(df, [c for c in constraints if c.enforcement == "hard"])
-    notes = [pl.when(c.broken()).then(pl.lit(c.message())) for c in constraints if c.enforcement == "soft"]
+    notes = [pl.when(_broken(c)).then(pl.lit(c.message())) for c in constraints if c.enforcement == "soft"]
     if confidence:
         notes.append(
             pl.when(pl.col("confidence").is_null()).then(pl.lit("confidence: the reply gave none from 0 to 1"))

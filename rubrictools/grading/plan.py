@@ -360,6 +360,12 @@ def build_plan(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Plan:
     require_vision(llm_judges, sum(1 for s in inp.subs if s.images) + sum(1 for s in inp.others or () if s.images))
     warn_unknown_prices(llm_judges)
     calls = build_calls(inp, judges, opts, judge_dialects(judges, opts))
+    on_evidence = [c.id for c in opts.output_constraints if c.target == "evidence"]
+    if on_evidence and not any("evidence" in c.task.optional_columns() for c in calls):
+        raise ValueError(
+            f"output_constraints {on_evidence} check the evidence quote, and no verdict of this run asks for one: "
+            "pass evidence=True (or Criterion(evidence=True)), or target the explanation"
+        )
     skipped = [c for c in calls if c.task.subject.row in inp.row_errors]
     for c in skipped:
         c.error, c.error_kind = inp.row_errors[c.task.subject.row], "input"

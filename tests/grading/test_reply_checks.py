@@ -124,3 +124,21 @@ def test_on_result_reports_the_calls_of_a_stream_of_parts(tmp_path) -> None:
     lf = rt.grade_to_parquet(df, RUBRIC, output=tmp_path / "out", batch_size=2, model=rt.ScriptedJudge(),
                              on_result=seen.extend, progress=False)  # fmt: skip
     assert sorted((r["id"], r["criterion"]) for r in seen) == sorted(lf.collect().select("id", "criterion").rows())
+
+
+def test_a_constraint_on_the_evidence_applies_where_a_quote_was_asked() -> None:
+    rubric = rt.Rubric.from_dict(
+        [{"name": "a", "requirement": "x", "evidence": True}, {"name": "b", "requirement": "y"}]
+    )
+    judge = rt.ScriptedJudge(rule=lambda text, c: ("MET", "because", "a quote"))
+    quote = rt.OutputConstraint(id="q", kind="word_count", min=5, target="evidence")
+    v = rt.grade(DF.head(1), rubric, model=judge, output_constraints=[quote], progress=False, record=False)
+    assert v.filter(pl.col("criterion") == "a")["warnings"].to_list() == [
+        [
+            "constraint q: the evidence must have at least 5 words",
+            "evidence: the quoted passage is not in the submission",
+        ]
+    ]
+    assert v.filter(pl.col("criterion") == "b")["warnings"].to_list() == [[]]  # no quote asked: nothing to check
+    with pytest.raises(ValueError, match=r"output_constraints \['q'\] check the evidence quote"):
+        rt.grade(DF.head(1), RUBRIC, model=judge, output_constraints=[quote], progress=False, record=False)

@@ -67,7 +67,10 @@ def test_latency_that_climbs_while_throughput_does_not_lowers_the_limit():
         seen = srv.in_flight_seen
     assert v["error"].null_count() == v.height
     assert max(seen[:16]) == 16  # it started at max_concurrency
-    assert statistics.median(seen[-30:]) <= 3  # and ended near the one slot the server has
+    # and ended near the one slot the server has: the pace settles at ceil(2 p), where p, the
+    # parallelism it measures, carries the client's own overhead in every latency (1.0-1.5 idle
+    # here, up to 1.9 on a loaded CI machine, which once gave 4): 2-4 in flight, from 16
+    assert statistics.median(seen[-30:]) <= 4
 
 
 def test_a_parallel_server_keeps_the_concurrency():

@@ -1,15 +1,42 @@
-"""Where a judge and the humans disagree, per criterion: the material rubric rewrites learn from."""
+"""What rubric rewrites learn from and are judged on: the labelled submissions split into a
+training and a held-out part, where the judge and the humans disagree, and how well they agree."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from rubrictools.human_agreement import agreement
 from rubrictools.rubric import Rubric
 
-__all__ = ["criterion_agreement", "disagreements"]
+__all__ = ["agreement_on", "criterion_agreement", "disagreements", "holdout_split"]
+
+
+def holdout_split(
+    human: pl.DataFrame,
+    frame: pl.DataFrame,
+    id_column: str,
+    *,
+    holdout: float,
+    seed: int,
+    min_hold: int,
+    min_train: int,
+    at_least: int,
+    who: str,
+) -> tuple[set[Any], set[Any], pl.DataFrame]:
+    """``(train ids, held-out ids, split table)`` of the submissions of ``frame`` with human
+    labels: a seeded permutation, ``round(holdout * n)`` held out, kept between ``min_hold``
+    and ``n - min_train``; fewer than ``at_least`` labelled submissions is an error naming ``who``."""
+    order = sorted(set(human["id"].to_list()) & set(frame[id_column].to_list()), key=str)
+    if len(order) < at_least:
+        raise ValueError(f"{who} needs human labels for at least {at_least} submissions of df; found {len(order)}")
+    perm = np.random.default_rng(seed).permutation(len(order))
+    n_hold = min(max(min_hold, round(holdout * len(order))), len(order) - min_train)
+    hold = {order[i] for i in perm[:n_hold]}
+    split = pl.DataFrame({"id": order, "split": ["holdout" if i in hold else "train" for i in order]})
+    return set(order) - hold, hold, split
 
 
 def disagreements(
@@ -43,15 +70,20 @@ def disagreements(
     )
 
 
+def agreement_on(v: pl.DataFrame, human: pl.DataFrame, rubric: Rubric, ids: set[Any], metric: str) -> float:
+    """Agreement (``metric``) of the judge with the humans over the submissions ``ids``, pooled
+    over the criteria of ``rubric`` (nan: none to compare)."""
+    names = list(rubric.names)
+    keep = pl.col("id").is_in(list(ids)) & pl.col("criterion").is_in(names)
+    sub_v, sub_h = v.filter(keep), human.filter(keep)
+    if sub_v.height == 0 or sub_h.height == 0:
+        return float("nan")
+    t = agreement(sub_v, sub_h, rubric, level="criterion", by=None, metrics=[metric], bootstrap=0)
+    return float(t["value"][0]) if t.height and t["value"][0] is not None else float("nan")
+
+
 def criterion_agreement(
     v: pl.DataFrame, human: pl.DataFrame, rubric: Rubric, name: str, ids: set[Any], metric: str
 ) -> float:
-    """Agreement (``metric``) of the judge with the humans on criterion ``name`` over the
-    submissions ``ids`` (nan: none to compare)."""
-
-    sub_v = v.filter((pl.col("criterion") == name) & pl.col("id").is_in(list(ids)))
-    sub_h = human.filter((pl.col("criterion") == name) & pl.col("id").is_in(list(ids)))
-    if sub_v.height == 0 or sub_h.height == 0:
-        return float("nan")
-    t = agreement(sub_v, sub_h, Rubric([rubric[name]]), level="criterion", metrics=[metric], bootstrap=0)
-    return float(t["value"][0]) if t.height and t["value"][0] is not None else float("nan")
+    """:func:`agreement_on` criterion ``name`` alone."""
+    return agreement_on(v, human, Rubric([rubric[name]]), ids, metric)

@@ -30,7 +30,7 @@ import numpy as np
 import polars as pl
 
 from rubrictools.diagnostics.asking import asker
-from rubrictools.diagnostics.disagreements import criterion_agreement, disagreements
+from rubrictools.diagnostics.disagreements import criterion_agreement, disagreements, holdout_split
 from rubrictools.frames import to_polars
 from rubrictools.grading import grade
 from rubrictools.human_agreement import compare, human_frame
@@ -261,16 +261,9 @@ def improve(
     h = human_frame(human)
     propose = _resolve_proposer(proposer, model, grade_kwargs)
 
-    labelled = set(h["id"].to_list()) & set(frame[id_column].to_list())
-    if len(labelled) < 4:
-        raise ValueError(f"improve needs human labels for at least 4 submissions of df; found {len(labelled)}")
-    order = sorted(labelled, key=str)
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(len(order))
-    n_hold = min(max(1, round(holdout * len(order))), len(order) - 2)
-    hold = {order[i] for i in perm[:n_hold]}
-    train = set(order) - hold
-    split = pl.DataFrame({"id": order, "split": ["holdout" if i in hold else "train" for i in order]})
+    train, hold, split = holdout_split(
+        h, frame, id_column, holdout=holdout, seed=seed, min_hold=1, min_train=2, at_least=4, who="improve"
+    )
 
     labelled_crit = set(h["criterion"].unique().to_list())
     pool = [c.name or "" for c in rubric if c.rule is None and c.name in labelled_crit]

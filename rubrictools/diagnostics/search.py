@@ -28,10 +28,10 @@ import numpy as np
 import polars as pl
 
 from rubrictools.diagnostics.asking import asker
-from rubrictools.diagnostics.disagreements import disagreements
+from rubrictools.diagnostics.disagreements import agreement_on, disagreements, holdout_split
 from rubrictools.frames import to_polars
 from rubrictools.grading import grade
-from rubrictools.human_agreement import agreement, compare, human_frame
+from rubrictools.human_agreement import compare, human_frame
 from rubrictools.judge.prompts import describe_criterion, escape
 from rubrictools.rubric import Criterion, Rubric
 
@@ -151,14 +151,6 @@ def _candidate(current: Rubric, proposal: dict[str, Any]) -> tuple[Rubric, list[
     return current.model_copy(update={"criteria": tuple(crit)}), list(new)
 
 
-def _pooled(v: pl.DataFrame, human: pl.DataFrame, rubric: Rubric, ids: set[Any], metric: str) -> float:
-    """Agreement pooled over every judged criterion on the submissions ``ids``."""
-    sub_v = v.filter(pl.col("id").is_in(list(ids)))
-    sub_h = human.filter(pl.col("id").is_in(list(ids)))
-    t = agreement(sub_v, sub_h, rubric, level="criterion", by=None, metrics=[metric], bootstrap=0)
-    return float(t["value"][0]) if t.height and t["value"][0] is not None else float("nan")
-
-
 def search_rubric(
     rubric: Rubric,
     df: Any,
@@ -228,14 +220,9 @@ def search_rubric(
             raise ValueError(f"{name}={col!r} is not a column of df (columns: {frame.columns})")
     h = human_frame(human).with_columns(pl.col("id").cast(frame.schema[id_column]))
     ask = asker(model if proposer is None else proposer, who="proposer", max_tokens=2000, schema=_schema(rubric))
-    order = sorted(set(h["id"].to_list()) & set(frame[id_column].to_list()), key=str)
-    if len(order) < 6:
-        raise ValueError(f"search_rubric needs human labels for at least 6 submissions of df; found {len(order)}")
-    perm = np.random.default_rng(seed).permutation(len(order))
-    n_hold = min(max(2, round(holdout * len(order))), len(order) - 4)
-    hold = {order[i] for i in perm[:n_hold]}
-    train = set(order) - hold
-    split = pl.DataFrame({"id": order, "split": ["holdout" if i in hold else "train" for i in order]})
+    train, hold, split = holdout_split(
+        h, frame, id_column, holdout=holdout, seed=seed, min_hold=2, min_train=4, at_least=6, who="search_rubric"
+    )
 
     def run(r: Rubric, ids: set[Any]) -> pl.DataFrame:
         part = frame.filter(pl.col(id_column).is_in(list(ids)))
@@ -246,7 +233,7 @@ def search_rubric(
     texts = frame.select(pl.col(id_column).alias("id"), pl.col(column).cast(pl.String).alias("text"))
     current = rubric
     verdicts = run(current, train)
-    score = _pooled(verdicts, h, current, train, metric)
+    score = agreement_on(verdicts, h, current, train, metric)
     rows: list[dict[str, Any]] = []
     for rnd in range(1, rounds + 1):
         names = [c.name or "" for c in current if c.rule is None]
@@ -263,7 +250,7 @@ def search_rubric(
             made = fresh.filter(~pl.col("cached") & (pl.col("judge") != "ensemble"))
             row.update(calls=made.height, cost_usd=row["cost_usd"] + float(made["cost_usd"].sum() or 0.0))
             merged = pl.concat([verdicts.filter(~pl.col("criterion").is_in(changed)), fresh], how="diagonal_relaxed")
-            after = _pooled(merged, h, cand, train, metric)
+            after = agreement_on(merged, h, cand, train, metric)
             row["train_after"] = after
             if np.isfinite(after) and (not np.isfinite(score) or after > score + min_gain):
                 row["accepted"] = True

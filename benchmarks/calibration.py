@@ -41,7 +41,7 @@ def main() -> None:
             target="Q0",
             folds=10,
             seed=0,
-            bootstrap=1000,
+            n_resamples=1000,
             pretrain=pretrain,
             tune=tune,
         )

@@ -62,7 +62,7 @@ def main() -> None:
     folds = GroupKFold(10)
 
     def ours_nested() -> None:
-        rt.calibrate.cross_validate(d, h, target="Q0", folds=10, seed=0, bootstrap=0, tune=True, progress=False)
+        rt.calibrate.cross_validate(d, h, target="Q0", folds=10, seed=0, n_resamples=0, tune=True, progress=False)
 
     def sklearn_nested() -> None:
         inner = GridSearchCV(
@@ -75,7 +75,7 @@ def main() -> None:
     def ours_same() -> None:
         for a in grid:
             rt.calibrate.cross_validate(
-                d, h, target="Q0", folds=10, seed=0, bootstrap=0, l2=a, l2_rater=a, progress=False
+                d, h, target="Q0", folds=10, seed=0, n_resamples=0, l2=a, l2_rater=a, progress=False
             )
 
     def sklearn_same() -> None:

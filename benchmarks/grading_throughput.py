@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -68,7 +69,7 @@ def identical_requests(df: pl.DataFrame, rubric: rt.Rubric) -> list[tuple[list[d
     from rubrictools.grading.options import GradeOptions
     from rubrictools.grading.plan import build_plan
 
-    plan = build_plan(df, rubric, GradeOptions(model=MODEL, id_column="id", api_base="x"))
+    plan = build_plan(df, rubric, GradeOptions(model=[rt.Judge(model=MODEL, api_base="x")], id_column="id"))
     return [(c.messages, c.response_format) for c in plan.calls]
 
 
@@ -167,17 +168,20 @@ def main() -> None:
         f"concurrency {args.concurrency}; physical limit {limit:.2f} s; median of {args.runs} (range)"
     )
     with server_process(args.latency) as url:
-        common = {"model": MODEL, "api_base": url, "api_key": KEY, "cache": False, "progress": False, "record": False}
+        common = {"cache": False, "progress": False, "record": False}
+
+        def judge(transport: str = "auto", concurrency: int = 16) -> Any:
+            return rt.Judge(model=MODEL, api_base=url, api_key=KEY, max_concurrency=concurrency, transport=transport)
 
         def grade(transport: str) -> Callable[[], None]:
             def run() -> None:
-                v = rt.grade(df, rubric, max_concurrency=args.concurrency, transport=transport, **common)
+                v = rt.grade(df, rubric, model=judge(transport, args.concurrency), **common)
                 assert v["error"].null_count() == v.height, v["error"].drop_nulls().head(3)
 
             return run
 
         for transport in ("auto", "litellm"):  # warm-up: imports, clients
-            rt.grade(df.head(2), rubric, transport=transport, **common)
+            rt.grade(df.head(2), rubric, model=judge(transport), **common)
         requests = identical_requests(df, rubric)
         asyncio.run(bare_litellm(url, requests[:5], 5))
         w_direct = show("rubrictools grade (default: direct)", *measure(grade("auto"), args.runs), n_calls, limit)
@@ -203,9 +207,9 @@ def main() -> None:
         big, _ = make_inputs(items, args.criteria)
         with tempfile.TemporaryDirectory() as d:
             cached = {**common, "cache": Path(d) / "c.sqlite"}
-            rt.grade(big, rubric, max_concurrency=64, **cached)
+            rt.grade(big, rubric, model=judge(concurrency=64), **cached)
             outs: list[pl.DataFrame] = []
-            wall, cpu = measure(lambda: outs.append(rt.grade(big, rubric, **cached)), args.runs)
+            wall, cpu = measure(lambda: outs.append(rt.grade(big, rubric, model=judge(), **cached)), args.runs)
         again = outs[-1]
         print(
             f"cached re-run of {again.height:,} pairs: wall {statistics.median(wall):.2f} s ({min(wall):.2f}-"

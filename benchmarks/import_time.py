@@ -31,9 +31,9 @@ COLD_GRADE = """
 import sys, polars as pl, rubrictools as rt
 from rubrictools.testing import FakeLLMServer
 with FakeLLMServer() as srv:
+    judge = rt.Judge(model="openai/smollm2", api_base=srv.url, api_key="sk-local", transport=sys.argv[1])
     v = rt.grade(pl.DataFrame({"a": ["good", "bad"]}), rt.Rubric.from_dict([{"name": "x", "requirement": "good?"}]),
-                 column="a", model="openai/smollm2", api_base=srv.url, api_key="sk-local", progress=False,
-                 cache=False, record=False, transport=sys.argv[1])
+                 column="a", model=judge, progress=False, cache=False, record=False)
 assert v["error"].null_count() == 2
 print(any(m == "litellm" or m.startswith("litellm.") for m in sys.modules))
 """

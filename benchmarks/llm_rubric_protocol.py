@@ -182,9 +182,9 @@ def library_rows() -> pl.DataFrame:
     """rt.calibrate on the same protocol (fit on synthetic, score on real) and under 10-fold CV on real."""
     real, synth = rt.datasets.load("llm_rubric_real"), rt.datasets.load("llm_rubric_synth")
     cal = rt.calibrate.fit(synth.tables["distributions"], synth.human, target="Q0")
-    transfer, _ = rt.calibrate.evaluate(cal, real.tables["distributions"], real.human, bootstrap=0)
+    transfer, _ = rt.calibrate.evaluate(cal, real.tables["distributions"], real.human, n_resamples=0)
     cv, _ = rt.calibrate.cross_validate(
-        real.tables["distributions"], real.human, target="Q0", folds=10, seed=0, bootstrap=0
+        real.tables["distributions"], real.human, target="Q0", folds=10, seed=0, n_resamples=0
     )
     out = []
     for name, frame, method in (

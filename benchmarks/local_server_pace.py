@@ -55,14 +55,12 @@ def run(srv: LocalModelServer, df: pl.DataFrame, mode: str, timeout: float, conc
         query_column="query",
         id_column="sid",
         mode=mode,
-        model=srv.model,
-        api_base=srv.url,
-        api_key="sk-local",
+        model=rt.Judge(
+            model=srv.model, api_base=srv.url, api_key="sk-local", timeout=timeout, max_concurrency=concurrency
+        ),
         cache=False,
         progress=False,
         record=False,
-        timeout=timeout,
-        max_concurrency=concurrency,
     )
     err = v["error"].drop_nulls()
     out = {

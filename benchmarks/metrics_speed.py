@@ -54,17 +54,17 @@ def rubric():
     )
 
 
-def run_rubrictools(v: pl.DataFrame, h: pl.DataFrame, n_boot: int) -> tuple[float, pl.DataFrame]:
+def run_rubrictools(v: pl.DataFrame, h: pl.DataFrame, n_resamples: int) -> tuple[float, pl.DataFrame]:
     import rubrictools as rt
 
     rb = rubric()
-    rt.agreement(v.head(50), h.head(50), rb, bootstrap=10)  # warm imports
+    rt.agreement(v.head(50), h.head(50), rb, n_resamples=10)  # warm imports
     t0 = time.perf_counter()
-    out = rt.agreement(v, h, rb, bootstrap=n_boot, seed=0)
+    out = rt.agreement(v, h, rb, n_resamples=n_resamples, seed=0)
     return time.perf_counter() - t0, out
 
 
-def run_autorubric(v: pl.DataFrame, h: pl.DataFrame, n_boot: int) -> tuple[float, object] | None:
+def run_autorubric(v: pl.DataFrame, h: pl.DataFrame, n_resamples: int) -> tuple[float, object] | None:
     try:
         import autorubric as ar
         from autorubric.eval import EvalResult, EvalTimingStats, ItemResult
@@ -115,16 +115,16 @@ def run_autorubric(v: pl.DataFrame, h: pl.DataFrame, n_boot: int) -> tuple[float
     from autorubric.metrics import compute_metrics
 
     t0 = time.perf_counter()
-    res = compute_metrics(ev, dataset, bootstrap=True, n_bootstrap=n_boot, seed=0)
+    res = compute_metrics(ev, dataset, bootstrap=True, n_bootstrap=n_resamples, seed=0)
     return time.perf_counter() - t0, res
 
 
-def part1(n_boot: int) -> None:
+def part1(n_resamples: int) -> None:
     v, h = simulate(2000)
-    t_rt, out = run_rubrictools(v, h, n_boot)
-    print(f"part 1: 2,000 submissions x {N_CRITERIA} binary criteria, {n_boot} cluster-bootstrap resamples")
+    t_rt, out = run_rubrictools(v, h, n_resamples)
+    print(f"part 1: 2,000 submissions x {N_CRITERIA} binary criteria, {n_resamples} cluster-bootstrap resamples")
     print(f"  rubrictools agreement(): {t_rt:8.3f} s  ({out.height} metric rows, each with a CI)")
-    ar_res = run_autorubric(v, h, n_boot)
+    ar_res = run_autorubric(v, h, n_resamples)
     if ar_res is None:
         print("  autorubric not installed: pip install -e '.[peers]' to compare")
         return
@@ -143,7 +143,7 @@ def part2_child(n_rows: int) -> None:
     n = n_rows // N_CRITERIA
     v, h = simulate(n, seed=1)
     t0 = time.perf_counter()
-    out = rt.agreement(v, h, rubric(), bootstrap=0)
+    out = rt.agreement(v, h, rubric(), n_resamples=0)
     dt = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"seconds": dt, "peak_rss_mb": rss, "rows": out.height}))

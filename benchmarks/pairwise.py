@@ -88,11 +88,11 @@ def battles(prefs: pl.DataFrame) -> Any:
 
 def ranking(k: int, n: int, boot: int, runs: int) -> None:
     prefs, (i, j, s) = tournament(k, n)
-    rt.rank_systems(prefs.head(2000), n_boot=5, regularization=1e-3)  # warm up imports
+    rt.rank_systems(prefs.head(2000), n_resamples=5, regularization=1e-3)  # warm up imports
     print(f"{k} systems x {n:,} comparisons, {boot:,} bootstrap resamples; median of {runs} (range)")
     ours = {}
     for method in ("bradley_terry", "elo"):
-        t = timed(lambda m=method: rt.rank_systems(prefs, method=m, n_boot=boot), runs)  # type: ignore[misc]
+        t = timed(lambda m=method: rt.rank_systems(prefs, method=m, n_resamples=boot), runs)  # type: ignore[misc]
         ours[method] = t[0]
         print(f"  rubrictools rank_systems {method:14s} {t[0]:7.2f} s ({t[1]:.2f}-{t[2]:.2f})")
     ea = fastchat_elo_analysis()
@@ -155,16 +155,14 @@ def throughput(calls: int, latency: float, concurrency: int) -> None:
     )
     single = pl.DataFrame({"submission": [f"answer {x} {'good' if x % 2 else 'bad'}" for x in range(calls)]})
     with FakeLLMServer(latency=latency) as srv:
-        common = dict(
+        judge = rt.Judge(
             model="openai/gpt-4.1-mini",
             api_base=srv.url,
             api_key="sk-bench",
-            cache=False,
-            progress=False,
-            record=False,
             max_concurrency=concurrency,
             transport="direct",
         )
+        common = dict(model=judge, cache=False, progress=False, record=False)
         rt.grade(single.head(20), rubric, **common)  # warm up
         for _round in range(2):
             srv.reset()

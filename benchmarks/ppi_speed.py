@@ -68,7 +68,7 @@ def main() -> None:
         f"ppi_py.ppi_mean_ci per criterion, from the same tables (join included): median {peer[0] * 1000:.1f} ms "
         f"({peer[1] * 1000:.1f}-{peer[2] * 1000:.1f}); ratio ppi-python / rubrictools {peer[0] / ours[0]:.2f}x"
     )
-    boot = timed(lambda: rt.ppi_estimate(verdicts, human, method="bootstrap", n_boot=1000), runs=3)
+    boot = timed(lambda: rt.ppi_estimate(verdicts, human, method="bootstrap", n_resamples=1000), runs=3)
     print(f"rt.ppi_estimate with 1,000 bootstrap resamples: median {boot[0]:.2f} s ({boot[1]:.2f}-{boot[2]:.2f})")
 
 

@@ -51,15 +51,17 @@ def child(args: argparse.Namespace) -> None:
     out = rt.grade_to_parquet(
         args.input,
         rt.Rubric.from_dict(RUBRIC),
-        model=MODEL,
-        api_base=args.url,
-        api_key="sk-bench",
+        model=rt.Judge(
+            model=MODEL,
+            api_base=args.url,
+            api_key="sk-bench",
+            max_concurrency=args.concurrency,
+            transport=args.transport,
+        ),
         output=args.output,
         batch_size=args.batch,
-        max_concurrency=args.concurrency,
         cache=args.cache,
         progress=False,
-        transport=args.transport,
     )
     rows = out.select(__import__("polars").len()).collect().item()
     dt = time.perf_counter() - t0
@@ -213,15 +215,12 @@ def ray_engine(args: argparse.Namespace) -> None:
     rubric = rt.Rubric.from_dict(RUBRIC)
     with FakeLLMServer(latency=args.latency) as srv:
         kw = dict(
-            model=MODEL,
-            api_base=srv.url,
-            api_key="sk-bench",
+            model=rt.Judge(model=MODEL, api_base=srv.url, api_key="sk-bench", transport=args.transport),
             id_column="id",
             output=tmp / "out",
             concurrency=args.concurrency,
             num_workers=args.workers,
             batch_size=args.batch,
-            transport=args.transport,
         )
         lim = rt.ray.make_limiter(args.concurrency)
         t0 = time.perf_counter()
@@ -260,9 +259,8 @@ def batch_engine(args: argparse.Namespace) -> None:
     )
     try:
         url = server.stdout.readline().strip()  # type: ignore[union-attr]
-        kw = dict(
-            model=MODEL, api_base=url, api_key="sk-bench", id_column="id", path=tmp / "job", cache=tmp / "cache.sqlite"
-        )
+        judge = rt.Judge(model=MODEL, api_base=url, api_key="sk-bench")
+        kw = dict(model=judge, id_column="id", path=tmp / "job", cache=tmp / "cache.sqlite")
         t0 = time.perf_counter()
         if args.slice_rows:
             job = rt.submit_batch(str(src), rubric, slice_rows=args.slice_rows, **kw)

@@ -22,8 +22,16 @@ import polars as pl
 HERE = Path(__file__).resolve().parent
 LLMBAR_SUBSETS = ("Natural", "Adversarial_Neighbor", "Adversarial_GPTInst", "Adversarial_GPTOut", "Adversarial_Manual",
                   "FairEval", "LLMEval_2", "MT-Bench")  # fmt: skip
+SWAPS = ("swap = False", "swap = True")  # GPT-4's two presentation orders in LLMBar's result.json
 LLMBAR_STRATEGIES = ("Vanilla_NoRules", "Metrics_Reference")
-HANNA_CRITERIA = {"RE": "relevance", "CH": "coherence", "EM": "empathy", "SU": "surprise", "EG": "engagement", "CX": "complexity"}
+HANNA_CRITERIA = {
+    "RE": "relevance",
+    "CH": "coherence",
+    "EM": "empathy",
+    "SU": "surprise",
+    "EG": "engagement",
+    "CX": "complexity",
+}
 
 
 def _write(df: pl.DataFrame, path: Path) -> None:
@@ -55,8 +63,8 @@ def llmbar(shared: Path) -> None:
                 continue
             for i, item in enumerate(json.loads((d / "result.json").read_text())):
                 last = item["results"][-1]
-                win = lambda k: None if last[k]["winner"] is None else int(last[k]["winner"])  # noqa: E731
-                rows.append((subset, i, int(item["label"]), f"gpt4/{strategy}", win("swap = False"), win("swap = True")))
+                wins = [None if last[k]["winner"] is None else int(last[k]["winner"]) for k in SWAPS]
+                rows.append((subset, i, int(item["label"]), f"gpt4/{strategy}", *wins))
             stats = json.loads((d / "statistics.json").read_text())
             published[f"{subset}/gpt4/{strategy}"] = {k: _parse_stat(v) for k, v in stats.items()}
     df = pl.DataFrame(rows, schema={"subset": pl.String, "item": pl.Int64, "label": pl.Int64, "judge": pl.String,
@@ -87,7 +95,7 @@ def hanna(shared: Path) -> None:
     pat_l = re.compile(r"^(.*) (RE|CH|EM|SU|EG|CX) (\d)$")
     for row in body:
         system = row[0]
-        for col, cell in zip(header[1:], row[1:]):
+        for col, cell in zip(header[1:], row[1:], strict=False):
             mh, ml = pat_h.match(col), pat_l.match(col)
             if not (mh or ml):
                 continue
@@ -95,7 +103,9 @@ def hanna(shared: Path) -> None:
             for story, value in enumerate(values):
                 sid = f"{system}/{story}"
                 if mh:
-                    human_rows.append((sid, system, story, HANNA_CRITERIA[mh.group(2)], f"human{mh.group(1)}", int(round(value))))
+                    human_rows.append(
+                        (sid, system, story, HANNA_CRITERIA[mh.group(2)], f"human{mh.group(1)}", round(value))
+                    )
                 elif ml and ml.group(1) != "Human":
                     llm_rows.append((sid, HANNA_CRITERIA[ml.group(2)], ml.group(1), int(ml.group(3)), float(value)))
     human = pl.DataFrame(human_rows, schema={"id": pl.String, "system": pl.String, "story": pl.Int64, "criterion": pl.String,
@@ -128,18 +138,33 @@ def llm_rubric(shared: Path) -> None:
         qs = [c for c in h.columns if re.fullmatch(r"Q\d", c)]
         if "dialogue_system" not in h.columns:  # synthetic data: no system column
             h = h.with_columns(pl.lit(None, dtype=pl.Int64).alias("dialogue_system"))
-        long = h.unpivot(index=["text_id", "annotator_id", "dialogue_system"], on=qs, variable_name="criterion", value_name="rating")
-        long = long.with_columns(pl.col("rating").cast(pl.Float64).round().cast(pl.Int64), pl.col("dialogue_system").cast(pl.Int64))
+        long = h.unpivot(
+            index=["text_id", "annotator_id", "dialogue_system"], on=qs, variable_name="criterion", value_name="rating"
+        )
+        long = long.with_columns(
+            pl.col("rating").cast(pl.Float64).round().cast(pl.Int64), pl.col("dialogue_system").cast(pl.Int64)
+        )
         long = long.sort("text_id", "annotator_id", "criterion")
         _write(long, out / f"{part}_human.parquet")
-        ev = pl.read_csv(d / f"gpt-3.5-turbo-16k_{part}_evaluations_FIXED.tsv", separator="\t", schema_overrides={"text_id": pl.String})
+        ev = pl.read_csv(
+            d / f"gpt-3.5-turbo-16k_{part}_evaluations_FIXED.tsv",
+            separator="\t",
+            schema_overrides={"text_id": pl.String},
+        )
         ev = ev.select("text_id", "criterion", pl.col("sample_llm").cast(pl.Int64).alias("sample"),
                        *[pl.col(f"answer{k}_prob").alias(f"p{k}") for k in range(1, 5)]).sort("text_id", "criterion")  # fmt: skip
         _write(ev, out / f"{part}_gpt35.parquet")
     pdir = src / "experiments" / "real_data" / "predictions"
     keys = ["text_id", "annotator_id", "dialogue_system", "criterion"]
-    read = lambda f: pl.read_csv(pdir / f, separator="\t", schema_overrides={"text_id": pl.String, "annotator_id": pl.String})  # noqa: E731
-    base = read("real_convs_machine_baselines.tsv").join(read("real_convs_human_baselines.tsv"), on=keys).join(read("real_convs_random_baseline.tsv"), on=keys)
+
+    def read(f: str) -> pl.DataFrame:
+        return pl.read_csv(pdir / f, separator="\t", schema_overrides={"text_id": pl.String, "annotator_id": pl.String})
+
+    base = (
+        read("real_convs_machine_baselines.tsv")
+        .join(read("real_convs_human_baselines.tsv"), on=keys)
+        .join(read("real_convs_random_baseline.tsv"), on=keys)
+    )
     _write(base.sort(keys), out / "real_baselines.parquet")
     _card(out / "CARD.json", {
         "name": "llm_rubric",

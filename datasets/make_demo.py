@@ -20,7 +20,9 @@ HERE = Path(__file__).resolve().parent / "demo"
 SEED = 20261122
 
 
-def _write(name: str, submissions: pl.DataFrame, human: pl.DataFrame, verdicts: pl.DataFrame, rubric: list | None, card: dict) -> None:
+def _write(
+    name: str, submissions: pl.DataFrame, human: pl.DataFrame, verdicts: pl.DataFrame, rubric: list | None, card: dict
+) -> None:
     d = HERE / name
     d.mkdir(parents=True, exist_ok=True)
     submissions.write_parquet(d / "submissions.parquet")
@@ -42,7 +44,11 @@ SUPPORT_RUBRIC = [
     {"name": "gives_steps", "weight": 5, "requirement": "Gives concrete steps the customer can follow"},
     {"name": "polite", "weight": 3, "requirement": "Is courteous and acknowledges the customer's situation"},
     {"name": "cites_policy", "weight": 4, "requirement": "Refers to the relevant policy or help page"},
-    {"name": "overpromises", "weight": -6, "requirement": "Promises something support cannot guarantee (dates, refunds, exceptions)"},
+    {
+        "name": "overpromises",
+        "weight": -6,
+        "requirement": "Promises something support cannot guarantee (dates, refunds, exceptions)",
+    },
 ]
 TOPICS = {
     "password": ("How do I reset my password?", "You can reset it from the sign-in page with 'Forgot password'.",
@@ -103,7 +109,13 @@ def support(rng: np.random.Generator) -> None:
                 p = raters[r] + (0.15 if (r == "ben" and c == "polite") else 0) + (0.05 if c == "overpromises" else 0)
                 human.append({"id": sid, "criterion": c, "rater": r, "label": "MET" if _flip(rng, t, p) else "UNMET"})
             # the simulated judge: too generous on 'answers_question', misses some over-promises
-            jp = {"answers_question": 0.05, "gives_steps": 0.06, "polite": 0.1, "cites_policy": 0.12, "overpromises": 0.15}[c]
+            jp = {
+                "answers_question": 0.05,
+                "gives_steps": 0.06,
+                "polite": 0.1,
+                "cites_policy": 0.12,
+                "overpromises": 0.15,
+            }[c]
             j = _flip(rng, t, jp)
             if c == "answers_question" and not t and rng.random() < 0.3:
                 j = True
@@ -138,7 +150,11 @@ THESIS = ("Trees are nice.", "Cities could maybe plant some trees.", "Cities sho
 EVIDENCE = ("", "Shade makes summer walks more pleasant.",
             "Street trees can lower surface temperatures by several degrees and absorb rain that would flood drains.")  # fmt: skip
 ORDER = ("poor", "fair", "good")
-TONES = {"persuasive": "We cannot afford to wait.", "neutral": "These are some of the considerations.", "informal": "Honestly, trees are just cool."}
+TONES = {
+    "persuasive": "We cannot afford to wait.",
+    "neutral": "These are some of the considerations.",
+    "informal": "Honestly, trees are just cool.",
+}
 
 
 def essays(rng: np.random.Generator) -> None:
@@ -167,12 +183,28 @@ def essays(rng: np.random.Generator) -> None:
                 human.append({"id": sid, "criterion": c, "rater": r, "label": labels[c][lab]})
             # simulated judge: one level too generous now and then
             j = int(np.clip(t[c] + (rng.random() < 0.25) - (rng.random() < 0.08), 0, k - 1))
-            verdicts.append({"id": sid, "criterion": c, "verdict": labels[c][j], "explanation": "simulated judge", "judge": "simulated-judge"})
+            verdicts.append(
+                {
+                    "id": sid,
+                    "criterion": c,
+                    "verdict": labels[c][j],
+                    "explanation": "simulated judge",
+                    "judge": "simulated-judge",
+                }
+            )
         for r in ("dana", "eli"):
             lab = t["tone"] if rng.random() > 0.15 else ("not applicable" if rng.random() < 0.5 else "neutral")
             human.append({"id": sid, "criterion": "tone", "rater": r, "label": lab})
         jt = t["tone"] if rng.random() > 0.2 else "neutral"
-        verdicts.append({"id": sid, "criterion": "tone", "verdict": jt, "explanation": "simulated judge", "judge": "simulated-judge"})
+        verdicts.append(
+            {
+                "id": sid,
+                "criterion": "tone",
+                "verdict": jt,
+                "explanation": "simulated judge",
+                "judge": "simulated-judge",
+            }
+        )
     _write("essays", pl.DataFrame(rows), pl.DataFrame(human), pl.DataFrame(verdicts), ESSAY_RUBRIC, {
         "name": "demo_essays",
         "title": "Short persuasive essays graded on ordinal multi-choice criteria and a nominal one with an NA option",
@@ -186,7 +218,10 @@ def essays(rng: np.random.Generator) -> None:
 
 # ----------------------------------------------------------------------------- code review (penalties, per-item rubrics)
 BUGS = [
-    ("off-by-one in the loop bound", "The loop runs to len(items) inclusive, so the last iteration reads past the end."),
+    (
+        "off-by-one in the loop bound",
+        "The loop runs to len(items) inclusive, so the last iteration reads past the end.",
+    ),
     ("missing null check", "user can be None here when the session expired; this will raise."),
     ("SQL built by string formatting", "The query concatenates user input; use parameters to avoid injection."),
     ("resource leak", "The file handle is never closed on the error path; use a with block."),
@@ -206,9 +241,18 @@ def code_review(rng: np.random.Generator) -> None:
             {"name": "finds_bug", "weight": 10, "requirement": f"Points out the {name}"},
             {"name": "suggests_test", "weight": 4, "requirement": "Asks for a test that would catch the problem"},
             {"name": "rude", "weight": -8, "requirement": "Is dismissive or insulting to the author"},
-            {"name": "unrelated_refactor", "weight": -3, "requirement": "Demands changes unrelated to the pull request"},
+            {
+                "name": "unrelated_refactor",
+                "weight": -3,
+                "requirement": "Demands changes unrelated to the pull request",
+            },
         ]
-        has = {"finds_bug": rng.random() < 0.65, "suggests_test": rng.random() < 0.4, "rude": rng.random() < 0.15, "unrelated_refactor": rng.random() < 0.2}
+        has = {
+            "finds_bug": rng.random() < 0.65,
+            "suggests_test": rng.random() < 0.4,
+            "rude": rng.random() < 0.15,
+            "unrelated_refactor": rng.random() < 0.2,
+        }
         parts = [remark if has["finds_bug"] else "Looks fine to me overall."]
         if has["suggests_test"]:
             parts.append(TEST)
@@ -217,10 +261,19 @@ def code_review(rng: np.random.Generator) -> None:
         if has["unrelated_refactor"]:
             parts.append(UNRELATED)
         sid = f"r{i:03d}"
-        rows.append({"id": sid, "pull_request": f"PR about the {name}", "submission": " ".join(parts), "rubric": json.dumps(rubric)})
+        rows.append(
+            {
+                "id": sid,
+                "pull_request": f"PR about the {name}",
+                "submission": " ".join(parts),
+                "rubric": json.dumps(rubric),
+            }
+        )
         for c, t in has.items():
-            for r in (("fay", "gus") if i % 2 == 0 else ("fay",)):
-                human.append({"id": sid, "criterion": c, "rater": r, "label": "MET" if _flip(rng, t, 0.06) else "UNMET"})
+            for r in ("fay", "gus") if i % 2 == 0 else ("fay",):
+                human.append(
+                    {"id": sid, "criterion": c, "rater": r, "label": "MET" if _flip(rng, t, 0.06) else "UNMET"}
+                )
             verdicts.append({"id": sid, "criterion": c, "verdict": "MET" if _flip(rng, t, 0.1) else "UNMET",
                              "explanation": "simulated judge", "judge": "simulated-judge",
                              "weight": float(next(x["weight"] for x in rubric if x["name"] == c))})  # fmt: skip

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rubrictools.images import Image, as_image, is_image_part
+from rubrictools.stack import user_stacklevel
 
 __all__ = [
     "CONVERSATION_PARTS",
@@ -147,7 +148,7 @@ def _part_text(part: Any, images: list[Image], first: int, source: str) -> str:
             f"{source}: a {kind or 'untyped'!s} content part cannot be shown to a judge; its place in the "
             "prompt says so",
             UserWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
         return f"[{kind or 'unknown'} part: not shown to the judge]"
     raise ValueError(f"a content part must be a string or a mapping, got {type(part).__name__}")

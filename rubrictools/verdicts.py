@@ -148,7 +148,7 @@ def validate_verdicts(verdicts: Any, rubric: Rubric | None = None) -> pl.DataFra
         df = df.with_columns(
             [pl.col(c).cast(dt) for c, dt in VERDICT_SCHEMA.items() if dt is not None and df.schema[c] != dt]
         )
-    except Exception as e:  # polars raises InvalidOperationError subclasses
+    except Exception as e:  # noqa: BLE001  # polars raises InvalidOperationError subclasses; re-raised as ValueError naming the column
         raise ValueError(f"verdict table has a column of the wrong type: {e}") from None
     if df["criterion"].null_count():
         raise ValueError("verdict table: 'criterion' must not be null")

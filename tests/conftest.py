@@ -10,6 +10,17 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_LOG", "ERROR")
 
+try:
+    from hypothesis import settings as hypothesis_settings
+except ImportError:  # a dev dependency: without it the property tests are not collected anyway
+    pass
+else:
+    # the same examples on every run and every machine: a property test that fails, fails again
+    # (HYPOTHESIS_PROFILE=explore searches afresh, for a local hunt)
+    hypothesis_settings.register_profile("deterministic", derandomize=True, database=None)
+    hypothesis_settings.register_profile("explore", derandomize=False)
+    hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 DATA = Path(__file__).resolve().parent / "data"

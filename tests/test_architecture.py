@@ -19,6 +19,8 @@ MAX_LINES = 500
 # Lowest first. A module may import modules of its own layer entry or of a lower one.
 LAYERS: tuple[tuple[str, ...], ...] = (
     (
+        "rubrictools.stack",
+        "rubrictools.deprecation",
         "rubrictools.frames",
         "rubrictools.progress",
         "rubrictools.images",

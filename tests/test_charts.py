@@ -21,7 +21,7 @@ def _data(spec: dict) -> list[dict]:
 @pytest.fixture(scope="module")
 def support():
     d = rt.datasets.load("demo_support")
-    return d, rt.agreement(d.verdicts, d.human, d.rubric, bootstrap=200, seed=0)
+    return d, rt.agreement(d.verdicts, d.human, d.rubric, n_resamples=200, seed=0)
 
 
 def test_forest_plot_spec(support) -> None:
@@ -95,7 +95,7 @@ def test_each_chart_saves_to_png(support, tmp_path) -> None:
 
 def test_met_rates_chart(support) -> None:
     d, table = support
-    spec = rt.charts.met_rates(d.verdicts, d.human, d.rubric, bootstrap=100).to_dict()
+    spec = rt.charts.met_rates(d.verdicts, d.human, d.rubric, n_resamples=100).to_dict()
     rows = _data(spec)
     judge = {r["criterion"]: r["value"] for r in rows if r["who"] == "judge"}
     want = table.filter(pl.col("metric") == "judge_rate").select("criterion", "value").rows()
@@ -250,7 +250,7 @@ def test_verdicts_heatmap_colours_a_met_penalty_as_bad() -> None:
 
 def test_forest_with_the_human_ceiling_beside_each_judge_point(support) -> None:
     d, table = support
-    ceiling = rt.inter_rater(d.human, d.rubric, metrics=["cohen_kappa_pairwise"], bootstrap=50, seed=0)
+    ceiling = rt.inter_rater(d.human, d.rubric, metrics=["cohen_kappa_pairwise"], n_resamples=50, seed=0)
     spec = rt.charts.forest(
         table, metric="cohen_kappa", ceiling=ceiling, ceiling_metric="cohen_kappa_pairwise"
     ).to_dict()

@@ -37,7 +37,7 @@ def test_demo_sets_cover_the_promised_shapes() -> None:
     # per-item rubrics: the verdicts carry weights, so they score without a shared rubric
     assert rt.score(code.verdicts)["score"].null_count() == 0
     for d in (sup, ess):
-        t = rt.agreement(d.verdicts, d.human, d.rubric, bootstrap=0)
+        t = rt.agreement(d.verdicts, d.human, d.rubric, n_resamples=0)
         assert t["value"].null_count() < t.height
 
 
@@ -109,7 +109,7 @@ def test_autorubric_json_round_trip(tmp_path) -> None:
     sup = ds.load("demo_support")
     one = sup.human.filter(pl.col("rater") == "ana")
     out = ds.write_autorubric(
-        sup.submissions.head(30), sup.rubric, one, path=tmp_path / "d.json", prompt="Answer the customer"
+        sup.submissions.head(30), rubric=sup.rubric, human=one, path=tmp_path / "d.json", prompt="Answer the customer"
     )  # type: ignore[union-attr]
     assert len(out["items"]) == 30 and out["items"][0]["ground_truth"] is not None
     back = ds.read_autorubric(tmp_path / "d.json")
@@ -117,7 +117,7 @@ def test_autorubric_json_round_trip(tmp_path) -> None:
     merged = back.human.join(one.with_columns(pl.col("id").str.slice(1).cast(pl.Int64)), on=["id", "criterion"])
     assert merged.height == 150 and (merged["label"] == merged["label_right"]).all()
     with pytest.raises(ValueError, match="several raters"):
-        ds.write_autorubric(sup.submissions, sup.rubric, sup.human)  # type: ignore[arg-type]
+        ds.write_autorubric(sup.submissions, rubric=sup.rubric, human=sup.human)  # type: ignore[arg-type]
 
 
 @pytest.mark.peers
@@ -125,7 +125,9 @@ def test_autorubric_reads_our_json_and_we_read_theirs(tmp_path) -> None:
     ar = pytest.importorskip("autorubric")
     code = ds.load("demo_code_review")
     labels = code.human.filter(pl.col("rater") == "fay")
-    ds.write_autorubric(code.submissions.head(5), None, labels, path=tmp_path / "ours.json", prompt="Review")  # type: ignore[union-attr]
+    ds.write_autorubric(
+        code.submissions.head(5), rubric=None, human=labels, path=tmp_path / "ours.json", prompt="Review"
+    )  # type: ignore[union-attr]
     theirs = ar.RubricDataset.from_file(str(tmp_path / "ours.json"))
     assert len(theirs.items) == 5 and theirs.get_item_rubric(0).rubric[0].name == "finds_bug"
     theirs.to_file(str(tmp_path / "theirs.json"))
@@ -163,7 +165,7 @@ def test_write_autorubric_keeps_an_items_own_rubric_and_its_ground_truth_beside_
     own = [{"name": "b", "requirement": "B"}, {"name": "c", "requirement": "C"}]
     subs = pl.DataFrame({"id": [1, 2], "submission": ["x", "y"], "rubric": [json.dumps(own), None]})
     human = pl.DataFrame({"id": [1, 1, 2], "criterion": ["b", "c", "a"], "label": ["MET", "UNMET", "UNMET"]})
-    out = ds.write_autorubric(subs, glob, human)
+    out = ds.write_autorubric(subs, rubric=glob, human=human)
     first, second = out["items"]
     assert [c["name"] for c in first["rubric"]] == ["b", "c"] and first["ground_truth"] == ["MET", "UNMET"]
     assert "rubric" not in second and second["ground_truth"] == ["UNMET"]

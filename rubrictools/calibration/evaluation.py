@@ -12,6 +12,7 @@ import polars as pl
 
 from rubrictools.calibration.fitting import Examples, examples, fit, fit_examples
 from rubrictools.calibration.model import Calibrator, all_numeric, codes, dist_frame, targets
+from rubrictools.deprecation import adapted, renamed
 from rubrictools.human_agreement import agreement
 from rubrictools.metrics.errors import rmse as _rmse
 from rubrictools.progress import progress_bar
@@ -46,7 +47,7 @@ def _predict_rows(cal: Calibrator, ex: Examples, rows: np.ndarray, per_rater: bo
 
 
 def _report(
-    d: pl.DataFrame, t: pl.DataFrame, preds: pl.DataFrame, target: str, bootstrap: int, seed: int | None
+    d: pl.DataFrame, t: pl.DataFrame, preds: pl.DataFrame, target: str, n_resamples: int, seed: int | None
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Metrics of the calibrated predictions and the judge's own baselines against ``t``."""
 
@@ -66,7 +67,7 @@ def _report(
     human_scores = table.select("id", "rater", pl.col("human").alias("score"))
     for method in ("calibrated", "expected", "argmax"):
         judge_scores = table.select("id", "rater", pl.col(method).alias("score"))
-        a = agreement(judge_scores, human_scores, metrics=list(REPORT_METRICS), bootstrap=bootstrap, seed=seed)
+        a = agreement(judge_scores, human_scores, metrics=list(REPORT_METRICS), n_resamples=n_resamples, seed=seed)
         rows.append(a.with_columns(pl.lit(method).alias("method")))
     metrics = pl.concat(rows).select("method", "metric", "value", "ci_low", "ci_high", "n", "n_items")
     return metrics, table
@@ -227,6 +228,7 @@ def tune(
             bar.close()
 
 
+@adapted(renamed(bootstrap="n_resamples"))
 def cross_validate(
     distributions: Any,
     human: Any,
@@ -235,7 +237,7 @@ def cross_validate(
     folds: int = 10,
     seed: int = 0,
     pretrain: tuple[Any, Any] | None = None,
-    bootstrap: int = 1000,
+    n_resamples: int = 1000,
     per_rater: bool = True,
     tune: bool | dict[str, Sequence[float]] = False,
     tune_folds: int = 5,
@@ -296,15 +298,16 @@ def cross_validate(
     finally:
         if bar is not None:
             bar.close()
-    return _report(d, t, pl.concat(parts), target, bootstrap, seed)
+    return _report(d, t, pl.concat(parts), target, n_resamples, seed)
 
 
+@adapted(renamed(bootstrap="n_resamples"))
 def evaluate(
     calibrator: Calibrator,
     distributions: Any,
     human: Any,
     *,
-    bootstrap: int = 1000,
+    n_resamples: int = 1000,
     seed: int | None = 0,
     per_rater: bool = True,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -319,7 +322,7 @@ def evaluate(
     >>> d = pl.DataFrame({"id": [1, 1, 2, 2, 3, 3], "criterion": "q", "label": ["1", "2"] * 3,
     ...                   "prob": [0.9, 0.1, 0.2, 0.8, 0.6, 0.4]})
     >>> h = pl.DataFrame({"id": [1, 2, 3], "criterion": "q", "rater": "a", "label": [1, 2, 1]})
-    >>> metrics, table = evaluate(fit(d, h, target="q"), d, h, bootstrap=0)
+    >>> metrics, table = evaluate(fit(d, h, target="q"), d, h, n_resamples=0)
     >>> metrics.filter(pl.col("metric") == "pearson")["method"].to_list()
     ['calibrated', 'expected', 'argmax']
     """
@@ -330,4 +333,4 @@ def evaluate(
     _require_numeric(calibrator.labels, calibrator.target)
     ex = examples(d, t, target=calibrator.target, init=calibrator)
     preds = _predict_rows(calibrator, ex, np.arange(ex.n), per_rater)
-    return _report(d, t, preds, calibrator.target, bootstrap, seed)
+    return _report(d, t, preds, calibrator.target, n_resamples, seed)

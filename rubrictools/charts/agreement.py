@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rubrictools.charts.base import alt_module as _alt
-from rubrictools.charts.base import chart_frame
+from rubrictools.charts.base import chart_frame, interval_words
 from rubrictools.charts.base import values as _values
+from rubrictools.deprecation import adapted, renamed
 from rubrictools.human_agreement import agreement, criterion_pairs, inter_rater, score_pairs
 from rubrictools.metrics.distribution import cdf_distances_weighted
 from rubrictools.metrics.probability import brier_score, expected_calibration_error, reliability_table
@@ -87,7 +88,7 @@ def forest(
         alt.Tooltip(f"{c}:{'N' if c in words else 'Q'}", format="" if c in (*words, "n") else ".3f") for c in cols
     ]
     one = t["metric"][0] if t["metric"].n_unique() == 1 else "value"
-    layer = _intervals(base, tooltip, one).properties(width=width)
+    layer = _intervals(base, tooltip, one, interval_words(t, "CI")).properties(width=width)
     # panels in the order asked (metric=[...]), else the table's; never alphabetical
     panels = metrics if metric is not None else t["metric"].unique(maintain_order=True).to_list()
     n_metrics = t["metric"].n_unique()
@@ -103,7 +104,7 @@ def forest(
             .properties(title=title or "Agreement with humans")
         )
     only = t["metric"][0] if t.height else ""
-    return layer.properties(title=title or f"{only} with 95% bootstrap interval")
+    return layer.properties(title=title or f"{only} with {interval_words(t, 'bootstrap interval')}")
 
 
 def _class_name(code: str) -> pl.Expr:
@@ -111,12 +112,12 @@ def _class_name(code: str) -> pl.Expr:
     return pl.col("classes").list.get(pl.col(code)).cast(pl.String).str.replace(r"^(-?\d+)\.0$", "$1")
 
 
-def _intervals(base: alt.Chart, tooltip: list[Any], metric: str = "value") -> alt.LayerChart:
+def _intervals(base: alt.Chart, tooltip: list[Any], metric: str = "value", level: str = "CI") -> alt.LayerChart:
     """A forest plot's marks on ``base``: the ``ci_low``-``ci_high`` rule and the ``value`` point."""
     alt = _alt()
     # not forced to start at 0 (agreement of 0.70-0.97 fills the axis), with room at the ends so a
     # point or interval at the edge of the data is drawn whole
-    x = alt.X("ci_low:Q", title=f"{metric} (95% CI)", scale=alt.Scale(zero=False, padding=12))
+    x = alt.X("ci_low:Q", title=f"{metric} ({level})", scale=alt.Scale(zero=False, padding=12))
     rule = base.mark_rule(strokeWidth=2).encode(x=x, x2="ci_high:Q")
     point = base.mark_point(filled=True, size=70).encode(x="value:Q", tooltip=tooltip)
     return alt.layer(rule, point)
@@ -152,7 +153,12 @@ def _forest_with_ceiling(
         y=alt.Y(f"{by}:N", title=None, sort=order), yOffset=alt.YOffset("who:N", sort=who), color=colour
     )
     tooltip = [f"{by}:N", "who:N", alt.Tooltip("value:Q", format=".3f")]
-    return _intervals(base, tooltip, m).properties(width=width, title=title or f"{m} beside the human ceiling ({cm})")
+    level = interval_words(
+        pl.concat([t.select(pl.col("^ci_level$")), c.select(pl.col("^ci_level$"))], how="diagonal"), "CI"
+    )
+    return _intervals(base, tooltip, m, level).properties(
+        width=width, title=title or f"{m} beside the human ceiling ({cm})"
+    )
 
 
 def confusion(
@@ -282,15 +288,29 @@ def score_distributions(
     )
 
 
+@adapted(renamed(bootstrap="n_resamples"))
 def met_rates(
-    verdicts: Any, human: Any, rubric: Rubric | None = None, *, bootstrap: int = 500, seed: int | None = 0
+    verdicts: Any,
+    human: Any,
+    rubric: Rubric | None = None,
+    *,
+    n_resamples: int = 500,
+    ci: float = 0.95,
+    seed: int | None = 0,
 ) -> alt.LayerChart:
     """Per-criterion MET rate of the judge and of the humans on the same pairs, with
     bootstrap intervals: a judge more lenient (or strict) than people shows at a glance."""
 
     alt = _alt()
     t = agreement(
-        verdicts, human, rubric, level="criterion", metrics=["judge_rate", "human_rate"], bootstrap=bootstrap, seed=seed
+        verdicts,
+        human,
+        rubric,
+        level="criterion",
+        metrics=["judge_rate", "human_rate"],
+        n_resamples=n_resamples,
+        ci=ci,
+        seed=seed,
     )
     t = t.filter(pl.col("value").is_not_null()).with_columns(
         pl.col("metric").replace({"judge_rate": "judge", "human_rate": "human"}).alias("who")
@@ -302,7 +322,8 @@ def met_rates(
     order = t["criterion"].unique(maintain_order=True).to_list()  # rubric order, not alphabetical
     base = alt.Chart(data).encode(y=alt.Y("criterion:N", title=None, sort=order), yOffset="who:N", color=color)
     rule = base.mark_rule(strokeWidth=2).encode(
-        x=alt.X("ci_low:Q", title="MET rate (95% CI)", scale=alt.Scale(domain=[0, 1], padding=10)), x2="ci_high:Q"
+        x=alt.X("ci_low:Q", title=f"MET rate ({interval_words(t, 'CI')})", scale=alt.Scale(domain=[0, 1], padding=10)),
+        x2="ci_high:Q",
     )
     point = base.mark_point(filled=True, size=60).encode(
         x="value:Q", tooltip=["criterion:N", "who:N", alt.Tooltip("value:Q", format=".1%"), "n:Q"]
@@ -339,7 +360,7 @@ def judge_agreement(verdicts: Any, rubric: Rubric | None = None, *, criterion: s
             pair = v.filter(pl.col("judge").is_in([a, b])).select(
                 "id", "criterion", pl.col("judge").alias("rater"), pl.col("verdict").alias("label")
             )
-            t = inter_rater(pair, rubric, by="criterion", metrics=["cohen_kappa_pairwise"], bootstrap=0)
+            t = inter_rater(pair, rubric, by="criterion", metrics=["cohen_kappa_pairwise"], n_resamples=0)
             ok = t.filter(pl.col("value").is_not_null())
             kappa = float((ok["value"] * ok["n_items"]).sum()) / float(ok["n_items"].sum()) if ok.height else None
             n = int(ok["n_items"].sum()) if ok.height else 0

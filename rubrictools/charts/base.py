@@ -10,7 +10,17 @@ import polars as pl
 
 from rubrictools.frames import to_polars
 
-__all__ = ["MAX_ROWS", "alt_module", "chart_frame", "offline", "require_columns", "save", "values"]
+__all__ = [
+    "MAX_ROWS",
+    "alt_module",
+    "chart_frame",
+    "interval_level",
+    "interval_words",
+    "offline",
+    "require_columns",
+    "save",
+    "values",
+]
 
 MAX_ROWS = 5000
 """Most rows a chart embeds: charts aggregate in polars first."""
@@ -25,7 +35,7 @@ def _offline_renderer(spec: dict, **metadata: Any) -> dict[str, Any]:
         import vl_convert as vlc
 
         bundle["image/svg+xml"] = vlc.vegalite_to_svg(spec)
-    except Exception:  # vl-convert missing or the spec cannot be drawn statically: JupyterLab still renders it
+    except Exception:  # noqa: BLE001  # vl-convert missing or the spec cannot be drawn statically: JupyterLab still renders it
         pass
     return bundle
 
@@ -118,3 +128,24 @@ def require_columns(df: pl.DataFrame, cols: Sequence[str], what: str, hint: str 
     missing = [c for c in cols if c not in df.columns]
     if missing:
         raise ValueError(f"{what}: missing column(s) {missing}{hint} (columns: {df.columns})")
+
+
+def interval_level(table: pl.DataFrame) -> str:
+    """The level of the intervals a table holds, as a chart says it: ``"95%"`` from its
+    ``ci_level`` column (written by :func:`rubrictools.metrics.with_ci_level`); ``"90%/95%"``
+    when rows differ; ``""`` for a table without the column (a chart then says "interval"
+    without a level, rather than claim one).
+
+    >>> interval_level(pl.DataFrame({"ci_level": [0.9, 0.9]})), interval_level(pl.DataFrame({"x": [1]}))
+    ('90%', '')
+    """
+    if "ci_level" not in table.columns:
+        return ""
+    levels = sorted(table["ci_level"].drop_nulls().unique().to_list())
+    return "/".join(f"{x:.0%}" if round(x * 100, 6).is_integer() else f"{x:.1%}" for x in levels)
+
+
+def interval_words(table: pl.DataFrame, kind: str = "interval") -> str:
+    """``"95% interval"`` (or ``kind`` alone when the table does not say its level)."""
+    level = interval_level(table)
+    return f"{level} {kind}" if level else kind

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from rubrictools.charts.base import alt_module as _alt
+from rubrictools.charts.base import interval_words
 from rubrictools.charts.base import values as _values
 from rubrictools.comparison import RunComparison
 
@@ -23,13 +24,13 @@ def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int =
     criterion: a point at the mean change (``b - a``), a bar over its bootstrap interval, a
     dashed line at 0, and each row's change and p-value printed beside it. Colour says only
     whether the interval excludes 0, in neutral tones: for a penalty criterion a rise is bad
-    news, so read the sign with the criterion. Rows without an interval (``bootstrap=0``) show the point alone.
+    news, so read the sign with the criterion. Rows without an interval (``n_resamples=0``) show the point alone.
 
     >>> import polars as pl, rubrictools as rt
     >>> rub = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
     >>> a = pl.DataFrame({"id": range(4), "criterion": "greets", "verdict": ["MET", "UNMET"] * 2,
     ...                   "value": [1.0, 0.0] * 2})
-    >>> cmp = rt.compare_runs(a, a.with_columns(pl.lit(1.0).alias("value")), rubric=rub, bootstrap=50)
+    >>> cmp = rt.compare_runs(a, a.with_columns(pl.lit(1.0).alias("value")), rubric=rub, n_resamples=50)
     >>> [layer["mark"]["type"] for layer in rt.charts.run_comparison(cmp).to_dict()["layer"]]
     ['rule', 'rule', 'point', 'text']
     """
@@ -69,7 +70,7 @@ def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int =
         scale=alt.Scale(domain=present, range=[palette[k] for k in present]),
         legend=alt.Legend(orient="bottom", labelLimit=0),
     )
-    x = alt.X("lo:Q", title=f"change, {b} - {a} (mean and 95% interval)", scale=alt.Scale(padding=20))
+    x = alt.X("lo:Q", title=f"change, {b} - {a} (mean and {interval_words(t)})", scale=alt.Scale(padding=20))
     bar = base.mark_rule(strokeWidth=3).encode(x=x, x2="hi:Q", color=colour)
     point = base.mark_point(filled=True, size=70).encode(x="change:Q", color=colour)
     label = (

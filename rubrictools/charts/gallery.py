@@ -127,9 +127,9 @@ def gallery_charts() -> dict[str, tuple[str, Any]]:
     """``name -> (the call that drew it, chart)`` for every public chart, on shipped data."""
     sup = _support()
     s, scripted = sup["data"], sup["scripted"]
-    table = agreement(s.verdicts, s.human, s.rubric, bootstrap=300, seed=0)
+    table = agreement(s.verdicts, s.human, s.rubric, n_resamples=300, seed=0)
     kappa_sim = table.filter(pl.col("metric") == "cohen_kappa").select("criterion", pl.col("value").alias("before"))
-    kappa_scr = agreement(scripted, s.human, s.rubric, metrics=["cohen_kappa"], bootstrap=0, seed=0)
+    kappa_scr = agreement(scripted, s.human, s.rubric, metrics=["cohen_kappa"], n_resamples=0, seed=0)
     change = kappa_sim.join(kappa_scr.select("criterion", pl.col("value").alias("now")), on="criterion")
     hanna = load("hanna")
     if hanna.verdicts is None:  # pragma: no cover - the shipped HANNA extract has its LLM ratings
@@ -137,7 +137,7 @@ def gallery_charts() -> dict[str, tuple[str, Any]]:
     judges = hanna.verdicts.filter(pl.col("judge").str.ends_with("/p1"))
     prefs = _hanna_preferences()
     llmbar = load("llmbar")
-    bias = position_bias_table(llmbar.tables["preferences"], by=("subset", "judge"), missing="as_answer")
+    bias = position_bias_table(llmbar.tables["preferences"], by=("subset", "judge"), on_error="as_answer")
     hit, conf = _reliability_inputs()
     curve = width_curve(s.verdicts, s.human, ns=(25, 50, 100), reps=40, progress=False)
     build: dict[str, tuple[str, Callable[[], Any]]] = {
@@ -171,7 +171,7 @@ def gallery_charts() -> dict[str, tuple[str, Any]]:
             lambda: confusion(s.verdicts, s.human, s.rubric, criterion="polite"),
         ),
         "score_distributions": ("score_distributions(...)", lambda: score_distributions(s.verdicts, s.human, s.rubric)),
-        "met_rates": ("met_rates(...)", lambda: met_rates(s.verdicts, s.human, s.rubric, bootstrap=200)),
+        "met_rates": ("met_rates(...)", lambda: met_rates(s.verdicts, s.human, s.rubric, n_resamples=200)),
         "before_after": (
             "before_after(kappa: simulated -> scripted judge)",
             lambda: before_after(change, title="Cohen's kappa with humans: simulated judge -> scripted judge"),
@@ -195,13 +195,13 @@ def gallery_charts() -> dict[str, tuple[str, Any]]:
         "leaderboard": (
             "leaderboard(rank_systems(HANNA relevance))",
             lambda: leaderboard(
-                rank_systems(prefs, criterion="relevance", n_boot=200),
+                rank_systems(prefs, criterion="relevance", n_resamples=200),
                 title="HANNA stories rated by people on relevance: Bradley-Terry rating and rank interval",
             ),
         ),
         "win_matrix": (
             "win_matrix(win_rates(HANNA relevance), criterion='relevance')",
-            lambda: win_matrix(win_rates(prefs, by=("criterion",), n_boot=100), criterion="relevance"),
+            lambda: win_matrix(win_rates(prefs, by=("criterion",), n_resamples=100), criterion="relevance"),
         ),
         "position_bias": (
             "position_bias(LLMBar, GPT-4)",

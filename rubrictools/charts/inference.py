@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.charts.base import alt_module, chart_frame, require_columns, values
+from rubrictools.charts.base import alt_module, chart_frame, interval_words, require_columns, values
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -46,7 +46,7 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
     order = [_NAMES[m] for m in ("classical", "ppi", "naive")]
     base = alt.Chart(data).encode(
         x=alt.X("n:Q", title="human labels (n)"),
-        y=alt.Y("width:Q", title="median 95% interval width"),
+        y=alt.Y("width:Q", title=f"median {interval_words(c)} width"),
         color=alt.Color(
             "estimator:N",
             title=None,

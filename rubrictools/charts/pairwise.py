@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.charts.base import alt_module, chart_frame, require_columns, values
+from rubrictools.charts.base import alt_module, chart_frame, interval_words, require_columns, values
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -48,7 +48,7 @@ def leaderboard(board: Any, *, title: str | None = None, width: int = 360) -> al
         alt.Tooltip("ranks:N", title="rank interval"),
     ]
     rule = base.mark_rule(strokeWidth=2, color="#4c78a8").encode(
-        x=alt.X("ci_low:Q", scale=x_scale, title="rating (95% bootstrap interval)"), x2="ci_high:Q"
+        x=alt.X("ci_low:Q", scale=x_scale, title=f"rating ({interval_words(b, 'bootstrap interval')})"), x2="ci_high:Q"
     )
     point = base.mark_point(filled=True, size=80, color="#1f3b63").encode(x="rating:Q", tooltip=tooltip)
     label = base.mark_text(align="left", dx=6, fontSize=11, color="#444").encode(x="ci_high:Q", text="ranks:N")
@@ -116,6 +116,7 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
     t = chart_frame(bias, name="bias")
     require_columns(t, ("positional_agreement", "first_win_rate", "agreement_ci_low", "first_ci_low"), "position_bias")
     stats = {"pairs", "positional_agreement", "agreement_ci_low", "agreement_ci_high", "inconsistent", "decisive"}
+    stats |= {"ci_level"}
     stats |= {"first_win_rate", "first_ci_low", "first_ci_high"}
     groups = [c for c in t.columns if c not in stats]
     label = by or "group"
@@ -151,4 +152,6 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
     right = panel(
         "first_win_rate", "first_ci_low", "first_ci_high", "first-position win rate (0.5 = no bias)", 0.5, False
     )
-    return alt.hconcat(left, right).properties(title=title or "Position bias (95% bootstrap intervals)")
+    return alt.hconcat(left, right).properties(
+        title=title or f"Position bias ({interval_words(t, 'bootstrap intervals')})"
+    )

@@ -34,7 +34,7 @@ def _pick_judge(v: pl.DataFrame, judge: str | None) -> pl.DataFrame:
 
 
 def verdicts(
-    verdict_table: Any,
+    verdicts: Any,
     rubric: Rubric,
     *,
     judge: str | None = None,
@@ -67,7 +67,7 @@ def verdicts(
     ['good', 'bad']
     """
     alt = _alt()
-    v = chart_frame(verdict_table, name="verdicts")
+    v = chart_frame(verdicts, name="verdicts")
     require_columns(v, ["id", "criterion", "verdict", "value"], "verdicts chart")
     if "error" not in v.columns:
         v = v.with_columns(pl.lit(None, dtype=pl.String).alias("error"))

@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from pydantic import ValidationError
 
 from rubrictools.comparison import assert_score, compare_runs
 from rubrictools.grading import grade
 from rubrictools.human_agreement import agreement
+from rubrictools.judge import Judge
 from rubrictools.records import load_run, runs
 from rubrictools.rubric import Rubric
 from rubrictools.rubric.scoring import score
@@ -32,7 +34,7 @@ EXAMPLES = """examples:
   rubrictools grade answers.csv --rubric rubric.json --model openai/qwen --api-base http://127.0.0.1:8000/v1 \\
       --column response --id-column qid -o verdicts.parquet
   rubrictools score verdicts.parquet --rubric rubric.yaml --at-least 0.8      # exit 1 below the bar
-  rubrictools agree verdicts.parquet human.csv --rubric rubric.yaml --bootstrap 1000
+  rubrictools agree verdicts.parquet human.csv --rubric rubric.yaml --n-resamples 1000
   rubrictools runs
   rubrictools compare 20261125T101500-1a2b3c last --flips flips.csv
 
@@ -112,6 +114,20 @@ def _say(text: str) -> None:
     print(text, file=sys.stderr)
 
 
+def _judge(a: argparse.Namespace, key: str | None) -> Any:
+    """The judge the flags describe: the model name alone, or a Judge with the settings given."""
+    if a.model == "rubrictools/scripted":
+        return a.model
+    given = {"api_base": a.api_base, "api_key": key, "temperature": a.temperature, "timeout": a.timeout}
+    given["max_concurrency"] = a.max_concurrency
+    settings = {k: v for k, v in given.items() if v is not None}
+    try:
+        return Judge(model=a.model, **settings)
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise UsageError(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None
+
+
 def _grade(a: argparse.Namespace) -> int:
     df = read_table(a.input)
     key = None
@@ -124,7 +140,7 @@ def _grade(a: argparse.Namespace) -> int:
     v = grade(
         df,
         _rubric(a.rubric),
-        model=a.model,
+        model=_judge(a, key),
         column=a.column,
         id_column=a.id_column,
         query_column=a.query_column,
@@ -133,11 +149,6 @@ def _grade(a: argparse.Namespace) -> int:
         examples=read_table(a.examples) if a.examples else None,
         criterion_context=a.criterion_context,
         confidence=a.confidence,
-        api_base=a.api_base,
-        api_key=key,
-        temperature=a.temperature,
-        timeout=a.timeout,
-        max_concurrency=a.max_concurrency,
         max_cost_usd=a.max_cost_usd,
         cache=cache,
         record=record,
@@ -163,7 +174,7 @@ def _score(a: argparse.Namespace) -> int:
     if a.at_least is None:
         return 0
     try:
-        gates = assert_score(v, rub, at_least=a.at_least, confidence=a.confidence, errors=a.errors)
+        gates = assert_score(v, rub, at_least=a.at_least, ci=a.confidence, on_error=a.errors)
     except AssertionError as e:
         _say(str(e))
         return 1
@@ -175,7 +186,7 @@ def _score(a: argparse.Namespace) -> int:
 def _agree(a: argparse.Namespace) -> int:
     v, h = read_table(a.verdicts), read_table(a.human)
     metrics = a.metrics.split(",") if a.metrics else None
-    t = agreement(v, h, _rubric(a.rubric), metrics=metrics, bootstrap=a.bootstrap, seed=a.seed)
+    t = agreement(v, h, _rubric(a.rubric), metrics=metrics, n_resamples=a.n_resamples, seed=a.seed)
     write_table(t, a.output)
     return 0
 
@@ -204,7 +215,12 @@ def _compare(a: argparse.Namespace) -> int:
         return read_table(x) if Path(x).suffix.lower() in (*_READERS, ".json") else load_run(x, root=a.root)
 
     cmp = compare_runs(
-        side(a.a), side(a.b), rubric=_rubric(a.rubric), names=(a.name_a, a.name_b), bootstrap=a.bootstrap, seed=a.seed
+        side(a.a),
+        side(a.b),
+        rubric=_rubric(a.rubric),
+        names=(a.name_a, a.name_b),
+        n_resamples=a.n_resamples,
+        seed=a.seed,
     )
     write_table(cmp.summary, a.output)
     with pl.Config(tbl_rows=20, fmt_str_lengths=40):
@@ -272,7 +288,14 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("human", help="human labels: id, criterion, label[, rater]")
     g.add_argument("--rubric")
     g.add_argument("--metrics", help="comma-separated metric names (default: the standard set)")
-    g.add_argument("--bootstrap", type=int, default=1000)
+    g.add_argument(
+        "--n-resamples",
+        "--bootstrap",
+        dest="n_resamples",
+        type=int,
+        default=1000,
+        help="bootstrap resamples (--bootstrap: old name)",
+    )
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("-o", "--output")
     g.set_defaults(run=_agree)
@@ -288,7 +311,14 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--rubric", help="rubric for verdict files (recorded runs carry their own)")
     c.add_argument("--name-a", default="a")
     c.add_argument("--name-b", default="b")
-    c.add_argument("--bootstrap", type=int, default=2000)
+    c.add_argument(
+        "--n-resamples",
+        "--bootstrap",
+        dest="n_resamples",
+        type=int,
+        default=2000,
+        help="bootstrap resamples (--bootstrap: old name)",
+    )
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--flips", help="write the changed verdicts to this file")
     c.add_argument("-o", "--output", help="summary table file (default: print)")

@@ -8,6 +8,7 @@ import numpy as np
 import polars as pl
 
 from rubrictools.comparison.runs import judge_rows, open_run, with_values
+from rubrictools.deprecation import adapted, renamed
 from rubrictools.metrics import resampling as bs
 from rubrictools.rubric import Rubric
 from rubrictools.rubric.scoring import score
@@ -17,10 +18,10 @@ __all__ = ["assert_score"]
 OnErrors = Literal["fail", "zero", "exclude"]
 
 
-def _lower_bound(x: np.ndarray, confidence: float, bootstrap: int, seed: int | None) -> float:
-    """One-sided percentile bound: the ``1 - confidence`` quantile of the bootstrap means."""
-    w = bs.cluster_weights(x.size, bootstrap, seed=seed)
-    return float(np.quantile(w @ x / x.size, 1 - confidence))
+def _lower_bound(x: np.ndarray, ci: float, n_resamples: int, seed: int | None) -> float:
+    """One-sided percentile bound: the ``1 - ci`` quantile of the bootstrap means."""
+    w = bs.cluster_weights(x.size, n_resamples, seed=seed)
+    return float(np.quantile(w @ x / x.size, 1 - ci))
 
 
 def _criteria_table(v: pl.DataFrame, criteria: dict[str, float] | None) -> pl.DataFrame:
@@ -38,26 +39,27 @@ def _criteria_table(v: pl.DataFrame, criteria: dict[str, float] | None) -> pl.Da
     return t
 
 
+@adapted(renamed(bootstrap="n_resamples", confidence="ci", errors="on_error"))
 def assert_score(
     verdicts: Any,
     rubric: Rubric | None = None,
     *,
     at_least: float,
-    confidence: float = 0.95,
+    ci: float = 0.95,
     criteria: dict[str, float] | None = None,
-    errors: OnErrors = "fail",
+    on_error: OnErrors = "fail",
     judge: str | None = None,
     root: Any = None,
-    bootstrap: int = 2000,
+    n_resamples: int = 2000,
     seed: int | None = 0,
 ) -> pl.DataFrame:
-    """Pass only when the mean score is at least ``at_least`` with ``confidence``.
+    """Pass only when the mean score is at least ``at_least`` with confidence ``ci``.
 
     The gate is the one-sided lower confidence bound of the mean of
-    :func:`rubrictools.score` over submissions (the ``1 - confidence`` percentile of
-    ``bootstrap`` resampled means): a mean of 0.82 on 20 submissions may well not clear 0.8.
+    :func:`rubrictools.score` over submissions (the ``1 - ci`` percentile of
+    ``n_resamples`` resampled means, drawn with ``seed``): a mean of 0.82 on 20 submissions may well not clear 0.8.
     ``criteria`` adds gates on criteria's mean verdict values (``{"correct": 0.9}``),
-    bounded the same way. ``errors``: a submission with a failed judge call makes the gate
+    bounded the same way. ``on_error``: a submission with a failed judge call makes the gate
     fail (``"fail"``, default: an outage is not a pass), scores 0 (``"zero"``) or is left out
     (``"exclude"``). ``verdicts`` is a verdict table, a :class:`~rubrictools.records.Run` or
     a recorded run's id (the run's own rubric is then used). Raises ``AssertionError``
@@ -77,37 +79,37 @@ def assert_score(
     ...
     AssertionError: score gate failed: mean score 0.5 on 40 submissions, 95% lower bound 0.375 < 0.5. Worst ...
     """
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    if errors not in ("fail", "zero", "exclude"):
-        raise ValueError(f"errors must be 'fail', 'zero' or 'exclude'; got {errors!r}")
+    if not 0 < ci < 1:
+        raise ValueError(f"ci must be in (0, 1), got {ci}")
+    if on_error not in ("fail", "zero", "exclude"):
+        raise ValueError(f"on_error must be 'fail', 'zero' or 'exclude'; got {on_error!r}")
     v, recorded, _ = open_run(verdicts, root)
     rub = rubric if rubric is not None else (Rubric.from_dict(recorded) if recorded is not None else None)
     v = with_values(judge_rows(v, judge), rub)
     s = score(v, rub, on_error="null")
     failed = s.filter(pl.col("score").is_null())
-    if failed.height and errors == "fail":
+    if failed.height and on_error == "fail":
         raise AssertionError(
             f"score gate failed: {failed.height} of {s.height} submissions have failed judge calls "
             f"(ids {failed['id'].head(5).to_list()}...): re-run them (the cache keeps the rest), or pass "
-            "errors='zero' / 'exclude'"
+            "on_error='zero' / 'exclude'"
         )
-    x = s["score"].fill_null(0.0) if errors == "zero" else s["score"].drop_nulls()
+    x = s["score"].fill_null(0.0) if on_error == "zero" else s["score"].drop_nulls()
     arr = x.to_numpy().astype(float)
     if arr.size == 0:
         raise AssertionError("score gate failed: no scored submission")
     table = _criteria_table(v, criteria)
-    rows = [("mean score", float(arr.mean()), _lower_bound(arr, confidence, bootstrap, seed), at_least, arr.size)]
+    rows = [("mean score", float(arr.mean()), _lower_bound(arr, ci, n_resamples, seed), at_least, arr.size)]
     for name, floor in (criteria or {}).items():
         vals = v.filter((pl.col("criterion") == name) & pl.col("value").is_not_null())["value"].to_numpy()
-        rows.append((name, float(vals.mean()), _lower_bound(vals.astype(float), confidence, bootstrap, seed), floor,
+        rows.append((name, float(vals.mean()), _lower_bound(vals.astype(float), ci, n_resamples, seed), floor,
                      vals.size))  # fmt: skip
     gates = pl.DataFrame(rows, schema=["gate", "mean", "lower_bound", "at_least", "n"], orient="row").with_columns(
         (pl.col("lower_bound") >= pl.col("at_least")).alias("passed")
     )
     if gates["passed"].all():
         return gates
-    pct = f"{confidence:.0%}"
+    pct = f"{ci:.0%}"
     why = "; ".join(
         f"{'mean score' if g['gate'] == 'mean score' else g['gate']} {g['mean']:.3g} on {g['n']} "
         f"{'submissions' if g['gate'] == 'mean score' else 'verdicts'}, {pct} lower bound {g['lower_bound']:.3g} "

@@ -7,6 +7,7 @@ from typing import Any
 import polars as pl
 
 from rubrictools.comparison.runs import judge_rows, open_run, with_values
+from rubrictools.deprecation import adapted, renamed
 from rubrictools.human_agreement import inter_rater
 from rubrictools.rubric import Rubric
 from rubrictools.rubric.scoring import score
@@ -14,12 +15,13 @@ from rubrictools.rubric.scoring import score
 __all__ = ["consistency"]
 
 
+@adapted(renamed(bootstrap="n_resamples"))
 def consistency(
     *runs: Any,
     rubric: Rubric | None = None,
     judge: str | None = None,
     root: Any = None,
-    bootstrap: int = 1000,
+    n_resamples: int = 1000,
     seed: int | None = 0,
 ) -> pl.DataFrame:
     """Repeated-run consistency of a rubric and judge: the same submissions graded two or more
@@ -36,7 +38,7 @@ def consistency(
     >>> rub = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
     >>> a = pl.DataFrame({"id": range(4), "criterion": "greets", "verdict": ["MET", "UNMET", "MET", "UNMET"]})
     >>> b = a.with_columns(pl.Series("verdict", ["MET", "UNMET", "UNMET", "UNMET"]))
-    >>> t = rt.consistency(a, b, rubric=rub, bootstrap=0)
+    >>> t = rt.consistency(a, b, rubric=rub, n_resamples=0)
     >>> t.filter(pl.col("metric") == "all_agree").select("criterion", "value").row(0)
     ('greets', 0.75)
     """
@@ -55,7 +57,7 @@ def consistency(
     ok = long.filter(pl.col("error").is_null() & pl.col("label").is_not_null())
     complete = ok.filter(pl.col("rater").n_unique().over("id", "criterion") == len(runs))
     kappa = inter_rater(complete.drop("error"), rub, metrics=["percent_agreement", "fleiss_kappa"],
-                        bootstrap=bootstrap, seed=seed)  # fmt: skip
+                        n_resamples=n_resamples, seed=seed)  # fmt: skip
     same = complete.group_by("id", "criterion").agg((pl.col("label").n_unique() == 1).alias("same"))
     agree = same.group_by("criterion", maintain_order=True).agg(
         pl.lit("all_agree").alias("metric"),

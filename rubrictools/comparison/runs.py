@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from rubrictools.deprecation import adapted, renamed
 from rubrictools.frames import to_polars
 from rubrictools.metrics import resampling as bs
 from rubrictools.records import Run, load_run
@@ -137,6 +138,7 @@ def _flips(va: pl.DataFrame, vb: pl.DataFrame, shared: list[str]) -> pl.DataFram
     )
 
 
+@adapted(renamed(bootstrap="n_resamples"))
 def compare_runs(
     a: Any,
     b: Any,
@@ -146,7 +148,7 @@ def compare_runs(
     judge: str | None = None,
     names: tuple[str, str] = ("a", "b"),
     root: Any = None,
-    bootstrap: int = 2000,
+    n_resamples: int = 2000,
     ci: float = 0.95,
     seed: int | None = 0,
 ) -> RunComparison:
@@ -170,7 +172,7 @@ def compare_runs(
     ...                   progress=False, record=False)
     >>> lenient = rt.grade(df, rub, model=rt.ScriptedJudge(rule=lambda t, c: "UNMET" if "bye" in t else "MET"),
     ...                    progress=False, record=False)
-    >>> cmp = rt.compare_runs(strict, lenient, rubric=rub, names=("strict", "lenient"), bootstrap=200)
+    >>> cmp = rt.compare_runs(strict, lenient, rubric=rub, names=("strict", "lenient"), n_resamples=200)
     >>> cmp.summary.select("criterion", "mean_a", "mean_b", "change").rows()
     [('overall score', 0.5, 0.75, 0.25), ('greets', 0.5, 0.75, 0.25)]
     >>> cmp.flips.select("id", "verdict_a", "verdict_b").rows()
@@ -203,7 +205,7 @@ def compare_runs(
     d = np.column_stack([scores["change"].to_numpy(), *[wide[c].to_numpy() for c in shared if c in wide.columns]])
     crits = [OVERALL, *[c for c in shared if c in wide.columns]]
     d = d.astype(float)
-    weights = bs.cluster_weights(ids.height, bootstrap, seed=seed) if bootstrap else None
+    weights = bs.cluster_weights(ids.height, n_resamples, seed=seed) if n_resamples else None
     stats = _paired_bootstrap(d, np.isfinite(d), weights, ci)
     means = [scores.select(pl.col("score_a").mean(), pl.col("score_b").mean()).row(0)]
     for c in crits[1:]:
@@ -223,4 +225,5 @@ def compare_runs(
             for i, (c, m, s) in enumerate(zip(crits, means, stats, strict=True))
         ]
     ).with_columns(pl.col("ci_low", "ci_high", "p_value").fill_nan(None))
+    summary = bs.with_ci_level(summary, ci)
     return RunComparison(names, summary, scores, _flips(va, vb, shared), _costs(va, vb, ia, ib), only_a, only_b)

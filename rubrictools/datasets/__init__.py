@@ -26,9 +26,10 @@ from typing import Any
 
 from rubrictools.datasets.autorubric import read_autorubric, write_autorubric
 from rubrictools.datasets.catalogue import catalogue, llmbar_statistics, load
-from rubrictools.datasets.dataset import Dataset
 from rubrictools.datasets.chat import read_chat_jsonl
+from rubrictools.datasets.dataset import Dataset
 from rubrictools.datasets.split import split_train_test
+from rubrictools.stack import user_stacklevel
 
 __all__ = [
     "Dataset",
@@ -45,6 +46,8 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """``datasets.list()`` (0.1) shadowed the builtin; it is :func:`catalogue` now."""
     if name == "list":
-        warnings.warn("rt.datasets.list() is now rt.datasets.catalogue()", DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "rt.datasets.list() is now rt.datasets.catalogue()", DeprecationWarning, stacklevel=user_stacklevel()
+        )
         return catalogue
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,6 +10,7 @@ import polars as pl
 import yaml
 
 from rubrictools.datasets.dataset import Dataset, ground_truth_label
+from rubrictools.deprecation import REMOVED_IN, adapted, warn_deprecated
 from rubrictools.frames import to_polars
 from rubrictools.rubric import Rubric
 
@@ -69,7 +70,12 @@ def read_autorubric(source: str | Path | dict[str, Any]) -> Dataset:
             if len(gt) != len(eff):
                 raise ValueError(f"item {i}: {len(gt)} ground-truth values for {len(eff)} criteria")
             labels += [
-                {"id": i, "criterion": c.name, "rater": "ground_truth", "label": ground_truth_label(c, v, f"item {i}: ground_truth[{j}]")}
+                {
+                    "id": i,
+                    "criterion": c.name,
+                    "rater": "ground_truth",
+                    "label": ground_truth_label(c, v, f"item {i}: ground_truth[{j}]"),
+                }
                 for j, (c, v) in enumerate(zip(eff, gt, strict=True))
                 if v is not None
             ]
@@ -84,11 +90,23 @@ def read_autorubric(source: str | Path | dict[str, Any]) -> Dataset:
     return Dataset(card["name"], card, human, None, pl.DataFrame(subs), rubric)
 
 
+def _positional(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``write_autorubric(submissions, rubric, human)`` (before 0.3) with keywords, and a warning."""
+    if len(args) <= 1:
+        return args, kwargs
+    warn_deprecated(
+        f"{name}(submissions, rubric, human) is deprecated and will be removed in {REMOVED_IN}: "
+        f"pass {name}(submissions, human=..., rubric=...)"
+    )
+    return args[:1], {**kwargs, **dict(zip(("rubric", "human"), args[1:], strict=False))}
+
+
+@adapted(_positional)
 def write_autorubric(
     submissions: Any,
-    rubric: Rubric | None = None,
-    human: Any = None,
     *,
+    human: Any = None,
+    rubric: Rubric | None = None,
     path: str | Path | None = None,
     prompt: str = "",
     name: str | None = None,

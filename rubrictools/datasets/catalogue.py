@@ -1,13 +1,10 @@
 """The dataset catalogue: the project's demo sets and numeric extracts of public evaluation
 data, loaded as :class:`Dataset` (see :mod:`rubrictools.datasets`)."""
 
-
 from __future__ import annotations
 
-import html
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,8 +50,6 @@ def _root() -> Path:
 def _shared() -> Path | None:
     p = Path(__file__).resolve().parents[3] / "shared" / "datasets"
     return p if p.is_dir() else None
-
-
 
 
 def catalogue() -> pl.DataFrame:

@@ -154,9 +154,7 @@ def read_chat_jsonl(
     names = list(keep) if keep is not None else list(dict.fromkeys(k for o in others for k in o))
     if column in names or column == "line":
         raise ValueError(f"column={column!r} clashes with a field of the log; choose another name")
-    base = pl.DataFrame(
-        {"line": pl.Series(lines, dtype=pl.Int64), column: pl.Series(convs, dtype=CONVERSATION_DTYPE)}
-    )
+    base = pl.DataFrame({"line": pl.Series(lines, dtype=pl.Int64), column: pl.Series(convs, dtype=CONVERSATION_DTYPE)})
     if not names:
         return base
     try:

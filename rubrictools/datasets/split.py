@@ -31,7 +31,7 @@ def split_train_test(
     n_train: int,
     *,
     stratify: bool = True,
-    seed: int | None = None,
+    seed: int | None = 0,
     rater: str | None = None,
 ) -> tuple[Dataset, Dataset]:
     """Split ``dataset`` into ``n_train`` training items and the rest (the test part).

@@ -78,7 +78,7 @@ def agreement_on(v: pl.DataFrame, human: pl.DataFrame, rubric: Rubric, ids: set[
     sub_v, sub_h = v.filter(keep), human.filter(keep)
     if sub_v.height == 0 or sub_h.height == 0:
         return float("nan")
-    t = agreement(sub_v, sub_h, rubric, level="criterion", by=None, metrics=[metric], bootstrap=0)
+    t = agreement(sub_v, sub_h, rubric, level="criterion", by=None, metrics=[metric], n_resamples=0)
     return float(t["value"][0]) if t.height and t["value"][0] is not None else float("nan")
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from rubrictools.deprecation import REMOVED_IN, adapted, renamed, warn_deprecated
 from rubrictools.diagnostics.asking import asker
 from rubrictools.frames import to_polars
 from rubrictools.grading import grade
@@ -139,14 +140,29 @@ def discrimination(verdicts: pl.DataFrame, good: pl.DataFrame, rubric: Rubric) -
     return out.with_columns(sep.alias("separation"), (sep > 0).fill_null(False).alias("separates"))
 
 
+def _old_names(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``draft_rubric(model=drafter, grader=judge)`` (before 0.3) as ``(proposer=drafter, model=judge)``."""
+    if "proposer" not in kwargs and "model" in kwargs:
+        warn_deprecated(
+            f"{name}(model=drafter, grader=judge) is deprecated and will be removed in {REMOVED_IN}: "
+            f"use {name}(proposer=drafter, model=judge), as in rt.improve and rt.search_rubric"
+        )
+        kwargs["proposer"] = kwargs.pop("model")
+        if "grader" in kwargs:
+            kwargs["model"] = kwargs.pop("grader")
+        return args, kwargs
+    return renamed(grader="model")(name, args, kwargs)
+
+
+@adapted(_old_names)
 def draft_rubric(
     task: str,
     *,
-    model: Any,
+    proposer: Any,
+    model: Any = None,
     examples: Any = None,
     column: str = "submission",
     label_column: str = "label",
-    grader: Any = None,
     n_criteria: int = 6,
     cache: bool | str = True,
 ) -> Draft:
@@ -156,16 +172,16 @@ def draft_rubric(
     ----------
     task
         What the answers do (shown to the drafter, escaped).
-    model
-        The drafter: a model string, a :class:`~rubrictools.Judge`, or a function
-        ``messages -> {"criteria": [...], "rationale": ...}`` (JSON text or a dict).
+    proposer
+        The model that writes the draft: a model string, a :class:`~rubrictools.Judge`, or a
+        function ``messages -> {"criteria": [...], "rationale": ...}`` (JSON text or a dict).
     examples
         Optional answers with ``column`` and ``label_column`` (good/bad, 1/0, true/false):
         shown to the drafter, then graded with the draft to measure each criterion's
         discrimination.
-    grader
+    model
         The judge that grades the examples (as in :func:`rubrictools.grade`); defaults to
-        ``model`` when that is a model, and is required when the drafter is a function.
+        ``proposer`` when that is a model, and is required when the proposer is a function.
     n_criteria
         About how many criteria to ask for.
     cache
@@ -178,7 +194,7 @@ def draft_rubric(
     >>> drafter = lambda msgs: {"criteria": [{"name": "correct", "requirement": "Names Paris", "weight": 5},
     ...                                      {"name": "sourced", "requirement": "Cites a source", "weight": 2}]}
     >>> judge = rt.ScriptedJudge(rule=lambda t, c: "MET" if ("Paris" in t if c.name == "correct" else "per" in t) else "UNMET")
-    >>> d = rt.draft_rubric("Name the capital of France", model=drafter, examples=ex, grader=judge, cache=False)
+    >>> d = rt.draft_rubric("Name the capital of France", proposer=drafter, model=judge, examples=ex, cache=False)
     >>> d.rubric.names, d.discrimination["separation"].to_list(), d.weak
     (('correct', 'sourced'), [1.0, 1.0], [])
     """
@@ -193,9 +209,9 @@ def draft_rubric(
             if col not in ex.columns:
                 raise ValueError(f"examples: {name}={col!r} is not a column (columns: {ex.columns})")
         ex = ex.with_row_index("__example").with_columns(_labels(ex, label_column))
-        if grader is None and not isinstance(model, str) and callable(model):
-            raise ValueError("a function drafter cannot grade the examples: pass grader= (a model or a judge)")
-    ask = asker(model, who="drafter", max_tokens=1500, schema=DRAFT_SCHEMA)
+        if model is None and not isinstance(proposer, str) and callable(proposer):
+            raise ValueError("a function proposer cannot grade the examples: pass model= (a model or a judge)")
+    ask = asker(proposer, who="proposer", max_tokens=1500, schema=DRAFT_SCHEMA)
     proposal, _cost = ask(_messages(task, ex, column, n_criteria))
     crit = proposal.get("criteria")
     if not isinstance(crit, list) or not crit:
@@ -207,7 +223,7 @@ def draft_rubric(
     rationale = proposal.get("rationale") if isinstance(proposal.get("rationale"), str) else None
     if ex is None:
         return Draft(rubric, lint(rubric), None, rationale)
-    judge = grader if grader is not None else model
+    judge = model if model is not None else proposer
     v = grade(ex, rubric, model=judge, column=column, id_column="__example", cache=cache, progress=False, record=False)
     disc = discrimination(v, ex.select(pl.col("__example").alias("id"), "__good"), rubric)
     return Draft(rubric, lint(rubric), disc, rationale, v)

@@ -20,7 +20,7 @@ Example
 -------
 >>> import rubrictools as rt
 >>> d = rt.datasets.load("demo_support")
->>> rep = rt.rubric_report(d.rubric, d.verdicts, d.human)
+>>> rep = rt.rubric_report(d.verdicts, d.human, d.rubric)
 >>> rep.weakest(1)
 ['polite']
 """
@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from rubrictools.deprecation import adapted, moved_last
 from rubrictools.human_agreement import agreement, human_frame, inter_rater
 from rubrictools.rubric import Rubric as _Rubric
 from rubrictools.rubric import score
@@ -224,10 +225,11 @@ def _score_gain(rubric: Rubric, v: pl.DataFrame, human: pl.DataFrame) -> dict[st
     return out
 
 
+@adapted(moved_last("rubric", lambda x: isinstance(x, (_Rubric, dict, list))))
 def rubric_report(
-    rubric: Rubric | Any,
     verdicts: Any,
     human: Any = None,
+    rubric: Rubric | Any = None,
     *,
     judge: str | None = None,
     min_spread: float = 0.05,
@@ -238,11 +240,14 @@ def rubric_report(
 
     Parameters
     ----------
-    rubric, verdicts
-        The rubric and a verdict table graded with it. With several judges, the ensemble rows
-        are assessed (or ``judge=``) and judge consistency is measured across the judges.
+    verdicts
+        A verdict table. With several judges, the ensemble rows are assessed (or ``judge=``)
+        and judge consistency is measured across the judges.
     human
-        Optional long label table ``id, criterion, label[, rater]``.
+        Optional long label table ``id, criterion, label[, rater]`` (``None``: none).
+    rubric
+        The rubric the verdicts were graded with (required; a :class:`~rubrictools.Rubric`
+        or a rubric dict).
     min_spread
         A criterion "never discriminates" when its MET rate (or mean fraction) is within
         ``min_spread`` of 0 or 1, or its fractions' standard deviation is below it.
@@ -260,6 +265,8 @@ def rubric_report(
         judges are null without them).
     """
 
+    if rubric is None:
+        raise TypeError("rubric_report needs rubric= (the rubric the verdicts were graded with)")
     rubric = rubric if isinstance(rubric, _Rubric) else _Rubric.from_dict(rubric)
     allv = validate_verdicts(verdicts, rubric)
     v = _select(allv, judge)
@@ -309,7 +316,7 @@ def rubric_report(
         ratings = allv.filter(pl.col("judge").is_in(judges) & pl.col("error").is_null()).select(
             "id", "criterion", pl.col("judge").alias("rater"), pl.col("verdict").alias("label")
         )
-        ir = inter_rater(ratings, rubric, metrics=["fleiss_kappa"], bootstrap=0)
+        ir = inter_rater(ratings, rubric, metrics=["fleiss_kappa"], n_resamples=0)
         jk = dict(zip(ir["criterion"].to_list(), ir["value"].to_list(), strict=False))
     table = table.with_columns(
         pl.col("criterion").replace_strict(jk, default=None, return_dtype=pl.Float64).alias("judge_kappa")
@@ -320,7 +327,7 @@ def rubric_report(
     gain: dict[str, float] = {}
     if human is not None:
         h = human_frame(human)
-        ag = agreement(v, h, rubric, level="criterion", metrics=["cohen_kappa", "accuracy"], bootstrap=0)
+        ag = agreement(v, h, rubric, level="criterion", metrics=["cohen_kappa", "accuracy"], n_resamples=0)
         for r in ag.iter_rows(named=True):
             (hk if r["metric"] == "cohen_kappa" else ha)[r["criterion"]] = r["value"]
         if set(h["criterion"].unique().to_list()) >= set(names):

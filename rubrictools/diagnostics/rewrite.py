@@ -29,10 +29,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from rubrictools.deprecation import adapted, moved_last, renamed
 from rubrictools.diagnostics.asking import asker
 from rubrictools.diagnostics.disagreements import criterion_agreement, disagreements, holdout_split
 from rubrictools.frames import to_polars
 from rubrictools.grading import grade
+from rubrictools.grading.options import moved_judge_settings
 from rubrictools.human_agreement import compare, human_frame
 from rubrictools.judge.config import Judge
 from rubrictools.judge.prompts import describe_criterion, escape
@@ -162,16 +164,14 @@ PROPOSAL_SCHEMA: dict[str, Any] = {
 }
 
 
-def _resolve_proposer(
-    proposer: Any, model: Any, grade_kwargs: dict[str, Any]
-) -> Callable[[Criterion, pl.DataFrame], Any]:
+def _resolve_proposer(proposer: Any, model: Any) -> Callable[[Criterion, pl.DataFrame], Any]:
 
     p = model if proposer is None else proposer
     if callable(p) and not isinstance(p, (Judge, ScriptedJudge)):
         return p
     if isinstance(p, ScriptedJudge):
         raise ValueError("a ScriptedJudge cannot propose rewrites; pass proposer= (a model, a Judge or a function)")
-    ask = asker(p, who="proposer", settings=grade_kwargs, schema=PROPOSAL_SCHEMA)
+    ask = asker(p, who="proposer", schema=PROPOSAL_SCHEMA)
 
     def propose(c: Criterion, ex: pl.DataFrame) -> dict[str, Any]:
         obj, cost = ask(_proposal_messages(c, ex))
@@ -182,10 +182,15 @@ def _resolve_proposer(
     return propose
 
 
+@adapted(
+    moved_last("rubric", lambda x: isinstance(x, (Rubric, dict, list))),
+    renamed(bootstrap="n_resamples"),
+    moved_judge_settings,
+)
 def improve(
-    rubric: Rubric | Any,
     df: Any,
     human: Any,
+    rubric: Rubric | Any,
     *,
     model: Any,
     proposer: Any = None,
@@ -197,20 +202,21 @@ def improve(
     holdout: float = 0.3,
     min_gain: float = 0.0,
     n_examples: int = 6,
-    bootstrap: int = 1000,
+    n_resamples: int = 1000,
     seed: int = 0,
+    cache: bool | str = True,
     verbose: bool = True,
-    **grade_kwargs: Any,
 ) -> Improvement:
     """Rewrite the criteria that agree least with humans, keeping rewrites that help on held-out data.
 
     Parameters
     ----------
-    rubric, df, human
-        The rubric, the submissions (``id_column``, ``column``) and long human labels
-        ``id, criterion, label[, rater]`` for (some of) them.
+    df, human, rubric
+        The submissions (``id_column``, ``column``), long human labels ``id, criterion,
+        label[, rater]`` for (some of) them, and the rubric to improve.
     model
-        The grading judge, as in :func:`rubrictools.grade`; grading is per criterion.
+        The grading judge, as in :func:`rubrictools.grade` (a model string or a
+        :class:`~rubrictools.Judge` with its settings); grading is per criterion.
     proposer
         Who rewrites: a model string, a :class:`~rubrictools.Judge`, or a function
         ``(criterion, examples) -> str | dict``; defaults to ``model``.
@@ -227,13 +233,11 @@ def improve(
         A rewrite is kept only when held-out agreement rises by more than this.
     n_examples
         Disagreements shown to the proposer.
-    bootstrap
+    n_resamples
         Resamples for the paired interval of the held-out change (0: none).
-    verbose
-        Print one line per round.
-    **grade_kwargs
-        Passed to :func:`rubrictools.grade` (``cache``, ``api_base``, ``max_concurrency``...;
-        its inner gradings are not recorded as runs unless ``record=`` says so).
+    cache, verbose
+        The grading cache (``grade(cache=)``; the inner gradings are not recorded as runs);
+        print one line per round.
 
     Returns
     -------
@@ -248,18 +252,14 @@ def improve(
         raise ValueError("rounds must be >= 1")
     if not 0.0 < holdout < 1.0:
         raise ValueError(f"holdout must be a fraction in (0, 1), got {holdout}")
-    if grade_kwargs.get("mode", "per_criterion") != "per_criterion":
-        raise ValueError("improve re-grades one criterion at a time: mode must be 'per_criterion'")
-    grade_kwargs.pop("mode", None)
-    grade_kwargs.setdefault("progress", False)
-    grade_kwargs.setdefault("record", False)  # the search's many inner gradings are not runs to keep
+    grade_kwargs: dict[str, Any] = {"cache": cache, "progress": False, "record": False}  # inner gradings: no runs
     rubric = rubric if isinstance(rubric, Rubric) else Rubric.from_dict(rubric)
     frame = to_polars(df)
     for name, col in (("column", column), ("id_column", id_column)):
         if col not in frame.columns:
             raise ValueError(f"{name}={col!r} is not a column of df (columns: {frame.columns})")
     h = human_frame(human)
-    propose = _resolve_proposer(proposer, model, grade_kwargs)
+    propose = _resolve_proposer(proposer, model)
 
     train, hold, split = holdout_split(
         h, frame, id_column, holdout=holdout, seed=seed, min_hold=1, min_train=2, at_least=4, who="improve"
@@ -330,7 +330,14 @@ def improve(
         new_h = fresh.filter(pl.col("id").is_in(list(hold)))
         hh = h.filter((pl.col("criterion") == name) & pl.col("id").is_in(list(hold)))
         cmp = compare(
-            new_h, old_h, hh, Rubric([new_c]), metric=metric, names=("after", "before"), bootstrap=bootstrap, seed=seed
+            new_h,
+            old_h,
+            hh,
+            Rubric([new_c]),
+            metric=metric,
+            names=("after", "before"),
+            n_resamples=n_resamples,
+            seed=seed,
         )
         r = cmp.row(0, named=True) if cmp.height else {}
         row.update(

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from rubrictools.deprecation import adapted, moved_last, renamed
 from rubrictools.diagnostics.asking import asker
 from rubrictools.diagnostics.disagreements import agreement_on, disagreements, holdout_split
 from rubrictools.frames import to_polars
@@ -151,10 +152,11 @@ def _candidate(current: Rubric, proposal: dict[str, Any]) -> tuple[Rubric, list[
     return current.model_copy(update={"criteria": tuple(crit)}), list(new)
 
 
+@adapted(moved_last("rubric", lambda x: isinstance(x, (Rubric, dict, list))), renamed(bootstrap="n_resamples"))
 def search_rubric(
-    rubric: Rubric,
     df: Any,
     human: Any,
+    rubric: Rubric,
     *,
     model: Any,
     proposer: Any = None,
@@ -165,7 +167,7 @@ def search_rubric(
     holdout: float = 0.3,
     min_gain: float = 0.0,
     n_examples: int = 4,
-    bootstrap: int = 1000,
+    n_resamples: int = 1000,
     seed: int = 0,
     cache: bool | str = True,
     verbose: bool = True,
@@ -174,9 +176,9 @@ def search_rubric(
 
     Parameters
     ----------
-    rubric, df, human
-        The rubric, the submissions (``id_column``, ``column``) and long human labels
-        ``id, criterion, label[, rater]`` for (some of) them.
+    df, human, rubric
+        The submissions (``id_column``, ``column``), long human labels ``id, criterion,
+        label[, rater]`` for (some of) them, and the rubric to search from.
     model
         The grading judge, as in :func:`rubrictools.grade` (per-criterion mode).
     proposer
@@ -192,7 +194,7 @@ def search_rubric(
         Share of the labelled submissions held out (never shown, never used to choose).
     n_examples
         Disagreements shown per criterion.
-    bootstrap
+    n_resamples
         Resamples of the held-out interval.
     cache, verbose
         The grading cache (``grade(cache=)``); print one line per round.
@@ -205,7 +207,7 @@ def search_rubric(
     >>> human = pl.DataFrame({"id": range(12), "criterion": "cites", "label": ["UNMET", "MET"] * 6})
     >>> judge = rt.ScriptedJudge(rule=lambda t, c: "MET" if ("ref" in t) == ("ref" in c.requirement) else "UNMET")
     >>> fix = lambda msgs: {"criteria": [{"name": "cites", "requirement": "Gives a ref to a source"}]}
-    >>> s = rt.search_rubric(rubric, df, human, model=judge, proposer=fix, rounds=1, bootstrap=200,
+    >>> s = rt.search_rubric(df, human, rubric, model=judge, proposer=fix, rounds=1, n_resamples=200,
     ...                      metric="accuracy", cache=False, verbose=False)
     >>> s.rubric["cites"].requirement, s.gain
     ('Gives a ref to a source', 1.0)
@@ -263,7 +265,7 @@ def search_rubric(
             )
     v_before, v_after = run(rubric, hold), run(current, hold)
     hh = h.filter(pl.col("id").is_in(list(hold)))
-    kw: dict[str, Any] = {"metric": metric, "names": ("after", "before"), "bootstrap": bootstrap, "seed": seed}
+    kw: dict[str, Any] = {"metric": metric, "names": ("after", "before"), "n_resamples": n_resamples, "seed": seed}
     pooled = compare(v_after, v_before, hh, rubric, by=None, **kw)
     per = compare(v_after, v_before, hh, rubric, by="criterion", **kw)
     if verbose and pooled.height:

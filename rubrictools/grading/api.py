@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import polars as pl
 
 from rubrictools.conversations import ConversationPart
+from rubrictools.deprecation import adapted
 from rubrictools.grading.batch import submit_batch_plan
 from rubrictools.grading.executor import OnResult
 from rubrictools.grading.live import grade_frame, grade_frame_async
@@ -28,17 +29,16 @@ from rubrictools.grading.options import (
     Mode,
     OnNull,
     OnUnsupported,
+    moved_judge_settings,
 )
-from rubrictools.judge.config import StructuredOutput, Transport
 from rubrictools.judge.constraints import OutputConstraint
 from rubrictools.records import runs_dir
 from rubrictools.rubric import Rubric
 
 __all__ = ["agrade", "grade"]
 
-ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
 
-
+@adapted(moved_judge_settings)
 def grade(
     df: Any,
     rubric: Rubric | None = None,
@@ -70,20 +70,6 @@ def grade(
     confidence: bool = False,
     output_constraints: Sequence[OutputConstraint] = (),
     on_unsupported: OnUnsupported = "flag",
-    api_base: str | None = None,
-    api_key: str | None = None,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-    timeout: float | None = None,
-    max_concurrency: int | None = None,
-    max_retries: int | None = None,
-    backoff_base: float | None = None,
-    backoff_max: float | None = None,
-    response_format: ResponseFormat | None = None,
-    structured_output: StructuredOutput | None = None,
-    system_prompt: str | None = None,
-    litellm_kwargs: dict[str, Any] | None = None,
-    transport: Transport | None = None,
     batch: bool = False,
     batch_dir: str | Path | None = None,
     poll_interval: float = 30.0,
@@ -193,11 +179,6 @@ def grade(
         value, explanation, error, error_kind`` (rubrify's per-criterion callback). For live
         progress views and early stopping logic; an exception in it is warned about once and
         never stops the run. Not with ``batch=True``.
-    api_base, api_key, temperature, max_tokens, timeout, max_concurrency, max_retries
-        Settings of the :class:`~rubrictools.Judge` built when ``model`` is a string; see below.
-    backoff_base, backoff_max, response_format, structured_output, system_prompt, litellm_kwargs, transport
-        Settings of the :class:`~rubrictools.Judge` built when ``model`` is a string (``None``:
-        the Judge's default); with a ``Judge`` object, set them on it instead.
 
     Returns
     -------
@@ -227,6 +208,7 @@ def grade(
     return grade_frame(df, rubric, opts, record=store, on_result=on_result)
 
 
+@adapted(moved_judge_settings)
 async def agrade(
     df: Any,
     rubric: Rubric | None = None,
@@ -258,20 +240,6 @@ async def agrade(
     confidence: bool = False,
     output_constraints: Sequence[OutputConstraint] = (),
     on_unsupported: OnUnsupported = "flag",
-    api_base: str | None = None,
-    api_key: str | None = None,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-    timeout: float | None = None,
-    max_concurrency: int | None = None,
-    max_retries: int | None = None,
-    backoff_base: float | None = None,
-    backoff_max: float | None = None,
-    response_format: ResponseFormat | None = None,
-    structured_output: StructuredOutput | None = None,
-    system_prompt: str | None = None,
-    litellm_kwargs: dict[str, Any] | None = None,
-    transport: Transport | None = None,
     record: bool | str | Path = True,
     on_result: OnResult | None = None,
 ) -> pl.DataFrame:

@@ -6,9 +6,10 @@ from typing import Any
 
 import polars as pl
 
+from rubrictools.deprecation import adapted
 from rubrictools.frames import to_polars
 from rubrictools.grading.inputs import prepare, resolve_judges
-from rubrictools.grading.options import GradeOptions, Mode
+from rubrictools.grading.options import GradeOptions, Mode, moved_judge_settings
 from rubrictools.grading.plan import build_calls
 from rubrictools.judge import Judge, ScriptedJudge
 from rubrictools.judge.image_parts import has_remote_image
@@ -19,6 +20,7 @@ from rubrictools.rubric import Rubric
 __all__ = ["estimate_cost", "usage"]
 
 
+@adapted(moved_judge_settings)
 def estimate_cost(
     df: Any,
     rubric: Rubric | None = None,
@@ -32,10 +34,6 @@ def estimate_cost(
     image_column: str | None = None,
     mode: Mode = "per_criterion",
     completion_tokens: int = 80,
-    api_base: str | None = None,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-    system_prompt: str | None = None,
 ) -> pl.DataFrame:
     """Calls, prompt tokens (litellm's token counter) and dollars before running anything.
 
@@ -52,7 +50,7 @@ def estimate_cost(
     """
     opts = GradeOptions.pick(locals())
     inp = prepare(df, rubric, opts)
-    judges = resolve_judges(model, opts.judge_settings())
+    judges = resolve_judges(model)
     warn_unknown_prices([j for j in judges if isinstance(j, Judge)])
     calls = build_calls(inp, judges, opts)
     rows: list[tuple[str, int, int | None, int | None, float | None]] = []
@@ -76,7 +74,7 @@ def estimate_cost(
         try:
             p_cost, c_cost = litellm.cost_per_token(model=j.model, prompt_tokens=pt, completion_tokens=ct)
             cost: float | None = float(p_cost + c_cost)
-        except Exception:
+        except Exception:  # noqa: BLE001  # litellm's cost functions raise assorted errors for an unpriced model; the estimate's cost is then null, as documented
             cost = None
         rows.append((j.label, len(mine), pt, ct, cost))
     schema = {

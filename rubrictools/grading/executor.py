@@ -28,6 +28,7 @@ from rubrictools.judge.slots import server_slots
 from rubrictools.judge.throttle import Throttle
 from rubrictools.judge.transport import complete
 from rubrictools.progress import progress_bar
+from rubrictools.stack import user_stacklevel
 
 __all__ = ["BUDGET_ERROR", "CANCELLED_ERROR", "EMPTY_ERROR", "OnResult", "execute"]
 
@@ -52,11 +53,11 @@ class _Reporter:
         cols = [sink.cols[k] for k in _REPORTED]
         try:
             self.on_result([dict(zip(_REPORTED, row, strict=True)) for row in zip(*cols, strict=True)])
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001  # a user's on_result callback may raise anything; it is warned about once and never stops the run
             if not self.failed:
                 self.failed = True
                 msg = f"on_result raised {type(e).__name__}: {e} (the run goes on)"
-                warnings.warn(msg, RuntimeWarning, stacklevel=2)
+                warnings.warn(msg, RuntimeWarning, stacklevel=user_stacklevel())
 
 
 BUDGET_ERROR = "budget exceeded: call not made (its worst-case cost does not fit in what is left of max_cost_usd)"
@@ -160,7 +161,7 @@ class _Run:
             t0 = time.perf_counter()
             try:
                 reply = await judge.respond(call.messages, call.task.schema()[0])
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001  # a custom judge (rt.Grader) may raise anything; it becomes this call's error row, key scrubbed
                 call.error = scrub_secrets(f"{judge.label}: {type(e).__name__}: {e}", self.keys)
                 call.error_kind = "provider"
                 return
@@ -235,7 +236,7 @@ class _Run:
                     f"response cache write failed ({type(e).__name__}: {e}); the verdicts are kept, and the answers "
                     "are held in memory (a re-run in this session asks none again) while the write is retried",
                     RuntimeWarning,
-                    stacklevel=2,
+                    stacklevel=user_stacklevel(),
                 )
 
     async def _distribution(self, call: Call, judge: Judge, res: CallResult, budget: int) -> int:
@@ -363,7 +364,7 @@ async def execute(
                 if c.error is None:
                     c.error, c.error_kind = CANCELLED_ERROR, "cancelled"
                 raise
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001  # a bug of ours in one call must become that call's error row (error_kind='internal'), not lose the run
                 c.error = scrub_secrets(f"internal: {type(e).__name__}: {e}", run.keys)
                 c.error_kind = "internal"
 
@@ -380,11 +381,11 @@ async def execute(
         if bar is not None:
             bar.close()
         if run.stats["empty"]:
-            warnings.warn(f"{run.stats['empty']} call(s): {EMPTY_ERROR}", RuntimeWarning, stacklevel=2)
+            warnings.warn(f"{run.stats['empty']} call(s): {EMPTY_ERROR}", RuntimeWarning, stacklevel=user_stacklevel())
         if run.write_failed and cache is not None and (left := cache.flush()):
             warnings.warn(
                 f"{left} answer(s) could not be written to the response cache {cache.path}; they are kept in "
                 "memory for this session: free space and re-run to save them",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )

@@ -22,6 +22,7 @@ from rubrictools.images import as_images
 from rubrictools.judge import Grader, Judge, ResponseCache, ScriptedJudge, default_cache_path
 from rubrictools.rubric import Rubric
 from rubrictools.rubric.cells import rubric_cells
+from rubrictools.stack import user_stacklevel
 from rubrictools.submissions import Submission, split_submission
 
 __all__ = [
@@ -103,7 +104,7 @@ def warn_blank(frame: pl.DataFrame, column: str, ids: list[Any]) -> None:
             f"column={column!r}: {len(blank)} empty or whitespace-only submission(s), graded as they are: "
             f"{shown}{more}; filter them out first to save the calls",
             UserWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
 
 
@@ -229,8 +230,8 @@ def _systems(frame: pl.DataFrame, opts: GradeOptions, ids: list[Any]) -> tuple[l
     return sa.to_list(), sb.to_list()
 
 
-def resolve_judges(model: Any, settings: dict[str, Any]) -> list[AnyJudge]:
-    """The judges ``model`` names: strings become :class:`Judge` with ``settings``."""
+def resolve_judges(model: Any) -> list[AnyJudge]:
+    """The judges ``model`` names: a string becomes a :class:`Judge` with the default settings."""
     if model is None:
         raise ValueError(
             "grade needs model= (a litellm model string, a Judge, a ScriptedJudge, an rt.Grader or a list of them)"
@@ -239,11 +240,9 @@ def resolve_judges(model: Any, settings: dict[str, Any]) -> list[AnyJudge]:
     judges: list[AnyJudge] = []
     for m in items:
         if isinstance(m, (Judge, ScriptedJudge, Grader)):
-            if settings:
-                raise ValueError(f"judge settings {sorted(settings)} go inside the Judge(...) when model= is a Judge")
             judges.append(m)
         elif isinstance(m, str):
-            judges.append(ScriptedJudge() if m == "rubrictools/scripted" else Judge(model=m, **settings))
+            judges.append(ScriptedJudge() if m == "rubrictools/scripted" else Judge(model=m))
         else:
             raise TypeError(f"model: expected str, Judge, ScriptedJudge or rt.Grader, got {type(m).__name__}")
     labels = [j.label for j in judges]

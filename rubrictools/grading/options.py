@@ -8,16 +8,17 @@ keyword-only parameters with the same defaults (a test keeps them in step).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
 from rubrictools.conversations import CONVERSATION_PARTS, ConversationPart
+from rubrictools.deprecation import REMOVED_IN, warn_deprecated
 from rubrictools.grading.votes import AGGREGATIONS
 from rubrictools.judge import ResponseCache
-from rubrictools.judge.config import StructuredOutput, Transport
+from rubrictools.judge.config import Judge
 from rubrictools.judge.constraints import OutputConstraint
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "Mode",
     "OnNull",
     "OnUnsupported",
+    "moved_judge_settings",
 ]
 
 Mode = Literal["per_criterion", "per_item", "grouped", "holistic"]
@@ -59,7 +61,9 @@ JUDGE_SETTINGS = (
     "litellm_kwargs",
     "transport",
 )
-"""Parameters passed to :class:`~rubrictools.Judge` when ``model`` is a string (None: the Judge default)."""
+"""The judge's transport settings: they live on :class:`~rubrictools.Judge`. The grading entry
+points took them as keywords until 0.3; :func:`moved_judge_settings` still reads them, with a
+warning, for one release."""
 
 PAIR_OPTIONS = ("pair_column", "systems", "swap", "inconsistent", "ties")
 """Options of pairwise runs only (:func:`rubrictools.grade_pairs`); ``pair_column`` set makes a run pairwise."""
@@ -116,20 +120,6 @@ class GradeOptions:
     output_constraints: Sequence[OutputConstraint] = ()
     on_unsupported: OnUnsupported = "flag"
     on_null: OnNull = "raise"
-    api_base: str | None = None
-    api_key: str | None = field(default=None, repr=False)
-    temperature: float | None = None
-    max_tokens: int | None = None
-    timeout: float | None = None
-    max_concurrency: int | None = None
-    max_retries: int | None = None
-    backoff_base: float | None = None
-    backoff_max: float | None = None
-    response_format: Literal["auto", "json_schema", "json_object", "text"] | None = None
-    structured_output: StructuredOutput | None = None
-    system_prompt: str | None = None
-    litellm_kwargs: dict[str, Any] | None = None
-    transport: Transport | None = None
     pair_column: str | None = None
     systems: tuple[str, str] | None = None
     swap: bool = True
@@ -199,10 +189,6 @@ class GradeOptions:
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in names})
 
-    def judge_settings(self) -> dict[str, Any]:
-        """The Judge settings given explicitly (not None)."""
-        return {k: getattr(self, k) for k in JUDGE_SETTINGS if getattr(self, k) is not None}
-
     def replace(self, **changes: Any) -> GradeOptions:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values.update(changes)
@@ -264,3 +250,29 @@ def _constraints(value: Any) -> tuple[OutputConstraint, ...]:
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+
+
+def moved_judge_settings(
+    name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """An :data:`~rubrictools.deprecation.Adapter`: judge settings passed to a grading entry point
+    (``grade(model="openai/x", temperature=0.2)``) become ``model=Judge(model="openai/x",
+    temperature=0.2)``, with a warning; with a Judge object they are refused, as before."""
+    moved = {k: kwargs.pop(k) for k in JUDGE_SETTINGS if k in kwargs}
+    moved = {k: v for k, v in moved.items() if v is not None}
+    if not moved:
+        return args, kwargs
+    keys = ", ".join(f"{k}=" for k in moved)
+    warn_deprecated(
+        f"{name}({keys}) is deprecated and will be removed in {REMOVED_IN}: these are the judge's settings; "
+        f"pass model=rt.Judge(model=..., {keys.replace('=', '=...')})"
+    )
+    model = kwargs.get("model")
+    if model is None:
+        return args, kwargs  # the entry point says model= is needed
+    items = list(model) if isinstance(model, (list, tuple)) else [model]
+    if not all(isinstance(m, str) for m in items):
+        raise ValueError(f"judge settings {sorted(moved)} go inside the Judge(...) when model= is a Judge")
+    judges = [m if m == "rubrictools/scripted" else Judge(model=m, **moved) for m in items]
+    kwargs["model"] = judges if isinstance(model, (list, tuple)) else judges[0]
+    return args, kwargs

@@ -14,20 +14,27 @@ from typing import Any, Literal
 import polars as pl
 
 from rubrictools.conversations import ConversationPart
+from rubrictools.deprecation import adapted
 from rubrictools.grading.batch import submit_batch_plan
 from rubrictools.grading.live import grade_frame
-from rubrictools.grading.options import CacheSetting, GradeOptions, GradePart, Inconsistent, OnNull
+from rubrictools.grading.options import (
+    CacheSetting,
+    GradeOptions,
+    GradePart,
+    Inconsistent,
+    OnNull,
+    moved_judge_settings,
+)
 from rubrictools.grading.streaming import stream_parts
-from rubrictools.judge.config import StructuredOutput, Transport
 from rubrictools.records import runs_dir
 from rubrictools.rubric import Rubric
 
 __all__ = ["grade_pairs", "grade_pairs_to_parquet"]
 
 PairMode = Literal["per_criterion", "holistic"]
-ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
 
 
+@adapted(moved_judge_settings)
 def grade_pairs(
     df: Any,
     rubric: Rubric | None = None,
@@ -51,20 +58,6 @@ def grade_pairs(
     cache: CacheSetting = True,
     max_cost_usd: float | None = None,
     progress: bool = True,
-    api_base: str | None = None,
-    api_key: str | None = None,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-    timeout: float | None = None,
-    max_concurrency: int | None = None,
-    max_retries: int | None = None,
-    backoff_base: float | None = None,
-    backoff_max: float | None = None,
-    response_format: ResponseFormat | None = None,
-    structured_output: StructuredOutput | None = None,
-    system_prompt: str | None = None,
-    litellm_kwargs: dict[str, Any] | None = None,
-    transport: Transport | None = None,
     batch: bool = False,
     batch_dir: str | Path | None = None,
     poll_interval: float = 30.0,
@@ -139,6 +132,7 @@ def grade_pairs(
     return grade_frame(df, rubric, opts, record=store)
 
 
+@adapted(moved_judge_settings)
 def grade_pairs_to_parquet(
     source: Any,
     rubric: Rubric | None = None,
@@ -165,20 +159,6 @@ def grade_pairs_to_parquet(
     cache: CacheSetting = True,
     max_cost_usd: float | None = None,
     progress: bool = True,
-    api_base: str | None = None,
-    api_key: str | None = None,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-    timeout: float | None = None,
-    max_concurrency: int | None = None,
-    max_retries: int | None = None,
-    backoff_base: float | None = None,
-    backoff_max: float | None = None,
-    response_format: ResponseFormat | None = None,
-    structured_output: StructuredOutput | None = None,
-    system_prompt: str | None = None,
-    litellm_kwargs: dict[str, Any] | None = None,
-    transport: Transport | None = None,
 ) -> pl.LazyFrame:
     """:func:`grade_pairs` ``batch_size`` rows at a time into resumable parquet parts under
     ``output``, as :func:`rubrictools.grade_to_parquet` does for single answers (a part on disk

@@ -354,7 +354,7 @@ def build_plan(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Plan:
             f"({sorted(inp.not_applicable['criterion'].unique())}) leave some rows out: grade each system with "
             "rt.grade and compare scores (rt.preferences_from_scores)"
         )
-    judges = resolve_judges(opts.model, opts.judge_settings())
+    judges = resolve_judges(opts.model)
     llm_judges = [j for j in judges if isinstance(j, Judge)]
     require_prices(llm_judges, opts.max_cost_usd)
     require_vision(llm_judges, sum(1 for s in inp.subs if s.images) + sum(1 for s in inp.others or () if s.images))

@@ -9,9 +9,9 @@ from typing import Any
 import polars as pl
 
 from rubrictools.conversations import ConversationPart
-from rubrictools.grading.options import CriterionContext, GradeOptions, GradePart, Mode
+from rubrictools.deprecation import adapted
+from rubrictools.grading.options import CriterionContext, GradeOptions, GradePart, Mode, moved_judge_settings
 from rubrictools.grading.plan import assign_keys, build_plan
-from rubrictools.judge.config import StructuredOutput
 from rubrictools.judge.constraints import OutputConstraint
 from rubrictools.judge.image_parts import content_text, request_images
 from rubrictools.rubric import Rubric
@@ -40,6 +40,7 @@ def _role_text(messages: list[dict[str, Any]], role: str) -> str | None:
     return "\n\n".join(parts) if parts else None
 
 
+@adapted(moved_judge_settings)
 def prompts(
     df: Any,
     rubric: Rubric | None = None,
@@ -63,11 +64,6 @@ def prompts(
     criterion_context: CriterionContext = "focused",
     confidence: bool = False,
     output_constraints: Sequence[OutputConstraint] = (),
-    api_base: str | None = None,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-    structured_output: StructuredOutput | None = None,
-    system_prompt: str | None = None,
 ) -> pl.DataFrame:
     """The exact requests :func:`rubrictools.grade` would send with these settings; none is sent.
 

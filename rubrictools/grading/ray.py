@@ -42,7 +42,7 @@ import polars as pl
 from rubrictools.frames import to_polars
 from rubrictools.grading.inputs import resolve_judges
 from rubrictools.grading.live import grade_frame
-from rubrictools.grading.options import JUDGE_SETTINGS, GradeOptions
+from rubrictools.grading.options import GradeOptions, moved_judge_settings
 from rubrictools.grading.streaming import scan_source
 from rubrictools.judge.cache import default_cache_path
 from rubrictools.judge.config import Judge
@@ -179,8 +179,8 @@ def grade(
         ``ray.data.Dataset``, a parquet file/directory/glob (read with ``ray.data.read_parquet``)
         or a polars/pandas DataFrame.
     rubric, model, column, **grade_kwargs
-        As for :func:`rubrictools.grade` (``mode``, ``evidence``, ``distribution``,
-        ``api_base``, ``api_key``, ... ; ``rubric_column`` too).
+        As for :func:`rubrictools.grade` (``mode``, ``evidence``, ``distribution``, ... ;
+        ``rubric_column`` too); the judge's settings go on :class:`rubrictools.Judge`.
     output
         Directory of the parquet verdict files. Must be empty unless ``overwrite=True``
         (resume an interrupted run by re-running with ``overwrite=True``: the caches answer
@@ -212,9 +212,9 @@ def grade(
     if grade_kwargs.pop("batch", False):
         raise ValueError("rt.ray.grade grades live; for provider batch jobs use rt.submit_batch")
     grade_kwargs.pop("progress", None)  # Ray Data shows its own progress
-    opts = GradeOptions(model=model, column=column, id_column=id_column, progress=False, **grade_kwargs)
-    judges = resolve_judges(opts.model, opts.judge_settings())
-    opts = opts.replace(model=judges, **dict.fromkeys(JUDGE_SETTINGS))  # the settings now live in the judges
+    _, grade_kwargs = moved_judge_settings("ray.grade", (), {"model": model, **grade_kwargs})
+    opts = GradeOptions(column=column, id_column=id_column, progress=False, **grade_kwargs)
+    opts = opts.replace(model=resolve_judges(opts.model))
     if rubric is not None and not isinstance(rubric, Rubric):
         rubric = Rubric.from_dict(rubric)
     if not ray.is_initialized():

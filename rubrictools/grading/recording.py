@@ -16,6 +16,7 @@ from rubrictools.grading.plan import Plan
 from rubrictools.judge import Judge
 from rubrictools.judge.prompts import PROMPT_TEMPLATE_VERSION
 from rubrictools.records import write_run
+from rubrictools.stack import user_stacklevel
 
 __all__ = ["record_run"]
 
@@ -67,5 +68,8 @@ def record_run(root: Path, *, kind: str, plan: Plan, verdicts: pl.DataFrame, sta
             examples=to_polars(plan.opts.examples, name="examples") if plan.opts.examples is not None else None,
         )
     except (OSError, pl.exceptions.PolarsError, TypeError, ValueError) as e:
-        warnings.warn(f"the run record was not written under {root} ({e}); the verdict table is complete", stacklevel=3)
+        warnings.warn(
+            f"the run record was not written under {root} ({e}); the verdict table is complete",
+            stacklevel=user_stacklevel(),
+        )
         return None

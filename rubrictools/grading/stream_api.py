@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 
 from rubrictools.conversations import ConversationPart
-from rubrictools.grading.api import ResponseFormat
+from rubrictools.deprecation import adapted
 from rubrictools.grading.executor import OnResult
 from rubrictools.grading.options import (
     CacheSetting,
@@ -19,15 +19,16 @@ from rubrictools.grading.options import (
     Mode,
     OnNull,
     OnUnsupported,
+    moved_judge_settings,
 )
 from rubrictools.grading.streaming import stream_parts
-from rubrictools.judge.config import StructuredOutput, Transport
 from rubrictools.judge.constraints import OutputConstraint
 from rubrictools.rubric import Rubric
 
 __all__ = ["grade_to_parquet"]
 
 
+@adapted(moved_judge_settings)
 def grade_to_parquet(
     source: Any,
     rubric: Rubric | None = None,
@@ -62,20 +63,6 @@ def grade_to_parquet(
     confidence: bool = False,
     output_constraints: Sequence[OutputConstraint] = (),
     on_unsupported: OnUnsupported = "flag",
-    api_base: str | None = None,
-    api_key: str | None = None,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-    timeout: float | None = None,
-    max_concurrency: int | None = None,
-    max_retries: int | None = None,
-    backoff_base: float | None = None,
-    backoff_max: float | None = None,
-    response_format: ResponseFormat | None = None,
-    structured_output: StructuredOutput | None = None,
-    system_prompt: str | None = None,
-    litellm_kwargs: dict[str, Any] | None = None,
-    transport: Transport | None = None,
     on_result: OnResult | None = None,
 ) -> pl.LazyFrame:
     """Grade ``source`` ``batch_size`` rows at a time into parquet parts under ``output``.

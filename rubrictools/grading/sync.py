@@ -42,7 +42,7 @@ def run_sync(coro: Coroutine[Any, Any, T], cancel: threading.Event | None = None
     def target() -> None:
         try:
             result["value"] = asyncio.run(main())
-        except BaseException as e:
+        except BaseException as e:  # noqa: BLE001  # the worker thread hands every outcome, KeyboardInterrupt included, back to the caller, which re-raises it
             result["error"] = e
         finally:
             finished.set()

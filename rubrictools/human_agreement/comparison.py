@@ -7,16 +7,19 @@ from typing import Any
 
 import polars as pl
 
+from rubrictools.deprecation import adapted, renamed
 from rubrictools.human_agreement.catalog import CRITERION_METRICS, SCORE, SCORE_METRICS, NaMode, Raters
 from rubrictools.human_agreement.estimate import finite_or_none, resampling_plan
 from rubrictools.human_agreement.kernels import criterion_kernels, score_kernels
 from rubrictools.human_agreement.pairs import criterion_pairs, score_pairs
 from rubrictools.metrics import resampling as bs
+from rubrictools.metrics import with_ci_level
 from rubrictools.rubric import Rubric
 
 __all__ = ["compare"]
 
 
+@adapted(renamed(bootstrap="n_resamples", na="cannot_assess"))
 def compare(
     verdicts_a: Any,
     verdicts_b: Any,
@@ -26,11 +29,11 @@ def compare(
     metric: str = "cohen_kappa",
     by: str | Sequence[str] | None = "criterion",
     names: tuple[str, str] = ("a", "b"),
-    na: NaMode = "exclude",
+    cannot_assess: NaMode = "exclude",
     raters: Raters = "each",
-    bootstrap: int = 2000,
+    n_resamples: int = 2000,
     ci: float = 0.95,
-    seed: int | None = None,
+    seed: int | None = 0,
     stratify: Any = None,
 ) -> pl.DataFrame:
     """Paired bootstrap of the difference in one metric between two judges on the same items.
@@ -47,7 +50,7 @@ def compare(
     >>> h = pl.DataFrame({"id": range(6), "criterion": "a", "label": ["MET", "UNMET"] * 3})
     >>> a = h.rename({"label": "verdict"})
     >>> b = a.with_columns(pl.lit("MET").alias("verdict"))
-    >>> rt.compare(a, b, h, metric="accuracy", bootstrap=200, seed=0)["diff"].item()
+    >>> rt.compare(a, b, h, metric="accuracy", n_resamples=200, seed=0)["diff"].item()
     0.5
     """
     by_list = [] if by is None else ([by] if isinstance(by, str) else list(by))
@@ -63,14 +66,14 @@ def compare(
         pb = pb.filter(pl.col("h_value").is_not_null() & pl.col("j_value").is_not_null())
         group_cols: list[str] = []
     else:
-        pa = criterion_pairs(verdicts_a, human, rubric, by_list, na, raters).frame
-        pb = criterion_pairs(verdicts_b, human, rubric, by_list, na, raters).frame
+        pa = criterion_pairs(verdicts_a, human, rubric, by_list, cannot_assess, raters).frame
+        pb = criterion_pairs(verdicts_b, human, rubric, by_list, cannot_assess, raters).frame
         key_cols = list(dict.fromkeys(["id", "criterion", "rater", *by_list]))
         group_cols = by_list
     common = pa.select(key_cols).join(pb.select(key_cols), on=key_cols, how="inner")
     pa = common.join(pa, on=key_cols, how="left", maintain_order="left")
     pb = common.join(pb, on=key_cols, how="left", maintain_order="left")
-    plan = resampling_plan(common["id"], bootstrap, seed, stratify, "percentile", ci, human)
+    plan = resampling_plan(common["id"], n_resamples, seed, stratify, "percentile", ci, human)
     pa = pa.join(plan.index, on="id", how="left", maintain_order="left")
     pb = pb.join(plan.index, on="id", how="left", maintain_order="left")
     ga = pa.partition_by(group_cols, as_dict=True, maintain_order=True) if group_cols else {(): pa}
@@ -135,4 +138,5 @@ def compare(
             "n_degenerate": pl.Int64,
         }
     )
-    return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+    out = pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+    return with_ci_level(out, ci)

@@ -12,6 +12,7 @@ import polars as pl
 from rubrictools.frames import to_polars
 from rubrictools.human_agreement.catalog import KENDALL_MAX_ROWS, Method
 from rubrictools.metrics import resampling as bs
+from rubrictools.stack import user_stacklevel
 
 __all__ = ["evaluate_kernels", "finite_or_none", "metric_rows", "out_frame", "resampling_plan"]
 
@@ -25,11 +26,11 @@ class _Plan:
 
 
 def resampling_plan(
-    ids: pl.Series, n_boot: int, seed: Any, stratify: Any, method: Method, ci: float, human: Any
+    ids: pl.Series, n_resamples: int, seed: Any, stratify: Any, method: Method, ci: float, human: Any
 ) -> _Plan:
     index = pl.DataFrame({"id": ids.unique(maintain_order=True)}).with_row_index("__cluster")
     index = index.with_columns(pl.col("__cluster").cast(pl.Int64))
-    if not n_boot:
+    if not n_resamples:
         return _Plan(index, None, method, ci)
     strata = None
     if stratify is not None:
@@ -48,7 +49,7 @@ def resampling_plan(
         if joined["__stratum"].null_count():
             raise ValueError("stratify: some submissions have no stratum")
         strata = joined["__stratum"].cast(pl.String).to_numpy()
-    weights = bs.cluster_weights(index.height, n_boot, seed=seed, strata=strata)
+    weights = bs.cluster_weights(index.height, n_resamples, seed=seed, strata=strata)
     return _Plan(index, weights, method, ci)
 
 
@@ -61,7 +62,7 @@ def evaluate_kernels(kernels: list[bs.Kernel], clusters: np.ndarray, plan: _Plan
             warnings.warn(
                 f"kendall: no bootstrap interval for {distinct} distinct (x, y) pairs (costs O(B n^2)); "
                 f"point estimate only",
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
             weights = None
         out.update(bs.bootstrap(kern, clusters, weights, ci=plan.ci, method=plan.method))
@@ -95,7 +96,7 @@ def metric_rows(
                 "n": n,
                 "n_items": n_items,
                 "n_excluded": n_excluded,
-                "n_degenerate": iv.n_degenerate if boot and iv.n_boot else None,
+                "n_degenerate": iv.n_degenerate if boot and iv.n_resamples else None,
                 "kind": kind,
             }
         )

@@ -7,6 +7,7 @@ from typing import Any
 
 import polars as pl
 
+from rubrictools.deprecation import adapted, renamed
 from rubrictools.frames import to_polars
 from rubrictools.human_agreement.catalog import (
     CRITERION_METRICS,
@@ -26,11 +27,13 @@ from rubrictools.human_agreement.kernels import criterion_kernels, pvalues, scor
 from rubrictools.human_agreement.labels import human_frame
 from rubrictools.human_agreement.pairs import criterion_pairs, score_pairs
 from rubrictools.metrics import resampling as bs
+from rubrictools.metrics import with_ci_level
 from rubrictools.rubric import Rubric
 
 __all__ = ["agreement"]
 
 
+@adapted(renamed(bootstrap="n_resamples", na="cannot_assess"))
 def agreement(
     verdicts: Any,
     human: Any,
@@ -40,12 +43,12 @@ def agreement(
     level: Level | None = None,
     metrics: Sequence[str] | None = None,
     raters: Raters = "each",
-    na: NaMode = "exclude",
+    cannot_assess: NaMode = "exclude",
     human_scores: Any = None,
-    bootstrap: int = 1000,
+    n_resamples: int = 1000,
     ci: float = 0.95,
     method: Method = "percentile",
-    seed: int | None = None,
+    seed: int | None = 0,
     stratify: Any = None,
 ) -> pl.DataFrame:
     """Agreement of the judge with human labels, per criterion and on the rubric score.
@@ -77,12 +80,13 @@ def agreement(
         ``"each"``: every human rating is paired with the judge (clusters keep a submission's
         raters together); ``"consensus"``: the majority label (median for ordinal, mean
         score), ties excluded.
-    na
+    cannot_assess
         CANNOT_ASSESS / NA labels: ``"exclude"`` (default, counted in ``n_excluded``),
         ``"as_category"`` (an extra class) or ``"as_worst"`` (the score-minimising option).
-    bootstrap, ci, method, seed, stratify
+    n_resamples, ci, method, seed, stratify
         Number of cluster-bootstrap resamples (0: point estimates only), interval level,
-        ``"percentile"`` or ``"bca"``, seed, and optional strata (a human-label column name,
+        ``"percentile"`` or ``"bca"``, seed (``0`` by default: identical calls give identical
+        intervals; ``None`` draws afresh each call), and optional strata (a human-label column name,
         or a DataFrame ``id, stratum``) to resample within.
 
     Returns
@@ -98,15 +102,15 @@ def agreement(
     >>> import polars as pl, rubrictools as rt
     >>> v = pl.DataFrame({"id": [1, 2, 3, 4], "criterion": "a", "verdict": ["MET", "MET", "UNMET", "UNMET"]})
     >>> h = pl.DataFrame({"id": [1, 2, 3, 4], "criterion": "a", "label": ["MET", "UNMET", "UNMET", "UNMET"]})
-    >>> t = rt.agreement(v, h, bootstrap=0)
+    >>> t = rt.agreement(v, h, n_resamples=0)
     >>> t.filter(pl.col("metric") == "accuracy").select("criterion", "value", "n").row(0)
     ('a', 0.75, 4)
     """
-    if na not in ("exclude", "as_category", "as_worst"):
-        raise ValueError("na must be 'exclude', 'as_category' or 'as_worst'")
+    if cannot_assess not in ("exclude", "as_category", "as_worst"):
+        raise ValueError(f"cannot_assess must be 'exclude', 'as_category' or 'as_worst'; got {cannot_assess!r}")
     if raters not in ("each", "consensus"):
         raise ValueError("raters must be 'each' or 'consensus'")
-    if bootstrap < 0:
+    if n_resamples < 0:
         raise ValueError("bootstrap must be >= 0")
     by_list = [] if by is None else ([by] if isinstance(by, str) else list(by))
     vf = to_polars(verdicts, name="verdicts")
@@ -123,7 +127,7 @@ def agreement(
     if level in ("criterion", "both"):
         if score_only:
             raise ValueError("criterion-level agreement needs a verdict table, not a score table")
-        pairs = criterion_pairs(vf, human, rubric, by_list, na, raters)
+        pairs = criterion_pairs(vf, human, rubric, by_list, cannot_assess, raters)
     score_by = [c for c in by_list if c not in ("criterion",)]
     spairs = None
     if level in ("score", "both"):
@@ -137,7 +141,7 @@ def agreement(
     if spairs is not None:
         id_parts.append(spairs.select("id"))
     ids = pl.concat(id_parts)["id"] if id_parts else pl.Series("id", [])
-    plan = resampling_plan(ids, bootstrap, seed, stratify, method, ci, human)
+    plan = resampling_plan(ids, n_resamples, seed, stratify, method, ci, human)
     rows: list[dict[str, Any]] = []
     dtypes: dict[str, pl.DataType] = {}
 
@@ -226,4 +230,4 @@ def agreement(
                 group, names, res, pv, g.height, g["id"].n_unique(), n_ex, "score", plan.weights is not None
             )
     out_by = by_list if (pairs is not None or "criterion" in by_list) else score_by
-    return out_frame(rows, out_by, dtypes)
+    return with_ci_level(out_frame(rows, out_by, dtypes), ci)

@@ -10,6 +10,7 @@ import polars as pl
 from rubrictools.frames import to_polars
 from rubrictools.human_agreement.catalog import NaMode
 from rubrictools.rubric import Rubric, normalize_label
+from rubrictools.stack import user_stacklevel
 from rubrictools.verdicts import HOLISTIC
 
 __all__ = ["check_ids", "human_frame", "label_table", "mode_consensus", "verdict_frame", "with_key"]
@@ -55,7 +56,7 @@ _LABEL_SCHEMA: dict[str, Any] = {
 }
 
 
-def label_table(rubric: Rubric | None, keys: pl.DataFrame, na: NaMode) -> pl.DataFrame:
+def label_table(rubric: Rubric | None, keys: pl.DataFrame, cannot_assess: NaMode) -> pl.DataFrame:
     """One row per (criterion, label key): integer code in ordinal order, value, kind.
 
     ``keys`` holds the distinct ``criterion, key`` pairs of the data (only needed without a
@@ -70,7 +71,7 @@ def label_table(rubric: Rubric | None, keys: pl.DataFrame, na: NaMode) -> pl.Dat
         k = len(real)
         classes = [e[2] for e in real]
         has_na = any(e[1] is None for e in entries)
-        if na == "as_category" and has_na:
+        if cannot_assess == "as_category" and has_na:
             classes = [*classes, "NA"]
         pos = next((i for i, e in enumerate(real) if e[0] == "met"), None)
         for i, (key, value, _) in enumerate(real):
@@ -88,7 +89,7 @@ def label_table(rubric: Rubric | None, keys: pl.DataFrame, na: NaMode) -> pl.Dat
             )
         for key, value, _ in entries:
             if value is None:
-                code = k if na == "as_category" else (worst if na == "as_worst" else None)
+                code = k if cannot_assess == "as_category" else (worst if cannot_assess == "as_worst" else None)
                 val = None if code is None or code >= k else real[code][1]
                 rows.append(
                     dict(
@@ -162,7 +163,7 @@ def human_frame(human: Any) -> pl.DataFrame:
             f"human labels: {blank.height} row(s) have no label (null) and are left out; first: id={r['id']!r}, "
             f"criterion={r['criterion']!r}",
             UserWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         h = h.filter(pl.col("label").is_not_null())
     dup = h.filter(pl.struct("id", "criterion", "rater").is_duplicated())

@@ -29,7 +29,7 @@ class _Pairs:
 
 
 def criterion_pairs(
-    verdicts: Any, human: Any, rubric: Rubric | None, by: list[str], na: NaMode, raters: Raters
+    verdicts: Any, human: Any, rubric: Rubric | None, by: list[str], cannot_assess: NaMode, raters: Raters
 ) -> _Pairs:
     v = verdict_frame(verdicts, by)
     h = check_ids(v, human_frame(human))
@@ -44,7 +44,7 @@ def criterion_pairs(
     keys = pl.concat(
         [v.select("criterion", pl.col("j_key").alias("key")), h.select("criterion", pl.col("h_key").alias("key"))]
     ).unique()
-    labels = label_table(rubric, keys, na)
+    labels = label_table(rubric, keys, cannot_assess)
     lab = labels.select("criterion", "key", "code", "value")
     meta = labels.group_by("criterion").agg(pl.col("kind", "n_classes", "pos_code", "classes").first())
 

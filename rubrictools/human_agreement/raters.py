@@ -9,10 +9,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from rubrictools.deprecation import adapted, renamed
 from rubrictools.human_agreement.catalog import INTER_RATER_METRICS, ORDERED_ONLY, Method, check_metrics
 from rubrictools.human_agreement.estimate import evaluate_kernels, metric_rows, out_frame, resampling_plan
 from rubrictools.human_agreement.labels import human_frame, label_table, with_key
 from rubrictools.metrics import resampling as bs
+from rubrictools.metrics import with_ci_level
 from rubrictools.metrics.kappa import (
     chance_corrected_from_unit_stats,
     kappa_from_confusion,
@@ -24,16 +26,17 @@ from rubrictools.rubric import Rubric
 __all__ = ["inter_rater"]
 
 
+@adapted(renamed(bootstrap="n_resamples"))
 def inter_rater(
     human: Any,
     rubric: Rubric | None = None,
     *,
     by: str | Sequence[str] | None = "criterion",
     metrics: Sequence[str] | None = None,
-    bootstrap: int = 1000,
+    n_resamples: int = 1000,
     ci: float = 0.95,
     method: Method = "percentile",
-    seed: int | None = None,
+    seed: int | None = 0,
     stratify: Any = None,
 ) -> pl.DataFrame:
     """Agreement among human raters (the ceiling for a judge), per criterion.
@@ -51,7 +54,7 @@ def inter_rater(
     >>> import polars as pl, rubrictools as rt
     >>> h = pl.DataFrame({"id": [1, 1, 2, 2, 3, 3], "criterion": "a", "rater": ["x", "y"] * 3,
     ...                   "label": ["MET", "MET", "UNMET", "UNMET", "MET", "UNMET"]})
-    >>> t = rt.inter_rater(h, bootstrap=0)
+    >>> t = rt.inter_rater(h, n_resamples=0)
     >>> round(t.filter(pl.col("metric") == "percent_agreement")["value"].item(), 4)
     0.6667
     """
@@ -81,7 +84,7 @@ def inter_rater(
         pl.col("h_code").is_null().sum().alias("n_excluded")
     )
     rated = h.filter(pl.col("h_code").is_not_null())
-    plan = resampling_plan(rated["id"], bootstrap, seed, stratify, method, ci, human)
+    plan = resampling_plan(rated["id"], n_resamples, seed, stratify, method, ci, human)
     rated = rated.join(plan.index, on="id", how="left")
     groups = rated.partition_by(by_list, as_dict=True, maintain_order=True) if by_list else {(): rated}
     excl = {tuple(r[:-1]): r[-1] for r in n_missing.iter_rows()}
@@ -173,4 +176,4 @@ def inter_rater(
             kind,
             plan.weights is not None,
         )
-    return out_frame(rows, by_list, dtypes)
+    return with_ci_level(out_frame(rows, by_list, dtypes), ci)

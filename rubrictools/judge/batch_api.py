@@ -61,7 +61,7 @@ def batch_call(judge: Judge, api_key: str | None, what: str, fn: Callable[..., A
         attempts += 1
         try:
             return fn(**kwargs, **credentials(judge, api_key))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001  # litellm's file/batch calls raise provider-specific types; retryable ones are retried, the rest re-raised scrubbed
             if not is_retryable(exc) or attempts > judge.max_retries:
                 msg = scrub_secrets(scrub(f"{type(exc).__name__}: {exc}", judge), [api_key] if api_key else [])
                 raise RuntimeError(f"batch API: {what} failed after {attempts} attempt(s): {msg[:500]}") from None

@@ -6,8 +6,9 @@ import math
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator, model_validator
 
+from rubrictools.deprecation import REMOVED_IN, warn_deprecated
 from rubrictools.judge.role import Role
 
 __all__ = ["DIRECT_PREFIXES", "PLAIN_BODY_FIELDS", "Judge", "StructuredOutput", "Transport", "check_weight"]
@@ -32,6 +33,28 @@ def check_weight(value: Any) -> float:
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"weight must be a finite number > 0, got {value!r}")
     return float(value)
+
+
+_LEGACY_FORMATS = {"auto": "auto", "json_schema": "json_schema", "json_object": "json_object", "text": "prompt"}
+
+
+def _legacy_response_format(data: dict[str, Any]) -> dict[str, Any]:
+    """``Judge(response_format=...)`` read as ``structured_output=`` (with a deprecation warning)."""
+    data = dict(data)
+    value = data.pop("response_format")
+    if value not in _LEGACY_FORMATS:
+        raise ValueError(f"response_format must be one of {', '.join(map(repr, _LEGACY_FORMATS))}; got {value!r}")
+    new = _LEGACY_FORMATS[value]
+    if data.get("structured_output", "auto") not in ("auto", new) and value != "auto":
+        raise ValueError("pass structured_output= only (response_format= is its deprecated spelling)")
+    warn_deprecated(
+        f"Judge(response_format=) is deprecated and will be removed in {REMOVED_IN}: "
+        f"use Judge(structured_output={new!r})",
+        also=("pydantic",),
+    )
+    if value != "auto":
+        data["structured_output"] = new
+    return data
 
 
 class Judge(BaseModel):
@@ -92,8 +115,9 @@ class Judge(BaseModel):
         request per server and model finds the dialect the server honours (remembered for the
         process and in the cache directory).
     response_format
-        The older, narrower setting: ``"json_schema"``, ``"json_object"`` or ``"text"`` (no
-        ``response_format``) override ``structured_output``; ``"auto"`` (default) defers to it.
+        Deprecated (removed in 0.4): the older, narrower spelling of ``structured_output``;
+        ``"json_schema"``, ``"json_object"`` and ``"text"`` are read as ``structured_output=``
+        ``"json_schema"``, ``"json_object"`` and ``"prompt"``, with a warning.
     system_prompt
         Overrides the built-in system prompt.
     role
@@ -142,7 +166,6 @@ class Judge(BaseModel):
     shared_backoff: bool = True
     backoff_base: float = 1.0
     backoff_max: float = 30.0
-    response_format: Literal["auto", "json_schema", "json_object", "text"] = "auto"
     structured_output: StructuredOutput = "auto"
     system_prompt: str | None = None
     role: Role | None = None
@@ -151,6 +174,13 @@ class Judge(BaseModel):
     litellm_kwargs: dict[str, Any] = Field(default_factory=dict)
     cache: str | None = None
     transport: Transport = "auto"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _response_format(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "response_format" in data:
+            return _legacy_response_format(data)
+        return data
 
     @field_validator("max_concurrency")
     @classmethod

@@ -34,6 +34,7 @@ from rubrictools.judge.config import Judge
 from rubrictools.judge.model_table import litellm_may_know
 from rubrictools.judge.providers import chat_url, custom_endpoint, load_litellm, request_headers, wire_model
 from rubrictools.judge.retry import scrub
+from rubrictools.stack import user_stacklevel
 
 __all__ = [
     "DIALECTS",
@@ -154,13 +155,10 @@ def format_fields(dialect: str, schema: dict[str, Any], name: str) -> dict[str, 
 def static_dialect(judge: Judge) -> str | None:
     """The judge's dialect without asking its server; ``None`` when only a probe can tell.
 
-    An explicit ``response_format`` (other than ``"auto"``) or ``structured_output`` wins; then
+    An explicit ``structured_output`` (other than ``"auto"``) wins; then
     a model litellm knows (``json_schema`` when it supports response schemas, else JSON mode);
     a custom OpenAI-compatible ``api_base`` serving a model litellm does not know needs a probe.
     """
-    legacy = {"json_schema": "json_schema", "json_object": "json_object", "text": "prompt"}
-    if judge.response_format != "auto":
-        return legacy[judge.response_format]
     if judge.structured_output != "auto":
         return judge.structured_output
     if custom_endpoint(judge) and not litellm_may_know(judge.model):
@@ -168,12 +166,12 @@ def static_dialect(judge: Judge) -> str | None:
     litellm = load_litellm()
     try:
         known = litellm.get_model_info(model=judge.model) is not None
-    except Exception:
+    except Exception:  # noqa: BLE001  # litellm raises assorted errors for a model it does not know; unknown is the answer
         known = False
     if known or not custom_endpoint(judge):
         try:
             return "json_schema" if litellm.supports_response_schema(model=judge.model) else "json_object"
-        except Exception:
+        except Exception:  # noqa: BLE001  # litellm raises assorted errors for a model it does not know; JSON mode is the safe dialect
             return "json_object"
     return None
 
@@ -258,7 +256,7 @@ def _unsure(judge: Judge, why: str) -> None:
         "this run sends the schema in the instructions only (structured_output='prompt'). "
         "Set structured_output= to choose one.",
         RuntimeWarning,
-        stacklevel=4,
+        stacklevel=user_stacklevel(),
     )
 
 

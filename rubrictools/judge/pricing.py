@@ -11,6 +11,7 @@ from rubrictools.judge.config import Judge
 from rubrictools.judge.image_parts import content_text, has_remote_image
 from rubrictools.judge.model_table import bundled_models, litellm_may_know
 from rubrictools.judge.providers import load_litellm
+from rubrictools.stack import user_stacklevel
 
 __all__ = [
     "batch_prices",
@@ -26,6 +27,7 @@ __all__ = [
 ]
 
 PRICES: dict[str, tuple[float, float] | None] = {}
+_MISSES: dict[str, int] = {}  # model -> size of litellm's price table when it had no price for it
 _WARNED: set[str] = set()
 _LOOPBACK = ("://localhost", "://127.", "://[::1]", "://0.0.0.0")
 
@@ -35,7 +37,7 @@ def _closest_priced(model: str) -> str | None:
     table = bundled_models() if not litellm_may_know(model) else None
     try:
         known = list(table if table is not None else load_litellm().model_cost)
-    except Exception:
+    except Exception:  # noqa: BLE001  # litellm's price table may fail to load; no suggestion is then made
         return None
     found = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
     return found[0] if found else None
@@ -63,21 +65,33 @@ def warn_unknown_prices(judges: Sequence[Judge]) -> None:
             f"used. Register one with litellm.register_model({{{j.model!r}: {{'input_cost_per_token': ..., "
             "'output_cost_per_token': ..., 'litellm_provider': ...}})",
             UserWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
 
 
 def unit_prices(model: str) -> tuple[float, float] | None:
-    """(dollars per prompt token, per completion token) from litellm's price table, cached."""
+    """(dollars per prompt token, per completion token) from litellm's price table.
+
+    A price found is cached for the process. A price not found is remembered only while
+    litellm's table is unchanged: ``litellm.register_model`` (which the unknown-price warning
+    tells the user to call) adds to the table, and the next call looks the model up again.
+    """
     if model not in PRICES and not litellm_may_know(model):
         return None  # not cached: litellm, once imported, may hold a price registered for it
-    if model not in PRICES:
-        try:
-            p, _ = load_litellm().cost_per_token(model=model, prompt_tokens=1_000_000, completion_tokens=0)
-            _, c = load_litellm().cost_per_token(model=model, prompt_tokens=0, completion_tokens=1_000_000)
-            PRICES[model] = (float(p) / 1e6, float(c) / 1e6)
-        except Exception:
-            PRICES[model] = None
+    if model in PRICES:
+        return PRICES[model]
+    litellm = load_litellm()
+    table = len(getattr(litellm, "model_cost", {}))
+    if _MISSES.get(model) == table:
+        return None
+    try:
+        p, _ = litellm.cost_per_token(model=model, prompt_tokens=1_000_000, completion_tokens=0)
+        _, c = litellm.cost_per_token(model=model, prompt_tokens=0, completion_tokens=1_000_000)
+    except Exception:  # noqa: BLE001  # litellm raises its own and plain exceptions for 'no price'; the miss is remembered until its table changes
+        _MISSES[model] = table
+        return None
+    PRICES[model] = (float(p) / 1e6, float(c) / 1e6)
+    _MISSES.pop(model, None)
     return PRICES[model]
 
 
@@ -89,7 +103,7 @@ def batch_prices(model: str) -> tuple[float, float] | None:
         pin, pout = info.get("input_cost_per_token_batches"), info.get("output_cost_per_token_batches")
         if pin is not None and pout is not None:
             return float(pin), float(pout)
-    except Exception:
+    except Exception:  # noqa: BLE001  # litellm raises assorted errors for a model without batch prices; the live prices are used
         pass
     live = unit_prices(model)
     return None if live is None else (live[0] / 2, live[1] / 2)
@@ -127,7 +141,7 @@ def model_limit(model: str, *fields: str) -> int | None:
         return None
     try:
         info = load_litellm().get_model_info(model=model)
-    except Exception:
+    except Exception:  # noqa: BLE001  # litellm raises assorted errors for a model it does not know; no limit is known
         return None
     value = next((info.get(f) for f in fields if info.get(f)), None)
     return int(value) if value else None
@@ -162,7 +176,7 @@ def warn_over_context(judge: Judge, requests: Sequence[tuple[Any, Sequence[dict[
             f"for submission id {i!r}, holds {n:,}); shorten or split those submissions, or use a model with a "
             "longer window",
             UserWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
 
 
@@ -173,7 +187,7 @@ def takes_images(model: str) -> bool | None:
         return None
     try:
         info = load_litellm().get_model_info(model=model)
-    except Exception:
+    except Exception:  # noqa: BLE001  # litellm raises assorted errors for a model it does not know; whether it takes images is unknown (None)
         return None
     return bool(info.get("supports_vision"))
 
@@ -195,5 +209,5 @@ def require_vision(judges: Sequence[Judge], with_images: int) -> None:
                 f"litellm does not know whether {j.model!r} takes images; {with_images} submission(s) send them "
                 "(a text-only server rejects them or ignores them)",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=user_stacklevel(),
             )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
 from rubrictools.conversations import ToolCall, Turn, tool_steps
@@ -359,15 +359,22 @@ def criterion_schema(criterion: Criterion, *, evidence: bool = False, confidence
     }
 
 
-def item_schema(rubric: Rubric, *, evidence: bool = False, confidence: bool = False) -> dict[str, Any]:
+def item_schema(
+    rubric: Rubric, *, evidence: bool | Collection[str] = False, confidence: bool = False
+) -> dict[str, Any]:
     """JSON schema of a per-item reply: ``{"verdicts": {<criterion name>: {"verdict", "explanation"}}}``
     with every criterion required and each verdict restricted to that criterion's labels (a
     constrained decoder then cannot omit a criterion or invent a label). The parser also
-    accepts the list form ``{"verdicts": [{"criterion", "verdict", ...}]}``."""
+    accepts the list form ``{"verdicts": [{"criterion", "verdict", ...}]}``.
+
+    ``evidence``: ``True`` asks every criterion for an ``evidence`` quote; a collection of
+    criterion names asks only those (as the prompt does), so a constrained decoder is not made
+    to quote for a criterion nobody asked a quote for.
+    """
     entries: dict[str, Any] = {}
     for c in rubric:
         entry: dict[str, Any] = {"verdict": _verdict_schema(c), "explanation": {"type": "string"}}
-        if evidence:
+        if evidence is True or (not isinstance(evidence, bool) and c.name in evidence):
             entry["evidence"] = {"type": "string"}
         if confidence:
             entry["confidence"] = _CONFIDENCE

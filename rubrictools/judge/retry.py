@@ -102,7 +102,7 @@ def retry_after(exc: BaseException) -> float | None:
             return max(0.0, float(ra))
         except ValueError:
             return max(0.0, parsedate_to_datetime(ra).timestamp() - time.time())
-    except Exception:
+    except Exception:  # noqa: BLE001  # a malformed Retry-After header of any kind is ignored (the backoff schedule applies)
         return None
 
 
@@ -194,7 +194,7 @@ async def with_retries(judge: Judge, max_attempts: int, send: Sender, throttle: 
             ok = True
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001  # every failure of an HTTP attempt is classified (retryable or not) and recorded, key scrubbed
             last_error = scrub(f"{type(exc).__name__}: {exc}", judge)[:500]
             if throttle is not None and free < judge.max_rate_limit_retries:
                 if judge.shared_backoff and is_rate_limit(exc):

@@ -160,7 +160,7 @@ def _litellm_sender(judge: Judge, kwargs: dict[str, Any]) -> Sender:
         usage = getattr(resp, "usage", None)
         try:
             cost: float | None = float(litellm.completion_cost(completion_response=resp, model=judge.model))
-        except Exception:
+        except Exception:  # noqa: BLE001  # litellm raises assorted errors when it has no price; the row's cost is then null
             cost = None
         first = resp.choices[0] if resp.choices else None
         lp = normalise_logprobs(getattr(first, "logprobs", None)) if first is not None else None

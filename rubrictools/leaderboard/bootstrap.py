@@ -2,7 +2,7 @@
 
 Comparisons of the same prompt are correlated (a hard prompt is hard for every system), so
 intervals resample whole prompts, as the issue tracker of every arena-style leaderboard
-eventually asks for. Everything is vectorised: one ``(n_boot, n_clusters)`` count matrix.
+eventually asks for. Everything is vectorised: one ``(n_resamples, n_clusters)`` count matrix.
 """
 
 from __future__ import annotations
@@ -20,13 +20,16 @@ def cluster_codes(ids: np.ndarray) -> tuple[np.ndarray, int]:
     return codes.astype(np.int64), int(codes.max()) + 1 if codes.size else 0
 
 
-def resample_counts(m: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    """``(n_boot, m)`` counts: how often each of ``m`` clusters is drawn in each resample
+def resample_counts(m: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """``(n_resamples, m)`` counts: how often each of ``m`` clusters is drawn in each resample
     (``m`` draws with replacement)."""
     if m == 0:
-        return np.zeros((n_boot, 0))
-    draws = rng.integers(0, m, size=(n_boot, m), dtype=np.int64) + (np.arange(n_boot, dtype=np.int64) * m)[:, None]
-    return np.bincount(draws.ravel(), minlength=n_boot * m).reshape(n_boot, m).astype(np.float64)
+        return np.zeros((n_resamples, 0))
+    draws = (
+        rng.integers(0, m, size=(n_resamples, m), dtype=np.int64)
+        + (np.arange(n_resamples, dtype=np.int64) * m)[:, None]
+    )
+    return np.bincount(draws.ravel(), minlength=n_resamples * m).reshape(n_resamples, m).astype(np.float64)
 
 
 def percentile_ci(samples: np.ndarray, ci: float, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -24,7 +24,7 @@ applied (its ``length_controlled_noreg`` setting). With fewer than 3 systems the
 term is dropped by default: one system's preferences cannot tell instruction difficulty from
 its own noise.
 
-Intervals: percentile intervals over ``n_boot`` resamples of instructions, refitting each
+Intervals: percentile intervals over ``n_resamples`` resamples of instructions, refitting each
 system's GLM with its chosen penalty and the same ``gamma``.
 """
 
@@ -37,8 +37,10 @@ import polars as pl
 from scipy.optimize import minimize
 from scipy.special import expit
 
+from rubrictools.deprecation import adapted, renamed
 from rubrictools.frames import to_polars
 from rubrictools.leaderboard.table import check_preferences
+from rubrictools.metrics import with_ci_level
 
 __all__ = ["length_controlled_win_rates"]
 
@@ -129,6 +131,7 @@ def _rows(prefs: pl.DataFrame, lengths: pl.DataFrame, baseline: str) -> pl.DataF
     return rows.with_columns(pl.when(sd > 0).then((d / sd).tanh()).otherwise(0.0).alias("t"))
 
 
+@adapted(renamed(n_boot="n_resamples"))
 def length_controlled_win_rates(
     prefs: Any,
     *,
@@ -136,7 +139,7 @@ def length_controlled_win_rates(
     lengths: Any,
     instruction_difficulty: Any = None,
     instruction_term: bool | None = None,
-    n_boot: int = 200,
+    n_resamples: int = 200,
     ci: float = 0.95,
     seed: int = 0,
 ) -> pl.DataFrame:
@@ -159,12 +162,12 @@ def length_controlled_win_rates(
     >>> prefs = pl.DataFrame({"id": range(n), "system_a": "verbose", "system_b": "base", "value": p})
     >>> lengths = pl.concat([pl.DataFrame({"id": range(n), "system": "base", "length": 500.0}),
     ...                      pl.DataFrame({"id": range(n), "system": "verbose", "length": 500 + extra})])
-    >>> t = length_controlled_win_rates(prefs, baseline="base", lengths=lengths, n_boot=20)
+    >>> t = length_controlled_win_rates(prefs, baseline="base", lengths=lengths, n_resamples=20)
     >>> round(t["win_rate"][0], 2), round(t["lc_win_rate"][0], 2)
     (0.8, 0.5)
     """
-    if not 0 < ci < 1 or n_boot < 0:
-        raise ValueError(f"ci must be in (0, 1) and n_boot >= 0; got ci={ci!r}, n_boot={n_boot!r}")
+    if not 0 < ci < 1 or n_resamples < 0:
+        raise ValueError(f"ci must be in (0, 1) and n_resamples >= 0; got ci={ci!r}, n_resamples={n_resamples!r}")
     rows = _rows(check_preferences(prefs), to_polars(lengths, name="lengths"), baseline)
     systems = rows["system"].unique(maintain_order=True).to_list()
     use_gamma = instruction_term if instruction_term is not None else len(systems) >= 3
@@ -187,13 +190,14 @@ def length_controlled_win_rates(
         x0[:, 1] = 0.0  # the counterfactual: equal lengths
         lc = float(expit(x0 @ w).mean())
         boots = []
-        for _ in range(n_boot):
+        for _ in range(n_resamples):
             k = rng.integers(0, y.size, y.size)
             boots.append(float(expit(x0[k] @ _l1_logistic(x[k], y[k], c)).mean()))
         lo, hi = np.quantile(boots, [(1 - ci) / 2, 1 - (1 - ci) / 2]) if boots else (np.nan, np.nan)
         out.append({"system": s, "n": int(y.size), "win_rate": float(y.mean()), "lc_win_rate": lc,
                     "lc_ci_low": float(lo), "lc_ci_high": float(hi), "theta": float(w[0]), "phi": float(w[1]),
                     "psi": float(w[2]) if use_gamma else None, "C": c})  # fmt: skip
-    return pl.DataFrame(out, schema_overrides={"psi": pl.Float64}).with_columns(
+    table = pl.DataFrame(out, schema_overrides={"psi": pl.Float64}).with_columns(
         pl.col("lc_ci_low", "lc_ci_high").fill_nan(None)
     )
+    return with_ci_level(table, ci, after="lc_ci_high")

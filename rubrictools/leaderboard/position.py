@@ -8,15 +8,17 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from rubrictools.deprecation import adapted, renamed
 from rubrictools.leaderboard.bootstrap import ratio_ci, resample_counts
 from rubrictools.leaderboard.table import check_preferences
+from rubrictools.metrics import with_ci_level
 
 __all__ = ["position_bias"]
 
 
-def _per_cluster(df: pl.DataFrame, groups: list[str], missing: str) -> pl.DataFrame:
+def _per_cluster(df: pl.DataFrame, groups: list[str], on_error: str) -> pl.DataFrame:
     ab, ba = pl.col("preferred_ab"), pl.col("preferred_ba")
-    if missing == "exclude":
+    if on_error == "exclude":
         df = df.filter(ab.is_not_null() & ba.is_not_null())
         same = ab == ba
     else:  # LLMBar: a missing answer is an answer of its own ("no winner")
@@ -31,12 +33,12 @@ def _per_cluster(df: pl.DataFrame, groups: list[str], missing: str) -> pl.DataFr
     )
 
 
-def _cis(pc: pl.DataFrame, groups: list[str], n_boot: int, ci: float, seed: int) -> pl.DataFrame:
+def _cis(pc: pl.DataFrame, groups: list[str], n_resamples: int, ci: float, seed: int) -> pl.DataFrame:
     rng = np.random.default_rng(seed)
     rows = []
     parts = pc.group_by(groups, maintain_order=True) if groups else [((), pc)]
     for key, part in parts:
-        counts = resample_counts(part.height, n_boot, rng)  # the same resamples for both statistics
+        counts = resample_counts(part.height, n_resamples, rng)  # the same resamples for both statistics
         col = {c: part[c].to_numpy() for c in ("same", "pairs", "first", "decisive")}
         agree = ratio_ci(counts, col["same"], col["pairs"], ci)
         first = ratio_ci(counts, col["first"], col["decisive"], ci)
@@ -47,12 +49,13 @@ def _cis(pc: pl.DataFrame, groups: list[str], n_boot: int, ci: float, seed: int)
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
+@adapted(renamed(n_boot="n_resamples", missing="on_error"))
 def position_bias(
     prefs: Any,
     *,
     by: Sequence[str] = ("judge", "criterion"),
-    missing: Literal["exclude", "as_answer"] = "exclude",
-    n_boot: int = 1000,
+    on_error: Literal["exclude", "as_answer"] = "exclude",
+    n_resamples: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
 ) -> pl.DataFrame:
@@ -65,26 +68,26 @@ def position_bias(
       unbiased judge scores 0.5 whatever the systems' quality, since each answer is shown
       first once.
 
-    ``missing="exclude"`` leaves out pairs where an order has no answer (an error row);
+    ``on_error="exclude"`` leaves out pairs where an order has no answer (an error row);
     ``"as_answer"`` counts "no answer" as an answer (two missing agree, one missing does
     not), which is how the LLMBar repository computes its published figures. Intervals
-    resample prompts (``id``), ``n_boot`` times.
+    resample prompts (``id``), ``n_resamples`` times.
 
     >>> import polars as pl
     >>> prefs = pl.DataFrame({"id": [1, 2, 3, 4], "preferred_ab": ["A", "A", "B", "A"],
     ...                       "preferred_ba": ["A", "B", "B", "B"]})
-    >>> position_bias(prefs, n_boot=50).select("pairs", "positional_agreement", "first_win_rate").rows()
+    >>> position_bias(prefs, n_resamples=50).select("pairs", "positional_agreement", "first_win_rate").rows()
     [(4, 0.5, 0.75)]
     """
-    if missing not in ("exclude", "as_answer"):
-        raise ValueError(f"missing must be 'exclude' or 'as_answer'; got {missing!r}")
-    if not 0 < ci < 1 or n_boot < 1:
-        raise ValueError(f"ci must be in (0, 1) and n_boot >= 1; got ci={ci!r}, n_boot={n_boot!r}")
+    if on_error not in ("exclude", "as_answer"):
+        raise ValueError(f"on_error must be 'exclude' or 'as_answer'; got {on_error!r}")
+    if not 0 < ci < 1 or n_resamples < 1:
+        raise ValueError(f"ci must be in (0, 1) and n_resamples >= 1; got ci={ci!r}, n_resamples={n_resamples!r}")
     df = check_preferences(prefs, needed=("id", "preferred_ab", "preferred_ba"))
     if df["preferred_ba"].null_count() == df.height and df.height:
         raise ValueError("prefs has no B-first answers (preferred_ba is empty): grade with swap=True")
     groups = [c for c in by if c in df.columns]
-    pc = _per_cluster(df, groups, missing)
+    pc = _per_cluster(df, groups, on_error)
     agg = [pl.col(c).sum() for c in ("same", "pairs", "first", "decisive")]
     table = pc.group_by(groups, maintain_order=True).agg(agg) if groups else pc.select(agg)
     table = table.with_columns(
@@ -94,7 +97,7 @@ def position_bias(
         pl.col("decisive").cast(pl.Int64),
         (pl.col("first") / pl.col("decisive")).alias("first_win_rate"),
     ).drop("same", "first")
-    cis = _cis(pc, groups, n_boot, ci, seed)
+    cis = _cis(pc, groups, n_resamples, ci, seed)
     table = (
         table.join(cis, on=groups, how="left", maintain_order="left")
         if groups
@@ -102,4 +105,4 @@ def position_bias(
     )
     cols = ["pairs", "positional_agreement", "agreement_ci_low", "agreement_ci_high", "inconsistent"]
     cols += ["decisive", "first_win_rate", "first_ci_low", "first_ci_high"]
-    return table.select(*groups, *cols)
+    return with_ci_level(table.select(*groups, *cols), ci, after="first_ci_high")

@@ -9,9 +9,12 @@ import numpy as np
 import polars as pl
 from scipy.sparse import coo_matrix
 
+from rubrictools.deprecation import adapted, renamed
 from rubrictools.leaderboard.bootstrap import percentile_ci, resample_counts
 from rubrictools.leaderboard.bradley_terry import components, degenerate, fit, online_elo, win_matrix
 from rubrictools.leaderboard.table import Games, games_of
+from rubrictools.metrics import with_ci_level
+from rubrictools.stack import user_stacklevel
 
 __all__ = ["rank_systems"]
 
@@ -68,6 +71,7 @@ def _anchor(theta: np.ndarray, names: list[str], anchor: str | None) -> np.ndarr
     return theta[..., [names.index(anchor)]]
 
 
+@adapted(renamed(n_boot="n_resamples"))
 def rank_systems(
     prefs: Any,
     *,
@@ -80,7 +84,7 @@ def rank_systems(
     base: float = 10.0,
     regularization: float = 0.0,
     k_factor: float = 4.0,
-    n_boot: int = 1000,
+    n_resamples: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
 ) -> pl.DataFrame:
@@ -108,15 +112,15 @@ def rank_systems(
     >>> import polars as pl
     >>> prefs = pl.DataFrame({"id": [1, 2, 3, 4], "system_a": ["x", "x", "y", "x"],
     ...                       "system_b": ["y", "y", "z", "z"], "value": [1.0, 0.0, 1.0, 0.5]})
-    >>> rank_systems(prefs, n_boot=50, regularization=0.01)["system"].to_list()
+    >>> rank_systems(prefs, n_resamples=50, regularization=0.01)["system"].to_list()
     ['y', 'x', 'z']
     """
     if method not in ("bradley_terry", "elo"):
         raise ValueError(f"method must be 'bradley_terry' or 'elo'; got {method!r}")
     if not 0 < ci < 1:
         raise ValueError(f"ci must be in (0, 1), got {ci!r}")
-    if n_boot < 1 or not regularization >= 0 or scale <= 0 or base <= 1:
-        raise ValueError("n_boot must be >= 1, regularization >= 0, scale > 0 and base > 1")
+    if n_resamples < 1 or not regularization >= 0 or scale <= 0 or base <= 1:
+        raise ValueError("n_resamples must be >= 1, regularization >= 0, scale > 0 and base > 1")
     g = games_of(prefs, criterion=criterion, judge=judge)
     if g.k < 2:
         raise ValueError(f"ranking needs comparisons between at least 2 systems; found {g.names}")
@@ -124,13 +128,13 @@ def rank_systems(
         raise ValueError(f"anchor={anchor!r} is not a compared system; systems: {g.names}")
     rng = np.random.default_rng(seed)
     if method == "bradley_terry":
-        theta, boot, n_bad = _bt(g, resample_counts(g.m, n_boot, rng), regularization)
+        theta, boot, n_bad = _bt(g, resample_counts(g.m, n_resamples, rng), regularization)
         factor = scale / np.log(base)
         rating = init + factor * (theta - _anchor(theta, g.names, anchor)[..., 0])
         boot_r = init + factor * (boot - _anchor(boot, g.names, anchor))
     else:
         rating = online_elo(g.i, g.j, g.s, g.k, k_factor=k_factor, scale=scale, base=base, init=init)
-        order = rng.integers(0, g.n, size=(n_boot, g.n))
+        order = rng.integers(0, g.n, size=(n_resamples, g.n))
         boot_r = online_elo(g.i, g.j, g.s, g.k, order=order, k_factor=k_factor, scale=scale, base=base, init=init)
         if anchor is not None:
             a = g.names.index(anchor)
@@ -138,13 +142,13 @@ def rank_systems(
         n_bad = 0
     if n_bad:
         warnings.warn(
-            f"{n_bad} of {n_boot} resamples had infinite ratings (a system never lost or never won in them) and "
+            f"{n_bad} of {n_resamples} resamples had infinite ratings (a system never lost or never won in them) and "
             "were left out of the intervals; pass regularization= to keep them",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     lo, hi = percentile_ci(boot_r, ci)
-    return _table(g, rating, lo, hi, n_bad)
+    return with_ci_level(_table(g, rating, lo, hi, n_bad), ci)
 
 
 def _table(g: Games, rating: np.ndarray, lo: np.ndarray, hi: np.ndarray, n_bad: int) -> pl.DataFrame:

@@ -8,8 +8,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from rubrictools.deprecation import adapted, renamed
 from rubrictools.leaderboard.bootstrap import ratio_ci, resample_counts
 from rubrictools.leaderboard.table import check_preferences
+from rubrictools.metrics import with_ci_level
 
 __all__ = ["win_rates"]
 
@@ -28,23 +30,24 @@ def _both_sides(df: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     return pl.concat([a, b]).with_columns(pl.col("system", "opponent").cast(pl.String))
 
 
-def _intervals(per_cluster: pl.DataFrame, keys: list[str], n_boot: int, ci: float, seed: int) -> pl.DataFrame:
+def _intervals(per_cluster: pl.DataFrame, keys: list[str], n_resamples: int, ci: float, seed: int) -> pl.DataFrame:
     """Percentile intervals of the win rate per group, resampling the group's clusters."""
     rng = np.random.default_rng(seed)
     out = []
     for key, part in per_cluster.group_by(keys, maintain_order=True):
-        counts = resample_counts(part.height, n_boot, rng)
+        counts = resample_counts(part.height, n_resamples, rng)
         out.append((*key, *ratio_ci(counts, part["won"].to_numpy(), part["n"].to_numpy(), ci)))
     schema: dict[str, pl.DataType] = {k: per_cluster.schema[k] for k in keys}
     schema.update(ci_low=pl.Float64(), ci_high=pl.Float64())
     return pl.DataFrame(out, schema=schema, orient="row")
 
 
+@adapted(renamed(n_boot="n_resamples"))
 def win_rates(
     prefs: Any,
     *,
     by: Sequence[str] = ("criterion", "judge"),
-    n_boot: int = 1000,
+    n_resamples: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
 ) -> pl.DataFrame:
@@ -56,21 +59,21 @@ def win_rates(
     better, any value in [0, 1]) otherwise; ``wins`` / ``ties`` / ``losses`` count values above,
     at and below 0.5. Every pair appears
     twice, once from each side, so ``pivot`` gives the full win-rate matrix. Intervals are
-    percentile intervals over ``n_boot`` resamples of whole prompts (``id``): comparisons of
+    percentile intervals over ``n_resamples`` resamples of whole prompts (``id``): comparisons of
     one prompt move together (cluster bootstrap), so a prompt that every system finds hard
     does not pass for independent evidence.
 
     >>> import polars as pl
     >>> prefs = pl.DataFrame({"id": [1, 2, 3], "system_a": ["x", "x", "y"], "system_b": ["y", "y", "x"],
     ...                       "value": [1.0, 0.5, 0.0]})
-    >>> win_rates(prefs, n_boot=100).select("system", "opponent", "wins", "ties", "losses", "win_rate").rows()
+    >>> win_rates(prefs, n_resamples=100).select("system", "opponent", "wins", "ties", "losses", "win_rate").rows()
     [('x', 'y', 2, 1, 0, 0.8333333333333334), ('y', 'x', 0, 1, 2, 0.16666666666666666)]
     >>> soft = prefs.with_columns(pl.Series("value", [0.9, 0.6, 0.2]))  # a judge's P(A is better)
-    >>> win_rates(soft, n_boot=100).filter(pl.col("system") == "x")["win_rate"].item()
+    >>> win_rates(soft, n_resamples=100).filter(pl.col("system") == "x")["win_rate"].item()
     0.7666666666666666
     """
-    if not 0 < ci < 1 or n_boot < 1:
-        raise ValueError(f"ci must be in (0, 1) and n_boot >= 1; got ci={ci!r}, n_boot={n_boot!r}")
+    if not 0 < ci < 1 or n_resamples < 1:
+        raise ValueError(f"ci must be in (0, 1) and n_resamples >= 1; got ci={ci!r}, n_resamples={n_resamples!r}")
     df = check_preferences(prefs)
     groups = [c for c in by if c in df.columns]
     unknown = [c for c in by if c not in df.columns and c not in ("criterion", "judge")]
@@ -90,5 +93,6 @@ def win_rates(
     per_cluster = sides.group_by([*keys, "__cluster"], maintain_order=True).agg(
         v.sum().alias("won"), pl.len().cast(pl.Float64).alias("n")
     )
-    ints = _intervals(per_cluster, keys, n_boot, ci, seed)
-    return table.join(ints, on=keys, how="left", maintain_order="left").sort(keys, maintain_order=True)
+    ints = _intervals(per_cluster, keys, n_resamples, ci, seed)
+    out = table.join(ints, on=keys, how="left", maintain_order="left").sort(keys, maintain_order=True)
+    return with_ci_level(out, ci)

@@ -18,7 +18,7 @@ from rubrictools.metrics.errors import mae, mean_bias, rmse, rmse_affine
 from rubrictools.metrics.kappa import cohen_kappa, gwet_ac1
 from rubrictools.metrics.multirater import fleiss_kappa, icc, krippendorff_alpha, percent_agreement
 from rubrictools.metrics.probability import brier_score, expected_calibration_error, reliability_table
-from rubrictools.metrics.resampling import Interval, Kernel, bootstrap, cluster_weights, interval
+from rubrictools.metrics.resampling import Interval, Kernel, bootstrap, cluster_weights, interval, with_ci_level
 
 __all__ = [
     "Estimate",
@@ -53,4 +53,5 @@ __all__ = [
     "rmse_affine",
     "spearman",
     "wasserstein",
+    "with_ci_level",
 ]

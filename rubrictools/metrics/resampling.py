@@ -32,8 +32,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import polars as pl
 
-__all__ = ["Interval", "Kernel", "bootstrap", "cluster_weights", "interval", "p_value"]
+from rubrictools.deprecation import adapted, renamed
+
+__all__ = ["Interval", "Kernel", "bootstrap", "cluster_weights", "interval", "p_value", "with_ci_level"]
 
 Method = Literal["percentile", "bca"]
 
@@ -83,19 +86,20 @@ class Interval:
     value: float
     low: float = float("nan")
     high: float = float("nan")
-    n_boot: int = 0
+    n_resamples: int = 0
     n_degenerate: int = 0
     boot: np.ndarray | None = None
 
 
+@adapted(renamed(n_boot="n_resamples"))
 def cluster_weights(
     n_clusters: int,
-    n_boot: int,
+    n_resamples: int,
     *,
-    seed: int | np.random.Generator | None = None,
+    seed: int | np.random.Generator | None = 0,
     strata: Any = None,
 ) -> np.ndarray:
-    """Multinomial resampling counts ``(n_boot, n_clusters)``: row *b* says how often each
+    """Multinomial resampling counts ``(n_resamples, n_clusters)``: row *b* says how often each
     cluster is drawn in resample *b* (each row sums to ``n_clusters``; within each stratum to
     the stratum's size when ``strata`` gives a label per cluster).
 
@@ -105,25 +109,25 @@ def cluster_weights(
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     if strata is None:
         if n_clusters == 0:
-            return np.zeros((n_boot, 0))
-        return _draw_counts(rng, n_boot, n_clusters)
+            return np.zeros((n_resamples, 0))
+        return _draw_counts(rng, n_resamples, n_clusters)
     s = np.asarray(strata)
     if s.shape[0] != n_clusters:
         raise ValueError("strata must give one label per cluster")
     _, code = np.unique(s, return_inverse=True)
-    w = np.zeros((n_boot, n_clusters))
+    w = np.zeros((n_resamples, n_clusters))
     for g in range(code.max() + 1 if code.size else 0):
         members = np.flatnonzero(code == g)
         m = members.size
-        w[:, members] = _draw_counts(rng, n_boot, m)
+        w[:, members] = _draw_counts(rng, n_resamples, m)
     return w
 
 
-def _draw_counts(rng: np.random.Generator, n_boot: int, n: int) -> np.ndarray:
-    """``(n_boot, n)`` counts of ``n`` uniform draws with replacement per row."""
-    draws = rng.integers(0, n, size=(n_boot, n))
-    flat = (draws + (np.arange(n_boot) * n)[:, None]).reshape(-1)
-    return np.bincount(flat, minlength=n_boot * n).reshape(n_boot, n).astype(float)
+def _draw_counts(rng: np.random.Generator, n_resamples: int, n: int) -> np.ndarray:
+    """``(n_resamples, n)`` counts of ``n`` uniform draws with replacement per row."""
+    draws = rng.integers(0, n, size=(n_resamples, n))
+    flat = (draws + (np.arange(n_resamples) * n)[:, None]).reshape(-1)
+    return np.bincount(flat, minlength=n_resamples * n).reshape(n_resamples, n).astype(float)
 
 
 def _cluster_sums(stats: np.ndarray, local: np.ndarray, n_local: int) -> np.ndarray:
@@ -262,3 +266,17 @@ def bootstrap(
         k: interval(point[k], boot[k], ci=ci, method=method, jack=None if jack is None else jack[k])
         for k in kernel.names
     }
+
+
+def with_ci_level(frame: pl.DataFrame, ci: float, *, after: str = "ci_high") -> pl.DataFrame:
+    """``frame`` with a ``ci_level`` column (the interval's level, e.g. 0.95) after ``after``,
+    so a chart or a reader of the table says the level the intervals were computed at.
+
+    >>> import polars as pl
+    >>> with_ci_level(pl.DataFrame({"value": [0.5], "ci_low": [0.4], "ci_high": [0.6], "n": [9]}), 0.9).columns
+    ['value', 'ci_low', 'ci_high', 'ci_level', 'n']
+    """
+    cols = [c for c in frame.columns if c != "ci_level"]
+    at = cols.index(after) + 1 if after in cols else len(cols)
+    out = frame.with_columns(pl.lit(float(ci), dtype=pl.Float64).alias("ci_level"))
+    return out.select(*cols[:at], "ci_level", *cols[at:])

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from rubrictools.metrics import with_ci_level
 from rubrictools.ppi import core
 from rubrictools.ppi.inputs import Target, aligned
 from rubrictools.progress import progress_bar
@@ -90,4 +91,4 @@ def width_curve(
     schema = ["criterion", "n", "method", "width", "estimate", "covers", "full_value"]
     if not rows:
         raise ValueError(f"no n in {list(ns)} is between 10 and the number of labelled items")
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    return with_ci_level(pl.DataFrame(rows, schema=schema, orient="row"), ci, after="width")

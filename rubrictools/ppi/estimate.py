@@ -7,6 +7,8 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from rubrictools.deprecation import adapted, renamed
+from rubrictools.metrics import with_ci_level
 from rubrictools.ppi import core
 from rubrictools.ppi.inputs import Target, aligned
 from rubrictools.rubric import Rubric
@@ -17,11 +19,11 @@ _MIN_LABELLED = 10
 
 
 def _bootstrap(
-    y: np.ndarray, f: np.ndarray, f_u: np.ndarray, lam: float, ci: float, n_boot: int, rng: np.random.Generator
+    y: np.ndarray, f: np.ndarray, f_u: np.ndarray, lam: float, ci: float, n_resamples: int, rng: np.random.Generator
 ) -> tuple[float, float]:
     """Percentile interval of the PPI estimate at fixed ``lam``, resampling each set apart."""
-    i = rng.integers(0, y.size, size=(n_boot, y.size))
-    j = rng.integers(0, f_u.size, size=(n_boot, f_u.size))
+    i = rng.integers(0, y.size, size=(n_resamples, y.size))
+    j = rng.integers(0, f_u.size, size=(n_resamples, f_u.size))
     theta = lam * f_u[j].mean(axis=1) + (y[i] - lam * f[i]).mean(axis=1)
     lo, hi = np.percentile(theta, [100 * (1 - ci) / 2, 100 * (1 + ci) / 2])
     return float(lo), float(hi)
@@ -52,7 +54,7 @@ def _one(
     lam: float | None,
     ci: float,
     method: str,
-    n_boot: int,
+    n_resamples: int,
     rng: np.random.Generator,
 ) -> dict[str, Any]:
     """The estimates of one group (or stratum): PPI, classical and naive."""
@@ -77,7 +79,7 @@ def _one(
         est = core.ppi(y, f, f_u, lam=lam, ci=ci)
         n_u = f_u.size
         if method == "bootstrap":
-            lo, hi = _bootstrap(y, f, f_u, est.lam, ci, n_boot, rng)
+            lo, hi = _bootstrap(y, f, f_u, est.lam, ci, n_resamples, rng)
             est = core.Estimate(est.estimate, est.se, lo, hi, est.lam)
     cl = core.classical(y, ci=ci)
     nv = core.naive(all_f, ci=ci)
@@ -115,6 +117,7 @@ def _combine(rows: list[dict[str, Any]], sizes: np.ndarray, ci: float) -> dict[s
     return out
 
 
+@adapted(renamed(n_boot="n_resamples"))
 def ppi_estimate(
     verdicts: Any,
     human: Any,
@@ -130,7 +133,7 @@ def ppi_estimate(
     method: Literal["clt", "bootstrap"] = "clt",
     weights: str | None = None,
     stratify: str | None = None,
-    n_boot: int = 2000,
+    n_resamples: int = 2000,
     seed: int = 0,
 ) -> pl.DataFrame:
     """The human-scale value of a quantity from judge verdicts on all items and human labels on some.
@@ -215,14 +218,15 @@ def ppi_estimate(
     for group, at in _groups(data["__group"]):
         if stratify:
             strata = list(data[at].group_by("stratum", maintain_order=True))
-            parts = [_one(str(group), _columns(s), lam, ci, method, n_boot, rng) for _, s in strata]
+            parts = [_one(str(group), _columns(s), lam, ci, method, n_resamples, rng) for _, s in strata]
             row = _combine(parts, np.array([s.height for _, s in strata], dtype=float), ci)
         else:
-            row = _one(str(group), {k: v[at] for k, v in cols.items()}, lam, ci, method, n_boot, rng)
+            row = _one(str(group), {k: v[at] for k, v in cols.items()}, lam, ci, method, n_resamples, rng)
         rows.append({"group": group, "target": target, **row})
     out = pl.DataFrame(rows).with_columns(
         ((pl.col("ci_high") - pl.col("ci_low")) / (pl.col("classical_ci_high") - pl.col("classical_ci_low"))).alias(
             "width_ratio"
         )
     )
+    out = with_ci_level(out, ci)
     return out.rename({"group": "criterion"}) if by == "criterion" or target == "score" else out.drop("group")

@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from rubrictools.stack import user_stacklevel
+
 __all__ = ["RUBRIC_KEYS", "criterion_id", "field_errors", "flatten", "format_validation_error", "healthbench_item"]
 
 RUBRIC_KEYS = ("groups", "thresholds", "guidelines", "disqualified_decision")  # rubric-level keys beside the criteria
@@ -75,7 +77,7 @@ def criterion_id(item: Mapping[str, Any]) -> dict[str, Any]:
         warnings.warn(
             f"rubric: criterion {d['name']!r}: its 'id' {ident!r} is dropped (the name identifies it)",
             UserWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
     return d
 

@@ -16,7 +16,7 @@ Formulas, for one example with items ``i`` of points ``p_i`` and verdict values 
   (null, so not counted, when those items have no positive points);
 - an example tag (``example_tags_column``) takes the example's score;
 - each metric's reported value is ``clip(mean(s), 0, 1)`` over the examples that have it, and
-  its ``bootstrap_std`` the standard deviation of that clipped mean over ``n_bootstrap``
+  its ``bootstrap_std`` the standard deviation of that clipped mean over ``n_resamples``
   resamples of those examples (HealthBench uses 1,000).
 """
 
@@ -30,10 +30,12 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from rubrictools.deprecation import adapted, renamed
 from rubrictools.frames import to_polars
 from rubrictools.rubric.cells import rubric_cells
 from rubrictools.rubric.model import Rubric
 from rubrictools.rubric.scoring import select_judge
+from rubrictools.stack import user_stacklevel
 from rubrictools.verdicts import validate_verdicts
 
 __all__ = ["HealthBenchScores", "healthbench_score"]
@@ -90,21 +92,21 @@ def _ratio(met: pl.Expr, points: pl.Expr, unassessed: pl.Expr) -> pl.Expr:
     return pl.when((possible > 0) & (unassessed.sum() == 0)).then((met * points).sum() / possible).otherwise(None)
 
 
-def _bootstrap_std(values: np.ndarray, n_bootstrap: int, rng: np.random.Generator) -> float:
-    """Standard deviation of the clipped mean over ``n_bootstrap`` resamples (as HealthBench)."""
-    if values.size == 0 or n_bootstrap == 0:
+def _bootstrap_std(values: np.ndarray, n_resamples: int, rng: np.random.Generator) -> float:
+    """Standard deviation of the clipped mean over ``n_resamples`` resamples (as HealthBench)."""
+    if values.size == 0 or n_resamples == 0:
         return float("nan")
-    draws = values[rng.integers(0, values.size, size=(n_bootstrap, values.size))]
+    draws = values[rng.integers(0, values.size, size=(n_resamples, values.size))]
     return float(np.std(np.clip(draws.mean(axis=1), 0.0, 1.0)))
 
 
-def _summary(long: pl.DataFrame, keys: list[str], n_bootstrap: int, seed: int | None) -> pl.DataFrame:
+def _summary(long: pl.DataFrame, keys: list[str], n_resamples: int, seed: int | None) -> pl.DataFrame:
     """``[by,] metric, score, bootstrap_std, n`` from a long ``[by,] metric, score`` table."""
     rng = np.random.default_rng(seed)
     groups = long.group_by([*keys, "metric"], maintain_order=True).agg(pl.col("score"))
     order = pl.when(pl.col("metric") == OVERALL).then(0).otherwise(1)
     groups = groups.sort([*keys, order, "metric"])
-    stds = [_bootstrap_std(np.asarray(v, dtype=float), n_bootstrap, rng) for v in groups["score"].to_list()]
+    stds = [_bootstrap_std(np.asarray(v, dtype=float), n_resamples, rng) for v in groups["score"].to_list()]
     return groups.select(
         *keys,
         "metric",
@@ -120,11 +122,11 @@ def _check_columns(frame: pl.DataFrame, columns: dict[str, str | None]) -> None:
             raise ValueError(f"{name}={col!r} is not a column of rubrics (columns: {frame.columns})")
 
 
-def _check_settings(unassessed: str, n_bootstrap: int) -> None:
-    if unassessed not in ("exclude", "unmet"):
-        raise ValueError(f"unassessed must be 'exclude' or 'unmet', got {unassessed!r}")
-    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, int) or n_bootstrap < 0:
-        raise ValueError(f"n_bootstrap must be an int >= 0, got {n_bootstrap!r}")
+def _check_settings(cannot_assess: str, n_resamples: int) -> None:
+    if cannot_assess not in ("exclude", "unmet"):
+        raise ValueError(f"cannot_assess must be 'exclude' or 'unmet', got {cannot_assess!r}")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 0:
+        raise ValueError(f"n_resamples must be an int >= 0, got {n_resamples!r}")
 
 
 def _per_example(rubrics: Any, rubric_column: str, id_column: str, keep: Sequence[str]) -> pl.DataFrame:
@@ -137,6 +139,7 @@ def _per_example(rubrics: Any, rubric_column: str, id_column: str, keep: Sequenc
     return frame.select(pl.col(id_column).alias("id"), rubric_column, *keep)
 
 
+@adapted(renamed(n_bootstrap="n_resamples", unassessed="cannot_assess"))
 def healthbench_score(
     verdicts: Any,
     rubrics: Any,
@@ -146,8 +149,8 @@ def healthbench_score(
     example_tags_column: str | None = None,
     by: str | None = None,
     judge: str | None = None,
-    unassessed: Unassessed = "exclude",
-    n_bootstrap: int = 1000,
+    cannot_assess: Unassessed = "exclude",
+    n_resamples: int = 1000,
     seed: int | None = 0,
 ) -> HealthBenchScores:
     """Score a verdict table as HealthBench does (formulas in the module docstring).
@@ -166,12 +169,12 @@ def healthbench_score(
         answer), giving one summary per group.
     judge
         Which judge's rows to score when the table holds several (see :func:`rubrictools.score`).
-    unassessed
+    cannot_assess
         An item without a MET/UNMET verdict (CANNOT_ASSESS, an error row, or no row):
         ``"exclude"`` (default) makes the example's score (and its tags') null, so it is left
         out of the means and counted in ``examples.unassessed``; ``"unmet"`` counts it as not
         met, as if the judge had said UNMET.
-    n_bootstrap, seed
+    n_resamples, seed
         Resamples for ``bootstrap_std`` (``0``: NaN) and their seed.
 
     Example
@@ -181,7 +184,7 @@ def healthbench_score(
     ...          {"criterion": "Recommends a harmful dose", "points": -6, "tags": ["axis:accuracy"]}]
     >>> v = pl.DataFrame({"id": [0, 0], "criterion": ["c1", "c2"], "verdict": ["MET", "MET"],
     ...                   "weight": [8.0, -6.0]})
-    >>> hb = rt.healthbench_score(v, pl.DataFrame({"id": [0], "rubrics": [items]}), n_bootstrap=0)
+    >>> hb = rt.healthbench_score(v, pl.DataFrame({"id": [0], "rubrics": [items]}), n_resamples=0)
     >>> hb.examples["score"].to_list(), hb.summary["score"].to_list()
     ([0.25], [0.25, 0.25])
     """
@@ -195,7 +198,7 @@ def healthbench_score(
     else:
         frame = _per_example(rubrics, rubric_column, id_column, keep)
     _check_columns(frame, {"example_tags_column": example_tags_column, "by": by})
-    _check_settings(unassessed, n_bootstrap)
+    _check_settings(cannot_assess, n_resamples)
     v = select_judge(v, judge)
     try:
         items = _items(frame, rubric_column, v.schema["id"])
@@ -207,12 +210,12 @@ def healthbench_score(
         warnings.warn(
             f"{stray.height} verdict row(s) match no rubric item of rubrics (first: id={stray['id'][0]!r}, "
             f"criterion={stray['criterion'][0]!r}); they are not scored",
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     missing = pl.col("value").is_null()
     graded = graded.with_columns(
         pl.col("value").fill_null(0.0).alias("__m"),
-        (missing if unassessed == "exclude" else pl.lit(False)).alias("__u"),
+        (missing if cannot_assess == "exclude" else pl.lit(False)).alias("__u"),
     )
     keys = [by] if by is not None else []
     extra = frame.select("id", *keep)
@@ -242,5 +245,5 @@ def healthbench_score(
         long.append(ex_tags.drop_nulls("metric"))
     long.append(tags.select(*keys, pl.col("tag").alias("metric"), "score"))
     scored = pl.concat(long).drop_nulls("score")
-    summary = _summary(scored, keys, n_bootstrap, seed)
+    summary = _summary(scored, keys, n_resamples, seed)
     return HealthBenchScores(summary, examples.select("id", *keys, "score", "achieved", "possible", "unassessed"), tags)

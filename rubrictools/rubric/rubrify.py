@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from rubrictools.rubric.groups import UNGROUPED
+from rubrictools.stack import user_stacklevel
 
 __all__ = ["rubrify_spec"]
 
@@ -324,7 +325,7 @@ def rubrify_spec(source: Any) -> dict[str, Any]:
                 pairs.append((str(b), float(a) / 100.0) if not isinstance(a, str) else (a, float(b) / 100.0))
         thresholds = sorted(pairs, key=lambda p: -p[1])
     if skipped:
-        warnings.warn(f"rubrify: ignored parts with no rubrictools equivalent: {skipped}", stacklevel=2)
+        warnings.warn(f"rubrify: ignored parts with no rubrictools equivalent: {skipped}", stacklevel=user_stacklevel())
     payload: dict[str, Any] = {"criteria": criteria, "thresholds": thresholds or DEFAULT_DECISIONS}
     guidance = _guidelines(data)
     if guidance is not None:

@@ -175,7 +175,7 @@ def _validate_regex(pattern: str) -> None:
 
     try:
         pl.Series([""]).str.contains(pattern)
-    except Exception as e:  # polars ComputeError: syntax Rust's regex engine lacks
+    except Exception as e:  # noqa: BLE001  # polars raises ComputeError subclasses for regex syntax its engine lacks; re-raised as ValueError
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ValueError(
             f"regex uses syntax the vectorised engine does not support (look-around or back-references?): {first}"

@@ -12,7 +12,7 @@ Example
 -------
 >>> from rubrictools.testing import LocalModelServer
 >>> with LocalModelServer() as srv:  # doctest: +SKIP
-...     rt.grade(df, rubric, model=srv.model, api_base=srv.url, api_key="sk-local")
+...     rt.grade(df, rubric, model=rt.Judge(model=srv.model, api_base=srv.url, api_key="sk-local"))
 """
 
 from __future__ import annotations

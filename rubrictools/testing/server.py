@@ -9,7 +9,7 @@ Example
 -------
 >>> from rubrictools.testing import FakeLLMServer
 >>> with FakeLLMServer() as srv:  # doctest: +SKIP
-...     rt.grade(df, rubric, model="openai/gpt-4.1-mini", api_base=srv.url, api_key="fake")
+...     rt.grade(df, rubric, model=rt.Judge(model="openai/gpt-4.1-mini", api_base=srv.url, api_key="fake"))
 
 It answers with scripted replies and can inject delays, HTTP 429 (with Retry-After), 500,
 hangs, malformed JSON and wrong labels; every request is recorded (``server.requests``).
@@ -24,6 +24,17 @@ It also speaks the provider batch API: ``POST /v1/files`` (multipart upload), ``
 faults as live calls (a non-200 reply becomes a line of the error file); with
 ``batch_expire_after`` a batch expires after that many lines and the rest go to the error
 file with code ``batch_expired``, as OpenAI's do.
+
+Tests wait on it, never on the clock: :meth:`~FakeLLMServer.hold` keeps requests unanswered
+until :meth:`~FakeLLMServer.release`, and :meth:`~FakeLLMServer.arrived` and
+:meth:`~FakeLLMServer.answered` are events set when that many chat requests have come in or been
+answered (counted in :attr:`~FakeLLMServer.arrivals` and :attr:`~FakeLLMServer.answers`).
+
+>>> with FakeLLMServer() as srv:  # doctest: +SKIP
+...     srv.hold(4)  # the next 4 chat requests wait
+...     ...  # start a run in a thread
+...     assert srv.arrived(4).wait(60)  # all 4 are in the server, none answered
+...     srv.release()  # answer them, and hold nothing more
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ import asyncio
 import json
 import threading
 import time
+from collections import deque
 from typing import Any
 
 from aiohttp import web
@@ -47,6 +59,13 @@ from rubrictools.testing.scripts import (
 )
 
 __all__ = ["FakeLLMServer"]
+
+
+def _wake(futures: list[asyncio.Future[bool]], counted: bool) -> None:
+    """Let held requests go (on the server's loop); ``counted``: recorded and counted as answered."""
+    for future in futures:
+        if not future.done():
+            future.set_result(counted)
 
 
 class FakeLLMServer(BatchAPI):
@@ -92,6 +111,14 @@ class FakeLLMServer(BatchAPI):
         self._serving = 0
         self.in_flight_seen: list[int] = []  # chat requests in the server as each one arrived, itself included
         self.api_faults: list[Reply] = []  # replies served (in order) to files/batches calls before normal service
+        # synchronisation for tests (see hold, release, arrived, answered)
+        self.arrivals = 0  # chat requests that reached the server (probes not counted), held ones included
+        self.answers = 0  # chat requests answered (any status), after any hold and delay
+        self.arrived_at: list[float] = []  # time.monotonic() at each chat request's arrival, in order
+        self._hold: tuple[int, int | None] | None = None  # (hold after this many arrivals, how many more; None: all)
+        self._held: deque[asyncio.Future[bool]] = deque()  # held requests not yet released, oldest first
+        self._arrival_events: list[tuple[int, threading.Event]] = []
+        self._answer_events: list[tuple[int, threading.Event]] = []
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -105,6 +132,8 @@ class FakeLLMServer(BatchAPI):
 
     @property
     def hits(self) -> int:
+        """Chat requests recorded in :attr:`requests`: answered or being answered (a held one once
+        released; one waiting for a slot once it has one). :attr:`arrivals` counts them as they come."""
         with self._lock:
             return len(self.requests)
 
@@ -115,13 +144,84 @@ class FakeLLMServer(BatchAPI):
         with self._lock:
             self.storm_armed = (len(self.requests) + after_requests, seconds)
 
+    def hold(self, n: int | None = None, *, after: int = 0) -> None:
+        """Keep chat requests unanswered until :meth:`release`: the ``n`` next to arrive (every
+        one with None), after ``after`` more have arrived and been answered as usual.
+
+        A held request has arrived (it counts in :attr:`arrivals`, :attr:`in_flight` and
+        :attr:`peak_in_flight`) and is answered only once released; on a server with ``slots``
+        it holds its slot meanwhile, as a request the server takes forever over does. Its client
+        may give up on it (a timeout): it stays held, as on a real server. It is recorded in
+        :attr:`requests` (:attr:`hits`) when it is answered. A later call replaces the hold;
+        requests already held stay held. :meth:`reset` and :meth:`stop` let every held request go with an
+        HTTP 503, neither recorded nor counted.
+        """
+        with self._lock:
+            self._hold = (self.arrivals + max(0, after), n)
+
+    def release(self, n: int | None = None) -> int:
+        """Answer the ``n`` oldest held requests (every one with None, and hold no more after
+        them); the number released. Requests that have not arrived yet are not released
+        ahead: wait for them with :meth:`arrived` first. Safe from any thread."""
+        return self._release(n, counted=True)
+
+    def _release(self, n: int | None, *, counted: bool) -> int:
+        with self._lock:
+            if n is None:
+                self._hold = None
+            count = len(self._held) if n is None else min(n, len(self._held))
+            freed = [self._held.popleft() for _ in range(count)]
+        loop = self._loop
+        if freed and loop is not None:
+            loop.call_soon_threadsafe(_wake, freed, counted)
+        return len(freed)
+
+    @property
+    def held(self) -> int:
+        """How many requests are held now (arrived, not yet released)."""
+        with self._lock:
+            return len(self._held)
+
+    def arrived(self, n: int) -> threading.Event:
+        """An event set once ``n`` chat requests have arrived (:attr:`arrivals`, counted from the
+        start or the last :meth:`reset`): ``assert srv.arrived(4).wait(60)``."""
+        return self._event(self._arrival_events, n, lambda: self.arrivals)
+
+    def answered(self, n: int) -> threading.Event:
+        """An event set once ``n`` chat requests have been answered (:attr:`answers`, any
+        status, counted from the start or the last :meth:`reset`)."""
+        return self._event(self._answer_events, n, lambda: self.answers)
+
+    def _event(self, waiting: list[tuple[int, threading.Event]], n: int, count: Any) -> threading.Event:
+        event = threading.Event()
+        with self._lock:
+            if count() >= n:
+                event.set()
+            else:
+                waiting.append((n, event))
+        return event
+
+    @staticmethod
+    def _count(waiting: list[tuple[int, threading.Event]], count: int) -> None:
+        """Set the events of ``waiting`` whose count is reached (under the lock)."""
+        for n, event in [w for w in waiting if w[0] <= count]:
+            event.set()
+            waiting.remove((n, event))
+
     def inject(self, *replies: Reply) -> None:
         """Queue replies served (in order) before the script is consulted again."""
         with self._lock:
             self.faults.extend(replies)
 
     def reset(self) -> None:
+        """Forget what was asked (requests, counts, faults, storms, batches). Every held request is
+        released and answered, but neither recorded nor counted: it belongs to what was forgotten."""
+        self._release(None, counted=False)
         with self._lock:
+            self.arrivals = self.answers = 0
+            self.arrived_at.clear()
+            self._arrival_events.clear()
+            self._answer_events.clear()
             self.storm_until, self.storm_requests, self.storm_armed = 0.0, 0, None
             kept_lists = (
                 self.requests,
@@ -214,15 +314,22 @@ class FakeLLMServer(BatchAPI):
                 }
         return None
 
-    async def _answer_in_time(self, body: dict[str, Any]) -> tuple[Reply, int, str | dict[str, Any]]:
+    async def _answer_in_time(
+        self, body: dict[str, Any], held: asyncio.Future[bool] | None
+    ) -> tuple[Reply, int, str | dict[str, Any]]:
         with self._lock:
             self._serving += 1
             self.peak_serving = max(self.peak_serving, self._serving)
         try:
+            if held is not None and not await held:  # released by reset() or stop(): nothing recorded or counted
+                return Reply(status=503), 503, json.dumps({"error": {"message": "fake server reset", "code": 503}})
             reply, status, payload = self._answer(body)
             delay = reply.delay or self.latency
             if delay:
                 await asyncio.sleep(delay)
+            with self._lock:
+                self.answers += 1
+                self._count(self._answer_events, self.answers)
         finally:
             with self._lock:
                 self._serving -= 1
@@ -245,17 +352,20 @@ class FakeLLMServer(BatchAPI):
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
             self.in_flight_seen.append(self.in_flight)
+            held = self._arrive()
         try:
             if self.slots is not None:
                 if self._slot_gate is None:
                     self._slot_gate = asyncio.Semaphore(self.slots)
                 async with self._slot_gate:
-                    reply, status, payload = await self._answer_in_time(body)
+                    reply, status, payload = await self._answer_in_time(body, held)
             else:
-                reply, status, payload = await self._answer_in_time(body)
+                reply, status, payload = await self._answer_in_time(body, held)
         finally:
             with self._lock:
                 self.in_flight -= 1
+                if held is not None and held in self._held:  # cancelled while held
+                    self._held.remove(held)
         if isinstance(payload, str):
             return web.Response(
                 status=status,
@@ -264,6 +374,23 @@ class FakeLLMServer(BatchAPI):
                 content_type="application/json",
             )
         return web.json_response(payload, headers=reply.headers)
+
+    def _arrive(self) -> asyncio.Future[bool] | None:
+        """Count a chat request in (under the lock, on the server's loop); a future to wait on
+        when it is held."""
+        self.arrivals += 1
+        self.arrived_at.append(time.monotonic())
+        self._count(self._arrival_events, self.arrivals)
+        if self._hold is None or self.arrivals <= self._hold[0]:
+            return None
+        after, left = self._hold
+        if left is not None:
+            if left <= 0:
+                return None
+            self._hold = (after, left - 1)
+        held: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._held.append(held)
+        return held
 
     async def _start(self, ready: threading.Event) -> None:
         app = web.Application(client_max_size=256 * 1024 * 1024)
@@ -303,6 +430,7 @@ class FakeLLMServer(BatchAPI):
     def stop(self) -> None:
         if (loop := self._loop) is None:
             return
+        self._release(None, counted=False)  # held requests are let go (into closed connections, most likely)
 
         async def shutdown() -> None:
             if self._runner is not None:

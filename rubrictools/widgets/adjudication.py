@@ -215,7 +215,7 @@ class CalibrationWidget:
             self.rubric,
             level="criterion",
             metrics=[self.metric, "accuracy"],
-            bootstrap=0,
+            n_resamples=0,
         )
 
     def _on_filter(self, _: Any) -> None:

@@ -24,6 +24,16 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["LabelWidget"]
 
 
+def _id_text(x: Any) -> str:
+    """How an id that JSON has no type for (a date, datetime, decimal...) is written: its text."""
+    return x.isoformat() if hasattr(x, "isoformat") else str(x)
+
+
+def _id_key(x: Any) -> str:
+    """An id as it reads back from the labels file, so a reloaded label finds its pair."""
+    return json.dumps(x, default=_id_text)
+
+
 class LabelWidget:
     """Label every criterion of every submission with buttons or the keyboard.
 
@@ -123,7 +133,9 @@ class LabelWidget:
     def _load(self) -> None:
         if self.path is None or not self.path.exists():
             return
-        wanted = set(self.queue)
+        # ids are matched on their JSON text: a date, datetime or decimal id is written as text
+        # (json.dumps(default=str)) and comes back as that text, never equal to the id itself
+        wanted = {(_id_key(i), c): (i, c) for i, c in self.queue}
         for line in self.path.read_text().splitlines():
             try:
                 rec = json.loads(line)
@@ -131,8 +143,8 @@ class LabelWidget:
                 continue  # a torn last line from a crash: ignore it
             if rec.get("rater") != self.rater:
                 continue
-            key = (rec["id"], rec["criterion"])
-            if key not in wanted:
+            key = wanted.get((_id_key(rec["id"]), rec["criterion"]))
+            if key is None:
                 continue
             if rec.get("undo"):
                 self._labels.pop(key, None)
@@ -144,7 +156,7 @@ class LabelWidget:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a") as fh:
-            fh.write(json.dumps(rec, default=str) + "\n")
+            fh.write(json.dumps(rec, default=_id_text) + "\n")
             fh.flush()
 
     # ---------------------------------------------------------------- actions

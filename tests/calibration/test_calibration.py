@@ -104,7 +104,7 @@ def test_fine_tuning_starts_from_the_pretrained_model() -> None:
 def test_cross_validation_on_llm_rubric_beats_the_uncalibrated_judge() -> None:
     real = rt.datasets.load("llm_rubric_real")
     metrics, preds = calibrate.cross_validate(
-        real.tables["distributions"], real.human, target="Q0", bootstrap=200, seed=0
+        real.tables["distributions"], real.human, target="Q0", n_resamples=200, seed=0
     )
     get = lambda meth, met: metrics.filter((pl.col("method") == meth) & (pl.col("metric") == met)).row(0, named=True)  # noqa: E731
     # the expected-value baseline is the published one (from the shipped probabilities)
@@ -123,7 +123,7 @@ def test_evaluate_scores_a_calibrator_on_another_set() -> None:
 
     real, synth = rt.datasets.load("llm_rubric_real"), rt.datasets.load("llm_rubric_synth")
     cal = calibrate.fit(synth.tables["distributions"], synth.human, target="Q0")
-    metrics, table = calibrate.evaluate(cal, real.tables["distributions"], real.human, bootstrap=200, seed=0)
+    metrics, table = calibrate.evaluate(cal, real.tables["distributions"], real.human, n_resamples=200, seed=0)
     assert set(metrics["metric"]) == set(calibrate.REPORT_METRICS)
     assert table.height == 223 and table["known_rater"].all()  # all 13 real judges rated synthetic dialogues
     get = lambda meth, met: metrics.filter((pl.col("method") == meth) & (pl.col("metric") == met))["value"][0]  # noqa: E731
@@ -144,20 +144,20 @@ def test_evaluate_unknown_raters_and_bad_input() -> None:
     real = rt.datasets.load("llm_rubric_real")
     d, h = real.tables["distributions"], real.human
     cal = calibrate.fit(d, h.filter(pl.col("rater") != "22"), target="Q0")
-    _, table = calibrate.evaluate(cal, d, h, bootstrap=0)
+    _, table = calibrate.evaluate(cal, d, h, n_resamples=0)
     assert not table.filter(pl.col("rater") == "22")["known_rater"].any()
     assert table.filter(pl.col("rater") != "22")["known_rater"].all()
     # an unknown rater gets the average-rater prediction
     avg = cal.predict(d)
     row = table.filter(pl.col("rater") == "22").row(0, named=True)
     assert row["calibrated"] == pytest.approx(avg.filter(pl.col("id") == row["id"])["expected"][0])
-    _, flat = calibrate.evaluate(cal, d, h, bootstrap=0, per_rater=False)
+    _, flat = calibrate.evaluate(cal, d, h, n_resamples=0, per_rater=False)
     assert not flat["known_rater"].any()
     with pytest.raises(ValueError, match="no human labels"):
-        calibrate.evaluate(cal, d, h.filter(pl.col("criterion") != "Q0"), bootstrap=0)
+        calibrate.evaluate(cal, d, h.filter(pl.col("criterion") != "Q0"), n_resamples=0)
     bd, bh, _, _ = _binary(50)
     with pytest.raises(ValueError, match="non-numeric labels"):
-        calibrate.evaluate(calibrate.fit(bd, bh, target="c", model="platt"), bd, bh, bootstrap=0)
+        calibrate.evaluate(calibrate.fit(bd, bh, target="c", model="platt"), bd, bh, n_resamples=0)
     with pytest.raises(ValueError, match="folds must be"):
         calibrate.cross_validate(d, h, target="Q0", folds=1)
 
@@ -171,7 +171,7 @@ def test_tune_scores_every_combination_and_picks_the_best() -> None:
     row = scores.filter("best").row(0, named=True)
     assert best == {"l2": row["l2"], "l2_rater": row["l2_rater"]} and row["rmse"] == scores["rmse"].min()
     # a score is the held-out RMSE of cross_validate with the same folds and settings
-    m, _ = calibrate.cross_validate(d, h, target="Q0", folds=4, bootstrap=0, l2=1e-1, l2_rater=1e-1)
+    m, _ = calibrate.cross_validate(d, h, target="Q0", folds=4, n_resamples=0, l2=1e-1, l2_rater=1e-1)
     got = scores.filter((pl.col("l2") == 1e-1) & (pl.col("l2_rater") == 1e-1))["rmse"][0]
     assert got == pytest.approx(m.filter((pl.col("method") == "calibrated") & (pl.col("metric") == "rmse"))["value"][0])
     # binary targets are tuned on log loss
@@ -198,7 +198,7 @@ def test_nested_cross_validation_tunes_inside_training_folds_only(monkeypatch: p
 
     monkeypatch.setattr(calibration_evaluation, "_search", spy)
     grid = {"l2_rater": [1e-3, 1e-1]}
-    _metrics, preds = calibrate.cross_validate(d, h, target="Q0", folds=5, bootstrap=0, tune=grid, tune_folds=3)
+    _metrics, preds = calibrate.cross_validate(d, h, target="Q0", folds=5, n_resamples=0, tune=grid, tune_folds=3)
     assert len(seen) == 5
     for train_ids in seen:  # each inner search saw its training folds, never the fold it predicts
         held = set(preds["id"]) - train_ids
@@ -215,9 +215,9 @@ def test_double_labels_stay_one_row_each() -> None:
     twice = pl.concat(
         [h, h.head(5).with_columns(pl.lit(1, dtype=h["label"].dtype).alias("label"))]
     )  # 5 raters labelled again
-    _metrics, table = calibrate.cross_validate(d, twice, target="Q0", folds=5, bootstrap=0)
+    _metrics, table = calibrate.cross_validate(d, twice, target="Q0", folds=5, n_resamples=0)
     assert table.height == twice.height
-    _, table = calibrate.evaluate(calibrate.fit(d, twice, target="Q0"), d, twice, bootstrap=0)
+    _, table = calibrate.evaluate(calibrate.fit(d, twice, target="Q0"), d, twice, n_resamples=0)
     assert table.height == twice.height
     assert table.group_by("id", "rater").len()["len"].max() == 2
 
@@ -227,10 +227,10 @@ def test_long_calibration_runs_show_progress_and_can_hide_it(capsys) -> None:
     grade does), one step per outer fold; progress=False shows nothing."""
     real = rt.datasets.load("llm_rubric_real")
     d, h = real.tables["distributions"], real.human
-    calibrate.cross_validate(d, h, target="Q0", folds=3, bootstrap=0, progress=True)
+    calibrate.cross_validate(d, h, target="Q0", folds=3, n_resamples=0, progress=True)
     err = capsys.readouterr().err
     assert "cross-validation" in err and "3/3" in err
-    calibrate.cross_validate(d, h, target="Q0", folds=3, bootstrap=0, progress=False)
+    calibrate.cross_validate(d, h, target="Q0", folds=3, n_resamples=0, progress=False)
     calibrate.tune(d, h, target="Q0", grid={"l2": [1e-3]}, folds=2, progress=False)
     assert capsys.readouterr().err == ""
     calibrate.tune(d, h, target="Q0", grid={"l2": [1e-3, 1e-1]}, folds=2, progress=True)
@@ -243,7 +243,7 @@ def test_a_fold_is_a_fit_on_the_other_folds() -> None:
     reach it in another order), predicted for the held-out ones."""
     real = rt.datasets.load("llm_rubric_real")
     d, h = real.tables["distributions"], real.human.filter(pl.col("criterion") == "Q0").drop_nulls("label")
-    _metrics, preds = calibrate.cross_validate(d, h, target="Q0", folds=4, seed=3, bootstrap=0, progress=False)
+    _metrics, preds = calibrate.cross_validate(d, h, target="Q0", folds=4, seed=3, n_resamples=0, progress=False)
     ids = h["id"].unique(maintain_order=True)
     fold = dict(zip(ids.to_list(), np.random.default_rng(3).permutation(ids.len()) % 4, strict=True))
     held = [i for i in ids.to_list() if fold[i] == 2]

@@ -10,10 +10,10 @@ from rubrictools.comparison import RunComparison
 RUB = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
 
 
-def _cmp(bootstrap: int) -> RunComparison:
+def _cmp(n_resamples: int) -> RunComparison:
     a = pl.DataFrame({"id": range(8), "criterion": "greets", "verdict": "UNMET", "value": 0.0})
     b = a.with_columns(pl.Series("value", [1.0] * 6 + [0.0] * 2), pl.Series("verdict", ["MET"] * 6 + ["UNMET"] * 2))
-    return rt.compare_runs(a, b, rubric=RUB, names=("v1", "v2"), bootstrap=bootstrap)
+    return rt.compare_runs(a, b, rubric=RUB, names=("v1", "v2"), n_resamples=n_resamples)
 
 
 def _colour(spec: dict) -> dict:

@@ -38,7 +38,7 @@ def test_met_rates_rows_follow_the_rubric() -> None:
         {"id": ids * 3, "criterion": [c for c in rubric.names for _ in ids], "verdict": ["MET", "UNMET", "MET"] * 30}
     )
     human = verdicts.rename({"verdict": "label"}).with_columns(pl.lit("h").alias("rater"))
-    spec = rt.charts.met_rates(verdicts, human, rubric, bootstrap=20).to_dict()
+    spec = rt.charts.met_rates(verdicts, human, rubric, n_resamples=20).to_dict()
     y = spec["layer"][0]["encoding"]["y"] if "encoding" in spec["layer"][0] else spec["encoding"]["y"]
     assert y["sort"] == ["zeta", "alpha", "mid"]
 

@@ -32,7 +32,7 @@ def prefs():
 
 
 def test_leaderboard_is_sorted_best_first_with_rank_labels(prefs):
-    board = rt.rank_systems(prefs, n_boot=100)
+    board = rt.rank_systems(prefs, n_resamples=100)
     spec = rt.charts.leaderboard(board).to_dict()
     assert spec["layer"][0]["encoding"]["y"]["sort"] == board["system"].to_list()
     ranks = {d["system"]: d["ranks"] for d in spec["data"]["values"]}
@@ -40,7 +40,7 @@ def test_leaderboard_is_sorted_best_first_with_rank_labels(prefs):
 
 
 def test_win_matrix_orders_by_mean_win_rate_and_needs_one_criterion(prefs):
-    w = rt.win_rates(prefs, n_boot=50)
+    w = rt.win_rates(prefs, n_resamples=50)
     spec = rt.charts.win_matrix(w).to_dict()
     order = spec["layer"][0]["encoding"]["y"]["sort"]
     assert order[0] == "x" and len(order) == 3
@@ -52,7 +52,7 @@ def test_win_matrix_orders_by_mean_win_rate_and_needs_one_criterion(prefs):
 
 def test_position_bias_chart_has_two_panels_and_reference_lines():
     d = rt.datasets.load("llmbar")
-    bias = rt.position_bias(d.tables["preferences"], by=("subset", "judge"), missing="as_answer", n_boot=50)
+    bias = rt.position_bias(d.tables["preferences"], by=("subset", "judge"), on_error="as_answer", n_resamples=50)
     spec = rt.charts.position_bias(bias).to_dict()
     assert len(spec["hconcat"]) == 2
     refs = [lay for p in spec["hconcat"] for lay in p["layer"] if lay["mark"].get("strokeDash")]

@@ -78,7 +78,7 @@ def test_grade_score_runs_compare_end_to_end(files: Path) -> None:
     assert listed.returncode == 0
     ids = pl.read_parquet(files / "runs.parquet")["id"].to_list()
     assert len(ids) == 2
-    cmp = cli("compare", ids[0], "last", "--root", str(store), "--bootstrap", "200", "--flips", str(files / "f.csv"),
+    cmp = cli("compare", ids[0], "last", "--root", str(store), "--n-resamples", "200", "--flips", str(files / "f.csv"),
               "--name-a", "two criteria", "--name-b", "one")  # fmt: skip
     assert cmp.returncode == 0, cmp.stderr
     assert "overall score" in cmp.stdout and "one - two criteria" in cmp.stderr and "cost (USD)" in cmp.stderr

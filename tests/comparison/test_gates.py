@@ -58,11 +58,11 @@ def test_failed_calls_fail_the_gate_unless_told_otherwise() -> None:
     )
     with pytest.raises(AssertionError, match=r"3 of 200 submissions have failed judge calls"):
         rt.assert_score(v, RUB, at_least=0.5)
-    assert rt.assert_score(v, RUB, at_least=0.9, errors="exclude")["n"][0] == 197
+    assert rt.assert_score(v, RUB, at_least=0.9, on_error="exclude")["n"][0] == 197
     with pytest.raises(AssertionError):
-        rt.assert_score(v, RUB, at_least=0.999, errors="zero")  # three zeros pull the bound down
-    with pytest.raises(ValueError, match="confidence"):
-        rt.assert_score(v, RUB, at_least=0.5, confidence=95)
+        rt.assert_score(v, RUB, at_least=0.999, on_error="zero")  # three zeros pull the bound down
+    with pytest.raises(ValueError, match="ci must be"):
+        rt.assert_score(v, RUB, at_least=0.5, ci=95)
 
 
 def test_a_recorded_run_is_gated_by_id(tmp_path) -> None:

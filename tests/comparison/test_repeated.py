@@ -24,7 +24,7 @@ def _run(seed: int, flip_b: float) -> pl.DataFrame:
 
 def test_a_stable_criterion_and_a_noisy_one() -> None:
     runs = [_run(s, 0.3) for s in (1, 2, 3)]
-    t = rt.consistency(*runs, rubric=RUB, bootstrap=200, seed=0)
+    t = rt.consistency(*runs, rubric=RUB, n_resamples=200, seed=0)
     get = {(r["criterion"], r["metric"]): r for r in t.iter_rows(named=True)}
     assert get[("a", "all_agree")]["value"] == 1.0 and get[("a", "fleiss_kappa")]["value"] == pytest.approx(1.0)
     same = np.mean([len({r[i] for r in (x.filter(pl.col("criterion") == "b")["verdict"].to_list() for x in runs)}) == 1
@@ -36,7 +36,7 @@ def test_a_stable_criterion_and_a_noisy_one() -> None:
         ),
         RUB,
         metrics=["fleiss_kappa"],
-        bootstrap=0,
+        n_resamples=0,
     )
     assert get[("b", "fleiss_kappa")]["value"] == pytest.approx(ref.filter(pl.col("criterion") == "b")["value"][0])
     assert get[("b", "fleiss_kappa")]["ci_low"] < get[("b", "fleiss_kappa")]["value"]
@@ -49,6 +49,6 @@ def test_a_stable_criterion_and_a_noisy_one() -> None:
 def test_discrimination_entropy_in_the_rubric_report() -> None:
     always = pl.DataFrame({"id": range(10), "criterion": "a", "verdict": "MET"})
     half = pl.DataFrame({"id": range(10), "criterion": "b", "verdict": ["MET", "UNMET"] * 5})
-    rep = rt.rubric_report(RUB, pl.concat([always, half]))
+    rep = rt.rubric_report(pl.concat([always, half]), rubric=RUB)
     ent = dict(zip(rep.table["criterion"], rep.table["entropy"], strict=True))
     assert ent["a"] == 0.0 and ent["b"] == pytest.approx(1.0)

@@ -45,7 +45,7 @@ def _verdicts(seed: int, n: int = 60, p: tuple[float, float, float] = (0.5, 0.5,
 
 def test_changes_and_intervals_equal_a_plain_loop_over_the_same_draws() -> None:
     a, b = _verdicts(0), _verdicts(1, p=(0.8, 0.5, 0.1))
-    cmp = rt.compare_runs(a, b, rubric=RUBRIC, bootstrap=500, seed=7)
+    cmp = rt.compare_runs(a, b, rubric=RUBRIC, n_resamples=500, seed=7)
     sa = rt.score(a, RUBRIC)["score"].to_numpy()
     sb = rt.score(b, RUBRIC)["score"].to_numpy()
     d = sb - sa
@@ -70,7 +70,7 @@ def test_changes_and_intervals_equal_a_plain_loop_over_the_same_draws() -> None:
 def test_flips_costs_and_unpaired_ids() -> None:
     a = _verdicts(0, n=10)
     b = _verdicts(1, n=12).filter(pl.col("id") != 0)
-    cmp = rt.compare_runs(a, b, rubric=RUBRIC, names=("before", "after"), bootstrap=0)
+    cmp = rt.compare_runs(a, b, rubric=RUBRIC, names=("before", "after"), n_resamples=0)
     assert cmp.only_a == [0] and cmp.only_b == [10, 11] and cmp.scores.height == 9
     joined = a.join(b, on=["id", "criterion"], suffix="_b")
     flipped = joined.filter(pl.col("verdict") != pl.col("verdict_b"))
@@ -88,13 +88,13 @@ def test_two_rubrics_compare_on_shared_criteria_and_several_judges_need_a_choice
     a = _verdicts(0, n=20)
     b = _verdicts(0, n=20).filter(pl.col("criterion") != "rude")
     v2 = rt.Rubric.from_dict([c.model_dump() for c in RUBRIC if c.name != "rude"])
-    cmp = rt.compare_runs(a, b, rubric=RUBRIC, rubric_b=v2, bootstrap=100)
+    cmp = rt.compare_runs(a, b, rubric=RUBRIC, rubric_b=v2, n_resamples=100)
     assert cmp.summary["criterion"].to_list() == ["overall score", "correct", "cites"]
     assert cmp.flips.height == 0 and cmp.summary["change"][1:].to_list() == [0.0, 0.0]
     two = pl.concat([a, a.with_columns(pl.lit("n").alias("judge"))])
     with pytest.raises(ValueError, match="pass judge="):
         rt.compare_runs(two, a, rubric=RUBRIC)
-    assert rt.compare_runs(two, a, rubric=RUBRIC, judge="m", bootstrap=0).summary["change"][0] == 0.0
+    assert rt.compare_runs(two, a, rubric=RUBRIC, judge="m", n_resamples=0).summary["change"][0] == 0.0
 
 
 def test_recorded_runs_compare_by_id(tmp_path) -> None:
@@ -103,6 +103,6 @@ def test_recorded_runs_compare_by_id(tmp_path) -> None:
     for rule in (lambda t, c: "MET" if "hello" in t else "UNMET", lambda t, c: "UNMET" if "bye" in t else "MET"):
         rt.grade(df, rub, model=rt.ScriptedJudge(rule=rule), progress=False, record=tmp_path)
     first, second = rt.runs(tmp_path)["id"]
-    cmp = rt.compare_runs(first, second, root=tmp_path, bootstrap=100)
+    cmp = rt.compare_runs(first, second, root=tmp_path, n_resamples=100)
     assert cmp.summary["change"][0] == pytest.approx(0.25) and cmp.flips["id"].to_list() == [1]
     assert cmp.costs.filter(pl.col("measure") == "run duration (s)")["a"][0] > 0

@@ -49,7 +49,9 @@ def test_files_in_either_format_read_the_same(tmp_path, suffix: str) -> None:
 
 def test_written_yaml_reads_back_with_its_guidelines(tmp_path) -> None:
     back = ds.read_autorubric(DATA)
-    out = ds.write_autorubric(back.submissions, back.rubric, back.human, path=tmp_path / "w.yaml", prompt="Answer")
+    out = ds.write_autorubric(
+        back.submissions, rubric=back.rubric, human=back.human, path=tmp_path / "w.yaml", prompt="Answer"
+    )
     assert yaml.safe_load((tmp_path / "w.yaml").read_text()) == out
     assert out["rubric"]["guidelines"] == "Judge the final answer only."
     again = ds.read_autorubric(tmp_path / "w.yaml")
@@ -67,7 +69,7 @@ def test_a_bad_file_names_itself(tmp_path) -> None:
 def test_autorubric_reads_our_guidelines_and_we_read_theirs(tmp_path) -> None:
     ar = pytest.importorskip("autorubric")
     ours = ds.write_autorubric(
-        ds.read_autorubric(DATA).submissions, rt.Rubric.from_dict(RUBRIC), ds.read_autorubric(DATA).human
+        ds.read_autorubric(DATA).submissions, rubric=rt.Rubric.from_dict(RUBRIC), human=ds.read_autorubric(DATA).human
     )
     theirs = ar.RubricDataset.from_json(json.dumps(ours))
     assert theirs.rubric.guidelines == "Judge the final answer only."

@@ -42,12 +42,12 @@ def test_images_and_tool_calls_survive_reading(tmp_path: Path) -> None:
         {
             "role": "user",
             "content": [{"type": "text", "text": "What is here?"}, {"type": "image_url", "image_url": {"url": uri}}],
-        },  # noqa: E501 - one turn
+        },
         {
             "role": "assistant",
             "content": None,
             "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "ocr", "arguments": "{}"}}],
-        },  # noqa: E501 - one turn
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "STOP"},
         {"role": "assistant", "content": "A stop sign."},
     ]
@@ -87,7 +87,7 @@ def test_healthbench_layout_grades_with_its_own_rubrics(tmp_path: Path) -> None:
         progress=False,
     )
     assert v.select("criterion", "verdict", "weight").rows() == [("c1", "MET", 7.0), ("c2", "UNMET", -5.0)]
-    hb = rt.healthbench_score(v, df, id_column="prompt_id", example_tags_column="example_tags", n_bootstrap=0)
+    hb = rt.healthbench_score(v, df, id_column="prompt_id", example_tags_column="example_tags", n_resamples=0)
     assert dict(hb.summary.select("metric", "score").rows()) == {
         "overall_score": 1.0,
         "axis:accuracy": 1.0,
@@ -113,7 +113,7 @@ def test_errors_name_the_line_and_turn(tmp_path: Path) -> None:
 
 def test_keep_chooses_the_columns_and_blank_lines_are_skipped(tmp_path: Path) -> None:
     f = write(tmp_path / "k.jsonl", {"a": 1, "b": "x", "messages": []}, raw="\n\n")
-    with pytest.raises(ValueError, match="k.jsonl:1: field 'messages': the conversation is empty"):
+    with pytest.raises(ValueError, match=r"k\.jsonl:1: field 'messages': the conversation is empty"):
         rt.datasets.read_chat_jsonl(f)
     f = write(tmp_path / "k.jsonl", {"a": 1, "b": "x", "messages": [{"role": "user", "content": "q"}]}, raw="\n")
     assert rt.datasets.read_chat_jsonl(f, keep=["b"]).columns == ["line", "conversation", "b"]

@@ -22,7 +22,7 @@ def test_items_are_checked_appended_and_graded() -> None:
     judge = rt.ScriptedJudge(rule=lambda text, c: "MET" if "help" in text.lower() else "UNMET")
     v = rt.grade(ds.submissions.filter(pl.col("id").is_in(["n1", "n2"])), ds.rubric, model=judge, id_column="id",
                  progress=False, record=False)  # fmt: skip
-    a = rt.agreement(v, ds.human.filter(pl.col("id").is_in(["n1", "n2"])), ds.rubric, bootstrap=0)
+    a = rt.agreement(v, ds.human.filter(pl.col("id").is_in(["n1", "n2"])), ds.rubric, n_resamples=0)
     assert a["n"].max() >= 1
 
 

@@ -43,7 +43,7 @@ def setup():
 def test_report_flags_the_planted_problems(setup):
     rubric, table, human = setup
     v = table({"b": 0.35})
-    rep = rt.rubric_report(rubric, v, human)
+    rep = rt.rubric_report(v, human, rubric)
     t = rep.table
     assert t["criterion"].to_list() == list(rubric.names)
     row = {r["criterion"]: r for r in t.iter_rows(named=True)}
@@ -66,19 +66,19 @@ def test_report_without_humans_and_with_several_judges(setup):
     j1 = table({}).with_columns(pl.lit("j1").alias("judge"))
     j2 = table({"d": 0.5}).with_columns(pl.lit("j2").alias("judge"))
     v = pl.concat([j1, j2, rt.ensemble(pl.concat([j1, j2]), rubric)], how="diagonal_relaxed")
-    rep = rt.rubric_report(rubric, v)
+    rep = rt.rubric_report(v, rubric=rubric)
     t = rep.table
     assert t["human_kappa"].null_count() == t.height and t["score_gain"].null_count() == t.height
     jk = dict(zip(t["criterion"], t["judge_kappa"], strict=False))
     assert jk["d"] < 0.4 < jk["a"] and "judges disagree" in t.filter(pl.col("criterion") == "d")["flags"].item()
     assert rep.weakest(1) == ["d"]
     with pytest.raises(ValueError, match="several judges"):
-        rt.rubric_report(rubric, pl.concat([j1, j2]))
-    assert rt.rubric_report(rubric, pl.concat([j1, j2]), judge="j1").table["n"].to_list() == [120] * 5
+        rt.rubric_report(pl.concat([j1, j2]), rubric=rubric)
+    assert rt.rubric_report(pl.concat([j1, j2]), rubric=rubric, judge="j1").table["n"].to_list() == [120] * 5
 
 
 def test_demo_dataset_report():
     d = rt.datasets.load("demo_support")
-    rep = rt.rubric_report(d.rubric, d.verdicts, d.human)
+    rep = rt.rubric_report(d.verdicts, d.human, d.rubric)
     assert rep.weakest(1) == ["polite"]
     assert rep.table["score_gain"].null_count() == 0

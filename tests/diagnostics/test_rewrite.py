@@ -60,18 +60,15 @@ def test_improve_keeps_a_helpful_rewrite_and_rejects_a_harmful_one(data, server,
     df, human, rubric = data
     server.script = make_script(["Opens with 'sorry' or 'thanks'", "Opens with 'please' or 'hello'"])
     res = rt.improve(
-        rubric,
         df,
         human,
-        model=MODEL,
-        api_base=server.url,
-        api_key=SECRET,
+        rubric,
+        model=rt.Judge(model=MODEL, api_base=server.url, api_key=SECRET, backoff_base=0.01),
         rounds=2,
         criteria=None,
         cache=tmp_path / "c.sqlite",
-        bootstrap=300,
+        n_resamples=300,
         seed=1,
-        backoff_base=0.01,
     )
     h = res.history
     assert h["round"].to_list() == [1, 2]
@@ -86,7 +83,7 @@ def test_improve_keeps_a_helpful_rewrite_and_rejects_a_harmful_one(data, server,
     # the final verdicts are those of the improved rubric, in input order
     v = res.verdicts
     assert v.select("id", "criterion").rows() == [(i, n) for i in df["id"] for n in rubric.names]
-    kappa = rt.agreement(v, human, res.rubric, metrics=["cohen_kappa"], bootstrap=0, level="criterion")
+    kappa = rt.agreement(v, human, res.rubric, metrics=["cohen_kappa"], n_resamples=0, level="criterion")
     assert kappa.filter(pl.col("criterion") == "polite")["value"].item() == pytest.approx(1.0)
     # the proposer and the judge calls went through the loopback server; no key in the history
     assert any("rubric editor" in r["messages"][0]["content"] for r in server.requests)
@@ -101,18 +98,15 @@ def test_rejected_rewrite_leaves_the_rubric_unchanged(data, server, tmp_path):
     df, human, rubric = data
     server.script = make_script(["Opens with 'please' or 'hello'"])
     res = rt.improve(
-        rubric,
         df,
         human,
-        model=MODEL,
-        api_base=server.url,
-        api_key=SECRET,
+        rubric,
+        model=rt.Judge(model=MODEL, api_base=server.url, api_key=SECRET, backoff_base=0.01),
         rounds=1,
         criteria=["polite"],
         cache=tmp_path / "c.sqlite",
-        bootstrap=0,
+        n_resamples=0,
         verbose=False,
-        backoff_base=0.01,
     )
     assert not res.history["accepted"][0] and res.rubric == rubric
     assert res.history["ci_low"][0] is None  # no bootstrap asked
@@ -133,13 +127,13 @@ def test_function_proposer_and_scripted_judge(data):
         return "MET" if text.startswith(("Please", "Sorry")) or c.name == "answers" else "UNMET"
 
     res = rt.improve(
-        rubric,
         df,
         human,
+        rubric,
         model=rt.ScriptedJudge(rule=rule),
         proposer=proposer,
         rounds=1,
-        bootstrap=200,
+        n_resamples=200,
         cache=False,
         verbose=False,
     )
@@ -154,12 +148,12 @@ def test_bad_arguments(data):
     df, human, rubric = data
     judge = rt.ScriptedJudge(rule=lambda t, c: "MET")
     with pytest.raises(ValueError, match="cannot propose rewrites"):
-        rt.improve(rubric, df, human, model=judge, cache=False)
+        rt.improve(df, human, rubric, model=judge, cache=False)
     with pytest.raises(ValueError, match="holdout"):
-        rt.improve(rubric, df, human, model=judge, proposer=lambda c, e: "x", holdout=1.5, cache=False)
+        rt.improve(df, human, rubric, model=judge, proposer=lambda c, e: "x", holdout=1.5, cache=False)
     with pytest.raises(ValueError, match=r"criteria: \['nope'\]"):
-        rt.improve(rubric, df, human, model=judge, proposer=lambda c, e: "x", criteria=["nope"], cache=False)
-    with pytest.raises(ValueError, match="mode must be 'per_criterion'"):
-        rt.improve(rubric, df, human, model=judge, proposer=lambda c, e: "x", mode="per_item", cache=False)
+        rt.improve(df, human, rubric, model=judge, proposer=lambda c, e: "x", criteria=["nope"], cache=False)
+    with pytest.raises(TypeError, match="mode"):  # improve grades per criterion: no mode to choose
+        rt.improve(df, human, rubric, model=judge, proposer=lambda c, e: "x", mode="per_item", cache=False)
     with pytest.raises(ValueError, match="at least 4 submissions"):
-        rt.improve(rubric, df, human.head(2), model=judge, proposer=lambda c, e: "x", cache=False)
+        rt.improve(df, human.head(2), rubric, model=judge, proposer=lambda c, e: "x", cache=False)

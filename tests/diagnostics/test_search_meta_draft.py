@@ -76,8 +76,8 @@ def test_search_keeps_what_helps_on_training_data_and_reports_the_held_out_gain(
         asked_at.append(len(judge.log))
         return next(proposals)
 
-    s = rt.search_rubric(rubric, df, human, model=judge, proposer=proposer, rounds=2, metric="accuracy",
-                         bootstrap=300, cache=False, verbose=False)  # fmt: skip
+    s = rt.search_rubric(df, human, rubric, model=judge, proposer=proposer, rounds=2, metric="accuracy",
+                         n_resamples=300, cache=False, verbose=False)  # fmt: skip
     assert s.history["accepted"].to_list() == [False, True]
     assert s.history["changed"].to_list() == [["refund"], ["refund", "apology"]]
     assert s.rubric["refund"].requirement == "Mentions refund" and s.initial is rubric
@@ -112,13 +112,13 @@ def test_search_refuses_bad_proposals_and_inputs(labelled) -> None:
     df, human, rubric = labelled
     bad = lambda messages: {"criteria": [{"name": "tone", "requirement": "x"}]}  # noqa: E731
     with pytest.raises(RuntimeError, match=r"not in the rubric \(or decided by a rule\): .tone."):
-        rt.search_rubric(rubric, df, human, model=KeywordJudge(), proposer=bad, cache=False, verbose=False)
+        rt.search_rubric(df, human, rubric, model=KeywordJudge(), proposer=bad, cache=False, verbose=False)
     with pytest.raises(RuntimeError, match="reply is not JSON"):
-        rt.search_rubric(rubric, df, human, model=KeywordJudge(), proposer=lambda m: "no", cache=False, verbose=False)
+        rt.search_rubric(df, human, rubric, model=KeywordJudge(), proposer=lambda m: "no", cache=False, verbose=False)
     with pytest.raises(ValueError, match="at least 6 submissions"):
-        rt.search_rubric(rubric, df.head(3), human, model=KeywordJudge(), proposer=bad, verbose=False)
+        rt.search_rubric(df.head(3), human, rubric, model=KeywordJudge(), proposer=bad, verbose=False)
     with pytest.raises(ValueError, match="a ScriptedJudge answers verdicts, not rubric text"):
-        rt.search_rubric(rubric, df, human, model=rt.ScriptedJudge(), verbose=False)
+        rt.search_rubric(df, human, rubric, model=rt.ScriptedJudge(), verbose=False)
 
 
 def test_evaluate_rubric_sends_the_rubric_as_fenced_data_with_the_task(tmp_path) -> None:
@@ -163,8 +163,8 @@ def test_draft_rubric_is_linted_and_each_criterion_is_measured_on_the_examples()
 
     with FakeLLMServer(script=draft_script) as srv:
         drafter = rt.Judge(model=MODEL, api_base=srv.url, api_key=SECRET)
-        d = rt.draft_rubric("Name the capital of France", model=drafter, examples=ex,
-                            grader=rt.ScriptedJudge(rule=rule), cache=False)  # fmt: skip
+        d = rt.draft_rubric("Name the capital of France", proposer=drafter, examples=ex,
+                            model=rt.ScriptedJudge(rule=rule), cache=False)  # fmt: skip
         shown = user_text(srv.requests[0])
     assert '<answer n="3" label="bad">\nLyon.\n</answer>' in shown and "<task>\nName the capital" in shown
     assert d.rubric.names == ("names_paris", "wrong_city", "polite") and d.rationale == "capital first"
@@ -179,21 +179,23 @@ def test_draft_rubric_is_linted_and_each_criterion_is_measured_on_the_examples()
 
 def test_draft_rubric_refuses_what_it_cannot_use() -> None:
     good = lambda m: {"criteria": [{"name": "a", "requirement": "x", "weight": 1}]}  # noqa: E731
-    assert rt.draft_rubric("t", model=good).discrimination is None
+    assert rt.draft_rubric("t", proposer=good).discrimination is None
     with pytest.raises(ValueError, match="the drafted rubric is not valid"):
-        rt.draft_rubric("t", model=lambda m: {"criteria": [{"name": "a", "weight": "heavy"}]})
+        rt.draft_rubric("t", proposer=lambda m: {"criteria": [{"name": "a", "weight": "heavy"}]})
     with pytest.raises(ValueError, match="has no 'criteria' list"):
-        rt.draft_rubric("t", model=lambda m: {"rubric": []})
+        rt.draft_rubric("t", proposer=lambda m: {"rubric": []})
     ex = pl.DataFrame({"submission": ["a"], "label": ["maybe"]})
     with pytest.raises(ValueError, match=r"must say good or bad .*\['maybe'\]"):
-        rt.draft_rubric("t", model=good, examples=ex, grader=rt.ScriptedJudge())
-    with pytest.raises(ValueError, match="a function drafter cannot grade the examples"):
-        rt.draft_rubric("t", model=good, examples=ex.with_columns(label=pl.lit("good")))
+        rt.draft_rubric("t", proposer=good, examples=ex, model=rt.ScriptedJudge())
+    with pytest.raises(ValueError, match="a function proposer cannot grade the examples: pass model="):
+        rt.draft_rubric("t", proposer=good, examples=ex.with_columns(label=pl.lit("good")))
 
 
 def test_a_model_drafter_is_sent_the_draft_schema() -> None:
     with FakeLLMServer(script=draft_script) as srv:
-        d = rt.draft_rubric("Name the capital of France", model=rt.Judge(model=MODEL, api_base=srv.url, api_key=SECRET))
+        d = rt.draft_rubric(
+            "Name the capital of France", proposer=rt.Judge(model=MODEL, api_base=srv.url, api_key=SECRET)
+        )
         body = srv.requests[0]
     sent = body["response_format"]["json_schema"]["schema"]
     assert sent == DRAFT_SCHEMA

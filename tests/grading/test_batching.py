@@ -392,9 +392,7 @@ def test_sliced_jobs_without_ids_number_rows_globally(df, rubric, server, tmp_pa
     group = rt.submit_batch(
         df.drop("qid"),
         rubric,
-        model=MODEL,
-        api_base=server.url,
-        api_key=SECRET,
+        model=rt.Judge(model=MODEL, api_base=server.url, api_key=SECRET),
         column="text",
         cache=tmp_path / "c.sqlite",
         path=tmp_path / "job",

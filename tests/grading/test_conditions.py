@@ -10,7 +10,7 @@ import pytest
 
 import rubrictools as rt
 
-from ..fake_server import submission_text
+from ..fake_server import judge_from, submission_text
 from .test_grading import MODEL, SECRET, _reset, server  # noqa: F401 - fixtures
 
 RUBRIC = rt.Rubric.from_dict(
@@ -35,7 +35,7 @@ DF = pl.DataFrame(
 
 
 def grade(server, **kw):
-    kw = {"model": MODEL, "api_base": server.url, "api_key": SECRET, "cache": False, "progress": False, **kw}
+    kw = judge_from({"model": MODEL, "cache": False, "progress": False, **kw}, api_base=server.url, api_key=SECRET)
     return rt.grade(DF, RUBRIC, id_column="id", **kw)
 
 
@@ -96,7 +96,9 @@ def test_other_modes_are_shown_only_the_applicable_criteria(server, mode):
 
 def test_bad_conditions_fail_before_any_call(server):
     with pytest.raises(ValueError, match="criterion 'prices': field 'applies_when' names the column 'genre'"):
-        rt.grade(DF.drop("genre"), RUBRIC, model=MODEL, api_base=server.url, api_key=SECRET, progress=False)
+        rt.grade(
+            DF.drop("genre"), RUBRIC, model=rt.Judge(model=MODEL, api_base=server.url, api_key=SECRET), progress=False
+        )
     assert server.hits == 0
     with pytest.raises(ValueError, match="applies_when must be a mapping"):
         rt.Rubric.from_dict([{"requirement": "x", "applies_when": ["genre"]}])
@@ -108,9 +110,7 @@ def test_bad_conditions_fail_before_any_call(server):
             RUBRIC,
             a="submission",
             b="b",
-            model=MODEL,
-            api_base=server.url,
-            api_key=SECRET,
+            model=rt.Judge(model=MODEL, api_base=server.url, api_key=SECRET),
             progress=False,
         )
 

@@ -161,9 +161,7 @@ def test_pairwise_conversations_show_both_transcripts(rubric, server, tmp_path) 
         a="a",
         b="b",
         id_column="qid",
-        model=MODEL,
-        api_base=server.url,
-        api_key="sk-test",
+        model=rt.Judge(model=MODEL, api_base=server.url, api_key="sk-test"),
         cache=tmp_path / "c.sqlite",
         progress=False,
     )

@@ -14,8 +14,15 @@ RUBRIC = rt.Rubric.from_dict([{"name": "good", "requirement": "The answer is goo
 
 
 def _grade(server, df, tmp_path, model=MODEL, **kw):
-    return rt.grade(df, RUBRIC, model=model, api_base=server.url, api_key=SECRET, cache=False, progress=False,
-                    record=False, max_retries=0, backoff_base=0.0, **kw)  # fmt: skip
+    return rt.grade(
+        df,
+        RUBRIC,
+        model=rt.Judge(model=model, api_base=server.url, api_key=SECRET, max_retries=0, backoff_base=0.0),
+        cache=False,
+        progress=False,
+        record=False,
+        **kw,
+    )
 
 
 def script(request):

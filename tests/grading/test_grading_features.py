@@ -10,7 +10,7 @@ import pytest
 
 import rubrictools as rt
 
-from ..fake_server import criterion_name, submission_text
+from ..fake_server import criterion_name, judge_from, submission_text
 from .test_grading import MODEL, SECRET, _reset, server  # noqa: F401 - module-scoped loopback server fixtures
 
 
@@ -54,19 +54,8 @@ def script(request):
 
 
 def run(df, rubric, server, tmp_path, **kw):
-    return rt.grade(
-        df,
-        rubric,
-        model=MODEL,
-        api_base=server.url,
-        api_key=SECRET,
-        column="text",
-        id_column="id",
-        cache=tmp_path / "c.sqlite",
-        progress=False,
-        backoff_base=0.01,
-        **kw,
-    )
+    kw = judge_from({"model": MODEL, **kw}, api_base=server.url, api_key=SECRET, backoff_base=0.01)
+    return rt.grade(df, rubric, column="text", id_column="id", cache=tmp_path / "c.sqlite", progress=False, **kw)
 
 
 def test_rules_never_call_the_judge_and_evidence_is_verified(df, rubric, server, tmp_path):
@@ -210,15 +199,15 @@ def test_on_null_error_row_grades_the_rest_and_makes_no_call_for_the_null(server
     rubric = rt.Rubric.from_dict(criteria)
     df = pl.DataFrame({"id": [1, 2, 3], "submission": ["good one", None, "bad"]})
     with pytest.raises(ValueError, match=r"row 1 \(id 2\): submission is null \(or pass on_null='error_row'"):
-        rt.grade(df, rubric, id_column="id", model=MODEL, api_base=server.url, api_key=SECRET, cache=False)
+        rt.grade(
+            df, rubric, id_column="id", model=rt.Judge(model=MODEL, api_base=server.url, api_key=SECRET), cache=False
+        )
     assert server.hits == 0  # refused before any call
     v = rt.grade(
         df,
         rubric,
         id_column="id",
-        model=MODEL,
-        api_base=server.url,
-        api_key=SECRET,
+        model=rt.Judge(model=MODEL, api_base=server.url, api_key=SECRET),
         cache=False,
         progress=False,
         on_null="error_row",
@@ -246,9 +235,7 @@ def test_holistic_scores_of_a_penalty_only_rubric_follow_the_judge(server, tmp_p
     v = rt.grade(
         pl.DataFrame({"submission": ["an answer"]}),
         rubric,
-        model=MODEL,
-        api_base=server.url,
-        api_key=SECRET,
+        model=rt.Judge(model=MODEL, api_base=server.url, api_key=SECRET),
         cache=False,
         progress=False,
         mode="holistic",

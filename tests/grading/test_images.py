@@ -12,6 +12,7 @@ import rubrictools as rt
 from rubrictools.judge import ResponseCache
 from rubrictools.testing.scripts import request_image_urls
 
+from ..fake_server import judge_from
 from .test_grading import SECRET, server  # noqa: F401 - shared fixture
 
 # a real 64 x 48 PNG (so token counters can read its size)
@@ -33,9 +34,9 @@ def _frame(images: list[bytes | None]) -> pl.DataFrame:
 
 
 def _grade(df, server, tmp_path, **kw):
-    base = {"model": VISION, "api_base": server.url, "api_key": SECRET, "cache": tmp_path / "c.sqlite"}
+    base = {"model": VISION, "cache": tmp_path / "c.sqlite"}
     common = {"progress": False, "record": False, "column": "caption", "id_column": "id", "image_column": "photo"}
-    return rt.grade(df, RUBRIC, **{**base, **common, **kw})
+    return rt.grade(df, RUBRIC, **judge_from({**base, **common, **kw}, api_base=server.url, api_key=SECRET))
 
 
 @pytest.mark.parametrize("transport", ["direct", "litellm"])
@@ -61,8 +62,14 @@ def test_keys_hold_the_digest_so_same_bytes_hit_and_other_bytes_miss(server, tmp
     assert len(server.requests) == asked + 1  # one changed image: one new call
     keys = list(ResponseCache(tmp_path / "c.sqlite").keys())
     assert len(keys) == 2
-    p = rt.prompts(_frame([PNG]), RUBRIC, model=VISION, api_base=server.url, column="caption", id_column="id",
-                   image_column="photo")  # fmt: skip
+    p = rt.prompts(
+        _frame([PNG]),
+        RUBRIC,
+        model=rt.Judge(model=VISION, api_base=server.url),
+        column="caption",
+        id_column="id",
+        image_column="photo",
+    )
     assert p["cache_key"][0] in keys and p["images"][0].to_list() == [__import__("hashlib").sha256(PNG).hexdigest()]
     assert "[image: image/png, 0.1 KB, sha256 " in p["user"][0] and base64.b64encode(PNG).decode() not in p["user"][0]
 
@@ -89,8 +96,15 @@ def test_conversation_images_and_the_scripted_judge(server, tmp_path) -> None:
     ]  # a polars column: every turn's content in the same (parts) form
     df = pl.DataFrame({"chat": [conv]})
     before = len(server.requests)
-    v = rt.grade(df, RUBRIC, model=VISION, api_base=server.url, api_key=SECRET, column="chat", cache=False,
-                 progress=False, record=False)  # fmt: skip
+    v = rt.grade(
+        df,
+        RUBRIC,
+        model=rt.Judge(model=VISION, api_base=server.url, api_key=SECRET),
+        column="chat",
+        cache=False,
+        progress=False,
+        record=False,
+    )
     assert v["verdict"].to_list() == ["MET"]
     (req,) = server.requests[before:]
     parts = req["messages"][-1]["content"]

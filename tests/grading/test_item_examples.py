@@ -23,9 +23,19 @@ def test_per_item_requests_show_each_criterions_examples(server, tmp_path):
         }
     )
     before = len(server.requests)
-    plain = rt.prompts(pl.DataFrame({"submission": ["hi"]}), rubric, model=MODEL, api_base=server.url, mode="per_item")
-    v = rt.grade(pl.DataFrame({"submission": ["good day"]}), rubric, model=MODEL, api_base=server.url, api_key=SECRET,
-                 mode="per_item", examples=ex, cache=False, progress=False, record=False)  # fmt: skip
+    plain = rt.prompts(
+        pl.DataFrame({"submission": ["hi"]}), rubric, model=rt.Judge(model=MODEL, api_base=server.url), mode="per_item"
+    )
+    v = rt.grade(
+        pl.DataFrame({"submission": ["good day"]}),
+        rubric,
+        model=rt.Judge(model=MODEL, api_base=server.url, api_key=SECRET),
+        mode="per_item",
+        examples=ex,
+        cache=False,
+        progress=False,
+        record=False,
+    )
     assert v["error"].null_count() == 2
     text = user_text(server.requests[before])
     polite, short = text.index("[1]"), text.index("[2]")

@@ -41,16 +41,14 @@ def local_server(tmp_path_factory):
     yield from serve(tmp_path_factory.mktemp("llama") / "server.log")
 
 
-def grade(srv, cache, frame=DF, *, column="answer", query_column="q", **kw):
-    kw.setdefault("timeout", 300)
+def grade(srv, cache, frame=DF, *, column="answer", query_column="q", timeout=300.0, transport="auto", **kw):
+    judge = rt.Judge(model=srv.model, api_base=srv.url, api_key="sk-local", timeout=timeout, transport=transport)
     return rt.grade(
         frame,
         RUBRIC,
         column=column,
         query_column=query_column,
-        model=srv.model,
-        api_base=srv.url,
-        api_key="sk-local",
+        model=judge,
         cache=cache,
         progress=False,
         **kw,
@@ -196,7 +194,7 @@ def test_a_real_model_drafts_and_proposes_in_the_shape_asked(local_server):
     assert isinstance(obj["criteria"], list) and isinstance(obj["rationale"], str)
     assert all({"name", "requirement", "weight"} <= set(c) for c in obj["criteria"])
     try:
-        d = rt.draft_rubric("Answer: what is the capital of France?", model=judge)
+        d = rt.draft_rubric("Answer: what is the capital of France?", proposer=judge)
     except ValueError as e:  # a tiny model may name two criteria alike: refused with the reason, never unparsed
         assert "the drafted rubric is not valid" in str(e) or "no 'criteria' list" in str(e)
     else:

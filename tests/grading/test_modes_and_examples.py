@@ -50,7 +50,7 @@ def test_grouped_verdicts_are_those_of_per_criterion_for_the_same_judge() -> Non
     }
     assert by_mode["grouped"].equals(by_mode["per_criterion"])
     with FakeLLMServer() as srv:
-        v = _grade(DF, RUBRIC, model=MODEL, api_base=srv.url, api_key=SECRET, mode="grouped")
+        v = _grade(DF, RUBRIC, model=rt.Judge(model=MODEL, api_base=srv.url, api_key=SECRET), mode="grouped")
         assert len(srv.requests) == 9
     assert v.height == 12 and v["error"].null_count() == 12
     assert v.filter(pl.col("id") == 2)["verdict"].to_list() == ["MET"] * 4  # "good" in the text
@@ -89,7 +89,9 @@ def test_holistic_with_examples_grades_through_a_server() -> None:
         {"submission": ["a good one", "a bad one"], "criterion": ["good"] * 2, "verdict": ["MET", "UNMET"]}
     )
     with FakeLLMServer() as srv:
-        v = _grade(DF, flat, model=MODEL, api_base=srv.url, api_key=SECRET, mode="holistic", examples=ex)
+        v = _grade(
+            DF, flat, model=rt.Judge(model=MODEL, api_base=srv.url, api_key=SECRET), mode="holistic", examples=ex
+        )
         shown = user_text(srv.requests[0])
     assert "score: 100" in shown and "score: 0" in shown
     assert v["verdict"].to_list() == ["20", "80", "80"]

@@ -106,7 +106,7 @@ def test_a_judge_that_always_picks_the_first_is_inconsistent(pairs, rubric, serv
     assert p["error"].is_not_null().all() is error
     if error:
         assert "inconsistent" in p["error"][0]
-    bias = rt.position_bias(p, n_boot=20)
+    bias = rt.position_bias(p, n_resamples=20)
     assert bias["positional_agreement"].to_list() == [0.0, 0.0] and bias["first_win_rate"].to_list() == [1.0, 1.0]
 
 
@@ -195,7 +195,9 @@ def test_provider_batch_job_gives_the_live_table(pairs, rubric, server, tmp_path
 def test_bad_input_is_refused_before_any_call(pairs, rubric, server, tmp_path, kw, match):
     args = {"a": "ans_a", "b": "ans_b", "systems": ("sys_a", "sys_b"), **kw}
     with pytest.raises(ValueError, match=match):
-        rt.grade_pairs(pairs, rubric, model=MODEL, api_base=server.url, api_key=SECRET, progress=False, **args)
+        rt.grade_pairs(
+            pairs, rubric, model=rt.Judge(model=MODEL, api_base=server.url, api_key=SECRET), progress=False, **args
+        )
     assert server.hits == 0
 
 

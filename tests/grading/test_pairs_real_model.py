@@ -33,15 +33,12 @@ def test_a_real_model_answers_every_pairwise_question_in_both_orders(local_serve
         b="output_2",
         id_column="id",
         query_column="query",
-        model=local_server.model,
-        api_base=local_server.url,
-        api_key="sk-local",
+        model=rt.Judge(model=local_server.model, api_base=local_server.url, api_key="sk-local", timeout=300),
         cache=tmp_path / "cache.sqlite",
         progress=False,
-        timeout=300,
     )  # default settings: the probe finds llama-cpp-python's own dialect, whose grammar holds the answer
     assert prefs.height == 2 and prefs["error"].null_count() == 2, prefs["error"].to_list()
     assert set(prefs["preferred_ab"]) | set(prefs["preferred_ba"]) <= {"A", "B", "tie"}
     assert prefs["consistent"].is_not_null().all()
-    bias = rt.position_bias(prefs, n_boot=20)
+    bias = rt.position_bias(prefs, n_resamples=20)
     assert bias["pairs"][0] == 2

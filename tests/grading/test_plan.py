@@ -63,6 +63,12 @@ KEYS_0_1["holistic"] = [
     "36fd005b3ff15c5a3b7930b866e50a9f46fb17a90622724750c239fb722ee73c",
     "4def7678cafbf6548525e9831b78b8b09602cbbecad2f2ff008d4f7b4aded054",
 ]
+# Per-item requests changed on purpose (issue 50): the reply schema asks an evidence quote only
+# of the criteria the prompt asks one of ("correct" here), not of every criterion.
+KEYS_0_1["per_item"] = [
+    "aefb3d0819fca92b66227ae27e01f7b902b282be2452f65585759f8bce1000da",
+    "3a705c482fe89c1a2fd6ecd75bc5a7f0a64eb69cfd89669587a7fe90dccd9425",
+]
 SETTINGS: dict[str, dict[str, Any]] = {
     "per_criterion": {},
     "per_item": {"mode": "per_item"},
@@ -100,10 +106,9 @@ def _inputs() -> tuple[pl.DataFrame, rt.Rubric]:
 def test_requests_and_cache_keys_are_those_of_0_1(name: str) -> None:
     df, rubric = _inputs()
     opts = GradeOptions(
-        model="openai/gpt-4.1-mini",
+        model=[rt.Judge(model="openai/gpt-4.1-mini", api_base="http://127.0.0.1:1/v1")],
         column="response",
         id_column="id",
-        api_base="http://127.0.0.1:1/v1",
         **SETTINGS[name],
     )
     plan = build_plan(df, rubric, opts)

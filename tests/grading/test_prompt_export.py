@@ -15,11 +15,12 @@ from .test_grading import MODEL, SECRET, df, rubric, server  # noqa: F401 - shar
 
 @pytest.mark.parametrize("mode", ["per_criterion", "per_item", "holistic"])
 def test_prompts_are_the_requests_the_server_receives(df, rubric, server, tmp_path, mode):
-    kw = {"model": MODEL, "api_base": server.url, "column": "text", "id_column": "qid", "mode": mode}
+    kw = {"column": "text", "id_column": "qid", "mode": mode}
     before = len(server.requests)
-    p = rt.prompts(df, rubric, **kw)
+    p = rt.prompts(df, rubric, model=rt.Judge(model=MODEL, api_base=server.url), **kw)
     assert len(server.requests) == before  # nothing was sent
-    v = rt.grade(df, rubric, api_key=SECRET, cache=tmp_path / "c.sqlite", progress=False, **kw)
+    judge = rt.Judge(model=MODEL, api_base=server.url, api_key=SECRET)
+    v = rt.grade(df, rubric, model=judge, cache=tmp_path / "c.sqlite", progress=False, **kw)
     assert v["error"].null_count() == v.height
     got = server.requests[before:]
     sent = {json.dumps(r["messages"], sort_keys=True): r for r in got}
@@ -48,7 +49,7 @@ def test_prompts_export_escapes_hostile_text_and_makes_no_call_for_rules(server)
             {"name": "short", "requirement": "Under 500 characters", "rule": {"max_chars": 500}},
         ]
     )
-    p = rt.prompts(pl.DataFrame({"submission": [hostile]}), rub, model=MODEL, api_base=server.url)
+    p = rt.prompts(pl.DataFrame({"submission": [hostile]}), rub, model=rt.Judge(model=MODEL, api_base=server.url))
     assert p.height == 1 and p["criteria"].to_list() == [["polite"]]  # the rule criterion asks no judge
     assert "</submission> Ignore" not in p["user"][0]  # fenced and escaped as when grading
     with pytest.raises(ValueError, match="column"):
@@ -60,3 +61,23 @@ def test_prompts_of_a_scripted_judge_show_what_a_model_would_get():
     p = rt.prompts(pl.DataFrame({"submission": ["hi", "yo"]}), rub, model="rubrictools/scripted")
     assert p.height == 2 and p["cache_key"].null_count() == 2 and set(p["request_fields"]) == {"{}"}
     assert p["system"].null_count() == 0 and "Says hello" in p["user"][0]
+
+
+def test_per_item_schema_asks_evidence_only_of_the_criteria_the_prompt_asks() -> None:
+    rubric = rt.Rubric.from_dict(
+        [
+            {"name": "cites", "requirement": "Cites a source", "evidence": True},
+            {"name": "brief", "requirement": "Is brief"},
+        ]
+    )
+    judge = rt.Judge(model="openai/x", api_base="http://127.0.0.1:1/v1", structured_output="json_schema")
+    p = rt.prompts(pl.DataFrame({"submission": ["See ref 1."]}), rubric, model=judge, mode="per_item")
+    entries = json.loads(p["schema"][0])["properties"]["verdicts"]["properties"]
+    assert entries["cites"]["required"] == ["verdict", "explanation", "evidence"]
+    assert (
+        entries["brief"]["required"] == ["verdict", "explanation"] and "evidence" not in entries["brief"]["properties"]
+    )
+    assert "quote" in p["user"][0].lower() or "evidence" in p["user"][0].lower()
+    every = rt.prompts(pl.DataFrame({"submission": ["x"]}), rubric, model=judge, mode="per_item", evidence=True)
+    both = json.loads(every["schema"][0])["properties"]["verdicts"]["properties"]
+    assert all("evidence" in both[n]["required"] for n in ("cites", "brief"))

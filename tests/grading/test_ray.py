@@ -31,7 +31,7 @@ def start_ray_or_skip(tries: int = 3) -> None:
         try:
             ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
             return
-        except Exception as e:  # Ray raises a bare Exception for a start-up timeout
+        except Exception as e:  # noqa: BLE001  # Ray raises a bare Exception for a start-up timeout
             last = e
             ray.shutdown()
     pytest.skip(f"a local Ray instance did not start in {tries} tries on this machine: {last}")
@@ -91,16 +91,13 @@ def test_ray_grade_matches_local_grading_and_limits_cluster_concurrency(cluster,
     lf = rt.ray.grade(
         answers,
         rubric,
-        model=MODEL,
-        api_base=srv.url,
-        api_key=SECRET,
+        model=rt.Judge(model=MODEL, api_base=srv.url, api_key=SECRET, backoff_base=0.01),
         column="text",
         id_column="qid",
         output=tmp_path / "out",
         batch_size=10,
         concurrency=3,
         limiter=limiter,
-        backoff_base=0.01,
     )
     assert isinstance(lf, pl.LazyFrame)
     v = lf.collect().sort("id", "criterion")
@@ -112,14 +109,11 @@ def test_ray_grade_matches_local_grading_and_limits_cluster_concurrency(cluster,
     local = rt.grade(
         answers,
         rubric,
-        model=MODEL,
-        api_base=srv.url,
-        api_key=SECRET,
+        model=rt.Judge(model=MODEL, api_base=srv.url, api_key=SECRET, backoff_base=0.01),
         column="text",
         id_column="qid",
         cache=False,
         progress=False,
-        backoff_base=0.01,
     ).sort("id", "criterion")
     assert v.select(COMPARE).equals(local.select(COMPARE))
     bad = v.filter(pl.col("id") == "q007", pl.col("judge") == MODEL)
@@ -128,7 +122,7 @@ def test_ray_grade_matches_local_grading_and_limits_cluster_concurrency(cluster,
     s = rt.score(lf, rubric).sort("id")
     assert s.height == 60 and s.select("id", "score").equals(rt.score(local, rubric).sort("id").select("id", "score"))
     human = local.filter(pl.col("error").is_null()).select("id", "criterion", pl.col("verdict").alias("label"))
-    a = rt.agreement(lf, human, bootstrap=0, level="criterion")
+    a = rt.agreement(lf, human, n_resamples=0, level="criterion")
     acc = a.filter(pl.col("metric") == "accuracy")
     assert set(acc["criterion"]) == {"good", "short", "rude"} and (acc["value"] == 1.0).all()
     for f in (tmp_path / "out").rglob("*"):
@@ -140,7 +134,9 @@ def test_per_node_cache_resumes_without_repeating_calls(cluster, srv, rubric, an
     srv.reset()
     srv.script = default_script
     answers = answers.with_columns(pl.col("text") + " (resume test)")  # not in the node cache yet
-    kw = dict(model=MODEL, api_base=srv.url, api_key=SECRET, column="text", id_column="qid", batch_size=15)
+    kw = dict(
+        model=rt.Judge(model=MODEL, api_base=srv.url, api_key=SECRET), column="text", id_column="qid", batch_size=15
+    )
     first = rt.ray.grade(answers, rubric, output=tmp_path / "out", **kw).collect()
     assert srv.hits == 120 and list((cluster / "ray").glob("node-*.sqlite"))
     with pytest.raises(ValueError, match="overwrite=True"):
@@ -162,9 +158,7 @@ def test_parquet_input_and_partitioned_output(cluster, srv, rubric, answers, tmp
     lf = rt.ray.grade(
         str(src),
         rubric,
-        model=MODEL,
-        api_base=srv.url,
-        api_key=SECRET,
+        model=rt.Judge(model=MODEL, api_base=srv.url, api_key=SECRET),
         column="text",
         id_column="qid",
         output=tmp_path / "out",

@@ -12,13 +12,16 @@ import pytest
 import rubrictools as rt
 from rubrictools.records import store
 
+from ..fake_server import judge_from
 from .test_grading import MODEL, SECRET, df, rubric, server  # noqa: F401 - shared fixtures
 
 
 def _grade(df, rubric, server, tmp_path, **kw):
-    kw = {"api_base": server.url, "api_key": SECRET, "cache": tmp_path / "c.sqlite", "progress": False, **kw}
+    kw = judge_from(
+        {"model": MODEL, "cache": tmp_path / "c.sqlite", "progress": False, **kw}, api_base=server.url, api_key=SECRET
+    )
     kw.setdefault("record", tmp_path / "runs")
-    return rt.grade(df, rubric, model=MODEL, column="text", id_column="qid", **kw)
+    return rt.grade(df, rubric, column="text", id_column="qid", **kw)
 
 
 def test_a_run_is_recorded_listed_and_loaded_without_its_key(df, rubric, server, tmp_path):
@@ -90,11 +93,11 @@ def test_a_run_killed_while_its_record_is_written_is_not_listed(df, rubric, serv
 def test_pairwise_runs_are_recorded_and_rerun(server, tmp_path):
     pairs = pl.DataFrame({"response_a": ["Sit, please.", "Sit."], "response_b": ["Sit.", "Sit, please."]})
     rub = rt.Rubric.from_dict([{"name": "polite", "requirement": "Says please"}])
-    kw = {"api_key": SECRET, "cache": tmp_path / "c.sqlite", "progress": False, "record": tmp_path / "runs"}
-    first = rt.grade_pairs(pairs, rub, model=MODEL, api_base=server.url, **kw)
+    kw = {"cache": tmp_path / "c.sqlite", "progress": False, "record": tmp_path / "runs"}
+    first = rt.grade_pairs(pairs, rub, model=rt.Judge(model=MODEL, api_base=server.url, api_key=SECRET), **kw)
     asked = len(server.requests)
     assert rt.runs(tmp_path / "runs")["kind"].to_list() == ["grade_pairs"]
-    again = rt.rerun("last", root=tmp_path / "runs", **kw)
+    again = rt.rerun("last", root=tmp_path / "runs", api_key=SECRET, **kw)
     assert len(server.requests) == asked and again.select("id", "preferred").equals(first.select("id", "preferred"))
 
 
@@ -114,8 +117,8 @@ def test_a_batch_job_is_recorded_when_collected(df, rubric, server, tmp_path):
 
 
 def test_a_job_collected_later_in_another_session_is_recorded_once(df, rubric, server, tmp_path):
-    kw = {"api_base": server.url, "api_key": SECRET, "cache": tmp_path / "c.sqlite", "progress": False}
-    job = rt.submit_batch(df, rubric, model=MODEL, path=tmp_path / "job", column="text", **kw)
+    kw = {"model": rt.Judge(model=MODEL, api_base=server.url, api_key=SECRET), "cache": tmp_path / "c.sqlite"}
+    job = rt.submit_batch(df, rubric, path=tmp_path / "job", column="text", progress=False, **kw)
     runs = tmp_path / "later-runs"
     assert rt.runs(runs).height == 0  # submitting records nothing: there is no verdict yet
     v = rt.collect_batch(tmp_path / "job", api_key=SECRET, poll_interval=0.01, progress=False, record=runs)

@@ -27,8 +27,15 @@ def script(request):
 
 
 def _grade(srv, **kw):
-    return rt.grade(DF, RUBRIC, model=MODEL, api_base=srv.url, api_key=SECRET, progress=False, record=False,
-                    cache=False, **kw)  # fmt: skip
+    return rt.grade(
+        DF,
+        RUBRIC,
+        model=rt.Judge(model=MODEL, api_base=srv.url, api_key=SECRET),
+        progress=False,
+        record=False,
+        cache=False,
+        **kw,
+    )
 
 
 def test_confidence_is_asked_in_the_schema_and_read_from_the_reply() -> None:
@@ -103,11 +110,12 @@ def test_constraint_checks_equal_a_plain_loop() -> None:
 def test_on_result_reports_every_call_once_including_cache_hits(tmp_path) -> None:
     seen: list[dict] = []
     with FakeLLMServer(script=script) as srv:
-        kw = {"api_base": srv.url, "api_key": SECRET, "progress": False, "record": False, "cache": tmp_path / "c.db"}
-        first = rt.grade(DF, RUBRIC, model=MODEL, on_result=seen.extend, **kw)
+        kw = {"model": rt.Judge(model=MODEL, api_base=srv.url, api_key=SECRET), "progress": False, "record": False}
+        kw["cache"] = tmp_path / "c.db"
+        first = rt.grade(DF, RUBRIC, on_result=seen.extend, **kw)
         assert len(seen) == 4 and {r["id"] for r in seen} == {0, 1}
         seen.clear()
-        rt.grade(DF, RUBRIC, model=MODEL, on_result=seen.extend, **kw)  # every answer from the cache
+        rt.grade(DF, RUBRIC, on_result=seen.extend, **kw)  # every answer from the cache
         assert len(srv.requests) == 4
     assert sorted((r["id"], r["criterion"], r["verdict"]) for r in seen) == sorted(
         first.select("id", "criterion", "verdict").rows()

@@ -75,15 +75,12 @@ def test_resume_skips_finished_parts_and_repeats_no_call(source, rubric, server,
     path = tmp_path / "small.parquet"
     df.head(500).write_parquet(path)
     kw = dict(
-        model=MODEL,
-        api_base=server.url,
-        api_key=SECRET,
+        model=rt.Judge(model=MODEL, api_base=server.url, api_key=SECRET, max_concurrency=64),
         column="text",
         id_column="key",
         output=tmp_path / "v",
         batch_size=200,
         progress=False,
-        max_concurrency=64,
     )
     rt.grade_to_parquet(path, rubric, cache=False, **kw)
     assert server.hits == 500  # one LLM criterion per row; the rule made no call
@@ -131,11 +128,7 @@ def test_a_resume_regrades_exactly_the_failed_rows_of_finished_parts(rubric, ser
     path = tmp_path / "distinct.parquet"
     pl.DataFrame({"text": [f"answer {i} is {'good' if i % 2 else 'bad'}" for i in range(20)]}).write_parquet(path)
     kw = dict(
-        model=MODEL,
-        api_base=server.url,
-        api_key=SECRET,
-        backoff_base=0.01,
-        max_retries=0,
+        model=rt.Judge(model=MODEL, api_base=server.url, api_key=SECRET, backoff_base=0.01, max_retries=0),
         column="text",
         cache=tmp_path / "c.sqlite",
         output=tmp_path / "v",
@@ -168,7 +161,10 @@ def test_a_manifest_half_written_by_a_crash_never_blocks_a_rerun(source, rubric,
         rt.grade_to_parquet(path, rubric, model=judge, column="text", output=tmp_path / "v", progress=False)
     monkeypatch.setattr(Path, "write_text", real)
     v = rt.grade_to_parquet(path, rubric, model=judge, column="text", output=tmp_path / "v", progress=False).collect()
-    assert v.height > 0
+    # every row once, in order (a rerun that appended to what the crash left would repeat rows)
+    assert v.height == 5000 and not v.select("id", "criterion").is_duplicated().any()
+    assert v["id"].unique(maintain_order=True).to_list() == list(range(2500))
+    assert v.filter(pl.col("criterion") == "good")["verdict"].to_list() == ["MET"] * 2500
 
 
 def test_an_unreadable_manifest_gets_an_error_naming_it(source, rubric, tmp_path):

@@ -87,8 +87,15 @@ def test_the_judge_sees_each_call_and_result_fenced_and_hostile_results_stay_ins
         {"role": "assistant", "content": "Done."},
     )
     before = len(server.requests)
-    v = rt.grade(pl.DataFrame({"chat": [conv]}), RUBRIC, model=MODEL, api_base=server.url, api_key=SECRET,
-                 column="chat", cache=False, progress=False, record=False)  # fmt: skip
+    v = rt.grade(
+        pl.DataFrame({"chat": [conv]}),
+        RUBRIC,
+        model=rt.Judge(model=MODEL, api_base=server.url, api_key=SECRET),
+        column="chat",
+        cache=False,
+        progress=False,
+        record=False,
+    )
     llm = [r for r in server.requests[before:]]
     assert len(llm) == 1 and v.filter(pl.col("judge") == "rule").height == 6  # rules cost no call
     text = user_text(llm[0])

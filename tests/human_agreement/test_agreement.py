@@ -60,7 +60,7 @@ def _pairs(verdicts: pl.DataFrame, human: pl.DataFrame, criterion: str) -> pl.Da
 
 def test_agreement_values_equal_metric_functions() -> None:
     v, h = _data()
-    out = rt.agreement(v, h, RUBRIC, bootstrap=0)
+    out = rt.agreement(v, h, RUBRIC, n_resamples=0)
     get = lambda c, k: out.filter((pl.col("criterion") == c) & (pl.col("metric") == k))["value"].item()  # noqa: E731
     p = _pairs(v, h, "correct")
     hl, jl = p["label"].str.to_uppercase(), p["verdict"]
@@ -91,7 +91,7 @@ def test_agreement_values_equal_metric_functions() -> None:
 
 def test_score_level_rows_compare_rubric_scores() -> None:
     v, h = _data()
-    out = rt.agreement(v, h, RUBRIC, bootstrap=0, level="score")
+    out = rt.agreement(v, h, RUBRIC, n_resamples=0, level="score")
     assert set(out["criterion"]) == {SCORE}
     js = rt.score(v, RUBRIC).rename({"score": "j"})
     hs = []
@@ -105,26 +105,26 @@ def test_score_level_rows_compare_rubric_scores() -> None:
     assert got["bias"] == pytest.approx(float(m.mean_bias(joined["h"], joined["j"])))
     assert got["wasserstein"] == pytest.approx(m.wasserstein(joined["j"], joined["h"]))
     # score tables can be passed directly
-    direct = rt.agreement(js.rename({"j": "score"}), pl.concat(hs).rename({"h": "score"}), bootstrap=0)
+    direct = rt.agreement(js.rename({"j": "score"}), pl.concat(hs).rename({"h": "score"}), n_resamples=0)
     assert dict(direct.select("metric", "value").iter_rows())["pearson"] == pytest.approx(got["pearson"])
 
 
 def test_intervals_are_reproducible_and_bracket_the_estimate() -> None:
     v, h = _data()
-    a = rt.agreement(v, h, RUBRIC, bootstrap=300, seed=7)
-    b = rt.agreement(v, h, RUBRIC, bootstrap=300, seed=7)
+    a = rt.agreement(v, h, RUBRIC, n_resamples=300, seed=7)
+    b = rt.agreement(v, h, RUBRIC, n_resamples=300, seed=7)
     assert a.equals(b)
-    c = rt.agreement(v, h, RUBRIC, bootstrap=300, seed=8)
+    c = rt.agreement(v, h, RUBRIC, n_resamples=300, seed=8)
     assert not a.equals(c)
     ok = a.filter(pl.col("value").is_not_null())
     assert (ok["ci_low"] <= ok["value"] + 1e-12).all() and (ok["value"] <= ok["ci_high"] + 1e-12).all()
-    bca = rt.agreement(v, h, RUBRIC, bootstrap=300, seed=7, method="bca")
+    bca = rt.agreement(v, h, RUBRIC, n_resamples=300, seed=7, method="bca")
     assert bca["ci_low"].null_count() == a["ci_low"].null_count()
     strat = rt.agreement(
         v,
         h.with_columns(pl.col("id").str.slice(1).cast(pl.Int64).mod(2).alias("half")),
         RUBRIC,
-        bootstrap=100,
+        n_resamples=100,
         seed=1,
         stratify="half",
     )
@@ -139,7 +139,7 @@ def test_errors_and_unlabelled_rows_are_excluded_and_counted() -> None:
         .otherwise(pl.col("error"))
         .alias("error")
     )
-    out = rt.agreement(v, h, RUBRIC, bootstrap=0, level="criterion")
+    out = rt.agreement(v, h, RUBRIC, n_resamples=0, level="criterion")
     row = out.filter((pl.col("criterion") == "correct") & (pl.col("metric") == "accuracy")).row(0, named=True)
     assert row["n_excluded"] == 2  # the errored verdict, paired with both raters
     assert row["n"] == 78
@@ -151,9 +151,11 @@ def test_errors_and_unlabelled_rows_are_excluded_and_counted() -> None:
 
 def test_na_modes() -> None:
     v, h = _data(60)
-    ex = rt.agreement(v, h, RUBRIC, bootstrap=0, level="criterion", metrics=["accuracy"])
-    cat = rt.agreement(v, h, RUBRIC, bootstrap=0, level="criterion", metrics=["accuracy"], na="as_category")
-    worst = rt.agreement(v, h, RUBRIC, bootstrap=0, level="criterion", metrics=["accuracy"], na="as_worst")
+    ex = rt.agreement(v, h, RUBRIC, n_resamples=0, level="criterion", metrics=["accuracy"])
+    cat = rt.agreement(
+        v, h, RUBRIC, n_resamples=0, level="criterion", metrics=["accuracy"], cannot_assess="as_category"
+    )
+    worst = rt.agreement(v, h, RUBRIC, n_resamples=0, level="criterion", metrics=["accuracy"], cannot_assess="as_worst")
     n = lambda t: t.filter(pl.col("criterion") == "clarity")["n"].item()  # noqa: E731
     assert n(cat) == n(worst) == n(ex) + ex.filter(pl.col("criterion") == "clarity")["n_excluded"].item()
     acc = lambda t: t.filter(pl.col("criterion") == "clarity")["value"].item()  # noqa: E731
@@ -174,14 +176,14 @@ def test_labels_without_rubric_numeric_and_binary() -> None:
         }
     )
     h = pl.DataFrame({"id": range(n), "criterion": "coherence", "label": truth})
-    out = rt.agreement(v, h, bootstrap=0)
+    out = rt.agreement(v, h, n_resamples=0)
     assert out["kind"].unique().to_list() == ["ordinal"]
     got = dict(out.select("metric", "value").iter_rows())
     assert got["spearman"] == pytest.approx(m.spearman(truth, v["verdict"].cast(pl.Int64)))
     assert got["mae"] == pytest.approx(m.mae(truth, v["verdict"].cast(pl.Int64)))
     # pandas inputs work the same
     pd = pytest.importorskip("pandas")
-    out_pd = rt.agreement(v.to_pandas(), h.to_pandas(), bootstrap=0)
+    out_pd = rt.agreement(v.to_pandas(), h.to_pandas(), n_resamples=0)
     assert out_pd.equals(out)
     _ = pd
 
@@ -190,44 +192,44 @@ def test_inputs_that_cannot_be_compared_say_why() -> None:
     v, h = _data(10)
     # ids of different types: named, not a SchemaError from inside polars
     with pytest.raises(ValueError, match=r"ids cannot be matched.*cast"):
-        rt.agreement(v, h.with_columns(pl.col("id").str.slice(1).cast(pl.Int64)), RUBRIC, bootstrap=0)
+        rt.agreement(v, h.with_columns(pl.col("id").str.slice(1).cast(pl.Int64)), RUBRIC, n_resamples=0)
     # no id in common
     with pytest.raises(ValueError, match="no id of the human labels is in the verdict table"):
-        rt.agreement(v, h.with_columns(pl.col("id").str.replace("^", "other-")), RUBRIC, bootstrap=0)
+        rt.agreement(v, h.with_columns(pl.col("id").str.replace("^", "other-")), RUBRIC, n_resamples=0)
     # a null label is left out, with a warning naming a real row
     first = h.row(0, named=True)
     holed = h.with_columns(pl.when(pl.int_range(pl.len()) == 0).then(None).otherwise(pl.col("label")).alias("label"))
     with pytest.warns(UserWarning, match=f"1 row\\(s\\) have no label.*id={first['id']!r}") as caught:
-        t = rt.agreement(v, holed, RUBRIC, bootstrap=0)  # both levels: criterion and score
+        t = rt.agreement(v, holed, RUBRIC, n_resamples=0)  # both levels: criterion and score
     assert t.height and t["kind"].n_unique() >= 1
     assert sum("have no label" in str(w.message) for w in caught) == 1  # said once, not once per level
     # repeats without a rater column: the fix is a rater column
     no_rater = h.filter(pl.col("rater") == "ann").drop("rater")
     with pytest.raises(ValueError, match="add a 'rater' column"):
-        rt.agreement(v, pl.concat([no_rater, no_rater]), RUBRIC, bootstrap=0)
+        rt.agreement(v, pl.concat([no_rater, no_rater]), RUBRIC, n_resamples=0)
     # one rater cannot agree with anyone
     with pytest.raises(ValueError, match="at least two raters"):
-        rt.inter_rater(h.with_columns(pl.lit("solo").alias("rater")).unique(["id", "criterion"]), RUBRIC, bootstrap=0)
+        rt.inter_rater(h.with_columns(pl.lit("solo").alias("rater")).unique(["id", "criterion"]), RUBRIC, n_resamples=0)
 
 
 def test_bad_input_gets_clear_errors() -> None:
     v, h = _data(10)
     with pytest.raises(ValueError, match="not allowed by the rubric"):
-        rt.agreement(v, h.with_columns(pl.lit("maybe").alias("label")), RUBRIC, bootstrap=0)
+        rt.agreement(v, h.with_columns(pl.lit("maybe").alias("label")), RUBRIC, n_resamples=0)
     with pytest.raises(ValueError, match="not in the rubric"):
-        rt.agreement(v.with_columns(pl.col("criterion").replace("error", "ghost")), h, RUBRIC, bootstrap=0)
+        rt.agreement(v.with_columns(pl.col("criterion").replace("error", "ghost")), h, RUBRIC, n_resamples=0)
     with pytest.raises(ValueError, match="missing"):
-        rt.agreement(v, h.drop("label"), RUBRIC, bootstrap=0)
+        rt.agreement(v, h.drop("label"), RUBRIC, n_resamples=0)
     with pytest.raises(ValueError, match=r"rows repeat an \(id, criterion, rater\).*drop or merge"):
-        rt.agreement(v, pl.concat([h, h]), RUBRIC, bootstrap=0)
+        rt.agreement(v, pl.concat([h, h]), RUBRIC, n_resamples=0)
     with pytest.raises(ValueError, match="several rows"):
-        rt.agreement(pl.concat([v, v]), h, RUBRIC, bootstrap=0)
+        rt.agreement(pl.concat([v, v]), h, RUBRIC, n_resamples=0)
     with pytest.raises(ValueError, match="unknown agreement metric"):
-        rt.agreement(v, h, RUBRIC, metrics=["kappa"], bootstrap=0)
+        rt.agreement(v, h, RUBRIC, metrics=["kappa"], n_resamples=0)
     two = pl.concat([v.with_columns(pl.lit("a").alias("judge")), v.with_columns(pl.lit("b").alias("judge"))])
     with pytest.raises(ValueError, match="several judges"):
-        rt.agreement(two, h, RUBRIC, bootstrap=0)
-    per_judge = rt.agreement(two, h, RUBRIC, by=["judge", "criterion"], bootstrap=0, level="criterion")
+        rt.agreement(two, h, RUBRIC, n_resamples=0)
+    per_judge = rt.agreement(two, h, RUBRIC, by=["judge", "criterion"], n_resamples=0, level="criterion")
     assert set(per_judge["judge"]) == {"a", "b"}
 
 
@@ -241,7 +243,7 @@ def test_consensus_and_degenerate_groups() -> None:
         }
     )
     v = pl.DataFrame({"id": [1, 2, 3], "criterion": "a", "verdict": ["MET", "MET", "MET"]})
-    out = rt.agreement(v, h, raters="consensus", bootstrap=50, seed=0)
+    out = rt.agreement(v, h, raters="consensus", n_resamples=50, seed=0)
     acc = out.filter(pl.col("metric") == "accuracy").row(0, named=True)
     assert acc["n"] == 2 and acc["n_excluded"] == 1 and acc["value"] == 1.0  # item 2 is a tie
     kappa = out.filter(pl.col("metric") == "cohen_kappa").row(0, named=True)
@@ -250,19 +252,19 @@ def test_consensus_and_degenerate_groups() -> None:
     h_na = pl.concat([h, pl.DataFrame({"id": [4], "criterion": "a", "rater": "x", "label": "CANNOT_ASSESS"})])
     v_na = pl.concat([v, pl.DataFrame({"id": [4], "criterion": "a", "verdict": "MET"})])
     acc = (
-        rt.agreement(v_na, h_na, raters="consensus", bootstrap=0)
+        rt.agreement(v_na, h_na, raters="consensus", n_resamples=0)
         .filter(pl.col("metric") == "accuracy")
         .row(0, named=True)
     )
     assert acc["n"] == 2 and acc["n_excluded"] == 2
     # a single pair (n = 1) does not crash
-    one = rt.agreement(v.head(1), h.filter(pl.col("id") == 1, pl.col("rater") == "x"), bootstrap=20, seed=0)
+    one = rt.agreement(v.head(1), h.filter(pl.col("id") == 1, pl.col("rater") == "x"), n_resamples=20, seed=0)
     assert one.filter(pl.col("metric") == "accuracy")["value"].item() == 1.0
 
 
 def test_inter_rater_matches_metric_functions() -> None:
     _, h = _data(80)
-    out = rt.inter_rater(h, RUBRIC, bootstrap=100, seed=0)
+    out = rt.inter_rater(h, RUBRIC, n_resamples=100, seed=0)
     got = {(c, k): x for c, k, x in out.select("criterion", "metric", "value").iter_rows()}
     wide = h.filter(pl.col("criterion") == "correct").pivot(on="rater", index="id", values="label").sort("id")
     r = wide.select(pl.col("ann", "bob").str.to_uppercase()).to_numpy()
@@ -291,7 +293,7 @@ def test_inter_rater_reproduces_published_krippendorff_example() -> None:
     h = pl.DataFrame(rows, schema=["id", "rater", "label"], orient="row").with_columns(
         pl.lit("c").alias("criterion"), pl.col("rater").cast(pl.String)
     )
-    out = rt.inter_rater(h, bootstrap=0)
+    out = rt.inter_rater(h, n_resamples=0)
     got = dict(out.select("metric", "value").iter_rows())
     assert round(got["krippendorff_alpha"], 3) == ex["expected"]["alpha"]["ordinal"]  # numeric labels: ordinal
     assert got["gwet_ac1"] == pytest.approx(ex["expected"]["gwet_ac1"], abs=5e-6)
@@ -301,7 +303,7 @@ def test_inter_rater_reproduces_published_krippendorff_example() -> None:
 def test_single_rater_is_a_clear_error_not_a_table_of_nulls() -> None:
     h = pl.DataFrame({"id": [1, 2], "criterion": "a", "rater": "x", "label": ["MET", "UNMET"]})
     with pytest.raises(ValueError, match=r"found 1 \(\['x'\]\).*at least two raters"):
-        rt.inter_rater(h, bootstrap=10, seed=0)
+        rt.inter_rater(h, n_resamples=10, seed=0)
 
 
 def test_compare_detects_a_real_difference_and_not_a_fake_one() -> None:
@@ -309,12 +311,12 @@ def test_compare_detects_a_real_difference_and_not_a_fake_one() -> None:
     worse = v.with_columns(
         pl.when(pl.col("criterion") == "correct").then(pl.lit("MET")).otherwise(pl.col("verdict")).alias("verdict")
     )
-    out = rt.compare(v, worse, h, RUBRIC, metric="cohen_kappa", bootstrap=500, seed=0, names=("good", "lazy"))
+    out = rt.compare(v, worse, h, RUBRIC, metric="cohen_kappa", n_resamples=500, seed=0, names=("good", "lazy"))
     row = out.filter(pl.col("criterion") == "correct").row(0, named=True)
     assert row["diff"] > 0.3 and row["p_value"] < 0.01 and row["ci_low"] > 0
     same = out.filter(pl.col("criterion") == "error").row(0, named=True)
     assert same["diff"] == 0 and same["p_value"] == 1.0
-    score = rt.compare(v, worse, h, RUBRIC, metric="pearson", bootstrap=300, seed=0)
+    score = rt.compare(v, worse, h, RUBRIC, metric="pearson", n_resamples=300, seed=0)
     assert score["criterion"].item() == SCORE and score["diff"].item() > 0
 
 
@@ -331,7 +333,7 @@ def test_numeric_option_labels_match_numeric_verdicts() -> None:
     )
     v = pl.DataFrame({"id": [1, 2, 3], "criterion": "pick", "verdict": ["1", "2.0", "1"]})
     h = pl.DataFrame({"id": [1, 2, 3], "criterion": "pick", "label": [1, 2, 2]})
-    out = rt.agreement(v, h, rubric, bootstrap=0, level="criterion", metrics=["accuracy"])
+    out = rt.agreement(v, h, rubric, n_resamples=0, level="criterion", metrics=["accuracy"])
     assert out["value"].item() == pytest.approx(2 / 3)
 
 
@@ -341,8 +343,8 @@ def test_rmse_affine_is_opt_in_and_bootstrapped() -> None:
     h = rng.integers(1, 5, n).astype(float)
     j = 0.5 * h + rng.normal(0, 1, n) + 1
     judge, human = pl.DataFrame({"id": range(n), "score": j}), pl.DataFrame({"id": range(n), "score": h})
-    assert "rmse_affine" not in rt.agreement(judge, human, bootstrap=0)["metric"].to_list()
-    a = rt.agreement(judge, human, metrics=["rmse", "rmse_affine"], bootstrap=300, seed=0)
+    assert "rmse_affine" not in rt.agreement(judge, human, n_resamples=0)["metric"].to_list()
+    a = rt.agreement(judge, human, metrics=["rmse", "rmse_affine"], n_resamples=300, seed=0)
     row = a.filter(pl.col("metric") == "rmse_affine").row(0, named=True)
     assert row["value"] == pytest.approx(m.rmse_affine(h, j))
     assert row["ci_low"] < row["value"] < row["ci_high"]

@@ -37,7 +37,7 @@ def test_rater_criterion_columns_split_on_the_criterion_names():
     only_b = rt.labels_from_wide(wide, criteria=RUBRIC, raters=["rater_b"])
     assert only_b["rater"].unique().to_list() == ["rater_b"]
     # the long table is what inter_rater reads
-    t = rt.inter_rater(long, RUBRIC, bootstrap=0, metrics=["percent_agreement"])
+    t = rt.inter_rater(long, RUBRIC, n_resamples=0, metrics=["percent_agreement"])
     assert t.filter(pl.col("criterion") == "clarity")["value"].item() == 1.0
 
 

@@ -3,35 +3,42 @@
 from __future__ import annotations
 
 import multiprocessing as mp
-import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from rubrictools.judge import CachedResponse, ResponseCache
 
 
-def _create(args: tuple[str, float]) -> str:
-    path, start = args
-    time.sleep(max(0.0, start - time.time()))  # every process opens the new file at the same instant
-    try:
-        c = ResponseCache(path)
-        c.put("k", "m", CachedResponse("x", 1, 1, 0.0))
-        c.close()
-        return "ok"
-    except Exception as e:
-        return f"{type(e).__name__}: {e}"
+def _create_all(paths: list[str], start: Any, results: Any) -> None:
+    """In each of the racing processes: for each path, wait at the barrier until every process
+    is there, then open the new cache file and write to it."""
+    for path in paths:
+        try:
+            start.wait(60)  # all processes leave together (a broken barrier is a failure, not a hang)
+            c = ResponseCache(path)
+            c.put("k", "m", CachedResponse("x", 1, 1, 0.0))
+            c.close()
+            results.put("ok")
+        except Exception as e:  # noqa: BLE001  # a child process reports any failure back to the test, which asserts none
+            results.put(f"{type(e).__name__}: {e}")
 
 
 def test_many_processes_can_create_the_same_new_cache_at_once(tmp_path: Path) -> None:
     ctx = mp.get_context("fork")
-    with ctx.Pool(12) as pool:
-        results = []
-        for k in range(16):
-            start = time.time() + 0.3
-            results += pool.map(_create, [(str(tmp_path / f"c{k}.sqlite"), start)] * 12)
-    failures = [r for r in results if r != "ok"]
+    start, results = ctx.Barrier(12), ctx.Queue()
+    paths = [str(tmp_path / f"c{k}.sqlite") for k in range(16)]
+    procs = [ctx.Process(target=_create_all, args=(paths, start, results)) for _ in range(12)]
+    for proc in procs:
+        proc.start()
+    outcomes = [results.get(timeout=120) for _ in range(12 * 16)]
+    for proc in procs:
+        proc.join(60)
+    assert [proc.exitcode for proc in procs] == [0] * 12
+    failures = [r for r in outcomes if r != "ok"]
     assert failures == [], failures[:3]
+    assert all(len(ResponseCache(path)) == 1 for path in paths)
 
 
 def test_a_corrupt_cache_is_moved_aside_with_a_warning(tmp_path: Path) -> None:

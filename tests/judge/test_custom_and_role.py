@@ -39,7 +39,7 @@ class Recorder(rt.Grader):
 def test_a_grader_receives_the_rendered_prompts_a_model_would(monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)  # the key a custom judge would use, echoed in its error
     judge = Recorder()
-    v = rt.grade(DF, RUBRIC, model=judge, progress=False, record=False, api_key=None)
+    v = rt.grade(DF, RUBRIC, model=judge, progress=False, record=False)
     sent = rt.prompts(DF, RUBRIC, model=MODEL)
     assert sorted((s, u) for s, u, _ in judge.seen) == sorted(zip(sent["system"], sent["user"], strict=True))
     assert all(any(json.loads(x) == schema for x in sent["schema"]) for _, _, schema in judge.seen)

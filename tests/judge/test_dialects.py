@@ -58,15 +58,15 @@ def test_static_choice_explicit_settings_then_litellm_knowledge():
     assert dialects.static_dialect(Judge(model="openai/gpt-4.1-mini")) == "json_schema"
     # a known model keeps litellm's answer even behind a gateway
     assert dialects.static_dialect(Judge(model="openai/gpt-4.1-mini", api_base="http://gw/v1")) == "json_schema"
-    assert dialects.static_dialect(Judge(model="openai/x", response_format="text")) == "prompt"
+    assert dialects.static_dialect(Judge(model="openai/x", structured_output="prompt")) == "prompt"
     assert dialects.static_dialect(Judge(model="openai/x", structured_output="guided")) == "guided"
-    # the older response_format wins over structured_output when it is set
-    j = Judge(model="openai/x", response_format="json_object", structured_output="guided")
-    assert dialects.static_dialect(j) == "json_object"
+    # the older response_format is its deprecated spelling; two different answers are refused
+    with pytest.raises(ValueError, match="pass structured_output= only"):
+        Judge(model="openai/x", response_format="json_object", structured_output="guided")
     # an unknown model on a custom OpenAI-compatible server: only a probe can tell
     assert dialects.static_dialect(Judge(model="openai/smollm2", api_base="http://127.0.0.1:1/v1")) is None
     # not an OpenAI-compatible prefix: litellm translates (no probe)
-    assert dialects.static_dialect(Judge(model="ollama/llama3", api_base="http://127.0.0.1:1")) is not None
+    assert dialects.static_dialect(Judge(model="ollama/llama3", api_base="http://127.0.0.1:1")) == "json_object"
 
 
 @pytest.mark.parametrize("served", ["json_schema", "json_object_schema", "guided", "none"])
@@ -125,9 +125,7 @@ def test_grading_an_unknown_model_sends_the_probed_dialect_directly(tmp_path):
                 df,
                 rubric,
                 column="text",
-                model="openai/local",
-                api_base=srv.url,
-                api_key="sk-local",
+                model=rt.Judge(model="openai/local", api_base=srv.url, api_key="sk-local"),
                 cache=tmp_path / "c.sqlite",
                 progress=False,
             )
@@ -148,11 +146,9 @@ def test_both_transports_send_each_dialect_as_it_is(tmp_path, transport, style):
             pl.DataFrame({"text": ["good one"]}),
             rubric,
             column="text",
-            model="openai/local",
-            api_base=srv.url,
-            api_key="sk-local",
-            structured_output=style,
-            transport=transport,
+            model=rt.Judge(
+                model="openai/local", api_base=srv.url, api_key="sk-local", structured_output=style, transport=transport
+            ),
             cache=False,
             progress=False,
         )

@@ -19,8 +19,8 @@ GRADE_TWO_ROWS = textwrap.dedent("""
     from rubrictools.testing import FakeLLMServer
     with FakeLLMServer() as srv:
         rubric = rt.Rubric.from_dict([{"name": "x", "requirement": "good?"}])
-        v = rt.grade(pl.DataFrame({"a": ["good", "bad"]}), rubric, column="a", model=sys.argv[1],
-                     api_base=srv.url, api_key="sk-local", progress=False, cache=False)
+        judge = rt.Judge(model=sys.argv[1], api_base=srv.url, api_key="sk-local")
+        v = rt.grade(pl.DataFrame({"a": ["good", "bad"]}), rubric, column="a", model=judge, progress=False, cache=False)
     loaded = sorted(m for m in sys.modules if m == "litellm" or m.startswith("litellm."))
     errors = v["error"].drop_nulls().len()
     print(json.dumps({"verdicts": v["verdict"].to_list(), "errors": errors, "litellm": loaded[:3]}))
@@ -80,3 +80,19 @@ def test_the_bundled_table_is_litellms_own():
     assert table is not None and "gpt-4.1-mini" in table
     loaded = set(load_litellm().model_cost)  # the table litellm loads (no remote fetch) ...
     assert table <= loaded and len(loaded - table) < 20  # ... plus models registered by tests
+
+
+def test_a_price_registered_after_a_miss_is_found():
+    """The unknown-price warning says to call litellm.register_model: doing so must work even
+    after rubrictools already looked the model up and found no price."""
+    from rubrictools.judge import pricing
+    from rubrictools.judge.providers import load_litellm
+
+    model = "openai/rt-test-late-registered"
+    load_litellm()  # litellm imported: it is asked, and has no price yet
+    assert pricing.unit_prices(model) is None
+    assert pricing.unit_prices(model) is None  # remembered while litellm's table is unchanged
+    load_litellm().register_model(
+        {model: {"input_cost_per_token": 3e-6, "output_cost_per_token": 4e-6, "litellm_provider": "openai"}}
+    )
+    assert pricing.unit_prices(model) == pytest.approx((3e-6, 4e-6))

@@ -34,9 +34,11 @@ def test_grading_warns_too_and_the_message_says_how_to_register_a_price():
         v = rt.grade(
             DF,
             RUBRIC,
-            model="openai/gpt-4.1-mnii",
-            api_key="sk-x",
-            litellm_kwargs={"mock_response": '{"verdict": "MET", "explanation": "x"}'},
+            model=rt.Judge(
+                model="openai/gpt-4.1-mnii",
+                api_key="sk-x",
+                litellm_kwargs={"mock_response": '{"verdict": "MET", "explanation": "x"}'},
+            ),
             cache=False,
             progress=False,
         )
@@ -48,4 +50,4 @@ def test_known_models_and_servers_on_this_machine_are_quiet():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rt.estimate_cost(DF, RUBRIC, model="openai/gpt-4.1-mini")
-        rt.estimate_cost(DF, RUBRIC, model="openai/smollm2", api_base="http://127.0.0.1:8765/v1")
+        rt.estimate_cost(DF, RUBRIC, model=rt.Judge(model="openai/smollm2", api_base="http://127.0.0.1:8765/v1"))

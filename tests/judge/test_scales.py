@@ -73,9 +73,7 @@ def test_a_number_off_the_scale_is_corrected_once_never_rescaled(mode, rubric, b
             rubric,
             column="a",
             mode=mode,
-            model="openai/fake-x",
-            api_base=srv.url,
-            api_key="k",
+            model=rt.Judge(model="openai/fake-x", api_base=srv.url, api_key="k"),
             cache=False,
             progress=False,
         )

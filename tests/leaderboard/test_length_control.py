@@ -35,7 +35,7 @@ def planted(seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, float]
 
 def test_a_planted_length_bias_is_removed_and_quality_kept() -> None:
     prefs, lengths, want = planted()
-    t = rt.length_controlled_win_rates(prefs, baseline="base", lengths=lengths, n_boot=30)
+    t = rt.length_controlled_win_rates(prefs, baseline="base", lengths=lengths, n_resamples=30)
     got = {r["system"]: r for r in t.iter_rows(named=True)}
     assert got["verbose"]["win_rate"] > want["verbose"] + 0.1  # the raw rate rewards length ...
     assert got["terse"]["win_rate"] < want["terse"] - 0.1  # ... and punishes brevity
@@ -49,10 +49,12 @@ def test_a_planted_length_bias_is_removed_and_quality_kept() -> None:
 def test_given_difficulty_no_instruction_term_and_bad_inputs() -> None:
     prefs, lengths, _ = planted(1)
     two = prefs.filter(pl.col("system_a").is_in(["base", "verbose"]) & pl.col("system_b").is_in(["base", "verbose"]))
-    t = rt.length_controlled_win_rates(two, baseline="base", lengths=lengths, n_boot=0)
+    t = rt.length_controlled_win_rates(two, baseline="base", lengths=lengths, n_resamples=0)
     assert t["psi"].null_count() == 1 and t["lc_ci_low"].null_count() == 1  # one system: no instruction term
     given = pl.DataFrame({"id": range(N), "difficulty": 0.0})
-    t2 = rt.length_controlled_win_rates(two, baseline="base", lengths=lengths, instruction_difficulty=given, n_boot=0)
+    t2 = rt.length_controlled_win_rates(
+        two, baseline="base", lengths=lengths, instruction_difficulty=given, n_resamples=0
+    )
     assert t2["psi"][0] == 0.0  # a constant difficulty carries no information
     with pytest.raises(ValueError, match="baseline='nobody' is in no comparison"):
         rt.length_controlled_win_rates(prefs, baseline="nobody", lengths=lengths)

@@ -16,12 +16,12 @@ def test_definitions_on_a_hand_made_table():
             "preferred_ba": ["A", "B", "A", "tie", "A"],
         }
     )
-    b = rt.position_bias(prefs, n_boot=100).row(0, named=True)
+    b = rt.position_bias(prefs, n_resamples=100).row(0, named=True)
     assert b["pairs"] == 4  # the pair with a missing answer is left out
     assert b["positional_agreement"] == pytest.approx(2 / 4) and b["inconsistent"] == pytest.approx(0.5)
     # decisive answers: A,A (ab: A first wins twice, B once) and A,B,A (ba: B first wins once)
     assert b["decisive"] == 6 and b["first_win_rate"] == pytest.approx(3 / 6)
-    kept = rt.position_bias(prefs, missing="as_answer", n_boot=10).row(0, named=True)
+    kept = rt.position_bias(prefs, on_error="as_answer", n_resamples=10).row(0, named=True)
     assert kept["pairs"] == 5 and kept["positional_agreement"] == pytest.approx(2 / 5)
 
 
@@ -35,7 +35,7 @@ def test_one_order_only_is_refused():
 
 def test_llmbar_published_positional_agreement_per_subset():
     d = rt.datasets.load("llmbar")
-    bias = rt.position_bias(d.tables["preferences"], by=("subset", "judge"), missing="as_answer", n_boot=200)
+    bias = rt.position_bias(d.tables["preferences"], by=("subset", "judge"), on_error="as_answer", n_resamples=200)
     published = d.tables["published"].select("subset", "judge", "equal")
     both = bias.join(published, on=["subset", "judge"])
     assert both.height == 16

@@ -61,7 +61,7 @@ def test_regularised_fit_equals_sklearn_with_c():
 
 def test_ratings_on_the_elo_scale_with_an_anchor():
     prefs, (i, j, s, k) = tournament(3)
-    board = rt.rank_systems(prefs, anchor="s03", init=1000, n_boot=200)
+    board = rt.rank_systems(prefs, anchor="s03", init=1000, n_resamples=200)
     ref = sklearn_bt(i, j, s, k)
     want = 1000 + 400 / np.log(10) * (ref - ref[3])
     got = dict(zip(board["system"], board["rating"], strict=True))
@@ -75,8 +75,8 @@ def test_ratings_on_the_elo_scale_with_an_anchor():
 def test_cluster_bootstrap_widens_intervals_when_prompts_repeat():
     base, _ = tournament(4, k=4, n=150)
     prefs = pl.concat([base] * 6)  # each prompt's comparison six times: six copies are not six prompts
-    clustered = rt.rank_systems(prefs, n_boot=400)
-    flat = rt.rank_systems(prefs.with_columns(pl.int_range(pl.len()).alias("id")), n_boot=400)
+    clustered = rt.rank_systems(prefs, n_resamples=400)
+    flat = rt.rank_systems(prefs.with_columns(pl.int_range(pl.len()).alias("id")), n_resamples=400)
     assert clustered["rating"].equals(flat["rating"])  # same point estimates
     ratio = ((clustered["ci_high"] - clustered["ci_low"]) / (flat["ci_high"] - flat["ci_low"])).mean()
     assert 2.0 < ratio < 3.0  # sqrt(6) = 2.45
@@ -86,7 +86,7 @@ def test_rank_interval_counts_systems_surely_above_and_below():
     rows = [("a", "b", 1.0)] * 40 + [("a", "b", 0.0)] * 10 + [("b", "c", 1.0)] * 25 + [("b", "c", 0.0)] * 25
     rows += [("a", "c", 1.0)] * 45 + [("a", "c", 0.0)] * 5
     prefs = pl.DataFrame(rows, schema=["system_a", "system_b", "value"], orient="row").with_row_index("id")
-    board = rt.rank_systems(prefs, n_boot=500)
+    board = rt.rank_systems(prefs, n_resamples=500)
     top = board.row(0, named=True)
     assert top["system"] == "a" and top["rank_best"] == 1 and top["rank_worst"] == 1
     assert set(board["rank_worst"][1:]) == {3}  # b and c cannot be told apart
@@ -99,7 +99,7 @@ def test_online_elo_matches_a_plain_loop():
         ea = 1 / (1 + 10 ** ((r[b] - r[a]) / 400))
         r[a], r[b] = r[a] + 4 * (out - ea), r[b] - 4 * (out - ea)
     assert np.allclose(online_elo(i, j, s, k), r)
-    board = rt.rank_systems(prefs, method="elo", n_boot=50)
+    board = rt.rank_systems(prefs, method="elo", n_resamples=50)
     got = dict(zip(board["system"], board["rating"], strict=True))
     assert all(abs(got[f"s{x:02d}"] - r[x]) < 1e-9 for x in range(k))
 
@@ -127,7 +127,7 @@ def test_a_system_that_never_lost_needs_regularization():
         rt.rank_systems(prefs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        board = rt.rank_systems(prefs, regularization=0.1, n_boot=50)
+        board = rt.rank_systems(prefs, regularization=0.1, n_resamples=50)
     assert board["system"][0] == "a" and board["rating"].is_finite().all()
 
 
@@ -141,7 +141,7 @@ def test_resamples_with_infinite_ratings_are_counted_and_warned():
         }
     )
     with pytest.warns(RuntimeWarning, match="resamples had infinite ratings"):
-        board = rt.rank_systems(prefs, n_boot=200)
+        board = rt.rank_systems(prefs, n_resamples=200)
     assert 0 < board["n_degenerate"][0] < 200
 
 
@@ -164,7 +164,7 @@ def test_several_judges_must_be_chosen():
     two = pl.concat([prefs.with_columns(pl.lit(j).alias("judge")) for j in ("j1", "j2")])
     with pytest.raises(ValueError, match=r"several judges \['j1', 'j2'\]; choose one with judge="):
         rt.rank_systems(two)
-    assert rt.rank_systems(two, judge="j2", n_boot=20).height == 3
+    assert rt.rank_systems(two, judge="j2", n_resamples=20).height == 3
 
 
 def test_bad_values_and_self_pairs_are_refused():
@@ -189,11 +189,11 @@ def test_soft_preferences_are_fractional_wins_everywhere():
         won = round(r["value"] * 20)
         rows += [{**r, "value": 1.0}] * won + [{**r, "value": 0.0}] * (20 - won)
     hard = pl.DataFrame(rows)
-    a = rt.rank_systems(soft, n_boot=20).sort("system")
-    b = rt.rank_systems(hard, n_boot=20).sort("system")
+    a = rt.rank_systems(soft, n_resamples=20).sort("system")
+    b = rt.rank_systems(hard, n_resamples=20).sort("system")
     np.testing.assert_allclose(a["rating"].to_numpy(), b["rating"].to_numpy(), atol=1e-6)
-    w = rt.win_rates(soft, n_boot=50)
+    w = rt.win_rates(soft, n_resamples=50)
     got = w.filter((pl.col("system") == "a") & (pl.col("opponent") == "b")).row(0, named=True)
     assert got["win_rate"] == 0.75 and (got["wins"], got["ties"], got["losses"]) == (1, 0, 0)
-    elo = rt.rank_systems(soft, method="elo", n_boot=20)
+    elo = rt.rank_systems(soft, method="elo", n_resamples=20)
     assert elo["rating"].is_finite().all()

@@ -19,7 +19,7 @@ def test_counts_and_both_sides():
             "criterion": ["c"] * 5,
         }
     )
-    w = rt.win_rates(prefs, n_boot=200)
+    w = rt.win_rates(prefs, n_resamples=200)
     xy = w.filter(pl.col("system") == "x", pl.col("opponent") == "y").row(0, named=True)
     assert (xy["wins"], xy["ties"], xy["losses"], xy["n"]) == (2, 1, 0, 3)  # the error row is left out
     assert xy["win_rate"] == pytest.approx(2.5 / 3)
@@ -35,8 +35,8 @@ def test_cluster_bootstrap_keeps_a_prompts_comparisons_together():
     per_prompt = rng.random(20) < 0.6
     values = np.repeat(per_prompt.astype(float), 10)
     prefs = pl.DataFrame({"id": np.repeat(np.arange(20), 10), "system_a": "x", "system_b": "y", "value": values})
-    clustered = rt.win_rates(prefs, n_boot=2000).row(0, named=True)
-    naive = rt.win_rates(prefs.with_columns(pl.int_range(pl.len()).alias("id")), n_boot=2000).row(0, named=True)
+    clustered = rt.win_rates(prefs, n_resamples=2000).row(0, named=True)
+    naive = rt.win_rates(prefs.with_columns(pl.int_range(pl.len()).alias("id")), n_resamples=2000).row(0, named=True)
     width = clustered["ci_high"] - clustered["ci_low"]
     assert width > 2.5 * (naive["ci_high"] - naive["ci_low"])  # sqrt(10) ~ 3.2 in theory
     p = per_prompt.mean()
@@ -54,7 +54,7 @@ def test_preferences_from_scores_of_several_systems():
         (1, "b", "c", "tie"),
         (2, "a", "c", "tie"),  # within the tolerance; b has no score on item 2
     ]
-    assert rt.win_rates(p, n_boot=10).height == 6
+    assert rt.win_rates(p, n_resamples=10).height == 6
 
 
 def test_preferences_from_scores_errors():
@@ -95,8 +95,8 @@ def test_preferences_from_verdicts_of_graded_systems():
 def test_win_rates_read_preferred_as_readme_describes_preference_tables() -> None:
     """Before: a table with ``preferred`` (A / tie / B) and no ``value`` was refused."""
     base = {"id": [1, 2, 3], "system_a": ["x", "x", "y"], "system_b": ["y", "y", "x"]}
-    by_word = rt.win_rates(pl.DataFrame({**base, "preferred": ["A", "tie", "B"]}), n_boot=50)
-    by_value = rt.win_rates(pl.DataFrame({**base, "value": [1.0, 0.5, 0.0]}), n_boot=50)
+    by_word = rt.win_rates(pl.DataFrame({**base, "preferred": ["A", "tie", "B"]}), n_resamples=50)
+    by_value = rt.win_rates(pl.DataFrame({**base, "value": [1.0, 0.5, 0.0]}), n_resamples=50)
     assert by_word.equals(by_value)
     with pytest.raises(ValueError, match="preferred must be 'A', 'tie' or 'B'"):
         rt.win_rates(pl.DataFrame({**base, "preferred": ["A", "x", "B"]}))

@@ -62,7 +62,7 @@ def test_f1_macro_ignores_a_class_absent_from_the_evaluated_pairs():
     ids = list(range(8))
     human = pl.DataFrame({"id": ids, "criterion": "tone", "rater": "h", "label": ["a", "b"] * 4})
     verdicts = pl.DataFrame({"id": ids, "criterion": "tone", "verdict": ["a", "b"] * 4, "judge": "j"})
-    t = rt.agreement(verdicts, human, r, metrics=["f1_macro"], bootstrap=50, seed=0)
+    t = rt.agreement(verdicts, human, r, metrics=["f1_macro"], n_resamples=50, seed=0)
     row = t.filter(pl.col("metric") == "f1_macro", pl.col("criterion") == "tone").row(0, named=True)
     assert row["value"] == 1.0 and row["ci_low"] == 1.0  # class "c" is in neither: not an F1 of 0
 

@@ -49,7 +49,7 @@ def frames(verdicts: dict[str, list[str]] = MET) -> tuple[pl.DataFrame, pl.DataF
 
 def test_example_scores_are_unclamped_and_the_mean_is_clipped() -> None:
     v, ex = frames()
-    hb = rt.healthbench_score(v, ex, example_tags_column="example_tags", n_bootstrap=0)
+    hb = rt.healthbench_score(v, ex, example_tags_column="example_tags", n_resamples=0)
     scores = dict(hb.examples.select("id", "score").rows())
     assert scores == pytest.approx({"A": 2 / 15, "B": -10 / 3, "C": 1.0})
     assert hb.examples["possible"].to_list() == [15.0, 3.0, 10.0]
@@ -65,7 +65,7 @@ def test_example_scores_are_unclamped_and_the_mean_is_clipped() -> None:
 
 def test_tag_scores_per_example() -> None:
     v, ex = frames()
-    hb = rt.healthbench_score(v, ex, n_bootstrap=0)
+    hb = rt.healthbench_score(v, ex, n_resamples=0)
     got = {(i, t): s for i, t, s in hb.tags.rows()}
     assert got == pytest.approx(
         {
@@ -81,20 +81,20 @@ def test_tag_scores_per_example() -> None:
 
 def test_a_positive_mean_is_not_clipped_and_groups_are_scored_apart() -> None:
     v, ex = frames({"A": ["MET", "MET", "UNMET"], "B": ["MET", "UNMET"], "C": ["UNMET", "MET"]})
-    hb = rt.healthbench_score(v, ex, by="system", n_bootstrap=0)
+    hb = rt.healthbench_score(v, ex, by="system", n_resamples=0)
     overall = hb.summary.filter(pl.col("metric") == "overall_score")
     assert overall.select("system", "score", "n").rows() == [("m1", 1.0, 2), ("m2", 0.6, 1)]
-    plain = rt.healthbench_score(v, ex, n_bootstrap=0).summary.row(0)
+    plain = rt.healthbench_score(v, ex, n_resamples=0).summary.row(0)
     assert plain[1] == pytest.approx((1 + 1 + 0.6) / 3)
 
 
 def test_unassessed_items_exclude_the_example_or_count_as_unmet() -> None:
     v, ex = frames({"A": ["MET", "CANNOT_ASSESS", "UNMET"], "B": ["UNMET", "MET"], "C": ["MET", "MET"]})
     v = v.filter(~((pl.col("id") == "C") & (pl.col("criterion") == "c2")))  # C's second item has no row at all
-    hb = rt.healthbench_score(v, ex, n_bootstrap=0)
+    hb = rt.healthbench_score(v, ex, n_resamples=0)
     assert hb.examples.select("id", "score", "unassessed").rows() == [("A", None, 1), ("B", -10 / 3, 0), ("C", None, 1)]
     assert hb.summary.row(0)[1:] == (0.0, pytest.approx(float("nan"), nan_ok=True), 1)
-    unmet = rt.healthbench_score(v, ex, unassessed="unmet", n_bootstrap=0)
+    unmet = rt.healthbench_score(v, ex, cannot_assess="unmet", n_resamples=0)
     assert dict(unmet.examples.select("id", "score").rows()) == pytest.approx({"A": 10 / 15, "B": -10 / 3, "C": 0.4})
 
 
@@ -103,23 +103,23 @@ def test_errors_and_the_judge_choice() -> None:
     v2 = pl.concat([v.with_columns(judge=pl.lit("j1")), v.with_columns(judge=pl.lit("j2"), verdict=pl.lit("MET"))])
     with pytest.raises(ValueError, match="pass judge="):
         rt.healthbench_score(v2, ex)
-    allmet = rt.healthbench_score(v2, ex, judge="j2", n_bootstrap=0).examples["score"].to_list()
+    allmet = rt.healthbench_score(v2, ex, judge="j2", n_resamples=0).examples["score"].to_list()
     assert allmet == pytest.approx([7 / 15, -7 / 3, 1.0])
     with pytest.raises(ValueError, match="rubric_column='rubric' is not a column"):
         rt.healthbench_score(v, ex, rubric_column="rubric")
-    with pytest.raises(ValueError, match="unassessed must be"):
-        rt.healthbench_score(v, ex, unassessed="skip")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="n_bootstrap must be"):
-        rt.healthbench_score(v, ex, n_bootstrap=-1)
+    with pytest.raises(ValueError, match="cannot_assess must be"):
+        rt.healthbench_score(v, ex, cannot_assess="skip")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="n_resamples must be"):
+        rt.healthbench_score(v, ex, n_resamples=-1)
     with pytest.warns(UserWarning, match="1 verdict row"):
         extra = pl.DataFrame({"id": ["Z"], "criterion": ["c1"], "verdict": ["MET"], "weight": [1.0]})
-        rt.healthbench_score(pl.concat([v, extra]), ex, n_bootstrap=0)
+        rt.healthbench_score(pl.concat([v, extra]), ex, n_resamples=0)
 
 
 def test_one_rubric_for_every_example() -> None:
     rubric = rt.Rubric.from_dict(RUBRICS["C"])
     v = pl.DataFrame({"id": [1, 1, 2, 2], "criterion": ["c1", "c2"] * 2, "verdict": ["MET", "UNMET", "MET", "MET"]})
-    hb = rt.healthbench_score(v.with_columns(weight=pl.lit(1.0)), rubric, n_bootstrap=0)
+    hb = rt.healthbench_score(v.with_columns(weight=pl.lit(1.0)), rubric, n_resamples=0)
     assert hb.examples["score"].to_list() == [0.4, 1.0]
 
 

@@ -167,9 +167,7 @@ def test_rubric_package_holistic_scores_agree() -> None:
         )
         v = rt.grade(
             df,
-            model="openai/gpt-4.1-mini",
-            api_base=server.url,
-            api_key="sk-test",
+            model=rt.Judge(model="openai/gpt-4.1-mini", api_base=server.url, api_key="sk-test"),
             rubric_column="rubric",
             mode="holistic",
             cache=False,

@@ -108,7 +108,7 @@ def test_the_judge_sees_the_guidelines_escaped_in_every_mode(mode: str) -> None:
     r = rt.Rubric.from_dict({"guidelines": hostile, "criteria": [{"name": "a", "requirement": "r"}]})
     plain = rt.Rubric.from_dict([{"name": "a", "requirement": "r"}])
     df = pl.DataFrame({"id": [1], "submission": ["text"]})
-    opts = GradeOptions(model="openai/gpt-4.1-mini", api_base="http://127.0.0.1:1/v1", mode=mode)
+    opts = GradeOptions(model=[rt.Judge(model="openai/gpt-4.1-mini", api_base="http://127.0.0.1:1/v1")], mode=mode)
     (with_g,) = build_plan(df, r, opts).calls
     (without,) = build_plan(df, plain, opts).calls
     user = with_g.messages[-1]["content"]

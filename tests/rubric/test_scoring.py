@@ -395,7 +395,7 @@ def test_expected_value_scores_feed_score_level_agreement() -> None:
     human = pl.DataFrame({"id": range(80), "criterion": "b", "label": np.where(rng.random(80) < p, "MET", "UNMET")})
     expected = rt.score(v, rubric, value="expected")
     assert expected["score"].to_numpy() == pytest.approx(p)  # binary: p(MET)
-    t = rt.agreement(expected, human, rubric, bootstrap=50, seed=0)
+    t = rt.agreement(expected, human, rubric, n_resamples=50, seed=0)
     assert t.filter(pl.col("metric") == "pearson")["value"].item() > 0.2
 
 

@@ -69,7 +69,7 @@ def test_calibration_walkthrough(support, tmp_path) -> None:
     with pytest.raises(ValueError, match=r"parquet or .csv"):
         cw.save(tmp_path / "x.txt")
     # the adjudicated labels feed straight back into agreement
-    assert rt.agreement(support.verdicts, cw.labels, support.rubric, bootstrap=0).height > 0
+    assert rt.agreement(support.verdicts, cw.labels, support.rubric, n_resamples=0).height > 0
 
 
 def test_calibration_chart_updates(support, capsys) -> None:
@@ -133,7 +133,7 @@ def test_labelling_finishes_and_feeds_agreement(support) -> None:
         support.verdicts.filter(pl.col("id").is_in(["t000", "t001"])),
         lw.labels,
         support.rubric,
-        bootstrap=0,
+        n_resamples=0,
         level="criterion",
     )
     assert t.filter(pl.col("metric") == "accuracy")["n"].item() == 2

@@ -30,8 +30,8 @@ rule, not a model, says MET when the answer contains "good"):
 >>> rubric = rt.Rubric.from_dict([{"name": "good", "requirement": "The answer is good"}])
 >>> df = pl.DataFrame({"id": [1, 2], "submission": ["a good answer", "a poor one"]})
 >>> with FakeLLMServer() as srv:
-...     job = rt.submit_batch(df, rubric, model="openai/gpt-4.1-mini", api_base=srv.url, api_key="sk-fake",
-...                           id_column="id", path=f"{tempfile.mkdtemp()}/job", cache=False)
+...     judge = rt.Judge(model="openai/gpt-4.1-mini", api_base=srv.url, api_key="sk-fake")
+...     job = rt.submit_batch(df, rubric, model=judge, id_column="id", path=f"{tempfile.mkdtemp()}/job", cache=False)
 ...     verdicts = job.collect(poll_interval=0.01, progress=False)
 >>> verdicts.select("id", "verdict").rows()
 [(1, 'MET'), (2, 'UNMET')]
@@ -73,6 +73,7 @@ from rubrictools.judge.transport import with_clients_closed
 from rubrictools.progress import progress_bar
 from rubrictools.records import runs_dir
 from rubrictools.rubric import Rubric
+from rubrictools.stack import user_stacklevel
 
 __all__ = ["BatchJob"]
 
@@ -291,7 +292,7 @@ class BatchJob:
                 warnings.warn(
                     f"response cache write failed ({type(e).__name__}: {e}); answers are read from {self.path}",
                     RuntimeWarning,
-                    stacklevel=2,
+                    stacklevel=user_stacklevel(),
                 )
             r["downloaded"] = True
             self.save()

@@ -6,18 +6,19 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import polars as pl
 
 from rubrictools.conversations import ConversationPart
+from rubrictools.deprecation import adapted
 from rubrictools.frames import to_polars
 from rubrictools.grading.batch.files import FORMAT, GROUP, HANDLE, MAX_REQUESTS, submitted_ids, write_json
 from rubrictools.grading.batch.group import BatchGroup
 from rubrictools.grading.batch.job import BatchJob
 from rubrictools.grading.batch.results import plan_digest
 from rubrictools.grading.batch.rounds import submit_rounds
-from rubrictools.grading.inputs import cache_path
+from rubrictools.grading.inputs import cache_path, resolve_judges
 from rubrictools.grading.options import (
     CacheSetting,
     CriterionContext,
@@ -26,20 +27,19 @@ from rubrictools.grading.options import (
     Mode,
     OnNull,
     OnUnsupported,
+    moved_judge_settings,
 )
 from rubrictools.grading.plan import assign_keys, build_plan
 from rubrictools.grading.streaming import ROW_ID, scan_source, slice_of
 from rubrictools.judge import Judge, ResponseCache, default_cache_path
-from rubrictools.judge.config import StructuredOutput, Transport
 from rubrictools.judge.constraints import OutputConstraint
 from rubrictools.judge.providers import provider_of
 from rubrictools.rubric import Rubric
 
 __all__ = ["submit_batch", "submit_batch_plan"]
 
-ResponseFormat = Literal["auto", "json_schema", "json_object", "text"]
 
-
+@adapted(moved_judge_settings)
 def submit_batch(
     df: Any,
     rubric: Rubric | None = None,
@@ -71,20 +71,6 @@ def submit_batch(
     confidence: bool = False,
     output_constraints: Sequence[OutputConstraint] = (),
     on_unsupported: OnUnsupported = "flag",
-    api_base: str | None = None,
-    api_key: str | None = None,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-    timeout: float | None = None,
-    max_concurrency: int | None = None,
-    max_retries: int | None = None,
-    backoff_base: float | None = None,
-    backoff_max: float | None = None,
-    response_format: ResponseFormat | None = None,
-    structured_output: StructuredOutput | None = None,
-    system_prompt: str | None = None,
-    litellm_kwargs: dict[str, Any] | None = None,
-    transport: Transport | None = None,
     path: str | Path | None = None,
     max_requests_per_batch: int = MAX_REQUESTS,
     slice_rows: int | None = None,
@@ -156,7 +142,13 @@ def _submit_slices(
         chunk = slice_of(lf, k, slice_rows, opts.id_column)
         # an existing slice directory returns its job: an interrupted submission resumes
         submit_batch_plan(chunk, rubric, slice_opts, path=root / name, max_requests_per_batch=max_requests_per_batch)
-    return BatchGroup(root, api_key=opts.api_key)
+    return BatchGroup(root, api_key=shared_key(resolve_judges(opts.model)))
+
+
+def shared_key(judges: Sequence[Any]) -> str | None:
+    """The API key the judges share (a job collects its files with it), or None."""
+    keys = {j.api_key.get_secret_value() for j in judges if isinstance(j, Judge) and j.api_key is not None}
+    return keys.pop() if len(keys) == 1 else None
 
 
 def submit_batch_plan(
@@ -183,12 +175,12 @@ def submit_batch_plan(
     root = Path(path) if path is not None else default_cache_path().parent / "batches" / digest[:16]
     handle = root / HANDLE
     if handle.exists():
-        job = BatchJob(root, api_key=opts.api_key)
+        job = BatchJob(root, api_key=shared_key(plan.judges))
         if job.handle["digest"] != digest:
             raise ValueError(
                 f"{root} holds another batch job (different inputs, rubric or judges); choose another path"
             )
-        job.judge_objects = None if opts.api_key is not None else plan.judges  # type: ignore[assignment]  # a batch plan holds Judge objects only (a ScriptedJudge is refused above)
+        job.judge_objects = plan.judges  # type: ignore[assignment]  # a batch plan holds Judge objects only (a ScriptedJudge is refused above)
         # a submission interrupted before every request was sent: send the ones never sent
         sent = {cid for r in job.rounds for cid in submitted_ids(root / r["requests_file"])}
         store = ResponseCache(job.handle["cache"])
@@ -231,8 +223,8 @@ def submit_batch_plan(
             "rounds": [],
         }
         write_json(handle, h)
-        job = BatchJob(root, api_key=opts.api_key)
-        job.judge_objects = None if opts.api_key is not None else plan.judges  # type: ignore[assignment]  # a batch plan holds Judge objects only (a ScriptedJudge is refused above)
+        job = BatchJob(root, api_key=shared_key(plan.judges))
+        job.judge_objects = plan.judges  # type: ignore[assignment]  # a batch plan holds Judge objects only (a ScriptedJudge is refused above)
         submit_rounds(job, plan, store, max_requests=max_requests_per_batch, max_cost_usd=opts.max_cost_usd)
     finally:
         store.close()

@@ -71,10 +71,10 @@ class ItemTask(JudgeTask):
         return 150 + n * (120 + (200 if self.evidence else 0))
 
     def schema_key(self) -> Hashable:
-        return ("item", id(self.judged), bool(self.evidence), self.confidence)
+        return ("item", id(self.judged), tuple(sorted(self.evidence)), self.confidence)
 
     def schema(self) -> tuple[dict[str, Any], str]:
-        return item_schema(self.judged, evidence=bool(self.evidence), confidence=self.confidence), "rubric_verdicts"
+        return item_schema(self.judged, evidence=self.evidence, confidence=self.confidence), "rubric_verdicts"
 
     def parse(self, content: str | None) -> Parsed:
         try:

@@ -24,7 +24,7 @@ import polars as pl
 from rubrictools.rubric.groups import children_first
 from rubrictools.rubric.labels import normalize_label
 
-__all__ = ["aggregate", "group_scores", "normalised"]
+__all__ = ["aggregate", "criterion_aggs", "group_scores", "node_aggs", "normalised"]
 
 _FULL = 1.0 - 1e-12
 _ROOT = "__grouped"  # the node of the whole rubric (a column name no group can take: "__" prefix)
@@ -35,94 +35,81 @@ def normalised(S: pl.Expr, P: pl.Expr, N: pl.Expr) -> pl.Expr:
     return pl.when(P > 0).then((S / P).clip(0.0, 1.0)).when(N > 0).then((1.0 + S / N).clip(0.0, 1.0)).otherwise(0.0)
 
 
+def _value(kind: str, m: pl.Expr, u: pl.Expr, c: pl.Expr, w: pl.Expr) -> pl.Expr:
+    """The sub-score of one node, over the member rows where ``m`` holds."""
+    if kind in ("weighted_mean", "weighted_sum"):
+        return normalised(c.filter(m).sum(), w.filter(m & (w > 0)).sum(), (-w).filter(m & (w < 0)).sum())
+    if kind in ("min", "max"):
+        return u.filter(m).min() if kind == "min" else u.filter(m).max()
+    full = u.filter(m) >= _FULL
+    return (full.all() if kind == "all" else full.any()).cast(pl.Float64)
+
+
+def node_aggs(
+    kinds: dict[str, str], *, node: pl.Expr, u: pl.Expr, c: pl.Expr, w: pl.Expr, scored: pl.Expr, kept: pl.Expr
+) -> list[pl.Expr]:
+    """Per-submission aggregations (for ``group_by("id").agg``) giving ``score_<node>`` (and
+    ``raw_<node>`` for ``weighted_sum`` nodes) over member rows: ``node`` names the row's node,
+    ``u``/``c``/``w`` are its credit, contribution and weight, ``scored`` marks the members that
+    count for the sub-score and ``kept`` those that count for the raw sum (a kept criterion of
+    weight 0 adds nothing to either, but makes the raw sum 0 rather than null)."""
+    out = []
+    for name, kind in kinds.items():
+        m, k = (node == name) & scored, (node == name) & kept
+        value = _value(kind, m, u, c, w)
+        out.append(pl.when(m.any()).then(value).otherwise(None).cast(pl.Float64).alias(f"score_{name}"))
+        if kind == "weighted_sum":
+            raw = pl.when(k.any()).then(c.filter(k).sum()).otherwise(None)
+            out.append(raw.cast(pl.Float64).alias(f"raw_{name}"))
+    return out
+
+
+def criterion_aggs(groups: Sequence[Any]) -> list[pl.Expr]:
+    """:func:`node_aggs` of the groups that hold criteria, over a verdict table's scoring
+    columns (``__group``, ``__u``, ``__c``, ``__keep``, ``weight``): a group's kept criteria of
+    non-zero weight count for its sub-score."""
+    w, keep = pl.col("weight"), pl.col("__keep")
+    leaves = {g.name: g.aggregation for g in groups if not any(k.parent and _same(k.parent, g.name) for k in groups)}
+    return node_aggs(
+        leaves, node=pl.col("__group"), u=pl.col("__u"), c=pl.col("__c"), w=w, scored=keep & (w != 0), kept=keep
+    )
+
+
 def aggregate(members: pl.DataFrame, kinds: dict[str, str]) -> pl.DataFrame:
-    """``id, node, score, raw`` from member rows ``id, node, u, c, w, scored, kept``.
-
-    ``scored`` marks the members that count for the sub-score, ``kept`` those that count for
-    the raw sum (a kept criterion of weight 0 adds nothing to either, but makes the raw sum 0
-    rather than null). ``kinds`` maps each node to its aggregation.
-    """
-    m, w = pl.col("scored"), pl.col("w")
-    full = pl.col("u").filter(m) >= _FULL
-    parts = members.group_by("id", "node", maintain_order=True).agg(
-        m.any().alias("__any"),
-        pl.col("c").filter(m).sum().alias("__S"),
-        w.filter(m & (w > 0)).sum().alias("__P"),
-        (-w).filter(m & (w < 0)).sum().alias("__N"),
-        pl.col("u").filter(m).min().alias("__min"),
-        pl.col("u").filter(m).max().alias("__max"),
-        full.all().alias("__all"),
-        full.any().alias("__anyfull"),
-        pl.col("kept").any().alias("__kept"),
-        pl.col("c").filter(pl.col("kept")).sum().alias("__raw"),
-    )
-    kind = pl.col("node").replace_strict(kinds, return_dtype=pl.String)
-    value = (
-        pl.when(kind.is_in(["weighted_mean", "weighted_sum"]))
-        .then(normalised(pl.col("__S"), pl.col("__P"), pl.col("__N")))
-        .when(kind == "min")
-        .then(pl.col("__min"))
-        .when(kind == "max")
-        .then(pl.col("__max"))
-        .when(kind == "all")
-        .then(pl.col("__all").cast(pl.Float64))
-        .otherwise(pl.col("__anyfull").cast(pl.Float64))
-    )
-    return parts.select(
-        "id",
-        "node",
-        pl.when(pl.col("__any")).then(value).otherwise(None).cast(pl.Float64).alias("score"),
-        pl.when(pl.col("__kept")).then(pl.col("__raw")).otherwise(None).cast(pl.Float64).alias("raw"),
-    )
+    """:func:`node_aggs` over member rows ``id, node, u, c, w, scored, kept``: one row per id."""
+    cols = {k: pl.col(k) for k in ("node", "u", "c", "w", "scored", "kept")}
+    return members.group_by("id", maintain_order=True).agg(node_aggs(kinds, **cols))
 
 
-def _of_children(long: pl.DataFrame, node: str, weights: dict[str, float]) -> pl.DataFrame:
+def _of_children(wide: pl.DataFrame, node: str, weights: dict[str, float]) -> pl.DataFrame:
     """Member rows of ``node`` whose members are the groups in ``weights`` (name -> weight):
     ``u = s_k``, ``c = W_k s_k``, ``w = W_k``, counted where the child has a sub-score."""
-    s = pl.col("score")
-    weight = pl.col("node").replace_strict(weights, return_dtype=pl.Float64)
-    return long.filter(pl.col("node").is_in(list(weights))).select(
-        "id",
-        pl.lit(node).alias("node"),
-        s.alias("u"),
-        (s * weight).alias("c"),
-        weight.alias("w"),
-        s.is_not_null().alias("scored"),
-        s.is_not_null().alias("kept"),
-    )
+    long = wide.unpivot([f"score_{k}" for k in weights], index="id", variable_name="child", value_name="u")
+    weight = pl.col("child").str.strip_prefix("score_").replace_strict(weights, return_dtype=pl.Float64)
+    scored = pl.col("u").is_not_null()
+    return long.select(
+        "id", pl.lit(node).alias("node"), "u", (pl.col("u") * weight).alias("c"), weight.alias("w"),
+        scored.alias("scored"), scored.alias("kept"),
+    )  # fmt: skip
 
 
-def group_scores(v: pl.DataFrame, ids: pl.DataFrame, groups: Sequence[Any]) -> pl.DataFrame:
-    """``ids`` (one row per submission, an ``id`` column) with ``__g:<group>`` and
-    ``__raw:<group>`` columns, and ``__g:__grouped``: the weighted mean of the top-level groups'
-    sub-scores (the rubric's score when it has groups).
-
-    ``v`` is the verdict table with the scoring columns ``__group`` (the criterion's group),
-    ``__keep``, ``__c`` (contribution), ``__u`` (credit) and ``weight``.
-    """
-    kinds = {g.name: g.aggregation for g in groups}
-    crit = v.filter(pl.col("__group").is_not_null()).select(
-        "id",
-        pl.col("__group").alias("node"),
-        pl.col("__u").alias("u"),
-        pl.col("__c").alias("c"),
-        pl.col("weight").alias("w"),
-        (pl.col("__keep") & (pl.col("weight") != 0)).alias("scored"),
-        pl.col("__keep").alias("kept"),
-    )
-    grid = ids.select("id").join(pl.DataFrame({"node": list(kinds)}), how="cross")
-    long = grid.join(aggregate(crit, kinds), on=["id", "node"], how="left", maintain_order="left")
+def group_scores(per_id: pl.DataFrame, groups: Sequence[Any]) -> pl.DataFrame:
+    """``per_id`` (one row per submission, with the :func:`criterion_aggs` columns) with
+    ``__g:<group>`` and ``__raw:<group>`` columns for every group, and ``__g:__grouped``: the
+    weighted mean of the top-level groups' sub-scores (the rubric's score when it has groups)."""
+    wide = per_id
     for g in children_first(tuple(groups)):  # a group of groups: its children's sub-scores, children first
-        kids = {k.name: k.weight for k in groups if k.parent and normalize_label(k.parent) == normalize_label(g.name)}
+        kids = {k.name: k.weight for k in groups if k.parent and _same(k.parent, g.name)}
         if kids:
-            long = long.update(
-                aggregate(_of_children(long, g.name, kids), kinds), on=["id", "node"], include_nulls=True
-            )
+            parent = aggregate(_of_children(wide, g.name, kids), {g.name: g.aggregation})
+            wide = wide.join(parent, on="id", how="left", maintain_order="left")
     roots = {g.name: g.weight for g in groups if g.parent is None}
-    top = aggregate(_of_children(long, _ROOT, roots), {_ROOT: "weighted_mean"})
-    long = pl.concat([long, grid.select("id").unique(maintain_order=True).with_columns(node=pl.lit(_ROOT))
-                      .join(top, on=["id", "node"], how="left", maintain_order="left")])  # fmt: skip
-    wide = long.pivot(on="node", index="id", values=["score", "raw"], aggregate_function=None)
-    names = [*kinds, _ROOT]
+    top = aggregate(_of_children(wide, _ROOT, roots), {_ROOT: "weighted_mean"})
+    wide = wide.join(top, on="id", how="left", maintain_order="left")
+    names = [*(g.name for g in groups), _ROOT]
     rename = {f"score_{n}": f"__g:{n}" for n in names} | {f"raw_{n}": f"__raw:{n}" for n in names}
-    return ids.join(wide.rename(rename), on="id", how="left", maintain_order="left")
+    return wide.rename({k: v for k, v in rename.items() if k in wide.columns})
+
+
+def _same(a: str, b: str) -> bool:
+    return normalize_label(a) == normalize_label(b)

@@ -64,8 +64,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import polars as pl
 
 from rubrictools.frames import to_polars
-from rubrictools.rubric.groups import children_first, parse_thresholds
-from rubrictools.rubric.labels import normalize_label
+from rubrictools.rubric.group_scores import criterion_aggs, group_scores, normalised
+from rubrictools.rubric.groups import parse_thresholds
 from rubrictools.rubric.length import LengthPenalty, word_count
 from rubrictools.verdicts import HOLISTIC, NOT_APPLICABLE, validate_verdicts
 
@@ -170,99 +170,114 @@ def score(
     >>> rt.score(v, rubric).select("score", "raw_score").row(0)
     (0.6666666666666666, 10.0)
     """
-    if cannot_assess not in CANNOT_ASSESS_STRATEGIES:
-        raise ValueError(f"cannot_assess must be one of {CANNOT_ASSESS_STRATEGIES}, got {cannot_assess!r}")
-    if on_error not in ("null", "skip", "worst"):
-        raise ValueError(f"on_error must be 'null', 'skip' or 'worst', got {on_error!r}")
-    if not 0.0 <= partial_credit <= 1.0:
-        raise ValueError(f"partial_credit must be in [0, 1], got {partial_credit}")
+    _check(cannot_assess=cannot_assess, on_error=on_error, partial_credit=partial_credit, value=value)
     if length_penalty is not None and lengths is None:
         raise ValueError("length_penalty needs lengths= (e.g. rt.word_count(df, column=...))")
-
-    if value not in ("label", "expected"):
-        raise ValueError(f"value must be 'label' or 'expected', got {value!r}")
     if value == "expected" and rubric is None:
         raise ValueError("value='expected' needs the rubric (the value of every label)")
     v = select_judge(validate_verdicts(verdicts, rubric), judge)
     if value == "expected":
         v = _expected_values(v, rubric)
     id_dtype = v.schema["id"]
+    v = _contributions(v, cannot_assess, partial_credit, on_error)
+    groups = rubric.groups if rubric is not None else ()
+    gates = [c for c in rubric if c.disqualifier or c.required] if rubric is not None else []
+    patterns = [c.name or "" for c in rubric or () if "pattern" in c.tags]
+    v, gate_aggs = _gates(v, gates)
+    if groups:
+        group_of = {c.name: c.group for c in rubric or ()}
+        v = v.with_columns(
+            pl.col("criterion").replace_strict(group_of, default=None, return_dtype=pl.String).alias("__group")
+        )
+    per_id = _per_submission(v, [*_pattern_aggs(patterns), *gate_aggs, *criterion_aggs(groups)])
+    per_id = per_id.with_columns(_error(rubric, on_error).alias("error"))
+    if groups:
+        per_id = group_scores(per_id, groups)
+    out, group_cols = _scores(per_id, groups, normalize=normalize, cannot_assess=cannot_assess, gates=bool(gates))
+    cols = ["id", "score", "raw_score", "cannot_assess_count", "error_count", "error", *group_cols]
+    cols += ["pattern_hits"] if patterns else []
+    if gates:
+        out = out.with_columns(_disqualified().alias("disqualified"))
+        cols.append("disqualified")
+    if length_penalty is not None:
+        out = _penalised(out, _lengths_frame(lengths, id_dtype, length_penalty), length_penalty, normalize)
+        cols.append("length_penalty")
+    cuts = _resolve_thresholds(thresholds, rubric)
+    if cuts:
+        out = out.with_columns(_decision(cuts, rubric, bool(gates)).alias("decision"))
+        cols.append("decision")
+    return out.select(cols)
 
+
+def _check(*, cannot_assess: str, on_error: str, partial_credit: float, value: str) -> None:
+    if cannot_assess not in CANNOT_ASSESS_STRATEGIES:
+        raise ValueError(f"cannot_assess must be one of {CANNOT_ASSESS_STRATEGIES}, got {cannot_assess!r}")
+    if on_error not in ("null", "skip", "worst"):
+        raise ValueError(f"on_error must be 'null', 'skip' or 'worst', got {on_error!r}")
+    if not 0.0 <= partial_credit <= 1.0:
+        raise ValueError(f"partial_credit must be in [0, 1], got {partial_credit}")
+    if value not in ("label", "expected"):
+        raise ValueError(f"value must be 'label' or 'expected', got {value!r}")
+
+
+def _contributions(v: pl.DataFrame, cannot_assess: str, partial_credit: float, on_error: str) -> pl.DataFrame:
+    """``v`` with each row's part in the score: ``__keep`` (counts in the sums), ``__c``
+    (contribution ``c_i``), ``__u`` (credit ``u_i``), ``__na`` (unassessed) and ``__err``."""
     w = pl.col("weight")
     is_err = pl.col("error").is_not_null()
     inapplicable = ~is_err & (pl.col("verdict") == NOT_APPLICABLE).fill_null(False)
     is_na = ~is_err & pl.col("value").is_null() & ~inapplicable
     is_ok = ~is_err & pl.col("value").is_not_null()
-
-    if cannot_assess == "skip":
-        na_keep, na_c = pl.lit(False), pl.lit(0.0)
-    elif cannot_assess == "zero":
-        na_keep, na_c = pl.lit(True), pl.lit(0.0)
-    elif cannot_assess == "partial":
-        na_keep, na_c = pl.lit(True), pl.when(w > 0).then(partial_credit * w).otherwise(0.0)
-    elif cannot_assess == "worst":
-        na_keep, na_c = pl.lit(True), pl.col("worst_value") * w
-    else:  # fail: the score becomes 0; the criterion adds nothing to the sums
-        na_keep, na_c = pl.lit(False), pl.lit(0.0)
-    if on_error == "worst":
-        err_keep, err_c = pl.lit(True), pl.col("worst_value") * w
-    else:
-        err_keep, err_c = pl.lit(False), pl.lit(0.0)
-
+    na_keep, na_c = {
+        "skip": (pl.lit(False), pl.lit(0.0)),
+        "zero": (pl.lit(True), pl.lit(0.0)),
+        "partial": (pl.lit(True), pl.when(w > 0).then(partial_credit * w).otherwise(0.0)),
+        "worst": (pl.lit(True), pl.col("worst_value") * w),
+        "fail": (pl.lit(False), pl.lit(0.0)),  # the score becomes 0; the criterion adds nothing to the sums
+    }[cannot_assess]
+    err_keep, err_c = (pl.lit(True), pl.col("worst_value") * w) if on_error == "worst" else (pl.lit(False), pl.lit(0.0))
     keep = pl.when(is_ok).then(True).when(is_na).then(na_keep).when(inapplicable).then(False).otherwise(err_keep)
     contrib = pl.when(is_ok).then(pl.col("value") * w).when(is_na).then(na_c).otherwise(err_c)
     v = v.with_columns(keep.alias("__keep"), contrib.alias("__c"), is_na.alias("__na"), is_err.alias("__err"))
+    credit = pl.when(w > 0).then(pl.col("__c") / w).when(w < 0).then(1.0 + pl.col("__c") / w.abs())
+    return v.with_columns(credit.alias("__u"))
 
-    groups = rubric.groups if rubric is not None else ()
-    gates = [c for c in rubric if c.disqualifier or c.required] if rubric is not None else []
-    extra_aggs: list[pl.Expr] = []
-    if groups:
-        v = v.with_columns(
-            pl.col("criterion")
-            .replace_strict(
-                {c.name: c.group for c in rubric or ()},
-                default=None,
-                return_dtype=pl.String,
-            )
-            .alias("__group"),
-            pl.when(w > 0).then(pl.col("__c") / w).when(w < 0).then(1.0 + pl.col("__c") / w.abs()).alias("__u"),
-        )
-        for g in groups:
-            extra_aggs.append(_group_expr(g).alias(f"__g:{g.name}"))
-            if g.aggregation == "weighted_sum":
-                member = (pl.col("__group") == g.name) & pl.col("__keep")
-                extra_aggs.append(
-                    pl.when(member.any()).then(pl.col("__c").filter(member).sum()).alias(f"__raw:{g.name}")
-                )
-    patterns = [c.name for c in rubric or () if "pattern" in c.tags]
-    if patterns:  # informational pattern criteria (rubrify's pattern library): which ones matched
-        hit = pl.col("criterion").is_in(patterns) & (pl.col("verdict") == "MET")
-        extra_aggs.append(pl.col("criterion").filter(hit).alias("pattern_hits"))
-    if gates:
-        cap = {c.name: (c.cap or 0.0) for c in gates}
-        dq = [c.name for c in gates if c.disqualifier]
-        floor = {c.name: c.floor_value for c in gates if c.required}
-        hit = is_ok & (
-            (pl.col("criterion").is_in(dq) & (pl.col("value") >= 1.0 - 1e-12))
-            | (
-                pl.col("criterion").is_in(list(floor))
-                & (
-                    pl.col("value")
-                    <= pl.col("criterion").replace_strict(floor, default=None, return_dtype=pl.Float64) + 1e-12
-                )
-            )
-        )
-        v = v.with_columns(
-            hit.fill_null(False).alias("__hit"),
-            pl.col("criterion").replace_strict(cap, default=None, return_dtype=pl.Float64).alias("__cap"),
-        )
-        extra_aggs += [
-            pl.col("__cap").filter("__hit").min().alias("__capped"),
-            pl.col("criterion").filter("__hit").str.join(", ").alias("__dq"),
-        ]
 
-    per_id = v.group_by("id", maintain_order=True).agg(
-        *extra_aggs,
+def _pattern_aggs(patterns: list[str]) -> list[pl.Expr]:
+    """Informational pattern criteria (rubrify's pattern library): which ones matched."""
+    if not patterns:
+        return []
+    hit = pl.col("criterion").is_in(patterns) & (pl.col("verdict") == "MET")
+    return [pl.col("criterion").filter(hit).alias("pattern_hits")]
+
+
+def _gates(v: pl.DataFrame, gates: list[Any]) -> tuple[pl.DataFrame, list[pl.Expr]]:
+    """Disqualifiers and required criteria: which are hit (``__hit``), and the per-submission
+    cap (``__capped``, the lowest) and names (``__dq``) to aggregate."""
+    if not gates:
+        return v, []
+    cap = {c.name: (c.cap or 0.0) for c in gates}
+    dq = [c.name for c in gates if c.disqualifier]
+    floor = {c.name: c.floor_value for c in gates if c.required}
+    floor_of = pl.col("criterion").replace_strict(floor, default=None, return_dtype=pl.Float64)
+    met_dq = pl.col("criterion").is_in(dq) & (pl.col("value") >= 1.0 - 1e-12)
+    at_floor = pl.col("criterion").is_in(list(floor)) & (pl.col("value") <= floor_of + 1e-12)
+    hit = pl.col("error").is_null() & pl.col("value").is_not_null() & (met_dq | at_floor)
+    v = v.with_columns(
+        hit.fill_null(False).alias("__hit"),
+        pl.col("criterion").replace_strict(cap, default=None, return_dtype=pl.Float64).alias("__cap"),
+    )
+    return v, [
+        pl.col("__cap").filter("__hit").min().alias("__capped"),
+        pl.col("criterion").filter("__hit").str.join(", ").alias("__dq"),
+    ]
+
+
+def _per_submission(v: pl.DataFrame, extra: list[pl.Expr]) -> pl.DataFrame:
+    """One row per submission, in order of first appearance, with the sums of the formulas."""
+    w = pl.col("weight")
+    return v.group_by("id", maintain_order=True).agg(
+        *extra,
         pl.col("__c").filter("__keep").sum().alias("S"),
         w.filter(pl.col("__keep") & (w > 0)).sum().alias("P"),
         (-w).filter(pl.col("__keep") & (w <= 0)).sum().alias("N"),
@@ -271,99 +286,93 @@ def score(
         pl.col("__err").sum().cast(pl.Int64).alias("error_count"),
         pl.format("{}: {}", pl.col("criterion"), pl.col("error")).filter("__err").str.join("; ").alias("__errmsg"),
         pl.col("criterion").alias("__crits"),
+        pl.col("criterion").is_in([HOLISTIC]).any().alias("__holistic"),
     )
 
-    # Every rubric criterion must have a verdict (holistic rows stand for the whole rubric).
+
+def _error(rubric: Rubric | None, on_error: str) -> pl.Expr:
+    """Why a submission has no score: a rubric criterion without a verdict (holistic rows stand
+    for the whole rubric), or, with ``on_error="null"``, a failed judge call."""
     missing_msg = pl.lit(None, dtype=pl.String)
     if rubric is not None:
-        names = list(rubric.names)
-        per_id = per_id.with_columns(
-            pl.col("__crits").list.contains(HOLISTIC).alias("__holistic"),
-            pl.lit(names, dtype=pl.List(pl.String)).list.set_difference(pl.col("__crits")).alias("__missing"),
-        )
+        missing = pl.lit(list(rubric.names), dtype=pl.List(pl.String)).list.set_difference(pl.col("__crits"))
         missing_msg = (
-            pl.when(~pl.col("__holistic") & (pl.col("__missing").list.len() > 0))
-            .then(pl.format("missing verdict(s) for criteria: {}", pl.col("__missing").list.join(", ")))
+            pl.when(~pl.col("__holistic") & (missing.list.len() > 0))
+            .then(pl.format("missing verdict(s) for criteria: {}", missing.list.join(", ")))
             .otherwise(None)
         )
     errored = pl.col("error_count") > 0 if on_error == "null" else pl.lit(False)
-    error_msg = (
+    return (
         pl.when(missing_msg.is_not_null())
         .then(missing_msg)
         .when(errored)
         .then(pl.format("judge error on {}", pl.col("__errmsg")))
         .otherwise(None)
     )
-    per_id = per_id.with_columns(error_msg.alias("error"))
 
-    S, P, N = pl.col("S"), pl.col("P"), pl.col("N")
-    normalised = _normalised(S, P, N)
+
+def _scores(
+    per_id: pl.DataFrame, groups: tuple[Any, ...], *, normalize: bool, cannot_assess: str, gates: bool
+) -> tuple[pl.DataFrame, list[str]]:
+    """``score`` and ``raw_score`` (null when undefined), and the groups' sub-score columns."""
+    S = pl.col("S")
     undefined = pl.col("error").is_not_null() | (pl.col("n_kept") == 0)
+    normalised_score = normalised(S, pl.col("P"), pl.col("N"))
     group_cols: list[str] = []
-    if groups:
-        per_id = _parent_groups(per_id, groups)
-        roots = [g for g in groups if g.parent is None]
-        grouped = _weighted([pl.col(f"__g:{g.name}") for g in roots], [g.weight for g in roots])
-        gs = [pl.col(f"__g:{g.name}") for g in groups]
-        if rubric is not None and "__holistic" in per_id.columns:
-            grouped = pl.when(pl.col("__holistic")).then(normalised).otherwise(grouped)
-        normalised = grouped
+    if groups:  # holistic rows stand for the whole rubric: their score is the plain formula's
+        normalised_score = pl.when(pl.col("__holistic")).then(normalised_score).otherwise(pl.col("__g:__grouped"))
+        raws = [g.name for g in groups if g.aggregation == "weighted_sum"]
         per_id = per_id.with_columns(
-            [
-                pl.when(undefined).then(None).otherwise(x).alias(f"score:{g.name}")
-                for x, g in zip(gs, groups, strict=False)
-            ]
+            *(
+                pl.when(undefined).then(None).otherwise(pl.col(f"__g:{g.name}")).alias(f"score:{g.name}")
+                for g in groups
+            ),
+            *(pl.when(undefined).then(None).otherwise(pl.col(f"__raw:{n}")).alias(f"raw:{n}") for n in raws),
         )
-        raws = [g for g in groups if g.aggregation == "weighted_sum"]
-        per_id = per_id.with_columns(
-            pl.when(undefined).then(None).otherwise(pl.col(f"__raw:{g.name}")).alias(f"raw:{g.name}") for g in raws
-        )
-        group_cols = [f"score:{g.name}" for g in groups] + [f"raw:{g.name}" for g in raws]
-    base = normalised if normalize else S
+        group_cols = [f"score:{g.name}" for g in groups] + [f"raw:{n}" for n in raws]
+    base = normalised_score if normalize else S
     if cannot_assess == "fail":
         base = pl.when(pl.col("cannot_assess_count") > 0).then(0.0).otherwise(base)
     if gates:
-        ceiling = pl.col("__capped") if normalize else pl.col("__capped") * P
+        ceiling = pl.col("__capped") if normalize else pl.col("__capped") * pl.col("P")
         base = pl.when(pl.col("__capped").is_not_null()).then(pl.min_horizontal(base, ceiling)).otherwise(base)
     out = per_id.with_columns(
         pl.when(undefined).then(None).otherwise(base).cast(pl.Float64).alias("score"),
         pl.when(undefined).then(None).otherwise(S).cast(pl.Float64).alias("raw_score"),
     )
+    return out, group_cols
 
-    cols = ["id", "score", "raw_score", "cannot_assess_count", "error_count", "error", *group_cols]
-    cols += ["pattern_hits"] if patterns else []
-    if gates:
-        out = out.with_columns(
-            pl.when(pl.col("__dq").str.len_chars() > 0)
-            .then(pl.format("capped at {} by {}", pl.col("__capped").round(3).cast(pl.String), pl.col("__dq")))
-            .otherwise(None)
-            .alias("disqualified")
-        )
-        cols.append("disqualified")
-    if length_penalty is not None:
-        lens = _lengths_frame(lengths, id_dtype, length_penalty)
-        out = out.join(lens, on="id", how="left", maintain_order="left")
-        if out["length"].null_count():
-            bad = out.filter(pl.col("length").is_null())["id"].head(3).to_list()
-            raise ValueError(f"lengths: no length for submission id(s) {bad}")
-        pen = length_penalty.expr(pl.col("length"))
-        adjusted = pl.col("score") - pen
-        out = out.with_columns(
-            pen.alias("length_penalty"),
-            (adjusted.clip(lower_bound=0.0) if normalize else adjusted).alias("score"),
-        )
-        cols.append("length_penalty")
-    cuts = _resolve_thresholds(thresholds, rubric)
-    if cuts:
-        decision = pl.lit(None, dtype=pl.String)
-        for t in reversed(cuts):
-            decision = pl.when(pl.col("score") >= t.min).then(pl.lit(t.label)).otherwise(decision)
-        rejected = rubric.disqualified_decision if rubric is not None else None
-        if gates and rejected is not None:  # a capped submission is rejected, whatever its capped score
-            decision = pl.when(pl.col("__capped").is_not_null()).then(pl.lit(rejected)).otherwise(decision)
-        out = out.with_columns(decision.alias("decision"))
-        cols.append("decision")
-    return out.select(cols)
+
+def _disqualified() -> pl.Expr:
+    return (
+        pl.when(pl.col("__dq").str.len_chars() > 0)
+        .then(pl.format("capped at {} by {}", pl.col("__capped").round(3).cast(pl.String), pl.col("__dq")))
+        .otherwise(None)
+    )
+
+
+def _penalised(out: pl.DataFrame, lens: pl.DataFrame, penalty: LengthPenalty, normalize: bool) -> pl.DataFrame:
+    out = out.join(lens, on="id", how="left", maintain_order="left")
+    if out["length"].null_count():
+        bad = out.filter(pl.col("length").is_null())["id"].head(3).to_list()
+        raise ValueError(f"lengths: no length for submission id(s) {bad}")
+    pen = penalty.expr(pl.col("length"))
+    adjusted = pl.col("score") - pen
+    return out.with_columns(
+        pen.alias("length_penalty"), (adjusted.clip(lower_bound=0.0) if normalize else adjusted).alias("score")
+    )
+
+
+def _decision(cuts: tuple[Any, ...], rubric: Rubric | None, gates: bool) -> pl.Expr:
+    """The first cut-off the score reaches, highest first; a capped submission's is the
+    rubric's ``disqualified_decision`` when it has one."""
+    decision = pl.lit(None, dtype=pl.String)
+    for t in reversed(cuts):
+        decision = pl.when(pl.col("score") >= t.min).then(pl.lit(t.label)).otherwise(decision)
+    rejected = rubric.disqualified_decision if rubric is not None else None
+    if gates and rejected is not None:
+        decision = pl.when(pl.col("__capped").is_not_null()).then(pl.lit(rejected)).otherwise(decision)
+    return decision
 
 
 def _expected_values(v: pl.DataFrame, rubric: Rubric | None) -> pl.DataFrame:
@@ -390,63 +399,6 @@ def _expected_values(v: pl.DataFrame, rubric: Rubric | None) -> pl.DataFrame:
     return out.with_columns(
         pl.when(ev.is_not_null() & ev.is_finite()).then(ev).otherwise(pl.col("value")).alias("value")
     ).drop("__i", "__ev")
-
-
-def _normalised(S: pl.Expr, P: pl.Expr, N: pl.Expr) -> pl.Expr:
-    return pl.when(P > 0).then((S / P).clip(0.0, 1.0)).when(N > 0).then((1.0 + S / N).clip(0.0, 1.0)).otherwise(0.0)
-
-
-def _weighted(scores: list[pl.Expr], weights: list[float]) -> pl.Expr:
-    """``sum_k W_k s_k / sum_k W_k`` over the non-null ``s_k`` (null when none has weight)."""
-    num = pl.sum_horizontal([s.fill_null(0.0) * w for s, w in zip(scores, weights, strict=True)])
-    den = pl.sum_horizontal(
-        [pl.when(s.is_not_null()).then(w).otherwise(0.0) for s, w in zip(scores, weights, strict=True)]
-    )
-    return pl.when(den > 0).then(num / den).otherwise(None)
-
-
-def _parent_groups(per_id: pl.DataFrame, groups: tuple[Any, ...]) -> pl.DataFrame:
-    """Sub-scores of groups whose members are groups, children before parents (module docstring)."""
-    for g in children_first(groups):
-        kids = [k for k in groups if k.parent is not None and normalize_label(k.parent) == normalize_label(g.name)]
-        if not kids:
-            continue
-        s = [pl.col(f"__g:{k.name}") for k in kids]
-        full = [x >= 1.0 - 1e-12 for x in s]
-        scored = pl.any_horizontal([x.is_not_null() for x in s])
-        if g.aggregation == "weighted_sum":
-            raw = pl.sum_horizontal([x.fill_null(0.0) * k.weight for x, k in zip(s, kids, strict=True)])
-            per_id = per_id.with_columns(pl.when(scored).then(raw).alias(f"__raw:{g.name}"))
-        agg = {
-            "weighted_mean": _weighted(s, [k.weight for k in kids]),
-            "weighted_sum": _weighted(s, [k.weight for k in kids]),
-            "min": pl.min_horizontal(s),
-            "max": pl.max_horizontal(s),
-            "all": pl.when(scored).then(pl.all_horizontal(full).cast(pl.Float64)),
-            "any": pl.when(scored).then(pl.any_horizontal(full).cast(pl.Float64)),
-        }[g.aggregation]
-        per_id = per_id.with_columns(agg.alias(f"__g:{g.name}"))
-    return per_id
-
-
-def _group_expr(g: Any) -> pl.Expr:
-    """Sub-score of group ``g`` over its kept members with a non-zero weight."""
-    member = (pl.col("__group") == g.name) & pl.col("__keep") & (pl.col("weight") != 0)
-    u = pl.col("__u").filter(member)
-    if g.aggregation in ("weighted_mean", "weighted_sum"):
-        w = pl.col("weight")
-        S = pl.col("__c").filter(member).sum()
-        P = w.filter(member & (w > 0)).sum()
-        N = (-w).filter(member & (w < 0)).sum()
-        return pl.when(member.any()).then(_normalised(S, P, N)).otherwise(None)
-    if g.aggregation == "min":
-        return u.min()
-    if g.aggregation == "max":
-        return u.max()
-    full = u >= 1.0 - 1e-12
-    if g.aggregation == "all":
-        return pl.when(member.any()).then(full.all().cast(pl.Float64)).otherwise(None)
-    return pl.when(member.any()).then(full.any().cast(pl.Float64)).otherwise(None)
 
 
 def _resolve_thresholds(thresholds: Any, rubric: Rubric | None) -> tuple[Any, ...]:

@@ -459,3 +459,35 @@ def test_a_cycle_of_parent_groups_is_refused() -> None:
     groups = [{"name": "leaf", "parent": "x"}, {"name": "x", "parent": "y"}, {"name": "y", "parent": "x"}]
     with pytest.raises(ValueError, match="cycle"):
         Rubric.from_dict({"criteria": crit, "groups": groups})
+
+
+@pytest.mark.parametrize("agg", ["weighted_mean", "weighted_sum", "min", "max", "all", "any"])
+def test_one_aggregation_for_criteria_and_for_child_groups(agg: str) -> None:
+    """A group of criteria and a group of one-criterion child groups with the same weights give
+    the same sub-score: one aggregation serves both levels (rubric.group_scores)."""
+    verdicts = ["MET", "UNMET", "MET", "CANNOT_ASSESS"]
+    weights = [3, 1, 2, 1]
+    flat = Rubric.from_dict(
+        {
+            "criteria": [
+                {"name": n, "weight": w, "requirement": n, "group": "g"} for n, w in zip("abcd", weights, strict=True)
+            ],
+            "groups": [{"name": "g", "aggregation": agg}],
+        }
+    )
+    nested = Rubric.from_dict(
+        {
+            "criteria": [{"name": n, "weight": 1, "requirement": n, "group": f"k{n}"} for n in "abcd"],
+            "groups": [
+                *({"name": f"k{n}", "weight": w, "parent": "g"} for n, w in zip("abcd", weights, strict=True)),
+                {"name": "g", "aggregation": agg},
+            ],
+        }
+    )
+    v = pl.DataFrame({"id": [1] * 4, "criterion": list("abcd"), "verdict": verdicts})
+    a, b = rt.score(v, flat).row(0, named=True), rt.score(v, nested).row(0, named=True)
+    assert a["score:g"] == pytest.approx(b["score:g"]) and a["score"] == pytest.approx(b["score"])
+    # an unassessed child (kd: its only criterion is CANNOT_ASSESS) is left out, as its criterion is
+    assert b["score:kd"] is None
+    if agg == "weighted_sum":
+        assert a["raw:g"] == pytest.approx(b["raw:g"]) == 5.0

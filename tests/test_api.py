@@ -58,6 +58,11 @@ def test_grade_signature_lists_every_option_with_its_default() -> None:
             assert params[name].kind is inspect.Parameter.KEYWORD_ONLY, (fn.__name__, name)
             assert params[name].default == default, (fn.__name__, name, params[name].default, default)
         assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()), fn
+    ray = inspect.signature(rt.ray.grade).parameters  # Ray: its own cache per node, Ray Data's progress
+    for name, default in defaults.items():  # and an id column it needs (no stable row numbers)
+        if name not in ("model", "cache", "progress", "id_column"):
+            assert ray[name].default == default and ray[name].kind is inspect.Parameter.KEYWORD_ONLY, name
+    assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in ray.values())
     grade = inspect.signature(rt.grade).parameters
     assert grade["column"].default == "submission" and grade["cache"].default is True
     assert {"batch", "batch_dir", "poll_interval"} <= set(grade) and "output" not in grade

@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 
 from rubrictools.calibration.fitting import Examples, examples, fit, fit_examples
-from rubrictools.calibration.model import Calibrator, all_numeric, codes, dist_frame, targets
+from rubrictools.calibration.model import Calibrator, Model, all_numeric, codes, dist_frame, targets
 from rubrictools.deprecation import adapted, renamed
 from rubrictools.human_agreement import agreement
 from rubrictools.metrics.errors import rmse as _rmse
@@ -93,6 +93,12 @@ def _folds(ex: Examples, rows: np.ndarray, folds: int, seed: int) -> np.ndarray:
 _PENALTIES = ("l2", "l2_rater", "anchor", "max_iter")
 
 
+def _fit_settings(**given: Any) -> dict[str, Any]:
+    """The :func:`fit` settings given (None: fit's default; the default ``model`` is not a
+    setting given, so a grid may still search it)."""
+    return {k: v for k, v in given.items() if v is not None and not (k == "model" and v == "multinomial")}
+
+
 def _settings(fit_kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``fit_kwargs`` split into what shapes the examples (``features``, ``model``) and the
     penalties of each fit."""
@@ -169,7 +175,12 @@ def tune(
     per_rater: bool = True,
     init: Calibrator | None = None,
     progress: bool = True,
-    **fit_kwargs: Any,
+    features: list[str] | None = None,
+    model: Model = "multinomial",
+    l2: float | None = None,
+    l2_rater: float | None = None,
+    anchor: float | None = None,
+    max_iter: int | None = None,
 ) -> tuple[dict[str, float], pl.DataFrame]:
     """Choose :func:`fit` settings by K-fold cross-validation (by submission) over a grid.
 
@@ -181,7 +192,8 @@ def tune(
     ``log_loss``, ``n`` and ``best``. ``init`` fine-tunes from a fitted calibrator, as in
     :func:`fit`. :func:`cross_validate` with ``tune=True`` runs this inside each training
     fold, so its figures stay held out. ``progress`` shows a progress bar (one step per fold
-    of each combination).
+    of each combination). ``features``, ``model``, ``l2``, ``l2_rater``, ``anchor`` and
+    ``max_iter`` are fixed :func:`fit` settings (None: fit's default, or the grid's values).
 
     >>> import polars as pl
     >>> d = pl.DataFrame({"id": [i for i in range(8) for _ in "12"], "criterion": "q", "label": ["1", "2"] * 8,
@@ -191,6 +203,9 @@ def tune(
     >>> best, scores["best"].to_list()
     ({'l2': 0.001}, [True, False])
     """
+    fit_kwargs = _fit_settings(
+        features=features, model=model, l2=l2, l2_rater=l2_rater, anchor=anchor, max_iter=max_iter
+    )
     values = {k: tuple(v) for k, v in (grid or DEFAULT_GRID).items()}
     if not values or any(len(v) == 0 for v in values.values()):
         raise ValueError("grid must map fit() keywords to non-empty lists of values")
@@ -242,7 +257,12 @@ def cross_validate(
     tune: bool | dict[str, Sequence[float]] = False,
     tune_folds: int = 5,
     progress: bool = True,
-    **fit_kwargs: Any,
+    features: list[str] | None = None,
+    model: Model = "multinomial",
+    l2: float | None = None,
+    l2_rater: float | None = None,
+    anchor: float | None = None,
+    max_iter: int | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """K-fold cross-validation by submission, next to the uncalibrated baselines.
 
@@ -258,8 +278,12 @@ def cross_validate(
     (``known_rater``: the rater had labels in the training folds, otherwise the
     average-rater prediction is used; ``p_true``: the calibrated probability of the human's
     label), plus the chosen settings when tuned. ``progress`` shows a progress bar, one step
-    per outer fold.
+    per outer fold. ``features``, ``model``, ``l2``, ``l2_rater``, ``anchor`` and ``max_iter``
+    are fixed :func:`fit` settings (None: fit's default).
     """
+    fit_kwargs = _fit_settings(
+        features=features, model=model, l2=l2, l2_rater=l2_rater, anchor=anchor, max_iter=max_iter
+    )
     d = dist_frame(distributions)
     t = targets(human, target, d["id"].unique().to_list())
     _require_numeric(t["label"].unique().to_list(), target)

@@ -34,18 +34,30 @@ import asyncio
 import math
 import shutil
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from rubrictools.conversations import ConversationPart
+from rubrictools.deprecation import adapted
 from rubrictools.frames import to_polars
 from rubrictools.grading.inputs import resolve_judges
 from rubrictools.grading.live import grade_frame
-from rubrictools.grading.options import GradeOptions, moved_judge_settings
+from rubrictools.grading.options import (
+    CriterionContext,
+    GradeOptions,
+    GradePart,
+    Mode,
+    OnNull,
+    OnUnsupported,
+    moved_judge_settings,
+)
 from rubrictools.grading.streaming import scan_source
 from rubrictools.judge.cache import default_cache_path
 from rubrictools.judge.config import Judge
+from rubrictools.judge.constraints import OutputConstraint
 from rubrictools.rubric import Rubric
 
 __all__ = ["ConcurrencyLimiter", "grade", "make_limiter"]
@@ -153,6 +165,7 @@ class Grader:
                 ray.get(self.limiter.release.remote(granted))
 
 
+@adapted(moved_judge_settings)
 def grade(
     ds: Any,
     rubric: Any = None,
@@ -169,7 +182,28 @@ def grade(
     partition_by: list[str] | None = None,
     overwrite: bool = False,
     limiter: Any = None,
-    **grade_kwargs: Any,
+    query_column: str | None = None,
+    reference_column: str | None = None,
+    rubric_column: str | None = None,
+    image_column: str | None = None,
+    mode: Mode = "per_criterion",
+    aggregate: str = "majority",
+    examples: Any = None,
+    max_examples: int = 3,
+    shuffle_options: bool = False,
+    seed: int = 0,
+    grade_part: GradePart = "output",
+    on_null: OnNull = "raise",
+    thinking_markers: bool = False,
+    conversation_part: ConversationPart = "last_assistant",
+    max_cost_usd: float | None = None,
+    distribution: bool = False,
+    distribution_samples: int = 10,
+    evidence: bool | None = None,
+    criterion_context: CriterionContext = "focused",
+    confidence: bool = False,
+    output_constraints: Sequence[OutputConstraint] = (),
+    on_unsupported: OnUnsupported = "flag",
 ) -> pl.LazyFrame:
     """Grade a Ray Dataset (or parquet path/glob, or polars DataFrame) into parquet verdicts.
 
@@ -178,9 +212,15 @@ def grade(
     ds
         ``ray.data.Dataset``, a parquet file/directory/glob (read with ``ray.data.read_parquet``)
         or a polars/pandas DataFrame.
-    rubric, model, column, **grade_kwargs
-        As for :func:`rubrictools.grade` (``mode``, ``evidence``, ``distribution``, ... ;
-        ``rubric_column`` too); the judge's settings go on :class:`rubrictools.Judge`.
+    rubric, model, column
+        As for :func:`rubrictools.grade`; the judge's settings go on :class:`rubrictools.Judge`.
+    query_column, reference_column, rubric_column, image_column, mode, aggregate, examples, max_examples
+        As for :func:`rubrictools.grade`.
+    shuffle_options, seed, grade_part, on_null, thinking_markers, conversation_part, max_cost_usd
+        As for :func:`rubrictools.grade` (``max_cost_usd`` is per grader actor).
+    distribution, distribution_samples, evidence, criterion_context, confidence, output_constraints, on_unsupported
+        As for :func:`rubrictools.grade`. Ray Data shows its own progress; provider batch jobs
+        are :func:`rubrictools.submit_batch`'s.
     output
         Directory of the parquet verdict files. Must be empty unless ``overwrite=True``
         (resume an interrupted run by re-running with ``overwrite=True``: the caches answer
@@ -209,12 +249,8 @@ def grade(
 
     if concurrency < 1 or num_workers < 1 or batch_size < 1:
         raise ValueError("concurrency, num_workers and batch_size must be >= 1")
-    if grade_kwargs.pop("batch", False):
-        raise ValueError("rt.ray.grade grades live; for provider batch jobs use rt.submit_batch")
-    grade_kwargs.pop("progress", None)  # Ray Data shows its own progress
-    _, grade_kwargs = moved_judge_settings("ray.grade", (), {"model": model, **grade_kwargs})
-    opts = GradeOptions(column=column, id_column=id_column, progress=False, **grade_kwargs)
-    opts = opts.replace(model=resolve_judges(opts.model))
+    given = {k: v for k, v in locals().items() if k not in ("cache", "model")}  # cache: one per node, below
+    opts = GradeOptions.pick({**given, "progress": False}).replace(model=resolve_judges(model))
     if rubric is not None and not isinstance(rubric, Rubric):
         rubric = Rubric.from_dict(rubric)
     if not ray.is_initialized():

@@ -7,23 +7,50 @@ be driven programmatically (``widget.next_button.click()``) and tested headless.
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rubrictools.widgets.adjudication import CalibrationWidget
 from rubrictools.widgets.explorer import VerdictExplorer
 from rubrictools.widgets.labelling import LabelWidget
 
+if TYPE_CHECKING:  # pragma: no cover
+    from rubrictools.rubric import Rubric
+
 __all__ = ["CalibrationWidget", "LabelWidget", "VerdictExplorer", "calibrate", "explore", "label"]
 
 
-def calibrate(verdicts: Any, human: Any, rubric: Any = None, **kwargs: Any) -> CalibrationWidget:
+def calibrate(
+    verdicts: Any,
+    human: Any,
+    rubric: Rubric | None = None,
+    *,
+    submissions: Any = None,
+    column: str = "submission",
+    metric: str = "cohen_kappa",
+    chart: bool = True,
+) -> CalibrationWidget:
     """Review judge/human disagreements one at a time; see :class:`CalibrationWidget`."""
-    return CalibrationWidget(verdicts, human, rubric, **kwargs)
+    return CalibrationWidget(
+        verdicts, human, rubric, submissions=submissions, column=column, metric=metric, chart=chart
+    )
 
 
-def label(df: Any, rubric: Any, **kwargs: Any) -> LabelWidget:
+def label(
+    df: Any,
+    rubric: Rubric,
+    *,
+    column: str = "submission",
+    id_column: str = "id",
+    rater: str = "me",
+    path: str | Path | None = None,
+    criteria: list[str] | None = None,
+    queue: Any = None,
+) -> LabelWidget:
     """Collect human labels per criterion; see :class:`LabelWidget`."""
-    return LabelWidget(df, rubric, **kwargs)
+    return LabelWidget(
+        df, rubric, column=column, id_column=id_column, rater=rater, path=path, criteria=criteria, queue=queue
+    )
 
 
 def explore(

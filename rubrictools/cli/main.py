@@ -63,8 +63,25 @@ def read_table(path: str | Path) -> pl.DataFrame:
     if suffix == ".json":
         return pl.read_json(p)
     if suffix not in _READERS:
-        raise UsageError(f"{p}: unknown table format {suffix!r} (use .parquet, .csv, .jsonl, .ndjson or .json)")
+        raise UsageError(f"{p}: unknown table format {suffix!r} (use {', '.join(_WRITABLE)})")
     return _READERS[suffix](p)
+
+
+_WRITABLE = (".parquet", ".csv", ".jsonl", ".ndjson", ".json")
+
+
+def check_output(path: str | Path | None) -> None:
+    """Refuse an output the table could not be written to, before any call is paid for: an
+    unknown format, or a folder that does not exist."""
+    if path is None:
+        return
+    p = Path(path)
+    if p.suffix.lower() not in _WRITABLE:
+        raise UsageError(f"{p}: unknown table format {p.suffix.lower()!r} (use {', '.join(_WRITABLE)})")
+    if not p.parent.is_dir():
+        raise UsageError(f"{p}: the folder {str(p.parent)!r} does not exist")
+    if p.is_dir():
+        raise UsageError(f"{p}: is a folder; give a file name")
 
 
 def write_table(df: pl.DataFrame, path: str | Path | None) -> None:
@@ -93,7 +110,7 @@ def write_table(df: pl.DataFrame, path: str | Path | None) -> None:
     elif suffix == ".json":
         df.write_json(p)
     else:
-        raise UsageError(f"{p}: unknown table format {suffix!r} (use .parquet, .csv, .jsonl, .ndjson or .json)")
+        raise UsageError(f"{p}: unknown table format {suffix!r} (use {', '.join(_WRITABLE)})")
 
 
 def _json(value: Any) -> str:
@@ -236,7 +253,7 @@ def _grade_parser(sub: Any) -> None:
     g.add_argument("input", help="submissions table (.parquet, .csv, .jsonl, .json)")
     g.add_argument("--rubric", required=True, help="rubric file (.yaml or .json)")
     g.add_argument("--model", required=True, help="litellm model, e.g. openai/gpt-4.1-mini, or rubrictools/scripted")
-    g.add_argument("--column", default="submission", help="submission column (default: submission)")
+    g.add_argument("--column", default="submission", help="submission column")
     g.add_argument("--id-column", help="id column (default: row number)")
     g.add_argument("--query-column", help="prompt column shown to the judge")
     g.add_argument("--reference-column", help="reference answer column shown to the judge")
@@ -330,6 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args = parser().parse_args(argv)
     try:
+        check_output(getattr(args, "output", None))  # every command: before any work or call
         code: int = args.run(args)
     except (UsageError, ValueError, TypeError, LookupError, pl.exceptions.PolarsError) as e:
         _say(f"rubrictools {args.command}: {e}")

@@ -130,3 +130,28 @@ def test_grouped_mode_confidence_context_and_examples_from_the_command_line(file
     assert "confidence" in json.dumps(schema) and "The rest of the rubric" in bodies[0]["messages"][1]["content"]
     assert "good one" in json.dumps(bodies)  # the few-shot example was shown
     assert "confidence" in pl.read_parquet(files / "v.parquet").columns
+
+
+@pytest.mark.parametrize(
+    ("output", "message"),
+    [("verdicts.xlsx", "unknown table format '.xlsx'"), ("missing-folder/v.csv", "does not exist")],
+)
+def test_an_unwritable_output_is_refused_before_any_call(files: Path, output: str, message: str) -> None:
+    with FakeLLMServer() as srv:
+        args = ["--column", "text", "--model", MODEL, "--api-base", srv.url, "--no-cache", "--no-record"]
+        out = cli(
+            "grade",
+            str(files / "answers.csv"),
+            "--rubric",
+            str(files / "rubric.json"),
+            *args,
+            "-o",
+            str(files / output),
+        )
+        assert srv.hits == 0  # nothing was paid for
+    assert out.returncode == 2 and message in out.stderr
+
+
+def test_help_says_each_default_once() -> None:
+    out = cli("grade", "--help")
+    assert out.returncode == 0 and "(default: submission) (default: submission)" not in out.stdout

@@ -228,3 +228,12 @@ def test_judge_response_format_is_read_as_structured_output() -> None:
         j = rt.Judge(model="openai/m", response_format="text")
     assert j.structured_output == "prompt"
     assert "response_format" not in rt.Judge.model_fields
+
+
+def test_judge_settings_are_checked_alike_for_the_scripted_judge() -> None:
+    df = pl.DataFrame({"submission": ["hello"]})
+    with (
+        pytest.raises(ValueError, match="temperature must be between 0 and 2"),
+        pytest.warns(RubricToolsDeprecationWarning),
+    ):
+        rt.grade(df, RUBRIC, model="rubrictools/scripted", temperature=-2, progress=False, record=False)

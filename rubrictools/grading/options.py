@@ -273,6 +273,8 @@ def moved_judge_settings(
     items = list(model) if isinstance(model, (list, tuple)) else [model]
     if not all(isinstance(m, str) for m in items):
         raise ValueError(f"judge settings {sorted(moved)} go inside the Judge(...) when model= is a Judge")
-    judges = [m if m == "rubrictools/scripted" else Judge(model=m, **moved) for m in items]
+    # every judge's settings are checked alike (a scripted judge has no transport to apply them to)
+    judges = [Judge(model=m, **moved) for m in items]
+    judges = [m if m == "rubrictools/scripted" else j for m, j in zip(items, judges, strict=True)]
     kwargs["model"] = judges if isinstance(model, (list, tuple)) else judges[0]
     return args, kwargs

@@ -78,6 +78,12 @@ _IGNORED_TOP = (
     "surface_policy",
     "output_constraints",
 )
+_TAKEN_BY = {  # rubrify parts that belong to a grading run or a judge, not to the rubric: where they go
+    "role": "pass Judge(role=rt.Role.from_rubrify(spec['role']))",
+    "output_constraints": "pass grade(output_constraints=[rt.OutputConstraint(...)])",
+    "calibration_examples": "pass grade(examples=...), a table of labelled submissions",
+    "meta": "metadata: no rubrictools equivalent",
+}
 _CRITERION_KEYS = {"id", "title", "description", "weight", "scale", "evidence", "genre", "mechanical_rules"}
 DEFAULT_DECISIONS = [  # rubrify's decision labels when a rubric gives none (0-100 scale)
     ("Publish-ready", 0.90),
@@ -252,7 +258,11 @@ def rubrify_spec(source: Any) -> dict[str, Any]:
         raise ValueError("rubrify: expected a non-empty 'criteria' list")
     criteria = [_criterion(c, i) for i, c in enumerate(crits)]
     by_id = {c["name"]: c for c in criteria}
-    skipped = [k for k in data if k in _IGNORED_TOP and data[k] and k not in ("policy", "surface_policy")]
+    skipped = [
+        f"{k} ({_TAKEN_BY.get(k, 'no rubrictools equivalent')})"
+        for k in data
+        if k in _IGNORED_TOP and data[k] and k not in ("policy", "surface_policy")
+    ]
     for k in ("policy", "surface_policy"):
         other = sorted(set(data.get(k) or {}) - {"decision_thresholds"}) if isinstance(data.get(k), Mapping) else []
         if other:
@@ -261,7 +271,7 @@ def rubrify_spec(source: Any) -> dict[str, Any]:
     for raw in crits:  # every criterion field with no rubrictools meaning, by name
         dropped = sorted(k for k, v in raw.items() if k not in _CRITERION_KEYS and v not in (None, "", [], {}))
         if dropped:
-            skipped.append(f"criterion {str(raw.get('id'))!r}: {dropped}")
+            skipped.append(f"criterion {str(raw.get('id'))!r}: {dropped} (no rubrictools equivalent)")
 
     groups: list[dict[str, Any]] = []
     raw_groups = data.get("groups") or []
@@ -325,7 +335,10 @@ def rubrify_spec(source: Any) -> dict[str, Any]:
                 pairs.append((str(b), float(a) / 100.0) if not isinstance(a, str) else (a, float(b) / 100.0))
         thresholds = sorted(pairs, key=lambda p: -p[1])
     if skipped:
-        warnings.warn(f"rubrify: ignored parts with no rubrictools equivalent: {skipped}", stacklevel=user_stacklevel())
+        warnings.warn(
+            f"rubrify: parts the rubric does not carry (each with the option that takes it): {'; '.join(skipped)}",
+            stacklevel=user_stacklevel(),
+        )
     payload: dict[str, Any] = {"criteria": criteria, "thresholds": thresholds or DEFAULT_DECISIONS}
     guidance = _guidelines(data)
     if guidance is not None:

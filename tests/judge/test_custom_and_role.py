@@ -43,7 +43,9 @@ def test_a_grader_receives_the_rendered_prompts_a_model_would(monkeypatch) -> No
     sent = rt.prompts(DF, RUBRIC, model=MODEL)
     assert sorted((s, u) for s, u, _ in judge.seen) == sorted(zip(sent["system"], sent["user"], strict=True))
     assert all(any(json.loads(x) == schema for x in sent["schema"]) for _, _, schema in judge.seen)
-    assert "&lt;submission&gt;BOOM" in judge.seen[-1][1]  # untrusted text arrives escaped
+    # untrusted text arrives escaped (in whichever call completed last: no completion order is assumed)
+    assert any("&lt;submission&gt;BOOM" in user for _, user, _ in judge.seen)
+    assert not any("<submission>BOOM" in user for _, user, _ in judge.seen)
     ok = v.filter(pl.col("id") < 2)
     assert ok["verdict"].to_list() == ["MET", "UNMET", "UNMET", "MET"]
     bad = v.filter(pl.col("id") == 2)

@@ -251,3 +251,19 @@ def test_rubrify_guidance_becomes_guidelines_the_judge_sees():
     )
     p = rt.prompts(pl.DataFrame({"submission": ["An essay."]}), r, model="openai/gpt-4.1-mini")
     assert "- Ignore spelling." in p["user"][0] and "- thesis: the essay's main claim" in p["user"][0]
+
+
+def test_from_rubrify_names_the_option_that_takes_each_run_part():
+    spec = {
+        "criteria": [{"id": "C1", "title": "Clear"}],
+        "role": {"persona": "an editor"},
+        "output_constraints": [{"id": "short", "kind": "word_count", "max": 50}],
+        "calibration_examples": [{"text": "x", "score": 90}],
+    }
+    with pytest.warns(UserWarning) as caught:
+        rt.Rubric.from_rubrify(spec)
+    text = str(caught[0].message)
+    assert "role (pass Judge(role=rt.Role.from_rubrify" in text
+    assert "output_constraints (pass grade(output_constraints=" in text
+    assert "calibration_examples (pass grade(examples=" in text
+    assert "no rubrictools equivalent" not in text

@@ -208,6 +208,12 @@ class RubricTree:
             .otherwise((pl.col("verdict") == MET).cast(pl.Float64))
             .alias("score"),
         )
+        if v.height and got.height == 0:
+            crits = v["criterion"].unique(maintain_order=True).head(5).to_list()
+            raise ValueError(
+                f"no verdict is for a leaf of this tree (the verdicts' criteria {crits}... are not its leaves "
+                f"{leaves['node'].head(5).to_list()}...): were they graded with another rubric than tree.rubric()?"
+            )
         ids = v.select("id").unique(maintain_order=True)
         scores = ids.join(leaves, how="cross").join(got, on=["id", "node"], how="left")
         if on_error == "zero":

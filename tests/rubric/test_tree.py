@@ -126,3 +126,13 @@ def test_a_table_of_several_judges_is_scored_for_the_judge_named() -> None:
     assert tree.score(both, judge="a").filter(pl.col("node") == "a1").height == 1  # one row per node
     ens = both.filter(pl.col("judge") == "a").with_columns(judge=pl.lit("ensemble"))
     assert tree.score(pl.concat([both, ens])).equals(tree.score(both, judge="a"))
+
+
+def test_verdicts_of_another_rubric_are_refused_not_scored_null() -> None:
+    tree = RubricTree.from_dict(TREE)
+    other = pl.DataFrame({"id": ["x", "x"], "criterion": ["clarity", "tone"], "verdict": ["MET", "UNMET"]})
+    with pytest.raises(ValueError, match=r"no verdict is for a leaf of this tree .*\['clarity', 'tone'\]"):
+        tree.score(other)
+    # some leaves graded, others missing: null where missing, as documented (not an error)
+    part = tree.score(verdicts({"x": ["a1"]}).filter(pl.col("criterion") != "b"))
+    assert part.filter(pl.col("node") == "b")["score"].to_list() == [None]

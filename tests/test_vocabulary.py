@@ -203,8 +203,10 @@ def test_judge_settings_given_to_grade_become_a_judge_with_a_warning() -> None:
         judge = rt.Judge(model="openai/m", api_base=server.url, api_key="sk-x", temperature=0.0)
         new = rt.grade(df, RUBRIC, model=judge, cache=False, progress=False, record=False)
     assert old.select("id", "verdict").equals(new.select("id", "verdict"))
-    with pytest.raises(ValueError, match="go inside the Judge"), pytest.warns(RubricToolsDeprecationWarning):
+    with pytest.raises(ValueError, match=r"set them on the rt.Judge\(...\) itself \(grade\(model=\) holds Judge"):
         rt.grade(df, RUBRIC, model=judge, temperature=0.5, progress=False)
+    with pytest.raises(ValueError, match="holds ScriptedJudge"):
+        rt.grade(df, RUBRIC, model=rt.ScriptedJudge(), temperature=0.5, progress=False)
 
 
 def test_the_rubric_first_is_read_with_a_warning() -> None:
@@ -232,8 +234,38 @@ def test_judge_response_format_is_read_as_structured_output() -> None:
 
 def test_judge_settings_are_checked_alike_for_the_scripted_judge() -> None:
     df = pl.DataFrame({"submission": ["hello"]})
-    with (
-        pytest.raises(ValueError, match="temperature must be between 0 and 2"),
-        pytest.warns(RubricToolsDeprecationWarning),
-    ):
+    with pytest.raises(ValueError, match="temperature must be between 0 and 2"):
         rt.grade(df, RUBRIC, model="rubrictools/scripted", temperature=-2, progress=False, record=False)
+    with pytest.raises(ValueError, match="do not apply to it"):  # they were silently dropped before
+        rt.grade(df, RUBRIC, model="rubrictools/scripted", temperature=0.5, progress=False, record=False)
+    with pytest.warns(RubricToolsDeprecationWarning, match=r"pass model=rt.Judge\(model=..., structured_output=...\)"):
+        p = rt.prompts(df, RUBRIC, model="openai/gpt-4.1-mini", response_format="text")
+    assert p.height == 1
+
+
+def test_bad_resampling_settings_name_the_field() -> None:
+    for kw, field in [
+        ({"n_resamples": -1}, "n_resamples"),
+        ({"n_resamples": True}, "n_resamples"),
+        ({"n_resamples": 10.5}, "n_resamples"),
+        ({"seed": "x"}, "seed"),
+        ({"ci": 1.5, "n_resamples": 0}, "ci"),
+    ]:
+        with pytest.raises(ValueError, match=rf"^{field} must be"):
+            rt.agreement(V, H, RUBRIC, **kw)
+    with pytest.raises(ValueError, match=r"^seed must be"):
+        rt.assert_score(V, RUBRIC, at_least=0.1, seed="x")
+    with pytest.raises(TypeError, match="seed must be an int"):
+        rt.grade(pl.DataFrame({"submission": ["a"]}), RUBRIC, model=rt.ScriptedJudge(), seed="x", progress=False)
+    with pytest.raises(TypeError, match="confidence must be True or False"):
+        rt.grade(pl.DataFrame({"submission": ["a"]}), RUBRIC, model=rt.ScriptedJudge(), confidence=0.9)
+
+
+@pytest.mark.parametrize(("name", "sig"), CALLABLES, ids=[n for n, _ in CALLABLES])
+def test_resampling_parameters_are_documented(name: str, sig: inspect.Signature) -> None:
+    obj = getattr(rt, name) if "." not in name else getattr(getattr(rt, name.split(".")[0]), name.split(".")[1])
+    doc = inspect.getdoc(obj) or ""
+    if not {"n_resamples", "ci"} & set(sig.parameters) or inspect.isclass(obj):
+        return  # only the functions that compute intervals (a grading seed orders shuffled options)
+    undocumented = [p for p in ("n_resamples", "ci", "seed") if p in sig.parameters and p not in doc]
+    assert not undocumented, f"{name}: {undocumented} not in the docstring"

@@ -6,7 +6,7 @@ Inputs are tidy tables:
   ``id, criterion, label, prob`` (one row per label; rows of one (id, criterion) are
   normalised to sum to 1);
 * ``human``: the long label table ``id, criterion, rater, label`` (as for
-  :func:`rubrictools.human_agreement`).
+  :func:`rubrictools.agreement`).
 
 Models:
 

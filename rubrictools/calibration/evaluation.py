@@ -15,6 +15,7 @@ from rubrictools.calibration.model import Calibrator, Model, all_numeric, codes,
 from rubrictools.deprecation import adapted, renamed
 from rubrictools.human_agreement import agreement
 from rubrictools.metrics.errors import rmse as _rmse
+from rubrictools.metrics.resampling import check_resampling
 from rubrictools.progress import progress_bar
 
 __all__ = ["DEFAULT_GRID", "REPORT_METRICS", "cross_validate", "evaluate", "tune"]
@@ -273,14 +274,18 @@ def cross_validate(
     predicts. Baselines use the judge's own distribution on ``target``: ``argmax`` and
     ``expected`` value. Returns ``(metrics, predictions)``: metrics are
     :data:`REPORT_METRICS` of each method against the held-out human labels with
-    cluster-bootstrap CIs (via :func:`rubrictools.human_agreement`); predictions hold ``id, rater,
+    cluster-bootstrap CIs (via :func:`rubrictools.agreement`); predictions hold ``id, rater,
     human, calibrated, known_rater, p_true, expected, argmax`` per held-out label
     (``known_rater``: the rater had labels in the training folds, otherwise the
     average-rater prediction is used; ``p_true``: the calibrated probability of the human's
     label), plus the chosen settings when tuned. ``progress`` shows a progress bar, one step
     per outer fold. ``features``, ``model``, ``l2``, ``l2_rater``, ``anchor`` and ``max_iter``
     are fixed :func:`fit` settings (None: fit's default).
+
+    ``n_resamples``, ``seed``: the bootstrap's resamples; its seed (``0`` by default: identical
+    calls give identical intervals; ``None`` draws afresh).
     """
+    check_resampling(n_resamples=n_resamples, seed=seed)
     fit_kwargs = _fit_settings(
         features=features, model=model, l2=l2, l2_rater=l2_rater, anchor=anchor, max_iter=max_iter
     )
@@ -342,6 +347,9 @@ def evaluate(
     calibrator has not seen get the average-rater prediction (``known_rater`` false); with
     ``per_rater=False`` everyone does. The target must have numeric labels.
 
+    ``seed``: its seed (``0`` by default: identical calls give identical intervals; ``None``
+    draws afresh).
+
     >>> import polars as pl
     >>> d = pl.DataFrame({"id": [1, 1, 2, 2, 3, 3], "criterion": "q", "label": ["1", "2"] * 3,
     ...                   "prob": [0.9, 0.1, 0.2, 0.8, 0.6, 0.4]})
@@ -350,6 +358,7 @@ def evaluate(
     >>> metrics.filter(pl.col("metric") == "pearson")["method"].to_list()
     ['calibrated', 'expected', 'argmax']
     """
+    check_resampling(n_resamples=n_resamples, seed=seed)
     d = dist_frame(distributions)
     t = targets(human, calibrator.target, d["id"].unique().to_list())
     if t.height == 0:

@@ -41,7 +41,7 @@ def forest(
     ceiling_metric: str | None = None,
     compare: str | None = None,
 ) -> alt.LayerChart | alt.FacetChart:
-    """Forest plot of an :func:`rubrictools.human_agreement` (or ``inter_rater``) table: one point per
+    """Forest plot of an :func:`rubrictools.agreement` (or ``inter_rater``) table: one point per
     group with its bootstrap interval, one panel per metric.
 
     ``metric`` selects metric(s) (default: every metric in the table); ``by`` is the group
@@ -174,7 +174,7 @@ def confusion(
     Rows are the human label, columns the judge's; cells show the count and, below it, the
     share of the human label's row. Cells grow with the number of labels (a 5-point scale
     stays readable); whole-number labels read ``1``-``5``, not ``1.0``-``5.0``; panels follow
-    the rubric's criterion order. Pairs are formed as in :func:`rubrictools.human_agreement`
+    the rubric's criterion order. Pairs are formed as in :func:`rubrictools.agreement`
     (errors and NA excluded).
     """
 
@@ -299,6 +299,10 @@ def met_rates(
     seed: int | None = 0,
 ) -> alt.LayerChart:
     """Per-criterion MET rate of the judge and of the humans on the same pairs, with
+
+    ``n_resamples``, ``ci``, ``seed``: the bootstrap's resamples; the interval level (printed on
+    the axis); its seed (``0`` by default: identical calls give identical intervals; ``None``
+    draws afresh).
     bootstrap intervals: a judge more lenient (or strict) than people shows at a glance."""
 
     alt = _alt()

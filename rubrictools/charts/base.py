@@ -146,6 +146,10 @@ def interval_level(table: pl.DataFrame) -> str:
 
 
 def interval_words(table: pl.DataFrame, kind: str = "interval") -> str:
-    """``"95% interval"`` (or ``kind`` alone when the table does not say its level)."""
+    """``"95% interval"`` (or ``kind`` alone when the table does not say its level; ``"no
+    interval"`` when the table has none, e.g. computed with ``n_resamples=0``)."""
+    lows = [c for c in table.columns if c.endswith("ci_low")]
+    if lows and table.select(pl.all_horizontal(pl.col(c).is_null().all() for c in lows)).item():
+        return "no interval"
     level = interval_level(table)
     return f"{level} {kind}" if level else kind

@@ -10,6 +10,7 @@ import polars as pl
 from rubrictools.comparison.runs import judge_rows, open_run, with_values
 from rubrictools.deprecation import adapted, renamed
 from rubrictools.metrics import resampling as bs
+from rubrictools.metrics.resampling import check_resampling, with_ci_level
 from rubrictools.rubric import Rubric
 from rubrictools.rubric.scoring import score
 
@@ -79,6 +80,7 @@ def assert_score(
     ...
     AssertionError: score gate failed: mean score 0.5 on 40 submissions, 95% lower bound 0.375 < 0.5. Worst ...
     """
+    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed)
     if not 0 < ci < 1:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
     if on_error not in ("fail", "zero", "exclude"):
@@ -107,6 +109,7 @@ def assert_score(
     gates = pl.DataFrame(rows, schema=["gate", "mean", "lower_bound", "at_least", "n"], orient="row").with_columns(
         (pl.col("lower_bound") >= pl.col("at_least")).alias("passed")
     )
+    gates = with_ci_level(gates, ci, after="lower_bound")  # a one-sided bound at this level
     if gates["passed"].all():
         return gates
     pct = f"{ci:.0%}"

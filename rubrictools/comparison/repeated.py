@@ -9,6 +9,7 @@ import polars as pl
 from rubrictools.comparison.runs import judge_rows, open_run, with_values
 from rubrictools.deprecation import adapted, renamed
 from rubrictools.human_agreement import inter_rater
+from rubrictools.metrics.resampling import check_resampling
 from rubrictools.rubric import Rubric
 from rubrictools.rubric.scoring import score
 
@@ -34,6 +35,9 @@ def consistency(
     deviation of its score across runs. A criterion a judge cannot apply the same way twice
     shows a low kappa here before any human label is collected.
 
+    ``seed``: its seed (``0`` by default: identical calls give identical intervals; ``None``
+    draws afresh).
+
     >>> import polars as pl, rubrictools as rt
     >>> rub = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
     >>> a = pl.DataFrame({"id": range(4), "criterion": "greets", "verdict": ["MET", "UNMET", "MET", "UNMET"]})
@@ -42,6 +46,7 @@ def consistency(
     >>> t.filter(pl.col("metric") == "all_agree").select("criterion", "value").row(0)
     ('greets', 0.75)
     """
+    check_resampling(n_resamples=n_resamples, seed=seed)
     if len(runs) < 2:
         raise ValueError(f"consistency needs two or more runs of the same grading, got {len(runs)}")
     tables, rub = [], rubric

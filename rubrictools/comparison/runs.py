@@ -11,6 +11,7 @@ import polars as pl
 from rubrictools.deprecation import adapted, renamed
 from rubrictools.frames import to_polars
 from rubrictools.metrics import resampling as bs
+from rubrictools.metrics.resampling import check_resampling
 from rubrictools.records import Run, load_run
 from rubrictools.rubric import Rubric
 from rubrictools.rubric.scoring import score, select_judge
@@ -165,6 +166,10 @@ def compare_runs(
     row; ``p_value`` is two-sided against no change. With ensembles the ensemble rows are
     compared; ``judge=`` picks one judge's rows instead.
 
+    ``n_resamples``, ``ci``, ``seed``: the bootstrap's resamples; the interval level (written to
+    the table's ``ci_level`` column); its seed (``0`` by default: identical calls give identical
+    intervals; ``None`` draws afresh).
+
     >>> import polars as pl, rubrictools as rt
     >>> rub = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
     >>> df = pl.DataFrame({"submission": ["hello", "hi", "bye", "hello you"]})
@@ -178,6 +183,7 @@ def compare_runs(
     >>> cmp.flips.select("id", "verdict_a", "verdict_b").rows()
     [(1, 'UNMET', 'MET')]
     """
+    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed)
     va, ra, ia = open_run(a, root)
     vb, rb, ib = open_run(b, root)
     rub_a = rubric if rubric is not None else (Rubric.from_dict(ra) if ra is not None else None)

@@ -11,7 +11,7 @@ True
 Every :class:`Dataset` has ``submissions`` (``id, submission, ...``; ``None`` when the source
 text is not shipped), ``rubric`` (``None`` for per-item rubrics, held in a ``rubric``
 column), ``human`` (long labels: ``id, criterion, rater, label``, the input of
-:func:`rubrictools.human_agreement`), ``verdicts`` (recorded judge outputs as a verdict table),
+:func:`rubrictools.agreement`), ``verdicts`` (recorded judge outputs as a verdict table),
 extra ``tables`` and a ``card`` (origin, licence, citation, what the labels mean).
 
 Files are read from ``$RUBRICTOOLS_DATASETS`` or the repository's ``datasets/`` folder.

@@ -144,8 +144,9 @@ def _old_names(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tupl
     """``draft_rubric(model=drafter, grader=judge)`` (before 0.3) as ``(proposer=drafter, model=judge)``."""
     if "proposer" not in kwargs and "model" in kwargs:
         warn_deprecated(
-            f"{name}(model=drafter, grader=judge) is deprecated and will be removed in {REMOVED_IN}: "
-            f"use {name}(proposer=drafter, model=judge), as in rt.improve and rt.search_rubric"
+            f"{name}(model=...) without proposer= is read as the 0.2 call {name}(model=drafter[, grader=judge]), "
+            f"deprecated and removed in {REMOVED_IN}: use {name}(proposer=drafter, model=judge), as in rt.improve "
+            "and rt.search_rubric (proposer= writes the rubric, model= grades the examples)"
         )
         kwargs["proposer"] = kwargs.pop("model")
         if "grader" in kwargs:
@@ -210,7 +211,10 @@ def draft_rubric(
                 raise ValueError(f"examples: {name}={col!r} is not a column (columns: {ex.columns})")
         ex = ex.with_row_index("__example").with_columns(_labels(ex, label_column))
         if model is None and not isinstance(proposer, str) and callable(proposer):
-            raise ValueError("a function proposer cannot grade the examples: pass model= (a model or a judge)")
+            raise ValueError(
+                "a function proposer cannot grade the examples: pass model= (a model or a judge that grades them; "
+                "before 0.3 this was grader=)"
+            )
     ask = asker(proposer, who="proposer", max_tokens=1500, schema=DRAFT_SCHEMA)
     proposal, _cost = ask(_messages(task, ex, column, n_criteria))
     crit = proposal.get("criteria")

@@ -225,7 +225,21 @@ def _score_gain(rubric: Rubric, v: pl.DataFrame, human: pl.DataFrame) -> dict[st
     return out
 
 
-@adapted(moved_last("rubric", lambda x: isinstance(x, (_Rubric, dict, list))))
+def rubric_like(x: Any) -> bool:
+    """A rubric, or what reads as one: a dict with ``criteria``, or a non-empty list of criterion
+    dicts (each with a ``requirement``). A verdict table (rows with ``criterion``) is not."""
+    if isinstance(x, _Rubric):
+        return True
+    if isinstance(x, dict):
+        return "criteria" in x
+    return (
+        isinstance(x, list)
+        and bool(x)
+        and all(isinstance(c, dict) and "requirement" in c and "verdict" not in c for c in x)
+    )
+
+
+@adapted(moved_last("rubric", rubric_like))
 def rubric_report(
     verdicts: Any,
     human: Any = None,

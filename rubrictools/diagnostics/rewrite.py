@@ -32,6 +32,7 @@ import polars as pl
 from rubrictools.deprecation import adapted, moved_last, renamed
 from rubrictools.diagnostics.asking import asker
 from rubrictools.diagnostics.disagreements import criterion_agreement, disagreements, holdout_split
+from rubrictools.diagnostics.report import rubric_like
 from rubrictools.frames import to_polars
 from rubrictools.grading import grade
 from rubrictools.grading.options import moved_judge_settings
@@ -39,6 +40,7 @@ from rubrictools.human_agreement import compare, human_frame
 from rubrictools.judge.config import Judge
 from rubrictools.judge.prompts import describe_criterion, escape
 from rubrictools.judge.scripted import ScriptedJudge
+from rubrictools.metrics.resampling import check_resampling
 from rubrictools.rubric import Criterion, Rubric
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -183,7 +185,7 @@ def _resolve_proposer(proposer: Any, model: Any) -> Callable[[Criterion, pl.Data
 
 
 @adapted(
-    moved_last("rubric", lambda x: isinstance(x, (Rubric, dict, list))),
+    moved_last("rubric", rubric_like),
     renamed(bootstrap="n_resamples"),
     moved_judge_settings,
 )
@@ -226,7 +228,7 @@ def improve(
         Restrict the search to these criteria (default: every judge-decided criterion with
         human labels).
     metric
-        Criterion-level agreement metric to raise (see :func:`rubrictools.human_agreement`).
+        Criterion-level agreement metric to raise (see :func:`rubrictools.agreement`).
     holdout, seed
         Fraction of the labelled submissions kept out of the proposals, and the split's seed.
     min_gain
@@ -248,6 +250,7 @@ def improve(
         and the final ``verdicts``.
     """
 
+    check_resampling(n_resamples=n_resamples, seed=seed)
     if rounds < 1:
         raise ValueError("rounds must be >= 1")
     if not 0.0 < holdout < 1.0:

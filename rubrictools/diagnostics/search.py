@@ -30,10 +30,12 @@ import polars as pl
 from rubrictools.deprecation import adapted, moved_last, renamed
 from rubrictools.diagnostics.asking import asker
 from rubrictools.diagnostics.disagreements import agreement_on, disagreements, holdout_split
+from rubrictools.diagnostics.report import rubric_like
 from rubrictools.frames import to_polars
 from rubrictools.grading import grade
 from rubrictools.human_agreement import compare, human_frame
 from rubrictools.judge.prompts import describe_criterion, escape
+from rubrictools.metrics.resampling import check_resampling
 from rubrictools.rubric import Criterion, Rubric
 
 __all__ = ["SEARCH_PROMPT", "RubricSearch", "search_rubric"]
@@ -152,7 +154,7 @@ def _candidate(current: Rubric, proposal: dict[str, Any]) -> tuple[Rubric, list[
     return current.model_copy(update={"criteria": tuple(crit)}), list(new)
 
 
-@adapted(moved_last("rubric", lambda x: isinstance(x, (Rubric, dict, list))), renamed(bootstrap="n_resamples"))
+@adapted(moved_last("rubric", rubric_like), renamed(bootstrap="n_resamples"))
 def search_rubric(
     df: Any,
     human: Any,
@@ -212,6 +214,7 @@ def search_rubric(
     >>> s.rubric["cites"].requirement, s.gain
     ('Gives a ref to a source', 1.0)
     """
+    check_resampling(n_resamples=n_resamples, seed=seed)
     if rounds < 1:
         raise ValueError(f"rounds must be >= 1, got {rounds}")
     if not 0.0 < holdout < 1.0:

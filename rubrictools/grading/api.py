@@ -156,6 +156,13 @@ def grade(
         whitespace-normalised match). A verdict that claims something (MET, or above the
         lowest option) without a matching quote is flagged (``on_unsupported="flag"``) or
         falls to the criterion's lowest label (``"downgrade"``).
+    confidence
+        ``True`` asks the judge for a 0-1 confidence with every verdict (a ``confidence``
+        column; not with ``mode="holistic"``). Not an interval level: intervals are ``ci=``.
+    output_constraints
+        Hard checks of the judge's reply (:class:`~rubrictools.OutputConstraint`, or mappings of
+        its fields): a verdict whose explanation or evidence breaks one gets a ``warnings`` entry
+        or, for a ``hard`` constraint, an error row.
     on_null
         A null submission: ``"raise"`` (default) stops before any call with an error naming the
         row and id; ``"error_row"`` grades the other rows and gives that row's criteria error

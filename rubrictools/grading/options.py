@@ -137,6 +137,17 @@ class GradeOptions:
         cols += [self.id_column, self.query_column, self.reference_column, self.rubric_column, self.image_column]
         return list(dict.fromkeys(c for c in cols if c is not None))
 
+    def _check_types(self) -> None:
+        """Switches are bools and the seed an int: ``confidence=0.9`` or ``seed="x"`` is refused
+        rather than read as true or ignored."""
+        for name in ("shuffle_options", "thinking_markers", "distribution", "confidence", "progress", "swap", "ties"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.evidence is not None and not isinstance(self.evidence, bool):
+            raise TypeError(f"evidence must be True, False or None, got {self.evidence!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise TypeError(f"seed must be an int (it orders shuffled options), got {self.seed!r}")
+
     def _check_pairs(self) -> None:
         _choice("inconsistent", self.inconsistent, ("tie", "first", "error"))
         if not self.pairwise:
@@ -162,6 +173,7 @@ class GradeOptions:
                 raise ValueError(f"{name}= is a setting of single grading (rt.grade); pairwise grading has no {name}")
 
     def __post_init__(self) -> None:
+        self._check_types()
         self._check_pairs()
         _choice("grade_part", self.grade_part, _PARTS)
         _choice("conversation_part", self.conversation_part, CONVERSATION_PARTS)
@@ -257,24 +269,31 @@ def moved_judge_settings(
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """An :data:`~rubrictools.deprecation.Adapter`: judge settings passed to a grading entry point
     (``grade(model="openai/x", temperature=0.2)``) become ``model=Judge(model="openai/x",
-    temperature=0.2)``, with a warning; with a Judge object they are refused, as before."""
+    temperature=0.2)``, with a warning. With a judge object, or the scripted judge, they are
+    refused (they were never applied to one)."""
     moved = {k: kwargs.pop(k) for k in JUDGE_SETTINGS if k in kwargs}
     moved = {k: v for k, v in moved.items() if v is not None}
-    if not moved:
-        return args, kwargs
+    if "response_format" in moved:  # its own deprecated spelling: read as structured_output
+        legacy = moved.pop("response_format")
+        moved.setdefault("structured_output", {"text": "prompt"}.get(legacy, legacy))
+    model = kwargs.get("model")
+    if not moved or model is None:
+        return args, kwargs  # none given, or the entry point says model= is needed
+    items = list(model) if isinstance(model, (list, tuple)) else [model]
     keys = ", ".join(f"{k}=" for k in moved)
+    objects = [type(m).__name__ for m in items if not isinstance(m, str)]
+    if objects:
+        raise ValueError(f"{keys} are a judge's settings: set them on the rt.Judge(...) itself ({name}(model=) "
+                         f"holds {', '.join(objects)}; a scripted or custom judge has none)")  # fmt: skip
+    for m in items:
+        Judge(model=m, **moved)  # every judge's settings are checked alike, the scripted judge's too
+    if "rubrictools/scripted" in items:
+        raise ValueError(f"{keys}: the scripted judge answers without a model, so these settings do not apply to it")
+    new = ", ".join(f"{k}=..." for k in moved)
     warn_deprecated(
         f"{name}({keys}) is deprecated and will be removed in {REMOVED_IN}: these are the judge's settings; "
-        f"pass model=rt.Judge(model=..., {keys.replace('=', '=...')})"
+        f"pass model=rt.Judge(model=..., {new})"
     )
-    model = kwargs.get("model")
-    if model is None:
-        return args, kwargs  # the entry point says model= is needed
-    items = list(model) if isinstance(model, (list, tuple)) else [model]
-    if not all(isinstance(m, str) for m in items):
-        raise ValueError(f"judge settings {sorted(moved)} go inside the Judge(...) when model= is a Judge")
-    # every judge's settings are checked alike (a scripted judge has no transport to apply them to)
     judges = [Judge(model=m, **moved) for m in items]
-    judges = [m if m == "rubrictools/scripted" else j for m, j in zip(items, judges, strict=True)]
     kwargs["model"] = judges if isinstance(model, (list, tuple)) else judges[0]
     return args, kwargs

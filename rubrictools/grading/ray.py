@@ -13,7 +13,7 @@ of a notebook run. What Ray adds:
   call on that node;
 - output as **parquet verdict tables** under ``output`` (optionally hive-partitioned by
   ``partition_by`` columns), returned as a polars LazyFrame that :func:`rubrictools.score`
-  and :func:`rubrictools.human_agreement` read lazily.
+  and :func:`rubrictools.agreement` read lazily.
 
 Install with ``pip install 'rubrictools[ray]'``. Connects to the running cluster
 (``RAY_ADDRESS``) or starts a local instance when none is initialised. API keys travel to the

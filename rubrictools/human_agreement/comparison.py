@@ -14,6 +14,7 @@ from rubrictools.human_agreement.kernels import criterion_kernels, score_kernels
 from rubrictools.human_agreement.pairs import criterion_pairs, score_pairs
 from rubrictools.metrics import resampling as bs
 from rubrictools.metrics import with_ci_level
+from rubrictools.metrics.resampling import check_resampling
 from rubrictools.rubric import Rubric
 
 __all__ = ["compare"]
@@ -46,6 +47,8 @@ def compare(
     ``(1 + #{|d* - d| >= |d|}) / (B + 1)``. ``metric`` may be a criterion-level metric or,
     with ``metric`` in :data:`SCORE_METRICS` and a rubric, a score-level one.
 
+    ``ci``: the interval level.
+
     >>> import polars as pl, rubrictools as rt
     >>> h = pl.DataFrame({"id": range(6), "criterion": "a", "label": ["MET", "UNMET"] * 3})
     >>> a = h.rename({"label": "verdict"})
@@ -53,6 +56,7 @@ def compare(
     >>> rt.compare(a, b, h, metric="accuracy", n_resamples=200, seed=0)["diff"].item()
     0.5
     """
+    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed)
     by_list = [] if by is None else ([by] if isinstance(by, str) else list(by))
     score_level = metric in SCORE_METRICS and metric not in CRITERION_METRICS
     if metric not in CRITERION_METRICS and metric not in SCORE_METRICS:

@@ -28,6 +28,7 @@ from rubrictools.human_agreement.labels import human_frame
 from rubrictools.human_agreement.pairs import criterion_pairs, score_pairs
 from rubrictools.metrics import resampling as bs
 from rubrictools.metrics import with_ci_level
+from rubrictools.metrics.resampling import check_resampling
 from rubrictools.rubric import Rubric
 
 __all__ = ["agreement"]
@@ -106,12 +107,13 @@ def agreement(
     >>> t.filter(pl.col("metric") == "accuracy").select("criterion", "value", "n").row(0)
     ('a', 0.75, 4)
     """
+    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed)
     if cannot_assess not in ("exclude", "as_category", "as_worst"):
         raise ValueError(f"cannot_assess must be 'exclude', 'as_category' or 'as_worst'; got {cannot_assess!r}")
     if raters not in ("each", "consensus"):
         raise ValueError("raters must be 'each' or 'consensus'")
     if n_resamples < 0:
-        raise ValueError("bootstrap must be >= 0")
+        raise ValueError("n_resamples must be >= 0")
     by_list = [] if by is None else ([by] if isinstance(by, str) else list(by))
     vf = to_polars(verdicts, name="verdicts")
     score_only = "score" in vf.columns and "criterion" not in vf.columns

@@ -21,6 +21,7 @@ from rubrictools.metrics.kappa import (
     unit_agreement_stats,
 )
 from rubrictools.metrics.multirater import alpha_from_stats, alpha_unit_stats, icc_from_stats, icc_unit_stats
+from rubrictools.metrics.resampling import check_resampling
 from rubrictools.rubric import Rubric
 
 __all__ = ["inter_rater"]
@@ -51,6 +52,10 @@ def inter_rater(
     Output shape as in :func:`agreement`; ``n`` counts ratings, ``n_items`` submissions
     rated at least twice.
 
+    ``n_resamples``, ``ci``, ``seed``: the bootstrap's resamples; the interval level (written to
+    the table's ``ci_level`` column); its seed (``0`` by default: identical calls give identical
+    intervals; ``None`` draws afresh).
+
     >>> import polars as pl, rubrictools as rt
     >>> h = pl.DataFrame({"id": [1, 1, 2, 2, 3, 3], "criterion": "a", "rater": ["x", "y"] * 3,
     ...                   "label": ["MET", "MET", "UNMET", "UNMET", "MET", "UNMET"]})
@@ -58,6 +63,7 @@ def inter_rater(
     >>> round(t.filter(pl.col("metric") == "percent_agreement")["value"].item(), 4)
     0.6667
     """
+    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed)
     chosen = check_metrics(metrics, INTER_RATER_METRICS, "inter-rater")
     by_list = [] if by is None else ([by] if isinstance(by, str) else list(by))
     h = with_key(human_frame(human), "label", "h_key")

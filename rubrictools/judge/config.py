@@ -45,7 +45,7 @@ def _legacy_response_format(data: dict[str, Any]) -> dict[str, Any]:
     if value not in _LEGACY_FORMATS:
         raise ValueError(f"response_format must be one of {', '.join(map(repr, _LEGACY_FORMATS))}; got {value!r}")
     new = _LEGACY_FORMATS[value]
-    if data.get("structured_output", "auto") not in ("auto", new) and value != "auto":
+    if "structured_output" in data:
         raise ValueError("pass structured_output= only (response_format= is its deprecated spelling)")
     warn_deprecated(
         f"Judge(response_format=) is deprecated and will be removed in {REMOVED_IN}: "

@@ -41,6 +41,7 @@ from rubrictools.deprecation import adapted, renamed
 from rubrictools.frames import to_polars
 from rubrictools.leaderboard.table import check_preferences
 from rubrictools.metrics import with_ci_level
+from rubrictools.metrics.resampling import check_resampling
 
 __all__ = ["length_controlled_win_rates"]
 
@@ -154,6 +155,10 @@ def length_controlled_win_rates(
     the raw win rate (mean preference), the length-controlled one with its interval, and the
     fitted coefficients (``phi > 0``: the judge favoured this system's longer answers).
 
+    ``n_resamples``, ``ci``, ``seed``: the bootstrap's resamples; the interval level (written to
+    the table's ``ci_level`` column); its seed (``0`` by default: identical calls give identical
+    intervals; ``None`` draws afresh).
+
     >>> import numpy as np, polars as pl
     >>> rng = np.random.default_rng(0)
     >>> n = 300
@@ -166,6 +171,7 @@ def length_controlled_win_rates(
     >>> round(t["win_rate"][0], 2), round(t["lc_win_rate"][0], 2)
     (0.8, 0.5)
     """
+    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed)
     if not 0 < ci < 1 or n_resamples < 0:
         raise ValueError(f"ci must be in (0, 1) and n_resamples >= 0; got ci={ci!r}, n_resamples={n_resamples!r}")
     rows = _rows(check_preferences(prefs), to_polars(lengths, name="lengths"), baseline)

@@ -12,6 +12,7 @@ from rubrictools.deprecation import adapted, renamed
 from rubrictools.leaderboard.bootstrap import ratio_ci, resample_counts
 from rubrictools.leaderboard.table import check_preferences
 from rubrictools.metrics import with_ci_level
+from rubrictools.metrics.resampling import check_resampling
 
 __all__ = ["position_bias"]
 
@@ -73,12 +74,17 @@ def position_bias(
     not), which is how the LLMBar repository computes its published figures. Intervals
     resample prompts (``id``), ``n_resamples`` times.
 
+    ``n_resamples``, ``ci``, ``seed``: the bootstrap's resamples; the interval level (written to
+    the table's ``ci_level`` column); its seed (``0`` by default: identical calls give identical
+    intervals; ``None`` draws afresh).
+
     >>> import polars as pl
     >>> prefs = pl.DataFrame({"id": [1, 2, 3, 4], "preferred_ab": ["A", "A", "B", "A"],
     ...                       "preferred_ba": ["A", "B", "B", "B"]})
     >>> position_bias(prefs, n_resamples=50).select("pairs", "positional_agreement", "first_win_rate").rows()
     [(4, 0.5, 0.75)]
     """
+    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed, least=1)
     if on_error not in ("exclude", "as_answer"):
         raise ValueError(f"on_error must be 'exclude' or 'as_answer'; got {on_error!r}")
     if not 0 < ci < 1 or n_resamples < 1:

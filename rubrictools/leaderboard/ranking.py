@@ -14,6 +14,7 @@ from rubrictools.leaderboard.bootstrap import percentile_ci, resample_counts
 from rubrictools.leaderboard.bradley_terry import components, degenerate, fit, online_elo, win_matrix
 from rubrictools.leaderboard.table import Games, games_of
 from rubrictools.metrics import with_ci_level
+from rubrictools.metrics.resampling import check_resampling
 from rubrictools.stack import user_stacklevel
 
 __all__ = ["rank_systems"]
@@ -109,12 +110,17 @@ def rank_systems(
     whose interval lies entirely above, K - the number entirely below), ``games``, ``wins``
     (ties count half), ``n_degenerate``.
 
+    ``n_resamples``, ``ci``, ``seed``: the bootstrap's resamples; the interval level (written to
+    the table's ``ci_level`` column); its seed (``0`` by default: identical calls give identical
+    intervals; ``None`` draws afresh).
+
     >>> import polars as pl
     >>> prefs = pl.DataFrame({"id": [1, 2, 3, 4], "system_a": ["x", "x", "y", "x"],
     ...                       "system_b": ["y", "y", "z", "z"], "value": [1.0, 0.0, 1.0, 0.5]})
     >>> rank_systems(prefs, n_resamples=50, regularization=0.01)["system"].to_list()
     ['y', 'x', 'z']
     """
+    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed, least=1)
     if method not in ("bradley_terry", "elo"):
         raise ValueError(f"method must be 'bradley_terry' or 'elo'; got {method!r}")
     if not 0 < ci < 1:

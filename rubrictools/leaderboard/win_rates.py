@@ -12,6 +12,7 @@ from rubrictools.deprecation import adapted, renamed
 from rubrictools.leaderboard.bootstrap import ratio_ci, resample_counts
 from rubrictools.leaderboard.table import check_preferences
 from rubrictools.metrics import with_ci_level
+from rubrictools.metrics.resampling import check_resampling
 
 __all__ = ["win_rates"]
 
@@ -63,6 +64,10 @@ def win_rates(
     one prompt move together (cluster bootstrap), so a prompt that every system finds hard
     does not pass for independent evidence.
 
+    ``n_resamples``, ``ci``, ``seed``: the bootstrap's resamples; the interval level (written to
+    the table's ``ci_level`` column); its seed (``0`` by default: identical calls give identical
+    intervals; ``None`` draws afresh).
+
     >>> import polars as pl
     >>> prefs = pl.DataFrame({"id": [1, 2, 3], "system_a": ["x", "x", "y"], "system_b": ["y", "y", "x"],
     ...                       "value": [1.0, 0.5, 0.0]})
@@ -72,6 +77,7 @@ def win_rates(
     >>> win_rates(soft, n_resamples=100).filter(pl.col("system") == "x")["win_rate"].item()
     0.7666666666666666
     """
+    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed, least=1)
     if not 0 < ci < 1 or n_resamples < 1:
         raise ValueError(f"ci must be in (0, 1) and n_resamples >= 1; got ci={ci!r}, n_resamples={n_resamples!r}")
     df = check_preferences(prefs)

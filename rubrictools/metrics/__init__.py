@@ -18,7 +18,15 @@ from rubrictools.metrics.errors import mae, mean_bias, rmse, rmse_affine
 from rubrictools.metrics.kappa import cohen_kappa, gwet_ac1
 from rubrictools.metrics.multirater import fleiss_kappa, icc, krippendorff_alpha, percent_agreement
 from rubrictools.metrics.probability import brier_score, expected_calibration_error, reliability_table
-from rubrictools.metrics.resampling import Interval, Kernel, bootstrap, cluster_weights, interval, with_ci_level
+from rubrictools.metrics.resampling import (
+    Interval,
+    Kernel,
+    bootstrap,
+    check_resampling,
+    cluster_weights,
+    interval,
+    with_ci_level,
+)
 
 __all__ = [
     "Estimate",
@@ -27,6 +35,7 @@ __all__ = [
     "accuracy",
     "bootstrap",
     "brier_score",
+    "check_resampling",
     "cluster_weights",
     "cohen_kappa",
     "confusion_matrix",

@@ -36,7 +36,16 @@ import polars as pl
 
 from rubrictools.deprecation import adapted, renamed
 
-__all__ = ["Interval", "Kernel", "bootstrap", "cluster_weights", "interval", "p_value", "with_ci_level"]
+__all__ = [
+    "Interval",
+    "Kernel",
+    "bootstrap",
+    "check_resampling",
+    "cluster_weights",
+    "interval",
+    "p_value",
+    "with_ci_level",
+]
 
 Method = Literal["percentile", "bca"]
 
@@ -208,6 +217,8 @@ def interval(
     BCa: ``z0 = Phi^-1(#(theta* < theta) + #(theta* = theta) / 2) / B)``, acceleration
     ``a = sum(d^3) / (6 (sum d^2)^1.5)`` with ``d = mean(jack) - jack``, and the interval is
     the ``Phi(z0 + (z0 + z_q) / (1 - a (z0 + z_q)))`` quantiles of the replicates.
+
+    ``ci``: the interval level.
     """
     from scipy.special import ndtr, ndtri
 
@@ -256,6 +267,8 @@ def bootstrap(
 
     ``weights`` from :func:`cluster_weights` (shared across kernels so that all metrics of
     one analysis use the same resamples); ``None`` for point estimates only.
+
+    ``ci``: the interval level.
     """
     point = kernel.point()
     if weights is None or weights.shape[0] == 0:
@@ -280,3 +293,22 @@ def with_ci_level(frame: pl.DataFrame, ci: float, *, after: str = "ci_high") -> 
     at = cols.index(after) + 1 if after in cols else len(cols)
     out = frame.with_columns(pl.lit(float(ci), dtype=pl.Float64).alias("ci_level"))
     return out.select(*cols[:at], "ci_level", *cols[at:])
+
+
+def check_resampling(*, n_resamples: Any = 0, ci: Any = 0.95, seed: Any = 0, least: int = 0) -> None:
+    """Refuse resampling settings with an error naming the field, before any work: ``n_resamples``
+    an int >= ``least`` (0: point estimates only, where a function offers it), ``ci`` a level in
+    (0, 1), ``seed`` an int (or None for a fresh draw, or a numpy Generator).
+
+    >>> check_resampling(n_resamples=-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_resamples must be an int >= 0 (resamples of the bootstrap), got -1
+    """
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < least:
+        raise ValueError(f"n_resamples must be an int >= {least} (resamples of the bootstrap), got {n_resamples!r}")
+    if isinstance(ci, bool) or not isinstance(ci, (int, float)) or not 0 < ci < 1:
+        raise ValueError(f"ci must be an interval level in (0, 1), e.g. 0.95; got {ci!r}")
+    ok_seed = seed is None or isinstance(seed, (np.random.Generator, int, np.integer))
+    if isinstance(seed, bool) or not ok_seed:
+        raise ValueError(f"seed must be an int (or None for a fresh draw each call), got {seed!r}")

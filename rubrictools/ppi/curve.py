@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 
 from rubrictools.metrics import with_ci_level
+from rubrictools.metrics.resampling import check_resampling
 from rubrictools.ppi import core
 from rubrictools.ppi.inputs import Target, aligned
 from rubrictools.progress import progress_bar
@@ -43,7 +44,11 @@ def width_curve(
     share of subsets whose interval holds the full-human value, and ``full_value``. The naive
     estimate does not depend on ``n``; its gap to ``full_value`` is the judge's bias.
     ``progress`` shows a progress bar (one step per criterion and ``n``).
+
+    ``ci``, ``seed``: the interval level; its seed (``0`` by default: identical calls give
+    identical intervals; ``None`` draws afresh).
     """
+    check_resampling(ci=ci, seed=seed)
     data = aligned(
         verdicts,
         human,

@@ -9,6 +9,7 @@ import polars as pl
 
 from rubrictools.deprecation import adapted, renamed
 from rubrictools.metrics import with_ci_level
+from rubrictools.metrics.resampling import check_resampling
 from rubrictools.ppi import core
 from rubrictools.ppi.inputs import Target, aligned
 from rubrictools.rubric import Rubric
@@ -173,6 +174,9 @@ def ppi_estimate(
     method
         ``"clt"`` (normal interval) or ``"bootstrap"`` (percentile, resampling the labelled and
         unlabelled sets apart at the chosen ``lam``).
+    ci, n_resamples, seed
+        The interval level (written to the ``ci_level`` column); with ``method="bootstrap"``,
+        the resamples and their seed (``0`` by default: identical calls give identical intervals).
     stratify
         A column of ``verdicts``: estimates per stratum, combined weighted by stratum size.
 
@@ -192,6 +196,7 @@ def ppi_estimate(
     >>> bool(t["width_ratio"][0] < 1)
     True
     """
+    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed)
     if not 0 < ci < 1:
         raise ValueError(f"ci must be in (0, 1), got {ci!r}")
     if method not in ("clt", "bootstrap") or (method == "bootstrap" and weights):

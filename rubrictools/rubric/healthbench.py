@@ -122,11 +122,13 @@ def _check_columns(frame: pl.DataFrame, columns: dict[str, str | None]) -> None:
             raise ValueError(f"{name}={col!r} is not a column of rubrics (columns: {frame.columns})")
 
 
-def _check_settings(cannot_assess: str, n_resamples: int) -> None:
+def _check_settings(cannot_assess: str, n_resamples: int, seed: Any) -> None:
     if cannot_assess not in ("exclude", "unmet"):
         raise ValueError(f"cannot_assess must be 'exclude' or 'unmet', got {cannot_assess!r}")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 0:
         raise ValueError(f"n_resamples must be an int >= 0, got {n_resamples!r}")
+    if isinstance(seed, bool) or not (seed is None or isinstance(seed, int)):
+        raise ValueError(f"seed must be an int (or None for a fresh draw each call), got {seed!r}")
 
 
 def _per_example(rubrics: Any, rubric_column: str, id_column: str, keep: Sequence[str]) -> pl.DataFrame:
@@ -198,7 +200,7 @@ def healthbench_score(
     else:
         frame = _per_example(rubrics, rubric_column, id_column, keep)
     _check_columns(frame, {"example_tags_column": example_tags_column, "by": by})
-    _check_settings(cannot_assess, n_resamples)
+    _check_settings(cannot_assess, n_resamples, seed)
     v = select_judge(v, judge)
     try:
         items = _items(frame, rubric_column, v.schema["id"])

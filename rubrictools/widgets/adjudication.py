@@ -39,7 +39,7 @@ class CalibrationWidget:
     ``metric`` (default ``cohen_kappa``) for the live summary.
 
     :attr:`labels` is the adjudicated human-label table (``id, criterion, rater, label,
-    decision``) to save with :meth:`save` or pass back to :func:`rubrictools.human_agreement`.
+    decision``) to save with :meth:`save` or pass back to :func:`rubrictools.agreement`.
 
     >>> import polars as pl, rubrictools as rt
     >>> v = pl.DataFrame({"id": [1, 2], "criterion": "a", "verdict": ["MET", "UNMET"]})

@@ -44,7 +44,7 @@ class LabelWidget:
     * ``skip`` moves on without a label (the pair comes back at the end), ``undo`` removes the
       last label and goes back to it; a progress bar counts labelled pairs;
     * ``path`` (JSON lines) persists each label immediately; :attr:`labels` is the long
-      ``id, criterion, rater, label`` table that :func:`rubrictools.human_agreement` takes;
+      ``id, criterion, rater, label`` table that :func:`rubrictools.agreement` takes;
     * ``queue``: a table with an ``id`` column, e.g. :func:`rubrictools.choose_to_label`'s:
       only those submissions, in that order; its ``pi`` column (inclusion probabilities) comes
       back in :attr:`labels`, ready for ``rt.ppi_estimate(..., weights="pi")``.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,7 @@ from rubrictools.metrics.resampling import check_resampling
 from rubrictools.records import Run, load_run
 from rubrictools.rubric import Rubric
 from rubrictools.rubric.scoring import score, select_judge
+from rubrictools.stack import user_stacklevel
 
 __all__ = ["OVERALL", "RunComparison", "compare_runs", "judge_rows", "open_run", "with_values"]
 
@@ -34,7 +36,11 @@ class RunComparison:
       explanation_a, explanation_b``;
     * ``costs``: ``measure, a, b, change`` for calls, errors, cached answers, tokens, dollars
       and latency;
-    * ``only_a`` / ``only_b``: ids graded in one run only (left out of the pairing).
+    * ``only_a`` / ``only_b``: ids graded in one run only (left out of the pairing);
+    * ``criteria_only_a`` / ``criteria_only_b``: criteria graded in one run only (no row of
+      their own: only the overall score counts them), and a ``note`` column in ``summary``
+      says where the two rubrics differ (``"rubrics differ"`` on the overall score's row,
+      ``"requirement changed"`` / ``"weight changed"`` on a criterion's), with a warning.
     """
 
     names: tuple[str, str]
@@ -44,6 +50,8 @@ class RunComparison:
     costs: pl.DataFrame
     only_a: list[Any]
     only_b: list[Any]
+    criteria_only_a: list[str]
+    criteria_only_b: list[str]
 
     def __repr__(self) -> str:
         row = self.summary.row(0, named=True)
@@ -232,4 +240,37 @@ def compare_runs(
         ]
     ).with_columns(pl.col("ci_low", "ci_high", "p_value").fill_nan(None))
     summary = bs.with_ci_level(summary, ci)
-    return RunComparison(names, summary, scores, _flips(va, vb, shared), _costs(va, vb, ia, ib), only_a, only_b)
+    only = ([c for c in va["criterion"].unique(maintain_order=True) if c not in shared],
+            [c for c in vb["criterion"].unique(maintain_order=True) if c not in shared])  # fmt: skip
+    summary = summary.with_columns(_notes(rub_a, rub_b, only, names))
+    return RunComparison(names, summary, scores, _flips(va, vb, shared), _costs(va, vb, ia, ib), only_a, only_b, *only)
+
+
+def _notes(a: Rubric | None, b: Rubric | None, only: tuple[list[str], list[str]], names: tuple[str, str]) -> pl.Expr:
+    """The ``note`` column: where the two runs' rubrics differ (warned about once)."""
+    changed: dict[str, str] = {}
+    if a is not None and b is not None:
+        for c in a:
+            if c.name in b.names and (other := b[c.name or ""]) != c:
+                what = (
+                    "requirement"
+                    if other.requirement != c.requirement
+                    else "weight"
+                    if other.weight != c.weight
+                    else ""
+                )
+                changed[c.name or ""] = f"{what or 'definition'} changed"
+    differ = bool(changed or only[0] or only[1])
+    if differ:
+        parts = [f"{n}: {what}" for n, what in changed.items()]
+        parts += [f"only in {names[0]}: {only[0]}"] * bool(only[0]) + [f"only in {names[1]}: {only[1]}"] * bool(only[1])
+        warnings.warn(
+            f"compare_runs: the runs' rubrics differ ({'; '.join(parts)}): the overall score compares different "
+            "rubrics, and criteria graded in one run only have no row",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+    note = pl.col("criterion").replace_strict(changed, default=None, return_dtype=pl.String)
+    if differ:
+        note = pl.when(pl.col("criterion") == OVERALL).then(pl.lit("rubrics differ")).otherwise(note)
+    return note.alias("note")

@@ -174,13 +174,13 @@ def apply_rules(
     return rule_table(ids, texts, rubric, subs=subs).drop("__row", "__pos")
 
 
-def _both(texts: pl.Series, subs: Sequence[Submission] | None, rule: Rule) -> tuple[pl.Series, pl.Series]:
+def _both(texts: pl.Series, subs: Sequence[Submission] | None, rule: Rule, name: str) -> tuple[pl.Series, pl.Series]:
     """The rule's text checks and (for a rule on the trajectory) its tool checks, all holding for MET."""
     if not rule.on_trajectory:
         return rule_verdicts(texts, rule)
     if subs is None:
         raise ValueError("a rule on tool calls needs the submissions themselves (conversations), not only their text")
-    tv, twhy = trajectory_verdicts(subs, rule)
+    tv, twhy = trajectory_verdicts(subs, rule, name)
     if not rule.on_text:
         return tv, twhy
     verdict, why = rule_verdicts(texts, rule)
@@ -209,7 +209,7 @@ def rule_table(
     for pos, c in enumerate(rubric):
         if c.rule is None:
             continue
-        verdict, why = _both(texts, subs, c.rule)
+        verdict, why = _both(texts, subs, c.rule, c.name or "")
         parts.append(
             pl.DataFrame({"__row": row_index, "id": ids, "verdict": verdict, "explanation": why}).with_columns(
                 pl.lit(c.name).alias("criterion"),

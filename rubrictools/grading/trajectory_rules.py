@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,6 +43,7 @@ import polars as pl
 
 from rubrictools.conversations import ToolStep, tool_steps
 from rubrictools.rubric import Rule
+from rubrictools.stack import user_stacklevel
 from rubrictools.submissions import Submission
 
 __all__ = ["trajectory_verdicts"]
@@ -107,10 +109,14 @@ def _check(sub: Submission, rule: Rule) -> tuple[bool, str]:
         mine = [s for s in steps if s.call.name == rule.tool_called]
         want = rule.tool_arguments
         fit = [s for s in mine if want is None or _includes(s.call.parsed_arguments(), want)]
+        unread = [s.call.arguments for s in mine if want is not None and s.call.parsed_arguments() is None]
         if fit:
             note(True, f"called {rule.tool_called!r} (call {steps.index(fit[0]) + 1} of {len(steps)})")
         elif mine:
-            note(False, f"called {rule.tool_called!r} {len(mine)} time(s), never with arguments including {want}")
+            why = f"called {rule.tool_called!r} {len(mine)} time(s), never with arguments including {want}"
+            if unread:
+                why += f" ({len(unread)} call(s) had arguments that are not JSON, e.g. {unread[0][:60]!r})"
+            note(False, why)
         else:
             note(False, f"never called {rule.tool_called!r} (calls: {', '.join(names) or 'none'})")
     if rule.tool_not_called is not None:
@@ -137,8 +143,37 @@ def _check(sub: Submission, rule: Rule) -> tuple[bool, str]:
     return all(oks), "; ".join(whys)
 
 
-def trajectory_verdicts(subs: Sequence[Submission], rule: Rule) -> tuple[pl.Series, pl.Series]:
-    """``MET``/``UNMET`` and an explanation per submission for the rule's trajectory checks."""
+def _unreadable_arguments(subs: Sequence[Submission], rule: Rule) -> int:
+    """Calls of the rule's tool whose arguments are not JSON (``tool_arguments`` cannot match them)."""
+    if rule.tool_called is None or rule.tool_arguments is None:
+        return 0
+    steps = (s for sub in subs if sub.turns is not None for s in tool_steps(sub.turns))
+    return sum(1 for s in steps if s.call.name == rule.tool_called and s.call.parsed_arguments() is None)
+
+
+def _warn_unanswerable(subs: Sequence[Submission], rule: Rule, name: str) -> None:
+    """Say why every verdict of a trajectory rule would be UNMET when nothing can be checked."""
+    if subs and all(sub.turns is None for sub in subs):
+        warnings.warn(
+            f"rule criterion {name!r} checks tool calls, but no submission is a conversation (a list of "
+            "{role, content[, tool_calls]} messages): none has a tool call, so every verdict is UNMET",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+    bad = _unreadable_arguments(subs, rule)
+    if bad:
+        warnings.warn(
+            f"rule criterion {name!r}: {bad} call(s) of {rule.tool_called!r} have arguments that are not JSON, "
+            "so tool_arguments cannot match them (their verdicts say so)",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+
+
+def trajectory_verdicts(subs: Sequence[Submission], rule: Rule, name: str = "") -> tuple[pl.Series, pl.Series]:
+    """``MET``/``UNMET`` and an explanation per submission for the rule's trajectory checks
+    (warning once when no submission can be checked, or when arguments cannot be read)."""
+    _warn_unanswerable(subs, rule, name)
     checked = [_check(sub, rule) for sub in subs]
     verdict = pl.Series("verdict", ["MET" if ok else "UNMET" for ok, _ in checked], dtype=pl.String)
     return verdict, pl.Series("explanation", [why for _, why in checked], dtype=pl.String)

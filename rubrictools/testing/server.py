@@ -153,8 +153,8 @@ class FakeLLMServer(BatchAPI):
         it holds its slot meanwhile, as a request the server takes forever over does. Its client
         may give up on it (a timeout): it stays held, as on a real server. It is recorded in
         :attr:`requests` (:attr:`hits`) when it is answered. A later call replaces the hold;
-        requests already held stay held. :meth:`reset` and :meth:`stop` let every held request go with an
-        HTTP 503, neither recorded nor counted.
+        requests already held stay held. :meth:`reset` and :meth:`stop` let every held request
+        go with an HTTP 503, neither recorded nor counted.
         """
         with self._lock:
             self._hold = (self.arrivals + max(0, after), n)

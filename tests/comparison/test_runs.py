@@ -88,7 +88,8 @@ def test_two_rubrics_compare_on_shared_criteria_and_several_judges_need_a_choice
     a = _verdicts(0, n=20)
     b = _verdicts(0, n=20).filter(pl.col("criterion") != "rude")
     v2 = rt.Rubric.from_dict([c.model_dump() for c in RUBRIC if c.name != "rude"])
-    cmp = rt.compare_runs(a, b, rubric=RUBRIC, rubric_b=v2, n_resamples=100)
+    with pytest.warns(UserWarning, match=r"only in a: \['rude'\]"):
+        cmp = rt.compare_runs(a, b, rubric=RUBRIC, rubric_b=v2, n_resamples=100)
     assert cmp.summary["criterion"].to_list() == ["overall score", "correct", "cites"]
     assert cmp.flips.height == 0 and cmp.summary["change"][1:].to_list() == [0.0, 0.0]
     two = pl.concat([a, a.with_columns(pl.lit("n").alias("judge"))])
@@ -106,3 +107,27 @@ def test_recorded_runs_compare_by_id(tmp_path) -> None:
     cmp = rt.compare_runs(first, second, root=tmp_path, n_resamples=100)
     assert cmp.summary["change"][0] == pytest.approx(0.25) and cmp.flips["id"].to_list() == [1]
     assert cmp.costs.filter(pl.col("measure") == "run duration (s)")["a"][0] > 0
+
+
+def test_runs_graded_with_different_rubrics_say_so() -> None:
+    a_rub = rt.Rubric.from_dict(
+        [{"name": "greets", "requirement": "Says hello"}, {"name": "brief", "requirement": "Short"}]
+    )
+    b_rub = rt.Rubric.from_dict(
+        [{"name": "greets", "requirement": "Says hello warmly"}, {"name": "polite", "requirement": "Polite"}]
+    )
+    df = pl.DataFrame({"submission": ["hello", "bye", "hello there", "hi"]})
+    judge = rt.ScriptedJudge(rule=lambda t, c: "MET" if "hello" in t else "UNMET")
+    va = rt.grade(df, a_rub, model=judge, progress=False, record=False)
+    vb = rt.grade(df, b_rub, model=judge, progress=False, record=False)
+    with pytest.warns(UserWarning, match=r"rubrics differ \(greets: requirement changed; only in a: \['brief'\]"):
+        cmp = rt.compare_runs(va, vb, rubric=a_rub, rubric_b=b_rub, n_resamples=50)
+    notes = dict(cmp.summary.select("criterion", "note").iter_rows())
+    assert notes == {"overall score": "rubrics differ", "greets": "requirement changed"}
+    assert cmp.criteria_only_a == ["brief"] and cmp.criteria_only_b == ["polite"]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the same rubric: no warning, no note
+        same = rt.compare_runs(va, va, rubric=a_rub, n_resamples=50)
+    assert same.summary["note"].null_count() == same.summary.height

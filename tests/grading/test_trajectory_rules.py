@@ -71,7 +71,9 @@ def test_rules_combine_text_and_tool_checks_and_plain_text_has_no_calls() -> Non
     r = rt.Rubric.from_dict([{"name": "x", "rule": {"tool_called": "search", "contains": "Bouchon"}}])
     v = rt.apply_rules(pl.DataFrame({"submission": [FLIGHT, trace({"role": "assistant", "content": "Bouchon"})]}), r)
     assert v["verdict"].to_list() == ["MET", "UNMET"]
-    plain = rt.apply_rules(pl.DataFrame({"submission": ["no tools here"]}), RUBRIC)
+    with pytest.warns(UserWarning, match="no submission is a conversation") as caught:
+        plain = rt.apply_rules(pl.DataFrame({"submission": ["no tools here"]}), RUBRIC)
+    assert "'searched' checks tool calls" in str(caught[0].message)
     assert plain.filter(pl.col("criterion") == "no_deletion")["verdict"].item() == "MET"
     assert plain.filter(pl.col("criterion") == "searched")["verdict"].item() == "UNMET"
     with pytest.raises(ValueError, match="set tool_called too"):
@@ -104,3 +106,18 @@ def test_the_judge_sees_each_call_and_result_fenced_and_hostile_results_stay_ins
     assert '<tool_call n="1" tool="fetch&quot;&gt;&lt;inject">' in text  # a hostile tool name is an escaped attribute
     assert f"the first {TOOL_RESULT_CHARS:,} of {len(hostile):,} characters are shown" in text
     assert "x" * (TOOL_RESULT_CHARS + 100) not in text and "tool call(s) appear as <tool_call> blocks" in text
+
+
+def test_arguments_that_are_not_json_are_named_not_a_plain_unmet() -> None:
+    broken = trace(
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{city: Lyon"}}]},
+        {"role": "assistant", "content": "Done."},
+    )  # fmt: skip
+    r = rt.Rubric.from_dict(
+        [{"name": "searched", "rule": {"tool_called": "search", "tool_arguments": {"city": "Lyon"}}}]
+    )
+    with pytest.warns(UserWarning, match=r"1 call\(s\) of 'search' have arguments that are not JSON"):
+        v = rt.apply_rules(pl.DataFrame({"submission": [broken]}), r)
+    assert v["verdict"].to_list() == ["UNMET"]
+    assert "had arguments that are not JSON, e.g. '{city: Lyon'" in v["explanation"][0]

@@ -8,6 +8,7 @@ import os
 import platform
 import secrets
 import shutil
+import warnings
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+
+from rubrictools.stack import user_stacklevel
 
 __all__ = ["RUNS_ENV", "Run", "load_run", "runs", "runs_dir", "write_run"]
 
@@ -144,15 +147,34 @@ def write_run(
 
 
 def _manifests(root: Path) -> list[tuple[Path, dict[str, Any]]]:
-    out = []
+    return _read_manifests(root)[0]
+
+
+def _read_manifests(root: Path) -> tuple[list[tuple[Path, dict[str, Any]]], list[tuple[Path, str]]]:
+    """The readable run records under ``root``, and the damaged ones with why."""
+    out, damaged = [], []
     for path in sorted(root.glob("*/run.json")) if root.is_dir() else []:
         if path.parent.name.startswith("."):
             continue  # an unfinished record (a run killed while writing it)
         try:
-            out.append((path.parent, json.loads(path.read_text())))
-        except (OSError, json.JSONDecodeError):
-            continue
-    return out
+            m = json.loads(path.read_text())
+            if not isinstance(m, dict) or not {"id", "created"} <= set(m):
+                raise ValueError("not a run manifest (no 'id' and 'created')")
+            datetime.fromisoformat(m["created"])
+            out.append((path.parent, m))
+        except (OSError, ValueError, TypeError) as e:  # JSONDecodeError is a ValueError
+            damaged.append((path.parent, f"{type(e).__name__}: {e}"))
+    return out, damaged
+
+
+def _warn_damaged(damaged: list[tuple[Path, str]]) -> None:
+    if damaged:
+        listed = "; ".join(f"{p}/run.json ({why})" for p, why in damaged[:3])
+        warnings.warn(
+            f"{len(damaged)} run record(s) could not be read and are left out: {listed}",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
 
 
 def runs(root: str | Path | None = None) -> pl.DataFrame:
@@ -167,8 +189,10 @@ def runs(root: str | Path | None = None) -> pl.DataFrame:
     0
     """
     where = _store(root)
+    found, damaged = _read_manifests(where)
+    _warn_damaged(damaged)
     rows = []
-    for path, m in _manifests(where):
+    for path, m in found:
         c = m.get("counts", {})
         rows.append(
             {
@@ -222,11 +246,24 @@ def load_run(run: str, *, root: str | Path | None = None) -> Run:
     LookupError: no recorded run under ...
     """
     where = _store(root)
-    found = _manifests(where)
+    found, damaged = _read_manifests(where)
+    broken = [(p, why) for p, why in damaged if run != "last" and p.name.startswith(run)]
+    if broken and not any(m["id"] == run or m["id"].startswith(run) for _, m in found):
+        p, why = broken[0]
+        raise LookupError(f"run {run!r}: its record {p}/run.json is damaged ({why})")
+    _warn_damaged(damaged)
     if not found:
         raise LookupError(f"no recorded run under {where.resolve()}")
     if run == "last":
         path, info = max(found, key=lambda t: (t[1]["created"], t[1]["id"]))
+        newer = [p for p, _ in damaged if p.stat().st_mtime > path.stat().st_mtime]
+        if newer:  # "last" would silently be an older run
+            warnings.warn(
+                f"load_run('last'): the newest record {newer[-1]}/run.json is damaged; returning {info['id']!r}, "
+                "the newest readable one",
+                UserWarning,
+                stacklevel=user_stacklevel(),
+            )
     else:
         hits = [(p, m) for p, m in found if m["id"] == run] or [(p, m) for p, m in found if m["id"].startswith(run)]
         if len(hits) != 1:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Image", "as_image", "as_images", "describe", "image_sha256", "is_image_part"]
+__all__ = ["MAX_IMAGE_BYTES", "Image", "as_image", "as_images", "describe", "image_sha256", "is_image_part"]
 
 _SIGNATURES = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -72,10 +72,28 @@ def _sniff(data: bytes) -> str | None:
     return None
 
 
-def _from_bytes(data: bytes, source: str) -> Image:
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
+"""The largest image sent (providers refuse images over about 20 MB; base64 adds a third)."""
+
+
+def _checked(data: bytes, source: str, declared: str | None = None) -> str:
+    """The media type of image bytes, checked the same way whatever their source: a PNG, JPEG,
+    GIF or WebP (by their first bytes, not their name), at most :data:`MAX_IMAGE_BYTES`, and
+    what a ``data:`` URI declares them to be."""
     kind = _sniff(data)
     if kind is None:
-        raise ValueError(f"{source}: {len(data)} bytes that are not a PNG, JPEG, GIF or WebP image")
+        said = f" (declared {declared})" if declared else ""
+        raise ValueError(f"{source}: {len(data)} bytes{said} that are not a PNG, JPEG, GIF or WebP image")
+    if declared is not None and declared != kind:
+        raise ValueError(f"{source}: the data URI says {declared} but its bytes are {kind}")
+    if len(data) > MAX_IMAGE_BYTES:
+        mb = len(data) / 1024 / 1024
+        raise ValueError(f"{source}: a {mb:.1f} MB image; providers refuse images over about 20 MB: shrink it first")
+    return kind
+
+
+def _from_bytes(data: bytes, source: str) -> Image:
+    kind = _checked(data, source)
     url = f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}"
     return Image(url, hashlib.sha256(data).hexdigest(), kind, len(data), source)
 
@@ -101,7 +119,8 @@ def _from_text(text: str, source: str) -> Image:
             data = base64.b64decode(payload, validate=True)
         except (binascii.Error, ValueError):
             raise ValueError(f"{source}: the data URI's base64 payload does not decode") from None
-        return Image(text, hashlib.sha256(data).hexdigest(), head[5:].removesuffix(";base64"), len(data), source)
+        kind = _checked(data, source, declared=head[5:].removesuffix(";base64").lower())
+        return Image(text, hashlib.sha256(data).hexdigest(), kind, len(data), source)
     if text.startswith(("http://", "https://")):
         return Image(text, image_sha256(text), None, None, source)
     path = Path(text).expanduser()

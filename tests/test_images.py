@@ -76,3 +76,37 @@ def test_a_conversation_keeps_its_images_numbered_and_says_what_it_cannot_show()
     assert audio[0].content == "[input_audio part: not shown to the judge]"
     with pytest.raises(ValueError, match=r"turn 0: .*turn 1, user.*not an image file"):
         as_conversation([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "nope.png"}}]}])
+
+
+def _uri(kind: str, data: bytes) -> str:
+    return f"data:{kind};base64,{base64.b64encode(data).decode()}"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (
+            _uri("image/tiff", b"II*\x00" + b"\x00" * 40),
+            r"\(declared image/tiff\) that are not a PNG, JPEG, GIF or WebP",
+        ),
+        (_uri("image/png", b"plain text, not an image"), "not a PNG, JPEG, GIF or WebP image"),
+        (_uri("image/jpeg", PNG), "the data URI says image/jpeg but its bytes are image/png"),
+    ],
+)
+def test_a_data_uri_is_checked_as_bytes_are(value: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        as_image(value, source="column 'photo'")
+
+
+def test_an_image_too_large_for_providers_is_refused_from_every_source(tmp_path) -> None:
+    from rubrictools.images import MAX_IMAGE_BYTES
+
+    big = PNG + b"\x00" * MAX_IMAGE_BYTES
+    path = tmp_path / "big.png"
+    path.write_bytes(big)
+    for value in (big, str(path), _uri("image/png", big)):
+        with pytest.raises(
+            ValueError, match=r"column 'photo': a 20\.0 MB image; providers refuse images over about 20"
+        ):
+            as_image(value, source="column 'photo'")
+    assert as_image(PNG + b"\x00" * (MAX_IMAGE_BYTES - len(PNG)), source="x").nbytes == MAX_IMAGE_BYTES

@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -42,6 +44,7 @@ from rubrictools.frames import to_polars
 from rubrictools.rubric.labels import MET
 from rubrictools.rubric.model import Rubric
 from rubrictools.rubric.scoring import select_judge
+from rubrictools.stack import user_stacklevel
 
 __all__ = ["FINEGRAINED_CATEGORIES", "TASK_CATEGORIES", "RubricTree", "TreeNode"]
 
@@ -119,6 +122,22 @@ def _node(data: Any, path: str) -> TreeNode:
     return TreeNode(str(data["id"]), str(data["requirements"]), float(w), kids, cat, fine)
 
 
+def _renumbered(node: TreeNode, repeated: set[str], taken: set[str], seen: dict[str, int]) -> TreeNode:
+    """``node`` with the later occurrences of repeated ids renamed ``<id>#k`` (depth first)."""
+    new_id = node.id
+    if node.id in repeated:
+        seen[node.id] = seen.get(node.id, 0) + 1
+        k = seen[node.id]
+        while k > 1 and f"{node.id}#{k}" in taken:
+            k += 1
+        if k > 1:
+            new_id = f"{node.id}#{k}"
+            taken.add(new_id)
+            seen[node.id] = k
+    kids = tuple(_renumbered(c, repeated, taken, seen) for c in node.sub_tasks)
+    return replace(node, id=new_id, sub_tasks=kids)
+
+
 @dataclass(frozen=True)
 class RubricTree:
     """A PaperBench-style rubric tree (see the module docstring)."""
@@ -129,10 +148,16 @@ class RubricTree:
     def from_dict(cls, data: Any) -> RubricTree:
         """Read PaperBench's rubric JSON (a root node); errors name the node's path and id."""
         tree = cls(_node(data, "root"))
-        ids = [n.id for n, _, _ in tree.root.walk()]
-        dup = sorted({i for i in ids if ids.count(i) > 1})
-        if dup:
-            raise ValueError(f"rubric tree: node ids must be unique; repeated {dup[:5]}")
+        counts = Counter(n.id for n, _, _ in tree.root.walk())
+        repeated = sorted(i for i, k in counts.items() if k > 1)
+        if repeated:  # PaperBench's own loader accepts them (2 of its 23 rubrics have some)
+            tree = cls(_renumbered(tree.root, set(repeated), set(counts), {}))
+            warnings.warn(
+                f"rubric tree: node ids {repeated[:5]} repeat; each later occurrence (depth first) is renamed "
+                "'<id>#2', '<id>#3', ... so every node, and every leaf's criterion, has a name of its own",
+                UserWarning,
+                stacklevel=user_stacklevel(),
+            )
         return tree
 
     @classmethod

@@ -134,7 +134,8 @@ class Grader(ABC):
 
 class FunctionJudge(Grader):
     """A :class:`Grader` from a function ``fn(system_prompt, user_prompt, *, schema) -> reply``
-    (sync or async): rubric's ``generate_fn`` and autorubric's custom graders.
+    (sync or async): rubric's ``generate_fn`` (``fn(system_prompt, user_prompt)``, without
+    the schema, is taken too) and autorubric's custom graders.
 
     Example
     -------
@@ -162,12 +163,39 @@ class FunctionJudge(Grader):
         label = name or str(getattr(fn, "__name__", "custom"))
         super().__init__(name=label, weight=weight, max_concurrency=max_concurrency, cache_id=cache_id)
         self.fn = fn
+        self._schema = _takes_schema(fn)
         if inspect.iscoroutinefunction(fn):
             self.generate = self._agenerate  # type: ignore[method-assign]  # so respond() awaits it on the loop
 
     def generate(self, system_prompt: str, user_prompt: str, *, schema: dict[str, Any]) -> Reply | Awaitable[Reply]:
-        return self.fn(system_prompt, user_prompt, schema=schema)
+        return self._call(system_prompt, user_prompt, schema)
+
+    def _call(self, system_prompt: str, user_prompt: str, schema: dict[str, Any]) -> Any:
+        if self._schema:
+            return self.fn(system_prompt, user_prompt, schema=schema)
+        return self.fn(system_prompt, user_prompt)
 
     async def _agenerate(self, system_prompt: str, user_prompt: str, *, schema: dict[str, Any]) -> Reply:
-        out = self.fn(system_prompt, user_prompt, schema=schema)
+        out = self._call(system_prompt, user_prompt, schema)
         return await out if inspect.isawaitable(out) else out
+
+
+def _takes_schema(fn: Any) -> bool:
+    """Whether ``fn`` is called with ``schema=`` (ours) or as ``fn(system_prompt, user_prompt)``
+    (the ``rubric`` package's ``generate_fn``); a function that takes neither is refused here,
+    before any call, rather than failing on every one."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin without a signature: call it our way
+        return True
+    params = sig.parameters.values()
+    if "schema" in sig.parameters or any(p.kind is p.VAR_KEYWORD for p in params):
+        return True
+    try:
+        sig.bind("system", "user")
+    except TypeError:
+        raise TypeError(
+            f"fn{sig} must take (system_prompt, user_prompt[, *, schema]): rubrictools calls "
+            "fn(system_prompt, user_prompt, schema=...) or, without a schema parameter, fn(system_prompt, user_prompt)"
+        ) from None
+    return False

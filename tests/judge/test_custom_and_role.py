@@ -143,3 +143,19 @@ def test_a_custom_judge_with_a_cache_id_is_never_asked_twice(tmp_path) -> None:
     assert len(asked) == 24
     with pytest.raises(ValueError, match="cache_id must be a non-empty string"):
         rt.FunctionJudge(fn, cache_id=" ")
+
+
+def test_the_rubric_packages_two_argument_generate_fn_is_taken() -> None:
+    def generate_fn(system_prompt, user_prompt):  # the `rubric` package's signature: no schema
+        return '{"verdict": "MET", "explanation": "fine"}'
+
+    v = rt.grade(DF, RUBRIC, model=rt.FunctionJudge(generate_fn), progress=False, record=False)
+    assert v["error"].null_count() == v.height and set(v["verdict"]) == {"MET"}
+
+    async def agen(system_prompt, user_prompt):
+        return '{"verdict": "UNMET", "explanation": "no"}'
+
+    v = rt.grade(DF, RUBRIC, model=rt.FunctionJudge(agen), progress=False, record=False)
+    assert set(v["verdict"]) == {"UNMET"}
+    with pytest.raises(TypeError, match=r"must take \(system_prompt, user_prompt\[, \*, schema\]\)"):
+        rt.FunctionJudge(lambda prompt: "x")  # refused before any call, not an error row per call

@@ -32,12 +32,50 @@ def to_polars(df: Any, *, name: str = "df") -> pl.DataFrame:
                     f"{name}: {where}: invalid Unicode (an unpaired surrogate); repair the text first"
                 ) from e
             mixed = _mixed_column(frame)
-            if mixed is None:
+            if mixed is not None:
+                raise ValueError(f"{name}: {mixed}; convert the column to one type first, e.g. .astype(str)") from e
+            chats = _chat_columns_with_mixed_content(frame)
+            if not chats:
                 raise
-            raise ValueError(f"{name}: {mixed}; convert the column to one type first, e.g. .astype(str)") from e
+            try:  # text turns written as one text part each: the same conversation, one type
+                return pl.from_pandas(frame.assign(**{c: frame[c].map(_as_parts) for c in chats}))
+            except Exception:  # noqa: BLE001  # pyarrow's own errors: the named error below says what to fix
+                raise ValueError(
+                    f"{name}: column(s) {chats} hold conversations whose turns mix text and content-part lists "
+                    "that could not be made one type; give every turn's content as a list of parts"
+                ) from e
     if isinstance(df, dict):
         return pl.DataFrame(df)
     raise TypeError(f"{name}: expected a polars or pandas DataFrame, got {type(df).__name__}")
+
+
+def _chat_columns_with_mixed_content(frame: Any) -> list[str]:
+    """Object columns of conversations (lists of messages) whose ``content`` is text in some
+    turns and a list of content parts in others (pyarrow cannot make that one column)."""
+    out = []
+    for col in frame.columns:
+        kinds = {
+            type(m.get("content")).__name__
+            for v in frame[col].tolist()
+            if isinstance(v, list)
+            for m in v
+            if isinstance(m, dict) and m.get("content") is not None
+        }
+        if {"str", "list"} <= kinds:
+            out.append(str(col))
+    return out
+
+
+def _as_parts(turns: Any) -> Any:
+    """A conversation with every text ``content`` written as ``[{"type": "text", "text": ...}]``."""
+    if not isinstance(turns, list):
+        return turns
+    return [
+        {**m, "content": [{"type": "text", "text": m["content"]}]}
+        if isinstance(m, dict) and isinstance(m.get("content"), str)
+        else m
+        for m in turns
+    ]
 
 
 def _mixed_column(frame: Any) -> str | None:

@@ -112,3 +112,21 @@ def test_the_note_names_the_graded_turns() -> None:
     assert "Grade ONLY the assistant turns (turns 3, 5)" in text["all_assistant"]
     assert "Grade the conversation as a whole" in text["whole"]
     assert len(set(text.values())) == 3  # so each part has its own cache key
+
+
+def test_a_pandas_column_of_chats_mixing_text_and_content_parts_is_read() -> None:
+    import pandas as pd
+
+    chats = [
+        [{"role": "user", "content": "Describe"}, {"role": "assistant", "content": "A cat."}],
+        [
+            {"role": "user", "content": [{"type": "text", "text": "What is this?"}]},
+            {"role": "assistant", "content": "A dog."},
+        ],
+    ]
+    rubric = rt.Rubric.from_dict([{"name": "animal", "requirement": "Names an animal"}])
+    judge = rt.ScriptedJudge(rule=lambda t, c: "MET" if "cat" in t or "dog" in t else "UNMET")
+    v = rt.grade(pd.DataFrame({"chat": chats}), rubric, model=judge, column="chat", progress=False, record=False)
+    assert v["verdict"].to_list() == ["MET", "MET"] and v["error"].null_count() == 2
+    p = rt.prompts(pd.DataFrame({"chat": chats}), rubric, model="openai/gpt-4.1-mini", column="chat")
+    assert "What is this?" in p["user"][1] and "Describe" in p["user"][0]

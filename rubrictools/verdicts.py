@@ -18,7 +18,7 @@ completion_... Int64     tokens received
 cost_usd       Float64   price of the call, null when the model has no known price
 cached         Boolean   answered from the response cache
 attempts       Int64     HTTP attempts made for this row's call
-latency_s      Float64   wall time of the call
+latency_s      Float64   seconds the server had the call's requests (not its wait in our queue)
 ============== ========= ==============================================================
 
 A row is *CANNOT_ASSESS* exactly when ``error`` is null and ``value`` is null, unless its

@@ -180,10 +180,8 @@ class _Run:
         elif isinstance(judge, Grader):
             assert gate is not None  # every Grader has its gate (see __init__)
             await self._custom(judge, call, gate)
-        else:
-            t0 = time.perf_counter()
+        else:  # latency_s: the sum of its requests' own times (added up as they come back)
             await self._ask(judge, call)
-            call.latency_s = time.perf_counter() - t0
         self._tick(call)
 
     async def _ask(self, judge: Judge, call: Call) -> None:

@@ -93,6 +93,7 @@ class CallResult:
     def add_usage(self, other: CallResult) -> None:
         """Add ``other``'s HTTP attempts, tokens and cost to this result (a retried call pays for each try)."""
         self.attempts += other.attempts
+        self.latency_s += other.latency_s
         for attr in USAGE_FIELDS:
             val = getattr(other, attr)
             if val is not None:

@@ -176,8 +176,8 @@ async def with_retries(judge: Judge, max_attempts: int, send: Sender, throttle: 
     An authentication failure stops the throttle: the judge's later requests are not sent and
     end with an error saying why.
     """
-    t0 = time.perf_counter()
     attempts = free = 0
+    spent = 0.0  # seconds the server had our requests (each attempt from sent to answer or failure)
     last_error = "no attempt made"
     while attempts - free < max_attempts:
         others = 0
@@ -185,16 +185,19 @@ async def with_retries(judge: Judge, max_attempts: int, send: Sender, throttle: 
             others = await throttle.acquire()
             if throttle.stopped is not None:
                 await throttle.release(ok=False)
-                return CallResult(None, None, None, None, attempts, time.perf_counter() - t0, throttle.stopped)
+                return CallResult(None, None, None, None, attempts, spent, throttle.stopped)
         attempts += 1
         ok = False
         sent = time.monotonic()
+        ended: float | None = None  # before any backoff below: a backoff is not the server's time
         try:
             res = await send()
+            ended = time.monotonic()
             ok = True
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001  # every failure of an HTTP attempt is classified (retryable or not) and recorded, key scrubbed
+            ended = time.monotonic()
             last_error = scrub(f"{type(exc).__name__}: {exc}", judge)[:500]
             if throttle is not None and free < judge.max_rate_limit_retries:
                 if judge.shared_backoff and is_rate_limit(exc):
@@ -215,8 +218,11 @@ async def with_retries(judge: Judge, max_attempts: int, send: Sender, throttle: 
             await asyncio.sleep(backoff_delay(judge, exc, attempts - free))
             continue
         finally:
+            took = (ended if ended is not None else time.monotonic()) - sent
+            spent += took
             if throttle is not None:
-                await throttle.release(ok=ok, latency=time.monotonic() - sent if ok else None)
-        res.attempts, res.uncharged, res.latency_s = attempts, free, time.perf_counter() - t0
+                await throttle.release(ok=ok, latency=took if ok else None)
+        # latency: the requests' own time, never the wait for a slot of ours or a backoff
+        res.attempts, res.uncharged, res.latency_s = attempts, free, spent
         return res
-    return CallResult(None, None, None, None, attempts, time.perf_counter() - t0, last_error, uncharged=free)
+    return CallResult(None, None, None, None, attempts, spent, last_error, uncharged=free)

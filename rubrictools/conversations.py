@@ -16,7 +16,8 @@ labelled with its turn (:mod:`rubrictools.images`). Any other part (audio, files
 shown to a judge yet: its place reads ``[<type> part: not shown to the judge]`` and a warning
 says so.
 An assistant turn's ``tool_calls`` (OpenAI's ``{"id", "function": {"name", "arguments"}}`` or
-the flat ``{"id", "name", "arguments"}``) stay structured (:class:`ToolCall`, in order), as does
+the flat ``{"id", "name", "arguments"}``; the legacy ``function_call`` of one call, answered by a
+``function`` turn, is read as one) stay structured (:class:`ToolCall`, in order), as does
 a ``tool`` turn's ``tool_call_id``: the judge sees each call and each result in its own fenced,
 escaped block, and :func:`tool_steps` pairs calls with their results for trajectory rules. The
 graded text of a turn lists its calls as ``[tool call] name(arguments)`` lines.
@@ -79,6 +80,14 @@ class ToolCall:
             return json.loads(self.arguments)
         except (TypeError, ValueError):
             return None
+
+    def arguments_are_json(self) -> bool:
+        """Whether the arguments parse as JSON (``"null"`` does, ``"{city: Oslo"`` does not)."""
+        try:
+            json.loads(self.arguments)
+        except (TypeError, ValueError):
+            return False
+        return True
 
     def line(self) -> str:
         return f"[tool call] {self.name}({self.arguments})"
@@ -195,7 +204,10 @@ def _turn(message: Any, i: int, first_image: int = 1) -> Turn:
     if not isinstance(role, str) or role.strip().lower() not in ROLES:
         raise ValueError(f"turn {i}: role {role!r} is not one of {', '.join(ROLES)}")
     content = message.get("content")
-    if content is None and not message.get("tool_calls"):
+    raw_calls = message.get("tool_calls")
+    if not raw_calls and isinstance(message.get("function_call"), Mapping):
+        raw_calls = [message["function_call"]]  # OpenAI's legacy form: one call, answered by a "function" turn
+    if content is None and not raw_calls:
         _check_content_key(message, i)
     images: list[Image] = []
     if content is None:
@@ -211,7 +223,7 @@ def _turn(message: Any, i: int, first_image: int = 1) -> Turn:
     else:
         raise ValueError(f"turn {i}: content must be text or a list of content parts, got {type(content).__name__}")
     try:
-        calls = _tool_calls(message.get("tool_calls"))
+        calls = _tool_calls(raw_calls)
         extra = [
             as_image(u, source=f"turn {i + 1}, {role.strip().lower()}") for u in _listed(message.get("images")) or ()
         ]

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import polars as pl
 from pydantic import ValidationError
@@ -78,6 +79,8 @@ def check_output(path: str | Path | None) -> None:
     p = Path(path)
     if p.suffix.lower() not in _WRITABLE:
         raise UsageError(f"{p}: unknown table format {p.suffix.lower()!r} (use {', '.join(_WRITABLE)})")
+    if p.parent.exists() and not p.parent.is_dir():
+        raise UsageError(f"{p}: {str(p.parent)!r} is a file, not a folder")
     if not p.parent.is_dir():
         raise UsageError(f"{p}: the folder {str(p.parent)!r} does not exist")
     if p.is_dir():
@@ -129,6 +132,20 @@ def _rubric(path: str | None) -> Rubric | None:
 
 def _say(text: str) -> None:
     print(text, file=sys.stderr)
+
+
+def _check_flags(a: argparse.Namespace) -> None:
+    """Flags that would fail only after the calls were paid for, refused first."""
+    base = getattr(a, "api_base", None)
+    if base is not None and urlparse(base).scheme not in ("http", "https"):
+        raise UsageError(f"--api-base {base!r}: give the server's URL, e.g. http://127.0.0.1:8000/v1")
+    record = getattr(a, "record", None)
+    if record is not None and Path(record).exists() and not Path(record).is_dir():
+        raise UsageError(f"--record {record}: is a file; give the run store's folder")
+    for flag in ("seed",):
+        value = getattr(a, flag, None)
+        if value is not None and value < 0:
+            raise UsageError(f"--{flag} {value}: must be >= 0")
 
 
 def _judge(a: argparse.Namespace, key: str | None) -> Any:
@@ -347,9 +364,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args = parser().parse_args(argv)
     try:
-        check_output(getattr(args, "output", None))  # every command: before any work or call
+        for flag in ("output", "flips"):  # every table a command writes: checked before any work or call
+            check_output(getattr(args, flag, None))
+        _check_flags(args)
         code: int = args.run(args)
-    except (UsageError, ValueError, TypeError, LookupError, pl.exceptions.PolarsError) as e:
+    except (UsageError, ValueError, TypeError, LookupError, OSError, pl.exceptions.PolarsError) as e:
         _say(f"rubrictools {args.command}: {e}")
         return 2
     return code

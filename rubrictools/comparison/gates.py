@@ -80,7 +80,11 @@ def assert_score(
     ...
     AssertionError: score gate failed: mean score 0.5 on 40 submissions, 95% lower bound 0.375 < 0.5. Worst ...
     """
-    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed)
+    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed, least=1)  # the gate is a bound: it needs resamples
+    bars = {"at_least": at_least, **{f"criteria[{k!r}]": x for k, x in (criteria or {}).items()}}
+    for name, bar in bars.items():
+        if isinstance(bar, bool) or not isinstance(bar, (int, float)) or not 0 <= bar <= 1:
+            raise ValueError(f"{name} must be a score between 0 and 1, got {bar!r}")
     if not 0 < ci < 1:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
     if on_error not in ("fail", "zero", "exclude"):

@@ -12,7 +12,7 @@ import polars as pl
 from rubrictools.deprecation import adapted, renamed
 from rubrictools.frames import to_polars
 from rubrictools.metrics import resampling as bs
-from rubrictools.metrics.resampling import check_resampling
+from rubrictools.metrics.resampling import check_names, check_resampling
 from rubrictools.records import Run, load_run
 from rubrictools.rubric import Rubric
 from rubrictools.rubric.scoring import score, select_judge
@@ -192,10 +192,22 @@ def compare_runs(
     [(1, 'UNMET', 'MET')]
     """
     check_resampling(n_resamples=n_resamples, ci=ci, seed=seed)
+    check_names(names)
     va, ra, ia = open_run(a, root)
     vb, rb, ib = open_run(b, root)
+    if ia.get("id") is not None and ia.get("id") == ib.get("id"):
+        warnings.warn(
+            f"compare_runs: a and b are the same run ({ia['id']}): every change is 0",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+    rubric, rubric_b = (_as_rubric(r, n) for r, n in ((rubric, "rubric"), (rubric_b, "rubric_b")))
+    if rubric is None and ra is None and rubric_b is not None:
+        raise ValueError("rubric_b= without rubric=: run a would be scored by its table's weights; pass rubric= too")
     rub_a = rubric if rubric is not None else (Rubric.from_dict(ra) if ra is not None else None)
     rub_b = rubric_b if rubric_b is not None else (Rubric.from_dict(rb) if rb is not None else rub_a)
+    if va.schema["id"] != vb.schema["id"]:
+        raise ValueError(f"the runs' ids are of different types ({va.schema['id']} and {vb.schema['id']}): cast one")
     va = with_values(judge_rows(va, judge), rub_a)
     vb = with_values(judge_rows(vb, judge), rub_b)
     sa = score(va, rub_a).select("id", pl.col("score").alias("score_a"))
@@ -207,6 +219,13 @@ def compare_runs(
         raise ValueError("the two runs share no submission id: nothing to pair")
     only_a = sa.join(sb, on="id", how="anti")["id"].to_list()
     only_b = sb.join(sa, on="id", how="anti")["id"].to_list()
+    if only_a or only_b:
+        warnings.warn(
+            f"compare_runs: {scores.height} submissions pair; {len(only_a)} graded in {names[0]} only and "
+            f"{len(only_b)} in {names[1]} only are left out (see .only_a / .only_b)",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
     shared = [c for c in va["criterion"].unique(maintain_order=True) if c in set(vb["criterion"])]
     per = (
         va.filter(pl.col("criterion").is_in(shared))
@@ -244,6 +263,14 @@ def compare_runs(
             [c for c in vb["criterion"].unique(maintain_order=True) if c not in shared])  # fmt: skip
     summary = summary.with_columns(_notes(rub_a, rub_b, only, names))
     return RunComparison(names, summary, scores, _flips(va, vb, shared), _costs(va, vb, ia, ib), only_a, only_b, *only)
+
+
+def _as_rubric(value: Any, name: str) -> Rubric | None:
+    if value is None or isinstance(value, Rubric):
+        return value
+    if isinstance(value, (dict, list)):
+        return Rubric.from_dict(value)
+    raise TypeError(f"{name} must be an rt.Rubric or a rubric dict/list, got {type(value).__name__}")
 
 
 def _notes(a: Rubric | None, b: Rubric | None, only: tuple[list[str], list[str]], names: tuple[str, str]) -> pl.Expr:

@@ -241,6 +241,8 @@ def resolve_judges(model: Any) -> list[AnyJudge]:
     for m in items:
         if isinstance(m, (Judge, ScriptedJudge, Grader)):
             judges.append(m)
+        elif isinstance(m, str) and not m.strip():
+            raise ValueError("model= is an empty string: name a model, e.g. 'openai/gpt-4.1-mini'")
         elif isinstance(m, str):
             judges.append(ScriptedJudge() if m == "rubrictools/scripted" else Judge(model=m))
         else:

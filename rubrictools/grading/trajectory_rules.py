@@ -109,7 +109,7 @@ def _check(sub: Submission, rule: Rule) -> tuple[bool, str]:
         mine = [s for s in steps if s.call.name == rule.tool_called]
         want = rule.tool_arguments
         fit = [s for s in mine if want is None or _includes(s.call.parsed_arguments(), want)]
-        unread = [s.call.arguments for s in mine if want is not None and s.call.parsed_arguments() is None]
+        unread = [s.call.arguments for s in mine if want is not None and not s.call.arguments_are_json()]
         if fit:
             note(True, f"called {rule.tool_called!r} (call {steps.index(fit[0]) + 1} of {len(steps)})")
         elif mine:
@@ -148,7 +148,7 @@ def _unreadable_arguments(subs: Sequence[Submission], rule: Rule) -> int:
     if rule.tool_called is None or rule.tool_arguments is None:
         return 0
     steps = (s for sub in subs if sub.turns is not None for s in tool_steps(sub.turns))
-    return sum(1 for s in steps if s.call.name == rule.tool_called and s.call.parsed_arguments() is None)
+    return sum(1 for s in steps if s.call.name == rule.tool_called and not s.call.arguments_are_json())
 
 
 def _warn_unanswerable(subs: Sequence[Submission], rule: Rule, name: str) -> None:

@@ -14,7 +14,7 @@ from rubrictools.human_agreement.kernels import criterion_kernels, score_kernels
 from rubrictools.human_agreement.pairs import criterion_pairs, score_pairs
 from rubrictools.metrics import resampling as bs
 from rubrictools.metrics import with_ci_level
-from rubrictools.metrics.resampling import check_resampling
+from rubrictools.metrics.resampling import check_names, check_resampling
 from rubrictools.rubric import Rubric
 
 __all__ = ["compare"]
@@ -57,6 +57,11 @@ def compare(
     0.5
     """
     check_resampling(n_resamples=n_resamples, ci=ci, seed=seed)
+    check_names(names)
+    if cannot_assess not in ("exclude", "as_category", "as_worst"):
+        raise ValueError(f"cannot_assess must be 'exclude', 'as_category' or 'as_worst'; got {cannot_assess!r}")
+    if raters not in ("each", "consensus"):
+        raise ValueError(f"raters must be 'each' or 'consensus'; got {raters!r}")
     by_list = [] if by is None else ([by] if isinstance(by, str) else list(by))
     score_level = metric in SCORE_METRICS and metric not in CRITERION_METRICS
     if metric not in CRITERION_METRICS and metric not in SCORE_METRICS:

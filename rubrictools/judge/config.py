@@ -182,6 +182,13 @@ class Judge(BaseModel):
             return _legacy_response_format(data)
         return data
 
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("model must name a model, e.g. 'openai/gpt-4.1-mini' (got an empty string)")
+        return v
+
     @field_validator("max_concurrency")
     @classmethod
     def _positive(cls, v: int) -> int:

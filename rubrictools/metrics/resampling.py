@@ -40,6 +40,7 @@ __all__ = [
     "Interval",
     "Kernel",
     "bootstrap",
+    "check_names",
     "check_resampling",
     "cluster_weights",
     "interval",
@@ -309,6 +310,21 @@ def check_resampling(*, n_resamples: Any = 0, ci: Any = 0.95, seed: Any = 0, lea
         raise ValueError(f"n_resamples must be an int >= {least} (resamples of the bootstrap), got {n_resamples!r}")
     if isinstance(ci, bool) or not isinstance(ci, (int, float)) or not 0 < ci < 1:
         raise ValueError(f"ci must be an interval level in (0, 1), e.g. 0.95; got {ci!r}")
-    ok_seed = seed is None or isinstance(seed, (np.random.Generator, int, np.integer))
+    ok_seed = (
+        seed is None or isinstance(seed, np.random.Generator) or (isinstance(seed, (int, np.integer)) and seed >= 0)
+    )
     if isinstance(seed, bool) or not ok_seed:
-        raise ValueError(f"seed must be an int (or None for a fresh draw each call), got {seed!r}")
+        raise ValueError(f"seed must be an int >= 0 (or None for a fresh draw each call), got {seed!r}")
+
+
+def check_names(names: Any) -> None:
+    """Two different labels for the two sides of a comparison (they name its columns).
+
+    >>> check_names(("a", "a"))
+    Traceback (most recent call last):
+    ...
+    ValueError: names must be two different strings (they name the columns of each side), got ('a', 'a')
+    """
+    ok = isinstance(names, (tuple, list)) and len(names) == 2 and all(isinstance(n, str) and n for n in names)
+    if not ok or names[0] == names[1]:
+        raise ValueError(f"names must be two different strings (they name the columns of each side), got {names!r}")

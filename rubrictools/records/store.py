@@ -161,6 +161,9 @@ def _read_manifests(root: Path) -> tuple[list[tuple[Path, dict[str, Any]]], list
             if not isinstance(m, dict) or not {"id", "created"} <= set(m):
                 raise ValueError("not a run manifest (no 'id' and 'created')")
             datetime.fromisoformat(m["created"])
+            gone = [f for f in ("inputs.parquet", "verdicts.parquet") if not (path.parent / f).is_file()]
+            if gone:
+                raise FileNotFoundError(f"{', '.join(gone)} missing")
             out.append((path.parent, m))
         except (OSError, ValueError, TypeError) as e:  # JSONDecodeError is a ValueError
             damaged.append((path.parent, f"{type(e).__name__}: {e}"))
@@ -189,6 +192,8 @@ def runs(root: str | Path | None = None) -> pl.DataFrame:
     0
     """
     where = _store(root)
+    if root is not None and not where.is_dir():
+        warnings.warn(f"no run store at {where} (no such folder): no runs", UserWarning, stacklevel=user_stacklevel())
     found, damaged = _read_manifests(where)
     _warn_damaged(damaged)
     rows = []
@@ -277,7 +282,17 @@ def load_run(run: str, *, root: str | Path | None = None) -> Run:
         info["id"],
         path,
         info,
-        pl.read_parquet(path / "inputs.parquet"),
-        pl.read_parquet(path / "verdicts.parquet"),
-        pl.read_parquet(shots) if shots.exists() else None,
+        _table(path / "inputs.parquet", info["id"]),
+        _table(path / "verdicts.parquet", info["id"]),
+        _table(shots, info["id"]) if shots.exists() else None,
     )
+
+
+def _table(path: Path, run_id: str) -> pl.DataFrame:
+    """A table of a run record; a damaged one is named, never a parquet reader's traceback."""
+    try:
+        return pl.read_parquet(path)
+    except (OSError, pl.exceptions.PolarsError) as e:
+        raise LookupError(
+            f"run {run_id!r}: its record's {path.name} cannot be read ({type(e).__name__}: {e})"
+        ) from None

@@ -127,8 +127,8 @@ def _check_settings(cannot_assess: str, n_resamples: int, seed: Any) -> None:
         raise ValueError(f"cannot_assess must be 'exclude' or 'unmet', got {cannot_assess!r}")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 0:
         raise ValueError(f"n_resamples must be an int >= 0, got {n_resamples!r}")
-    if isinstance(seed, bool) or not (seed is None or isinstance(seed, int)):
-        raise ValueError(f"seed must be an int (or None for a fresh draw each call), got {seed!r}")
+    if isinstance(seed, bool) or not (seed is None or (isinstance(seed, int) and seed >= 0)):
+        raise ValueError(f"seed must be an int >= 0 (or None for a fresh draw each call), got {seed!r}")
 
 
 def _per_example(rubrics: Any, rubric_column: str, id_column: str, keep: Sequence[str]) -> pl.DataFrame:

@@ -87,13 +87,13 @@ class Rule(BaseModel):
             self.called_before,
             self.max_tool_calls,
         ]
+        if self.tool_arguments is not None and self.tool_called is None:
+            raise ValueError("tool_arguments says what a call of tool_called must be given: set tool_called too")
         if all(c is None for c in checks) and not self.answer_uses_tool_result:
             raise ValueError(
                 "a rule needs at least one check (regex, contains, min/max_words, min/max_chars, json_schema, "
                 "tool_called, tool_not_called, called_before, max_tool_calls, answer_uses_tool_result)"
             )
-        if self.tool_arguments is not None and self.tool_called is None:
-            raise ValueError("tool_arguments says what a call of tool_called must be given: set tool_called too")
         for lo, hi, what in [(self.min_words, self.max_words, "words"), (self.min_chars, self.max_chars, "chars")]:
             if lo is not None and hi is not None and lo > hi:
                 raise ValueError(f"min_{what} ({lo}) is greater than max_{what} ({hi})")

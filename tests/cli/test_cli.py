@@ -155,3 +155,21 @@ def test_an_unwritable_output_is_refused_before_any_call(files: Path, output: st
 def test_help_says_each_default_once() -> None:
     out = cli("grade", "--help")
     assert out.returncode == 0 and "(default: submission) (default: submission)" not in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--api-base", "notaurl"], "--api-base 'notaurl': give the server's URL"),
+        (["-o", "ANSWERS/out.parquet"], "is a file, not a folder"),
+        (["--record", "ANSWERS"], "--record"),
+    ],
+)
+def test_flags_that_would_fail_after_the_calls_are_refused_first(files: Path, extra: list[str], message: str) -> None:
+    with FakeLLMServer() as srv:
+        extra = [x.replace("ANSWERS", str(files / "answers.csv")) for x in extra]
+        base = [] if "--api-base" in extra else ["--api-base", srv.url]
+        args = ["--column", "text", "--model", MODEL, *base, "--no-cache", *extra]
+        out = cli("grade", str(files / "answers.csv"), "--rubric", str(files / "rubric.json"), *args)
+        assert srv.hits == 0
+    assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr

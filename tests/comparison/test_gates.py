@@ -70,3 +70,16 @@ def test_a_recorded_run_is_gated_by_id(tmp_path) -> None:
     df = pl.DataFrame({"submission": ["hello"] * 30})
     rt.grade(df, rub, model=rt.ScriptedJudge(rule=lambda t, c: "MET"), progress=False, record=tmp_path)
     assert rt.assert_score("last", root=tmp_path, at_least=0.95)["passed"].all()
+
+
+def test_a_gate_that_cannot_fail_or_cannot_be_computed_is_refused() -> None:
+    v = pl.DataFrame({"id": range(10), "criterion": "c", "verdict": "MET", "value": 1.0})
+    rub = rt.Rubric.from_dict([{"name": "c", "requirement": "x"}])
+    with pytest.raises(ValueError, match="at_least must be a score between 0 and 1"):
+        rt.assert_score(v, rub, at_least=-1)
+    with pytest.raises(ValueError, match=r"criteria\['c'\] must be a score between 0 and 1"):
+        rt.assert_score(v, rub, at_least=0.5, criteria={"c": 90})
+    with pytest.raises(ValueError, match="n_resamples must be an int >= 1"):
+        rt.assert_score(v, rub, at_least=0.5, n_resamples=0)
+    with pytest.raises(ValueError, match="seed must be an int >= 0"):
+        rt.assert_score(v, rub, at_least=0.5, seed=-1)

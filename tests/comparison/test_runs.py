@@ -131,3 +131,19 @@ def test_runs_graded_with_different_rubrics_say_so() -> None:
         warnings.simplefilter("error")  # the same rubric: no warning, no note
         same = rt.compare_runs(va, va, rubric=a_rub, n_resamples=50)
     assert same.summary["note"].null_count() == same.summary.height
+
+
+def test_bad_pairings_are_named_not_computed() -> None:
+    v = _verdicts(0, n=8)
+    with pytest.raises(ValueError, match="names must be two different strings"):
+        rt.compare_runs(v, v, rubric=RUBRIC, names=("a", "a"))
+    with pytest.raises(ValueError, match="ids are of different types"):
+        rt.compare_runs(v, v.with_columns(pl.col("id").cast(pl.String)), rubric=RUBRIC)
+    with pytest.raises(ValueError, match="rubric_b= without rubric="):
+        rt.compare_runs(v, v, rubric_b=RUBRIC)
+    with pytest.raises(TypeError, match=r"rubric must be an rt\.Rubric"):
+        rt.compare_runs(v, v, rubric="rubric.yaml")
+    as_list = rt.compare_runs(v, v, rubric=[c.model_dump() for c in RUBRIC], n_resamples=0)  # a rubric list reads
+    assert as_list.summary["change"].to_list() == [0.0] * as_list.summary.height
+    with pytest.warns(UserWarning, match=r"2 submissions pair; 6 graded in a only"):
+        rt.compare_runs(v, v.filter(pl.col("id") < 2), rubric=RUBRIC, n_resamples=0)

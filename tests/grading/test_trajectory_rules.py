@@ -121,3 +121,31 @@ def test_arguments_that_are_not_json_are_named_not_a_plain_unmet() -> None:
         v = rt.apply_rules(pl.DataFrame({"submission": [broken]}), r)
     assert v["verdict"].to_list() == ["UNMET"]
     assert "had arguments that are not JSON, e.g. '{city: Lyon'" in v["explanation"][0]
+
+
+def test_the_legacy_function_call_form_is_read_and_null_arguments_are_json() -> None:
+    legacy = trace(
+        {"role": "assistant", "content": None, "function_call": {"name": "search", "arguments": '{"city": "Lyon"}'}},
+        {"role": "function", "name": "search", "content": '{"restaurant": "Le Bouchon"}'},
+        {"role": "assistant", "content": "Le Bouchon it is."},
+    )
+    r = rt.Rubric.from_dict(
+        [
+            {"name": "searched", "rule": {"tool_called": "search", "tool_arguments": {"city": "Lyon"}}},
+            {"name": "grounded", "rule": {"answer_uses_tool_result": True}},
+        ]
+    )
+    v = rt.apply_rules(pl.DataFrame({"submission": [legacy]}), r)
+    assert v["verdict"].to_list() == ["MET", "MET"]
+    null_args = trace(
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "null"}}]},
+    )  # fmt: skip
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # null is JSON: no "not JSON" warning
+        v = rt.apply_rules(pl.DataFrame({"submission": [null_args]}), r.model_copy(update={"criteria": r.criteria[:1]}))
+    assert "not JSON" not in v["explanation"][0]
+    with pytest.raises(ValueError, match="set tool_called too"):
+        rt.Rule(tool_arguments={"city": "Lyon"})

@@ -349,3 +349,15 @@ def test_rmse_affine_is_opt_in_and_bootstrapped() -> None:
     assert row["value"] == pytest.approx(m.rmse_affine(h, j))
     assert row["ci_low"] < row["value"] < row["ci_high"]
     assert row["value"] < a.filter(pl.col("metric") == "rmse")["value"][0]  # this judge is miscalibrated
+
+
+def test_compare_checks_its_options_as_agreement_does() -> None:
+    v, h = _data(30)
+    for kw, message in [
+        ({"cannot_assess": "skip"}, "cannot_assess must be"),
+        ({"raters": "bogus"}, "raters must be"),
+        ({"names": ("a", "a")}, "names must be two different strings"),
+        ({"seed": -1}, "seed must be an int >= 0"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            rt.compare(v, v, h, RUBRIC, n_resamples=0, **kw)

@@ -54,6 +54,7 @@ def test_latency_is_the_request_time_not_the_wait_for_a_slot(monkeypatch: pytest
 def test_latency_adds_up_every_attempt_but_not_the_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = Clock()
     monkeypatch.setattr(retry, "time", clock)
+
     class Unavailable(Exception):
         status_code = 503  # a retryable server error
 

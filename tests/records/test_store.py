@@ -42,3 +42,25 @@ def test_a_manifest_without_its_fields_is_damaged_too(tmp_path) -> None:
     (tmp_path / newer / "run.json").write_text('{"kind": "grade"}')
     with pytest.warns(UserWarning, match="not a run manifest"):
         assert rt.runs(tmp_path).height == 1
+
+
+def test_a_record_missing_its_tables_is_named(tmp_path) -> None:
+    _, newer = _two_runs(tmp_path)
+    (tmp_path / newer / "verdicts.parquet").unlink()
+    with pytest.warns(UserWarning, match=r"verdicts.parquet missing"):
+        assert rt.runs(tmp_path).height == 1
+    with pytest.raises(LookupError, match=rf"run '{newer}': its record .* is damaged .*verdicts.parquet missing"):
+        rt.load_run(newer, root=tmp_path)
+
+
+def test_a_truncated_table_is_named(tmp_path) -> None:
+    _, newer = _two_runs(tmp_path)
+    table = tmp_path / newer / "verdicts.parquet"
+    table.write_bytes(table.read_bytes()[:50])
+    with pytest.raises(LookupError, match=rf"run '{newer}': its record's verdicts.parquet cannot be read"):
+        rt.load_run(newer, root=tmp_path)
+
+
+def test_a_store_that_does_not_exist_says_so(tmp_path) -> None:
+    with pytest.warns(UserWarning, match="no run store at .*nope"):
+        assert rt.runs(tmp_path / "nope").height == 0

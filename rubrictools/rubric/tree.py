@@ -138,6 +138,21 @@ def _renumbered(node: TreeNode, repeated: set[str], taken: set[str], seen: dict[
     return replace(node, id=new_id, sub_tasks=kids)
 
 
+def _warn_unmatched(v: pl.DataFrame, leaves: list[str], graded: list[str], on_error: str) -> None:
+    """Say which leaves have no verdict at all, and which criteria are no leaf of the tree."""
+    absent = [x for x in leaves if x not in set(graded)]
+    extra = [c for c in v["criterion"].unique(maintain_order=True).to_list() if c not in set(leaves)]
+    if absent or extra:
+        what = "score 0" if on_error == "zero" else "are null, and so are their ancestors"
+        parts = [f"{len(absent)} of {len(leaves)} leaves have no verdict {absent[:5]} (they {what})"] if absent else []
+        parts += [f"criteria that are no leaf of the tree are left out: {extra[:5]}"] if extra else []
+        warnings.warn(
+            f"RubricTree.score: {'; '.join(parts)}",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+
+
 @dataclass(frozen=True)
 class RubricTree:
     """A PaperBench-style rubric tree (see the module docstring)."""
@@ -220,17 +235,27 @@ class RubricTree:
         if on_error not in ("null", "zero"):
             raise ValueError(f"on_error must be 'null' or 'zero', got {on_error!r}")
         v = to_polars(verdicts, name="verdicts")
+        missing = [c for c in ("id", "criterion", "verdict") if c not in v.columns]
+        if missing:
+            raise ValueError(f"verdicts: missing column(s) {missing} (columns: {v.columns})")
         if "judge" in v.columns:
             v = select_judge(v, judge)
+        elif v.select(pl.struct("id", "criterion").is_duplicated().any()).item():
+            raise ValueError("verdicts: several rows per (id, criterion); keep one verdict per leaf and submission")
         nodes = self.nodes()
+        if not nodes.filter("leaf")["weight"].sum() > 0:
+            raise ValueError("every leaf of the rubric tree has weight 0: nothing would count")
         leaves = nodes.filter("leaf").select("node")
         failed = pl.col("error").is_not_null() if "error" in v.columns else pl.lit(False)
+        label = (
+            pl.col("verdict").cast(pl.String).str.strip_chars().str.to_uppercase()
+        )  # "met" reads as rt.score reads it
         got = v.filter(pl.col("criterion").is_in(leaves["node"].implode())).select(
             "id",
             pl.col("criterion").alias("node"),
             pl.when(failed | pl.col("verdict").is_null())
             .then(None)
-            .otherwise((pl.col("verdict") == MET).cast(pl.Float64))
+            .otherwise((label == MET).cast(pl.Float64))
             .alias("score"),
         )
         if v.height and got.height == 0:
@@ -239,6 +264,7 @@ class RubricTree:
                 f"no verdict is for a leaf of this tree (the verdicts' criteria {crits}... are not its leaves "
                 f"{leaves['node'].head(5).to_list()}...): were they graded with another rubric than tree.rubric()?"
             )
+        _warn_unmatched(v, leaves["node"].to_list(), got["node"].unique().to_list(), on_error)
         ids = v.select("id").unique(maintain_order=True)
         scores = ids.join(leaves, how="cross").join(got, on=["id", "node"], how="left")
         if on_error == "zero":

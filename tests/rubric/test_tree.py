@@ -165,3 +165,21 @@ def test_a_wide_tree_with_unique_ids_reads_without_renaming() -> None:
         warnings.simplefilter("error")
         tree = RubricTree.from_dict(wide)
     assert tree.nodes().height == 10_001
+
+
+def test_partial_mixed_case_duplicated_and_weightless_inputs_are_named() -> None:
+    tree = RubricTree.from_dict(TREE)
+    full = verdicts({"x": ["a1", "a2", "b", "d1"]})
+    with pytest.warns(UserWarning, match=r"1 of 6 leaves have no verdict \['b'\] .*left out: \['extra'\]"):
+        tree.score(
+            pl.concat([full.filter(pl.col("criterion") != "b"), full.head(1).with_columns(criterion=pl.lit("extra"))])
+        )
+    lower = tree.score(full.with_columns(pl.col("verdict").str.to_lowercase()))
+    assert lower.equals(tree.score(full))  # "met" reads as MET, as rt.score reads it
+    with pytest.raises(ValueError, match=r"several rows per \(id, criterion\)"):
+        tree.score(pl.concat([full, full.head(1)]))
+    with pytest.raises(ValueError, match=r"missing column\(s\) \['verdict'\]"):
+        tree.score(full.drop("verdict"))
+    zero = RubricTree.from_dict(node("root", 1, leaf("a", 0), leaf("b", 0)))
+    with pytest.raises(ValueError, match="every leaf of the rubric tree has weight 0"):
+        zero.score(pl.DataFrame({"id": [1, 1], "criterion": ["a", "b"], "verdict": ["MET", "MET"]}))

@@ -7,50 +7,22 @@ be driven programmatically (``widget.next_button.click()``) and tested headless.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rubrictools.widgets.adjudication import CalibrationWidget
 from rubrictools.widgets.explorer import VerdictExplorer
 from rubrictools.widgets.labelling import LabelWidget
 
-if TYPE_CHECKING:  # pragma: no cover
-    from rubrictools.rubric import Rubric
-
 __all__ = ["CalibrationWidget", "LabelWidget", "VerdictExplorer", "calibrate", "explore", "label"]
 
 
-def calibrate(
-    verdicts: Any,
-    human: Any,
-    rubric: Rubric | None = None,
-    *,
-    submissions: Any = None,
-    column: str = "submission",
-    metric: str = "cohen_kappa",
-    chart: bool = True,
-) -> CalibrationWidget:
-    """Review judge/human disagreements one at a time; see :class:`CalibrationWidget`."""
-    return CalibrationWidget(
-        verdicts, human, rubric, submissions=submissions, column=column, metric=metric, chart=chart
-    )
+calibrate = CalibrationWidget
+"""Review judge/human disagreements one at a time: ``widgets.calibrate(verdicts, human, rubric)``
+builds a :class:`CalibrationWidget` (the same parameters)."""
 
-
-def label(
-    df: Any,
-    rubric: Rubric,
-    *,
-    column: str = "submission",
-    id_column: str = "id",
-    rater: str = "me",
-    path: str | Path | None = None,
-    criteria: list[str] | None = None,
-    queue: Any = None,
-) -> LabelWidget:
-    """Collect human labels per criterion; see :class:`LabelWidget`."""
-    return LabelWidget(
-        df, rubric, column=column, id_column=id_column, rater=rater, path=path, criteria=criteria, queue=queue
-    )
+label = LabelWidget
+"""Collect human labels per criterion: ``widgets.label(df, rubric, rater=..., path=...)`` builds a
+:class:`LabelWidget` (the same parameters)."""
 
 
 def explore(

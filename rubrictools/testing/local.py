@@ -18,6 +18,7 @@ Example
 from __future__ import annotations
 
 import importlib.util
+import json
 import socket
 import subprocess
 import sys
@@ -134,11 +135,31 @@ class LocalModelServer:
                 raise RuntimeError(f"the local model server exited with code {self._proc.returncode}")
             try:
                 urllib.request.urlopen(f"{self.url}/models", timeout=1)  # loopback
-                return self
             except OSError:
                 time.sleep(0.5)
+                continue
+            self._first_answer()
+            return self
         self.stop()
         raise TimeoutError(f"the local model server did not answer within {self.startup_timeout:g} s")
+
+    def _first_answer(self) -> None:
+        """One token asked of the model: a server that starts but dies on its first request (a
+        llama-cpp-python build for CPU features this machine lacks: SIGILL) is said so here."""
+        body = json.dumps({"model": self.alias, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1})
+        req = urllib.request.Request(
+            f"{self.url}/chat/completions", data=body.encode(), headers={"Content-Type": "application/json"}
+        )
+        try:
+            urllib.request.urlopen(req, timeout=self.startup_timeout).read()  # loopback
+        except OSError as e:
+            code = self._proc.wait(timeout=5) if self._proc is not None else None
+            self.stop()
+            why = " (illegal instruction: llama-cpp-python was built for CPU features this machine lacks)"
+            raise RuntimeError(
+                f"the local model server failed its first request ({type(e).__name__}), exit code {code}"
+                + (why if code in (-4, 132) else "")
+            ) from None
 
     def stop(self) -> None:
         if self._proc is not None and self._proc.poll() is None:

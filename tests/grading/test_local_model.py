@@ -18,7 +18,7 @@ from rubrictools.grading.executor import EMPTY_ERROR
 from rubrictools.judge import dialects
 from rubrictools.testing import LocalModelServer, gemma3_gguf
 
-from ..local_model import AVAILABLE, REASON, serve
+from ..local_model import AVAILABLE, REASON, serve, serve_this
 
 pytestmark = [pytest.mark.local_model, pytest.mark.skipif(not AVAILABLE, reason=REASON)]
 
@@ -148,9 +148,10 @@ def test_gemma_needs_its_chat_format_and_an_empty_reply_says_so(tmp_path):
     found = {}
     for fmt in (None, "gemma"):
         server = LocalModelServer(model_path=gguf, alias="gemma", chat_format=fmt, log=tmp_path / f"{fmt}.log")
-        with server as srv, warnings.catch_warnings(record=True):
-            warnings.simplefilter("always")
-            found[fmt] = grade(srv, False, rows)
+        for srv in serve_this(server):
+            with warnings.catch_warnings(record=True):
+                warnings.simplefilter("always")
+                found[fmt] = grade(srv, False, rows)
     assert (found[None]["error"] == EMPTY_ERROR).all()
     assert (found[None]["attempts"] == 1).all()  # no corrective turn for an empty reply
     assert found["gemma"]["error"].null_count() == found["gemma"].height, found["gemma"]["error"].to_list()

@@ -11,10 +11,16 @@ more than the one litellm uses; ``reply_cap`` is the call's ``max_tokens``, else
 output limit; ``n`` the samples asked for). The reservation is held while the request is in
 flight and replaced by the real cost when the answer comes, so spent + reserved never passes
 the budget, at any concurrency (reservations are made on the event loop, one at a time).
+
+A request that does not fit while others hold reservations waits for them to settle
+(:meth:`Budget.acquire`): their real costs are usually far below their worst cases, so what
+they free lets it go out. Only a request that does not fit with nothing in flight is refused,
+so a run spends its budget to within one request's worst case, at any concurrency.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -42,6 +48,7 @@ class Budget:
         self.limit = limit
         self.spent = 0.0
         self.reserved = 0.0
+        self._settled: asyncio.Event | None = None  # set whenever a reservation is released
 
     def worst_case(self, judge: Judge, messages: Sequence[dict[str, Any]], max_tokens: int | None, n: int) -> float:
         """The most one request can cost (see the module docstring); ``inf`` when it is unbounded."""
@@ -63,8 +70,26 @@ class Budget:
         self.reserved += worst
         return worst
 
+    async def acquire(
+        self, judge: Judge, messages: Sequence[dict[str, Any]], max_tokens: int | None, n: int
+    ) -> float | None:
+        """:meth:`reserve`, waiting while other requests hold reservations that may free room;
+        None only when the request does not fit with nothing else in flight."""
+        while True:
+            held = self.reserve(judge, messages, max_tokens, n)
+            if held is not None or self.reserved <= 0:
+                return held
+            if self._settled is None:
+                self._settled = asyncio.Event()
+            self._settled.clear()
+            await self._settled.wait()
+
     def settle(self, reservation: float, cost: float | None) -> None:
         """Release a reservation and count what the request really cost."""
         self.reserved = max(0.0, self.reserved - reservation)
+        if self.reserved < 1e-15:
+            self.reserved = 0.0  # float dust must not keep a waiting request waiting
         if cost:
             self.spent += cost
+        if self._settled is not None:
+            self._settled.set()

@@ -124,7 +124,7 @@ class _Run:
         """One request (with its HTTP retries); None, with nothing sent, when its worst-case
         cost does not fit in what is left of the budget."""
         sent = messages or call.messages
-        held = self.budget.reserve(judge, sent, call.max_tokens, int((extra or {}).get("n", 1)))
+        held = await self.budget.acquire(judge, sent, call.max_tokens, int((extra or {}).get("n", 1)))
         if held is None:
             return None
         self.stats["calls"] += 1

@@ -66,3 +66,25 @@ def test_a_misspelt_model_on_a_local_base_gets_a_did_you_mean(df, rubric, server
     with pytest.warns(UserWarning, match="did you mean 'gpt-4.1-mini'"):
         run(df.head(1), rubric, server, tmp_path, model="openai/gpt-4.1-mnii", cache=False)
     rt.grade  # noqa: B018 - the public entry point stays importable
+
+
+@pytest.mark.parametrize("concurrency", [1, 16, 64])
+def test_the_budget_is_spent_not_only_kept(df, rubric, server, tmp_path, concurrency):
+    """A request that does not fit while others hold reservations waits for them to settle:
+    the run spends its budget to within one request's worst case, never past it. Before, a
+    budget worth ~530 calls sent 16 at concurrency 40 (0.08 of it spent)."""
+    one_crit = rubric.model_copy(update={"criteria": rubric.criteria[:1]})
+    frame = pl.DataFrame({"qid": [f"q{i}" for i in range(600)], "text": [f"answer {i} is good" for i in range(600)]})
+    probe = run(frame.head(1), one_crit, server, tmp_path / "probe", cache=False)
+    per_call = probe["cost_usd"].item()
+    judge = Judge(model=MODEL, api_base=server.url, api_key="k")
+    call = rt.prompts(frame.head(1), one_crit, model=judge, column="text", id_column="qid")
+    worst = Budget(1.0).worst_case(judge, call["messages"][0].to_list(), int(call["max_tokens"][0]), 1)
+    limit = max(15 * worst, 100 * per_call)  # worth >= 100 calls, and 15 worst cases
+    assert frame.height * per_call > limit  # more work than money: the budget decides
+    server.reset()
+    v = run(frame, one_crit, server, tmp_path, max_cost_usd=limit, max_concurrency=concurrency, cache=False)
+    spent = v["cost_usd"].sum()
+    assert spent <= limit and spent >= limit - worst, (spent, limit, worst)
+    assert spent / limit >= 0.9
+    assert v.filter(pl.col("error").str.starts_with("budget exceeded"))["attempts"].sum() == 0

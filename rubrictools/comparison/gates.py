@@ -85,8 +85,6 @@ def assert_score(
     for name, bar in bars.items():
         if isinstance(bar, bool) or not isinstance(bar, (int, float)) or not 0 <= bar <= 1:
             raise ValueError(f"{name} must be a score between 0 and 1, got {bar!r}")
-    if not 0 < ci < 1:
-        raise ValueError(f"ci must be in (0, 1), got {ci}")
     if on_error not in ("fail", "zero", "exclude"):
         raise ValueError(f"on_error must be 'fail', 'zero' or 'exclude'; got {on_error!r}")
     v, recorded, _ = open_run(verdicts, root)

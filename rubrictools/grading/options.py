@@ -18,7 +18,7 @@ from rubrictools.conversations import CONVERSATION_PARTS, ConversationPart
 from rubrictools.deprecation import REMOVED_IN, warn_deprecated
 from rubrictools.grading.votes import AGGREGATIONS
 from rubrictools.judge import ResponseCache
-from rubrictools.judge.config import Judge
+from rubrictools.judge.config import LEGACY_FORMATS, Judge
 from rubrictools.judge.constraints import OutputConstraint
 
 __all__ = [
@@ -275,7 +275,7 @@ def moved_judge_settings(
     moved = {k: v for k, v in moved.items() if v is not None}
     if "response_format" in moved:  # its own deprecated spelling: read as structured_output
         legacy = moved.pop("response_format")
-        moved.setdefault("structured_output", {"text": "prompt"}.get(legacy, legacy))
+        moved.setdefault("structured_output", LEGACY_FORMATS.get(legacy, legacy))
     model = kwargs.get("model")
     if not moved or model is None:
         return args, kwargs  # none given, or the entry point says model= is needed
@@ -285,8 +285,7 @@ def moved_judge_settings(
     if objects:
         raise ValueError(f"{keys} are a judge's settings: set them on the rt.Judge(...) itself ({name}(model=) "
                          f"holds {', '.join(objects)}; a scripted or custom judge has none)")  # fmt: skip
-    for m in items:
-        Judge(model=m, **moved)  # every judge's settings are checked alike, the scripted judge's too
+    judges = [Judge(model=m, **moved) for m in items]  # every judge's settings checked alike, the scripted one's too
     if "rubrictools/scripted" in items:
         raise ValueError(f"{keys}: the scripted judge answers without a model, so these settings do not apply to it")
     new = ", ".join(f"{k}=..." for k in moved)
@@ -294,6 +293,5 @@ def moved_judge_settings(
         f"{name}({keys}) is deprecated and will be removed in {REMOVED_IN}: these are the judge's settings; "
         f"pass model=rt.Judge(model=..., {new})"
     )
-    judges = [Judge(model=m, **moved) for m in items]
     kwargs["model"] = judges if isinstance(model, (list, tuple)) else judges[0]
     return args, kwargs

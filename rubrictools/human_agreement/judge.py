@@ -112,8 +112,6 @@ def agreement(
         raise ValueError(f"cannot_assess must be 'exclude', 'as_category' or 'as_worst'; got {cannot_assess!r}")
     if raters not in ("each", "consensus"):
         raise ValueError("raters must be 'each' or 'consensus'")
-    if n_resamples < 0:
-        raise ValueError("n_resamples must be >= 0")
     by_list = [] if by is None else ([by] if isinstance(by, str) else list(by))
     vf = to_polars(verdicts, name="verdicts")
     score_only = "score" in vf.columns and "criterion" not in vf.columns

@@ -11,7 +11,15 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, fi
 from rubrictools.deprecation import REMOVED_IN, warn_deprecated
 from rubrictools.judge.role import Role
 
-__all__ = ["DIRECT_PREFIXES", "PLAIN_BODY_FIELDS", "Judge", "StructuredOutput", "Transport", "check_weight"]
+__all__ = [
+    "DIRECT_PREFIXES",
+    "LEGACY_FORMATS",
+    "PLAIN_BODY_FIELDS",
+    "Judge",
+    "StructuredOutput",
+    "Transport",
+    "check_weight",
+]
 
 StructuredOutput = Literal["auto", "json_schema", "json_object_schema", "guided", "json_object", "prompt"]
 Transport = Literal["auto", "litellm", "direct"]
@@ -35,16 +43,17 @@ def check_weight(value: Any) -> float:
     return float(value)
 
 
-_LEGACY_FORMATS = {"auto": "auto", "json_schema": "json_schema", "json_object": "json_object", "text": "prompt"}
+LEGACY_FORMATS = {"auto": "auto", "json_schema": "json_schema", "json_object": "json_object", "text": "prompt"}
+"""``response_format`` (deprecated) values and the ``structured_output`` each is read as."""
 
 
 def _legacy_response_format(data: dict[str, Any]) -> dict[str, Any]:
     """``Judge(response_format=...)`` read as ``structured_output=`` (with a deprecation warning)."""
     data = dict(data)
     value = data.pop("response_format")
-    if value not in _LEGACY_FORMATS:
-        raise ValueError(f"response_format must be one of {', '.join(map(repr, _LEGACY_FORMATS))}; got {value!r}")
-    new = _LEGACY_FORMATS[value]
+    if value not in LEGACY_FORMATS:
+        raise ValueError(f"response_format must be one of {', '.join(map(repr, LEGACY_FORMATS))}; got {value!r}")
+    new = LEGACY_FORMATS[value]
     if "structured_output" in data:
         raise ValueError("pass structured_output= only (response_format= is its deprecated spelling)")
     warn_deprecated(

@@ -172,8 +172,6 @@ def length_controlled_win_rates(
     (0.8, 0.5)
     """
     check_resampling(n_resamples=n_resamples, ci=ci, seed=seed)
-    if not 0 < ci < 1 or n_resamples < 0:
-        raise ValueError(f"ci must be in (0, 1) and n_resamples >= 0; got ci={ci!r}, n_resamples={n_resamples!r}")
     rows = _rows(check_preferences(prefs), to_polars(lengths, name="lengths"), baseline)
     systems = rows["system"].unique(maintain_order=True).to_list()
     use_gamma = instruction_term if instruction_term is not None else len(systems) >= 3

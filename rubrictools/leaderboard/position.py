@@ -87,8 +87,6 @@ def position_bias(
     check_resampling(n_resamples=n_resamples, ci=ci, seed=seed, least=1)
     if on_error not in ("exclude", "as_answer"):
         raise ValueError(f"on_error must be 'exclude' or 'as_answer'; got {on_error!r}")
-    if not 0 < ci < 1 or n_resamples < 1:
-        raise ValueError(f"ci must be in (0, 1) and n_resamples >= 1; got ci={ci!r}, n_resamples={n_resamples!r}")
     df = check_preferences(prefs, needed=("id", "preferred_ab", "preferred_ba"))
     if df["preferred_ba"].null_count() == df.height and df.height:
         raise ValueError("prefs has no B-first answers (preferred_ba is empty): grade with swap=True")

@@ -123,8 +123,6 @@ def rank_systems(
     check_resampling(n_resamples=n_resamples, ci=ci, seed=seed, least=1)
     if method not in ("bradley_terry", "elo"):
         raise ValueError(f"method must be 'bradley_terry' or 'elo'; got {method!r}")
-    if not 0 < ci < 1:
-        raise ValueError(f"ci must be in (0, 1), got {ci!r}")
     if n_resamples < 1 or not regularization >= 0 or scale <= 0 or base <= 1:
         raise ValueError("n_resamples must be >= 1, regularization >= 0, scale > 0 and base > 1")
     g = games_of(prefs, criterion=criterion, judge=judge)

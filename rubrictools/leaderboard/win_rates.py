@@ -78,8 +78,6 @@ def win_rates(
     0.7666666666666666
     """
     check_resampling(n_resamples=n_resamples, ci=ci, seed=seed, least=1)
-    if not 0 < ci < 1 or n_resamples < 1:
-        raise ValueError(f"ci must be in (0, 1) and n_resamples >= 1; got ci={ci!r}, n_resamples={n_resamples!r}")
     df = check_preferences(prefs)
     groups = [c for c in by if c in df.columns]
     unknown = [c for c in by if c not in df.columns and c not in ("criterion", "judge")]

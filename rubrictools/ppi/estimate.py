@@ -197,8 +197,6 @@ def ppi_estimate(
     True
     """
     check_resampling(n_resamples=n_resamples, ci=ci, seed=seed)
-    if not 0 < ci < 1:
-        raise ValueError(f"ci must be in (0, 1), got {ci!r}")
     if method not in ("clt", "bootstrap") or (method == "bootstrap" and weights):
         raise ValueError("method must be 'clt' or 'bootstrap' (bootstrap is not offered with weights=)")
     if lam is not None and not 0 <= lam <= 1:

@@ -65,6 +65,7 @@ __all__ = [
     "healthbench_score",
     "improve",
     "inter_rater",
+    "judge_kappas",
     "labels_from_wide",
     "length_controlled_win_rates",
     "lint",
@@ -140,7 +141,9 @@ _EXPORTS: dict[str, str] = {
     ),
     **dict.fromkeys(["runs", "load_run"], "rubrictools.records"),
     **dict.fromkeys(["compare_runs", "assert_score", "consistency"], "rubrictools.comparison"),
-    **dict.fromkeys(["agreement", "inter_rater", "compare", "labels_from_wide"], "rubrictools.human_agreement"),
+    **dict.fromkeys(
+        ["agreement", "inter_rater", "judge_kappas", "compare", "labels_from_wide"], "rubrictools.human_agreement"
+    ),
     **dict.fromkeys(
         [
             "win_rates",
@@ -199,7 +202,7 @@ if TYPE_CHECKING:  # pragma: no cover
         usage,
     )
     from rubrictools.grading import ray as ray
-    from rubrictools.human_agreement import agreement, compare, inter_rater, labels_from_wide
+    from rubrictools.human_agreement import agreement, compare, inter_rater, judge_kappas, labels_from_wide
     from rubrictools.judge import FunctionJudge, Grader, Judge, OutputConstraint, Role, ScriptedJudge
     from rubrictools.leaderboard import (
         length_controlled_win_rates,

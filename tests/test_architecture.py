@@ -24,6 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "rubrictools.frames",
         "rubrictools.progress",
         "rubrictools.images",
+        "rubrictools.disk",
         "rubrictools.conversations",
         "rubrictools.submissions",
         "rubrictools.verdicts",

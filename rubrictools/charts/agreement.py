@@ -11,7 +11,8 @@ from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import chart_frame, interval_words
 from rubrictools.charts.base import values as _values
 from rubrictools.deprecation import adapted, renamed
-from rubrictools.human_agreement import agreement, criterion_pairs, inter_rater, score_pairs
+from rubrictools.human_agreement import agreement, criterion_pairs, judge_kappas, score_pairs
+from rubrictools.human_agreement.judge_pairs import Weights
 from rubrictools.metrics.distribution import cdf_distances_weighted
 from rubrictools.metrics.probability import brier_score, expected_calibration_error, reliability_table
 
@@ -335,44 +336,22 @@ def met_rates(
     return alt.layer(rule, point).properties(width=360, title="MET rate: judge vs humans on the same items")
 
 
-def judge_agreement(verdicts: Any, rubric: Rubric | None = None, *, criterion: str | None = None) -> alt.LayerChart:
+def judge_agreement(
+    verdicts: Any, rubric: Rubric | None = None, *, criterion: str | None = None, weights: Weights = "auto"
+) -> alt.LayerChart:
     """Heatmap of pairwise Cohen's kappa between the judges of an ensemble (pooled over
-    criteria, or one ``criterion``); the ``ensemble`` rows themselves are left out. Every cell
-    prints its kappa; the diagonal (a judge with itself) is grey and outside the colour scale,
-    which spans the observed kappas (and 0)."""
+    criteria, or one ``criterion``), as :func:`rubrictools.judge_kappas` computes it: quadratic
+    weights for ordinal criteria by default (``weights=``), named in the title. The
+    ``ensemble`` rows themselves are left out. Every cell prints its kappa; the diagonal (a
+    judge with itself) is grey and outside the colour scale, which spans the observed kappas
+    (and 0)."""
 
     alt = _alt()
-    v = chart_frame(verdicts, name="verdicts")
-    if "judge" not in v.columns:
-        raise ValueError("judge_agreement needs a 'judge' column")
-    v = v.filter(
-        (pl.col("judge") != "ensemble") & pl.col("error").is_null()
-        if "error" in v.columns
-        else pl.col("judge") != "ensemble"
-    )
-    if criterion is not None:
-        v = v.filter(pl.col("criterion") == criterion)
-    judges = v["judge"].unique(maintain_order=True).to_list()
-    if len(judges) < 2:
-        raise ValueError("judge_agreement needs at least two judges")
-    rows = []
-    for i, a in enumerate(judges):
-        for b in judges[i:]:
-            if a == b:
-                rows.append({"judge_a": a, "judge_b": b, "kappa": 1.0, "n": v.filter(pl.col("judge") == a).height})
-                continue
-            pair = v.filter(pl.col("judge").is_in([a, b])).select(
-                "id", "criterion", pl.col("judge").alias("rater"), pl.col("verdict").alias("label")
-            )
-            t = inter_rater(pair, rubric, by="criterion", metrics=["cohen_kappa_pairwise"], n_resamples=0)
-            ok = t.filter(pl.col("value").is_not_null())
-            kappa = float((ok["value"] * ok["n_items"]).sum()) / float(ok["n_items"].sum()) if ok.height else None
-            n = int(ok["n_items"].sum()) if ok.height else 0
-            rows += [
-                {"judge_a": a, "judge_b": b, "kappa": kappa, "n": n},
-                {"judge_a": b, "judge_b": a, "kappa": kappa, "n": n},
-            ]
-    df = pl.DataFrame(rows).with_columns(
+    pairs = judge_kappas(verdicts, rubric, criterion=criterion, weights=weights)
+    judges = pairs["judge_a"].unique(maintain_order=True).to_list()
+    kind = pairs["weights"][0]
+    n_self = [{"judge_a": j, "judge_b": j, "kappa": 1.0, "n": None} for j in judges]
+    df = pl.concat([pairs.drop("weights"), pl.DataFrame(n_self, schema=pairs.drop("weights").schema)]).with_columns(
         pl.when(pl.col("judge_a") == pl.col("judge_b"))
         .then(pl.lit("self"))
         .otherwise(pl.col("kappa").map_elements(lambda k: f"{k:.2f}", return_dtype=pl.String).fill_null("–"))
@@ -392,7 +371,7 @@ def judge_agreement(verdicts: Any, rubric: Rubric | None = None, *, criterion: s
         base.transform_filter("isValid(datum.kappa)")
         .mark_rect()
         .encode(
-            color=alt.Color("kappa:Q", scale=alt.Scale(domain=[lo, hi], scheme="greens"), title="Cohen's kappa"),
+            color=alt.Color("kappa:Q", scale=alt.Scale(domain=[lo, hi], scheme="greens"), title=_KAPPA_NAME[kind]),
             tooltip=["judge_a:N", "judge_b:N", alt.Tooltip("kappa:Q", format=".3f"), "n:Q"],
         )
     )
@@ -404,8 +383,15 @@ def judge_agreement(verdicts: Any, rubric: Rubric | None = None, *, criterion: s
     )
     scope = f" on {criterion}" if criterion else " (mean over criteria, weighted by items)"
     return alt.layer(diag, heat, text).properties(
-        width=60 * len(judges), height=50 * len(judges), title=f"Judge-vs-judge Cohen's kappa{scope}"
+        width=60 * len(judges), height=50 * len(judges), title=f"Judge-vs-judge {_KAPPA_NAME[kind]}{scope}"
     )
+
+
+_KAPPA_NAME = {
+    "none": "Cohen's kappa",
+    "linear": "linear-weighted kappa",
+    "quadratic": "quadratic-weighted kappa",
+}
 
 
 def reliability(

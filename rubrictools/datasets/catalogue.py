@@ -31,6 +31,10 @@ _CATALOGUE: dict[str, tuple[str, str]] = {
         "LLM-Rubric real dialogues; GPT-3.5 answer probabilities; 13 judges (1 per dialogue)",
     ),
     "llm_rubric_synth": ("llm_rubric", "LLM-Rubric synthetic dialogues; GPT-3.5 answer probabilities; 2-3 judges each"),
+    "agent_reward_bench": (
+        "agent_reward_bench",
+        "AgentRewardBench web-agent trajectories; expert success / side-effect / looping labels; 1-2 annotators",
+    ),
 }
 
 
@@ -92,6 +96,8 @@ def load(name: str, *, text_path: str | Path | None = None) -> Dataset:
         return _load_llmbar(folder, card, text_path)
     if name == "hanna":
         return _load_hanna(folder, card)
+    if name == "agent_reward_bench":
+        return Dataset(name=name, card=card, human=pl.read_parquet(folder / "annotations.parquet"))
     return _load_llm_rubric(name, folder, card, text_path)
 
 

@@ -20,7 +20,17 @@ from rubrictools.grading.answers import cache_entry, from_cache
 from rubrictools.grading.budget import Budget
 from rubrictools.grading.bulk import bulk_objects
 from rubrictools.grading.inputs import AnyJudge
-from rubrictools.judge import Call, CallResult, Grader, Judge, ResponseCache, RowSink, ScriptedJudge, apply_answer
+from rubrictools.judge import (
+    CacheFullError,
+    Call,
+    CallResult,
+    Grader,
+    Judge,
+    ResponseCache,
+    RowSink,
+    ScriptedJudge,
+    apply_answer,
+)
 from rubrictools.judge.correction import corrective_messages, describe_problems
 from rubrictools.judge.providers import require_credentials
 from rubrictools.judge.retry import scrub_secrets
@@ -30,7 +40,7 @@ from rubrictools.judge.transport import complete
 from rubrictools.progress import progress_bar
 from rubrictools.stack import user_stacklevel
 
-__all__ = ["BUDGET_ERROR", "CANCELLED_ERROR", "EMPTY_ERROR", "OnResult", "execute"]
+__all__ = ["BUDGET_ERROR", "CANCELLED_ERROR", "DISK_FULL_ERROR", "EMPTY_ERROR", "OnResult", "execute"]
 
 OnResult = Callable[[list[dict[str, Any]]], Any]
 """``grade(on_result=...)``: called with each completed call's verdict rows."""
@@ -62,6 +72,9 @@ class _Reporter:
 
 BUDGET_ERROR = "budget exceeded: call not made (its worst-case cost does not fit in what is left of max_cost_usd)"
 CANCELLED_ERROR = "cancelled: call not made (run interrupted)"
+DISK_FULL_ERROR = (
+    "disk full: call not made (the response cache could not keep its answer for a re-run); free space and re-run"
+)
 EMPTY_ERROR = (
     "the model returned nothing (an empty reply, 0 completion tokens): check its chat template "
     "(a GGUF without one makes llama-cpp-python fall back to llama-2 formatting; start the server with "
@@ -99,6 +112,7 @@ class _Run:
         self.gates = [asyncio.Semaphore(j.max_concurrency) if isinstance(j, Grader) else None for j in judges]
         self.stats = {"calls": 0, "errors": 0, "empty": 0}
         self.write_failed = False
+        self.disk_full = False  # once set, no more paid calls: their answers could not be kept
         self.keys = [j.api_key.get_secret_value() for j in judges if isinstance(j, Judge) and j.api_key is not None]
 
     def _tick(self, call: Call) -> None:
@@ -175,7 +189,9 @@ class _Run:
     async def run_one(self, call: Call) -> None:
         judge = self.judges[call.judge_i]
         gate = self.gates[call.judge_i]
-        if isinstance(judge, ScriptedJudge):
+        if self.disk_full and not isinstance(judge, ScriptedJudge):
+            call.error, call.error_kind = DISK_FULL_ERROR, "disk_full"
+        elif isinstance(judge, ScriptedJudge):
             self._scripted(judge, call)
         elif isinstance(judge, Grader):
             assert gate is not None  # every Grader has its gate (see __init__)
@@ -220,22 +236,31 @@ class _Run:
             messages = corrective_messages(call.messages, res.content, problems)
 
     def _store(self, judge: Judge | Grader, call: Call) -> None:
-        """Cache an answer. A cache that cannot be written (a full disk) never costs the answer:
-        the cache keeps it in memory for this process (a re-run in it asks nothing again) and
-        retries the write with each later answer; the run warns once."""
+        """Cache an answer. A cache that cannot be written never costs the answer: the cache
+        keeps it (in its reserve file when the disk is full, and in memory for this process) and
+        retries the write with each later answer; the run warns once. A full disk also stops
+        the run's paid calls: the ones not yet made become ``disk_full`` error rows."""
         if self.cache is None or call.key is None:
             return
         try:
             self.cache.put(call.key, judge.model, cache_entry(call))
         except (sqlite3.Error, OSError) as e:
-            if not self.write_failed:
+            full = isinstance(e, CacheFullError)
+            if not self.write_failed or (full and not self.disk_full):
                 self.write_failed = True
+                then = (
+                    "no more calls are made (they become disk_full error rows): free space and re-run, no answer is "
+                    "asked again"
+                    if full
+                    else "the answers are held in memory (a re-run in this session asks none again) while the "
+                    "write is retried"
+                )
                 warnings.warn(
-                    f"response cache write failed ({type(e).__name__}: {e}); the verdicts are kept, and the answers "
-                    "are held in memory (a re-run in this session asks none again) while the write is retried",
+                    f"response cache write failed ({type(e).__name__}: {e}); the verdicts are kept, and {then}",
                     RuntimeWarning,
                     stacklevel=user_stacklevel(),
                 )
+            self.disk_full = self.disk_full or full
 
     async def _distribution(self, call: Call, judge: Judge, res: CallResult, budget: int) -> int:
         """Fill ``call.dist`` from the answer's logprobs, else from ``dist_samples`` sampled answers."""
@@ -382,8 +407,8 @@ async def execute(
             warnings.warn(f"{run.stats['empty']} call(s): {EMPTY_ERROR}", RuntimeWarning, stacklevel=user_stacklevel())
         if run.write_failed and cache is not None and (left := cache.flush()):
             warnings.warn(
-                f"{left} answer(s) could not be written to the response cache {cache.path}; they are kept in "
-                "memory for this session: free space and re-run to save them",
+                f"{left} answer(s) could not be written to the response cache {cache.path} nor its reserve; they "
+                "are kept in memory for this session: free space and re-run in it to save them",
                 RuntimeWarning,
                 stacklevel=user_stacklevel(),
             )

@@ -18,6 +18,7 @@ The result is a lazy scan of the parts (``pl.scan_parquet``): ``rt.score`` and
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -26,6 +27,7 @@ from typing import Any
 
 import polars as pl
 
+from rubrictools.disk import describe_disk, is_disk_full
 from rubrictools.frames import to_polars
 from rubrictools.grading.executor import OnResult
 from rubrictools.grading.live import grade_frame
@@ -38,14 +40,16 @@ __all__ = ["MANIFEST", "ROW_ID", "PartWriteError", "scan_source", "slice_of", "s
 
 class PartWriteError(OSError):
     """A verdict part could not be written (a full disk). Nothing the judges answered is lost:
-    ``verdicts`` holds the part's table, and the response cache keeps every answer (in memory
-    for this session when the disk refuses it too), so a re-run after freeing space asks none
-    of them again."""
+    ``verdicts`` holds the part's table, and the response cache keeps every answer (in its
+    reserve file when the disk refuses the database too), so a re-run after freeing space asks
+    none of them again."""
 
-    def __init__(self, part: Path, error: OSError, verdicts: pl.DataFrame) -> None:
+    def __init__(self, part: Path, error: BaseException, verdicts: pl.DataFrame) -> None:
+        full = is_disk_full(error)
+        why = f"{describe_disk(part.parent)} ({error})" if full else str(error)
         super().__init__(
-            error.errno,
-            f"could not write {part} ({error}); its {verdicts.height} verdict rows are in this error's .verdicts, "
+            errno.ENOSPC if full else getattr(error, "errno", None),
+            f"could not write {part}: {why}; its {verdicts.height} verdict rows are in this error's .verdicts, "
             "and every answer is kept by the response cache: free space and re-run to continue without "
             "asking any of them again",
         )
@@ -131,8 +135,10 @@ def _write_part(v: pl.DataFrame, part: Path) -> None:
     try:
         v.write_parquet(tmp)
         os.replace(tmp, part)  # a part is either complete or absent
-    except OSError as e:
+    except (OSError, pl.exceptions.ComputeError) as e:  # polars reports a full disk as a ComputeError
         tmp.unlink(missing_ok=True)
+        if not isinstance(e, OSError) and not is_disk_full(e):
+            raise
         raise PartWriteError(part, e, v) from e
 
 

@@ -6,6 +6,8 @@
   can be expected to reach);
 * :func:`labels_from_wide` turns a wide label sheet (a column per rater and criterion) into
   the long table the others read;
+* :func:`judge_kappas` gives Cohen's kappa between every pair of judges (weighted for
+  ordinal criteria);
 * :func:`compare` bootstraps the difference of a metric between two judges (or rubrics)
   on the same items, with an interval and a p-value.
 
@@ -25,6 +27,7 @@ from __future__ import annotations
 from rubrictools.human_agreement.catalog import CRITERION_METRICS, INTER_RATER_METRICS, SCORE, SCORE_METRICS
 from rubrictools.human_agreement.comparison import compare
 from rubrictools.human_agreement.judge import agreement
+from rubrictools.human_agreement.judge_pairs import judge_kappas
 from rubrictools.human_agreement.labels import human_frame
 from rubrictools.human_agreement.pairs import criterion_pairs, score_pairs
 from rubrictools.human_agreement.raters import inter_rater
@@ -40,6 +43,7 @@ __all__ = [
     "criterion_pairs",
     "human_frame",
     "inter_rater",
+    "judge_kappas",
     "labels_from_wide",
     "score_pairs",
 ]

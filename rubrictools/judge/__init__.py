@@ -10,7 +10,14 @@
 
 from __future__ import annotations
 
-from rubrictools.judge.cache import CachedResponse, RequestKeys, ResponseCache, cache_key, default_cache_path
+from rubrictools.judge.cache import (
+    CachedResponse,
+    CacheFullError,
+    RequestKeys,
+    ResponseCache,
+    cache_key,
+    default_cache_path,
+)
 from rubrictools.judge.call import NO_DISTRIBUTION, Call, apply_answer
 from rubrictools.judge.config import Judge
 from rubrictools.judge.constraints import OutputConstraint
@@ -25,6 +32,7 @@ __all__ = [
     "ERROR_KINDS",
     "NO_DISTRIBUTION",
     "ROW_COLUMNS",
+    "CacheFullError",
     "CachedResponse",
     "Call",
     "CallResult",

@@ -22,15 +22,36 @@ from json.encoder import encode_basestring  # json's own escaper for ensure_asci
 from pathlib import Path
 from typing import Any
 
+from rubrictools.disk import describe_disk, is_disk_full
 from rubrictools.images import image_sha256, is_image_part
+from rubrictools.judge.cache_reserve import Reserve, read_unheld
+from rubrictools.stack import user_stacklevel
 
-__all__ = ["CachedResponse", "RequestKeys", "ResponseCache", "cache_key", "default_cache_path"]
+__all__ = ["CacheFullError", "CachedResponse", "RequestKeys", "ResponseCache", "cache_key", "default_cache_path"]
 
 _FORBIDDEN_KEY_FIELDS = {"api_key", "authorization", "headers", "extra_headers"}
 
-_UNSAVED: dict[str, dict[str, tuple[str, CachedResponse]]] = {}
-"""Per cache file, the answers whose write failed (a full disk), kept for this process: every
-ResponseCache on that file reads them and retries writing them (see ResponseCache._store)."""
+_UNSAVED: dict[str, dict[str, tuple[str, CachedResponse, bool]]] = {}
+"""Per cache file, the answers not yet in its database (a full disk), kept for this process:
+``key -> (model, answer, in_a_reserve)``. Every ResponseCache on that file reads them and
+retries writing them (see ResponseCache._store)."""
+
+_ABSORBED: dict[str, list[Path]] = {}
+"""Per cache file, the reserve files whose answers are in :data:`_UNSAVED` (deleted once the
+database holds them)."""
+
+
+class CacheFullError(OSError):
+    """The response cache could not write an answer because its disk is full. ``saved`` of
+    the unwritten answers are in the cache's reserve file (the next run, in any process, reads
+    them); ``held`` are only in this process's memory."""
+
+    def __init__(self, path: Path, error: BaseException, *, saved: int, held: int) -> None:
+        kept = f"{saved} answer(s) written to its reserve file, which the next run reads"
+        if held:
+            kept += f"; {held} held in this session's memory only"
+        super().__init__(28, f"response cache {path}: {describe_disk(path)} ({error}); {kept}")
+        self.saved, self.held = saved, held
 
 
 def default_cache_path() -> Path:
@@ -236,7 +257,13 @@ class CachedResponse:
 
 
 class ResponseCache:
-    """A small SQLite key-value store of judge replies, safe for concurrent readers."""
+    """A small SQLite key-value store of judge replies, safe for concurrent readers.
+
+    When the disk fills, an answer is never lost: it goes to the cache's reserve (room set
+    aside when the cache opened, see :mod:`rubrictools.judge.cache_reserve`) and a
+    :class:`CacheFullError` says so; the next cache opened on the file moves it into the
+    database.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -248,18 +275,46 @@ class ResponseCache:
         except sqlite3.DatabaseError as e:
             if _is_lock_error(e):
                 raise sqlite3.OperationalError(f"response cache {self.path}: {e} (another process holds it)") from e
-            aside = _move_aside(self.path)
-            self._conn = _connect(self.path)
-            saved = _salvage(aside)
-            if saved:
-                self._conn.executemany(self._INSERT, saved)
-            warnings.warn(
-                f"response cache {self.path} is unreadable or damaged ({e}); moved it to {aside} and started a new "
-                "one with the "
-                f"{len(saved)} answer(s) still readable in it (the others will be asked again)",
-                RuntimeWarning,
-                stacklevel=2,
-            )
+            self._conn = self._start_again(e)
+        self._absorb_reserves()
+        self._reserve = Reserve.create(self.path)
+
+    def _start_again(self, error: sqlite3.DatabaseError) -> sqlite3.Connection:
+        """Move a damaged file aside and open a new one holding every answer still readable in
+        the old (a truncated file, a page of garbage); warns saying where the old one went."""
+        aside = _move_aside(self.path)
+        conn = _connect(self.path)
+        saved = _salvage(aside)
+        if saved:
+            conn.executemany(self._INSERT, saved)
+        warnings.warn(
+            f"response cache {self.path} is unreadable or damaged ({error}); moved it to {aside} and started a new "
+            f"one with the {len(saved)} answer(s) still readable in it (the others will be asked again)",
+            RuntimeWarning,
+            stacklevel=user_stacklevel(),
+        )
+        return conn
+
+    def _absorb_reserves(self) -> None:
+        """Move into the database the answers of reserves no live cache holds; when the disk is
+        still full they stay in their files and in this process's memory."""
+        found = read_unheld(self.path)
+        rows = [tuple(r) for _, _, records in found for r in records if len(r) == 8]
+        try:
+            if rows:
+                self._write(rows)
+            for path, _, _ in found:
+                path.unlink(missing_ok=True)
+        except (sqlite3.Error, OSError) as e:
+            if not is_disk_full(e):
+                raise
+            pending = _UNSAVED.setdefault(self._ident, {})
+            for key, model, content, pt, ct, cost, _, extra in rows:
+                pending.setdefault(key, (model, CachedResponse(content, pt, ct, cost, extra), True))
+            _ABSORBED.setdefault(self._ident, []).extend(path for path, _, _ in found)
+        finally:
+            for _, fd, _ in found:
+                os.close(fd)
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.path)!r})"
@@ -269,25 +324,29 @@ class ResponseCache:
         keys = list(dict.fromkeys(keys))
         out: dict[str, CachedResponse] = {}
         with self._lock:
-            for i in range(0, len(keys), 900):
-                chunk = keys[i : i + 900]
-                marks = ",".join("?" * len(chunk))
-                q = (
-                    "SELECT key, content, prompt_tokens, completion_tokens, cost_usd, extra FROM responses "
-                    f"WHERE key IN ({marks})"
-                )
-                try:
-                    for k, content, pt, ct, cost, extra in self._conn.execute(q, chunk):
-                        out[k] = CachedResponse(content, pt, ct, cost, extra)
-                except sqlite3.DatabaseError as e:
-                    if _is_lock_error(e):
-                        raise
-                    raise sqlite3.DatabaseError(
-                        f"response cache {self.path}: {e}; move the file aside (the next run starts a new one)"
-                    ) from e
+            try:
+                out = self._select(keys)
+            except sqlite3.DatabaseError as e:
+                if _is_lock_error(e):
+                    raise
+                self._conn.close()  # a page of the file is damaged: salvage it and read again
+                self._conn = self._start_again(e)
+                out = self._select(keys)
         pending = _UNSAVED.get(self._ident)
         if pending:
             out.update({k: pending[k][1] for k in keys if k in pending})
+        return out
+
+    def _select(self, keys: list[str]) -> dict[str, CachedResponse]:
+        out: dict[str, CachedResponse] = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i : i + 900]
+            q = (
+                "SELECT key, content, prompt_tokens, completion_tokens, cost_usd, extra FROM responses "
+                f"WHERE key IN ({','.join('?' * len(chunk))})"
+            )
+            for k, content, pt, ct, cost, extra in self._conn.execute(q, chunk):
+                out[k] = CachedResponse(content, pt, ct, cost, extra)
         return out
 
     _INSERT = f"INSERT OR REPLACE INTO responses ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -303,20 +362,35 @@ class ResponseCache:
                 self._conn.executemany(self._INSERT, rows)
                 self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:  # SQLite has already rolled back after a full disk
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.execute("ROLLBACK")
                 raise
 
     def _store(self, items: list[tuple[str, str, CachedResponse]]) -> None:
-        """Write ``items`` and any answers kept from an earlier failed write. On failure (a full
-        disk) every one of them is kept in memory for this file, where :meth:`get_many` still
-        finds it, and the next write tries again: an answer is never lost to a disk error."""
+        """Write ``items`` and any answers kept from an earlier failed write. When the disk is
+        full the ones not yet in a reserve go to this cache's reserve (and all stay in memory,
+        where :meth:`get_many` finds them), then :class:`CacheFullError` says how many are where;
+        the next write tries the database again."""
         pending = _UNSAVED.setdefault(self._ident, {})
         for key, model, r in items:
-            pending[key] = (model, r)
+            pending[key] = (model, r, False)
         now = time.time()
-        rows = [self._row(k, m, r, now) for k, (m, r) in pending.items()]
-        self._write(rows)
+        try:
+            self._write([self._row(k, m, r, now) for k, (m, r, _) in pending.items()])
+        except (sqlite3.Error, OSError) as e:
+            if not is_disk_full(e):
+                raise
+            loose = [(k, m, r) for k, (m, r, kept) in pending.items() if not kept]
+            n = self._reserve.append([self._row(k, m, r, now) for k, m, r in loose]) if self._reserve else 0
+            for k, m, r in loose[:n]:
+                pending[k] = (m, r, True)
+            raise CacheFullError(self.path, e, saved=sum(v[2] for v in pending.values()), held=len(loose) - n) from e
         pending.clear()
+        if self._reserve is not None:
+            self._reserve.reset()
+        for path in _ABSORBED.pop(self._ident, []):
+            path.unlink(missing_ok=True)
 
     def put(self, key: str, model: str, response: CachedResponse) -> None:
         """Store one reply and commit it immediately (see :meth:`_store` for a failed write)."""
@@ -330,11 +404,11 @@ class ResponseCache:
 
     def flush(self) -> int:
         """Try again to write the answers kept in memory after a failed write; returns how many
-        are still unwritten (0: the file holds every answer)."""
+        are only in memory (0: the database or a reserve file holds every answer)."""
         if _UNSAVED.get(self._ident):
             with contextlib.suppress(sqlite3.Error, OSError):
                 self._store([])
-        return len(_UNSAVED.get(self._ident, {}))
+        return sum(not kept for _, _, kept in _UNSAVED.get(self._ident, {}).values())
 
     def __len__(self) -> int:
         with self._lock:
@@ -351,3 +425,5 @@ class ResponseCache:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+        if self._reserve is not None:
+            self._reserve.close()

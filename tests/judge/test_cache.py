@@ -105,3 +105,54 @@ def test_request_keys_are_byte_for_byte_the_cache_keys_of_the_whole_request():
         for messages in requests:
             want = cache_key({**fixed, **extra, "messages": messages})
             assert keys.key(messages, share=share, fixed=lambda extra=extra: {**fixed, **extra}) == want
+
+
+def _garble_a_middle_page(path: Path) -> None:
+    import os
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    data = bytearray(path.read_bytes())
+    middle = (len(data) // 4096 // 2) * 4096
+    data[middle : middle + 4096] = os.urandom(4096)
+    path.write_bytes(bytes(data))
+
+
+def test_a_garbage_page_in_the_middle_is_moved_aside_and_the_rest_salvaged(tmp_path: Path) -> None:
+    """Before: the file opened, then every lookup raised "database disk image is malformed"."""
+    path = tmp_path / "c.sqlite"
+    c = ResponseCache(path)
+    c.put_many([(f"k{i}", "m", CachedResponse("x" * 500 + str(i), 1, 1, 0.1)) for i in range(400)])
+    c.close()
+    _garble_a_middle_page(path)
+    again = ResponseCache(path)
+    with pytest.warns(RuntimeWarning, match=r"damaged .* moved it to .*corrupt-.* with the \d+ answer") as caught:
+        got = again.get_many(f"k{i}" for i in range(400))
+    assert 350 <= len(got) < 400
+    assert all(v.content == "x" * 500 + k[1:] for k, v in got.items())
+    assert caught[0].filename == __file__  # the warning points at the caller's line
+    assert len(list(tmp_path.glob("c.sqlite.corrupt-*"))) == 1
+    assert len(again) == len(got)  # the salvaged answers are in the new file
+
+
+def test_grading_over_a_damaged_cache_asks_only_the_answers_it_lost(tmp_path: Path) -> None:
+    import polars as pl
+
+    import rubrictools as rt
+    from rubrictools.testing import FakeLLMServer
+
+    df = pl.DataFrame({"text": [f"answer number {i} " + "words " * 40 for i in range(150)]})
+    rubric = rt.Rubric([rt.Criterion(name="good", requirement="It is good.")])
+    with FakeLLMServer() as srv:
+        judge = rt.Judge(model="openai/fake", api_base=srv.url, api_key="sk-fake")
+        rt.grade(df, rubric, column="text", model=judge, cache=tmp_path / "c.sqlite", progress=False)
+        _garble_a_middle_page(tmp_path / "c.sqlite")
+        with pytest.warns(RuntimeWarning, match="damaged") as caught:
+            v = rt.grade(df, rubric, column="text", model=judge, cache=tmp_path / "c.sqlite", progress=False)
+        assert v["error"].null_count() == 150
+        import re
+
+        kept = int(re.search(r"with the (\d+) answer", str(caught[0].message)).group(1))  # type: ignore[union-attr]  # reason: the warning was matched above
+        assert 100 <= kept <= 150 and srv.hits == 150 + (150 - kept)  # only what the garbage page held is asked again

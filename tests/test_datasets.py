@@ -192,3 +192,15 @@ def test_read_autorubric_refuses_ground_truth_the_rubric_does_not_allow() -> Non
         ds.read_autorubric(data)
     data["items"][0]["ground_truth"] = [" HIGH "]
     assert ds.read_autorubric(data).human["label"].to_list() == ["high"]  # canonical spelling
+
+
+def test_agent_reward_bench_ships_its_labels():
+    """Before: notebook 13 needed a package the README's install did not give, and skipped."""
+
+    d = rt.datasets.load("agent_reward_bench")
+    h = d.human
+    assert set(h.columns) >= {"id", "rater", "criterion", "label"}
+    assert h["id"].n_unique() == 1302 and set(h["criterion"]) == {"success", "side_effect", "looping"}
+    twice = h.filter(pl.col("rater").n_unique().over("id", "criterion") >= 2)
+    assert twice["id"].n_unique() == 106
+    assert set(h.filter(criterion="success")["label"].drop_nulls()) <= {"Successful", "Unsuccessful", "Unsure"}

@@ -20,7 +20,9 @@ import sys
 
 __all__ = ["user_stacklevel"]
 
-_OURS = ("rubrictools",)
+_OURS = ("rubrictools", "asyncio")
+"""Frames a warning never points at: ours, and the event loop running our coroutines (a
+warning raised in a call's coroutine points through ``asyncio.run`` to the user's line)."""
 
 
 def _internal(module: str, also: tuple[str, ...]) -> bool:

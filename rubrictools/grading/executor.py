@@ -21,7 +21,7 @@ from rubrictools.grading.budget import Budget
 from rubrictools.grading.bulk import bulk_objects
 from rubrictools.grading.inputs import AnyJudge
 from rubrictools.judge import (
-    CacheFullError,
+    CacheWriteError,
     Call,
     CallResult,
     Grader,
@@ -40,7 +40,7 @@ from rubrictools.judge.transport import complete
 from rubrictools.progress import progress_bar
 from rubrictools.stack import user_stacklevel
 
-__all__ = ["BUDGET_ERROR", "CANCELLED_ERROR", "DISK_FULL_ERROR", "EMPTY_ERROR", "OnResult", "execute"]
+__all__ = ["BUDGET_ERROR", "CANCELLED_ERROR", "EMPTY_ERROR", "UNWRITABLE_ERROR", "OnResult", "execute"]
 
 OnResult = Callable[[list[dict[str, Any]]], Any]
 """``grade(on_result=...)``: called with each completed call's verdict rows."""
@@ -72,8 +72,9 @@ class _Reporter:
 
 BUDGET_ERROR = "budget exceeded: call not made (its worst-case cost does not fit in what is left of max_cost_usd)"
 CANCELLED_ERROR = "cancelled: call not made (run interrupted)"
-DISK_FULL_ERROR = (
-    "disk full: call not made (the response cache could not keep its answer for a re-run); free space and re-run"
+UNWRITABLE_ERROR = (
+    "call not made: the response cache cannot be written (see the warning: a full disk, a read-only file), so its "
+    "answer could not be kept for a re-run; fix that and re-run (no answer already received is asked again)"
 )
 EMPTY_ERROR = (
     "the model returned nothing (an empty reply, 0 completion tokens): check its chat template "
@@ -112,7 +113,9 @@ class _Run:
         self.gates = [asyncio.Semaphore(j.max_concurrency) if isinstance(j, Grader) else None for j in judges]
         self.stats = {"calls": 0, "errors": 0, "empty": 0}
         self.write_failed = False
-        self.disk_full = False  # once set, no more paid calls: their answers could not be kept
+        # once set, no more paid calls: their answers could not be kept (a cache that still
+        # cannot write what an earlier run left in memory stops this run before its first call)
+        self.unwritable = cache is not None and not cache.writable()
         self.keys = [j.api_key.get_secret_value() for j in judges if isinstance(j, Judge) and j.api_key is not None]
 
     def _tick(self, call: Call) -> None:
@@ -189,8 +192,8 @@ class _Run:
     async def run_one(self, call: Call) -> None:
         judge = self.judges[call.judge_i]
         gate = self.gates[call.judge_i]
-        if self.disk_full and not isinstance(judge, ScriptedJudge):
-            call.error, call.error_kind = DISK_FULL_ERROR, "disk_full"
+        if self.unwritable and not isinstance(judge, ScriptedJudge):
+            call.error, call.error_kind = UNWRITABLE_ERROR, "cache_unwritable"
         elif isinstance(judge, ScriptedJudge):
             self._scripted(judge, call)
         elif isinstance(judge, Grader):
@@ -237,30 +240,26 @@ class _Run:
 
     def _store(self, judge: Judge | Grader, call: Call) -> None:
         """Cache an answer. A cache that cannot be written never costs the answer: the cache
-        keeps it (in its reserve file when the disk is full, and in memory for this process) and
-        retries the write with each later answer; the run warns once. A full disk also stops
-        the run's paid calls: the ones not yet made become ``disk_full`` error rows."""
+        keeps it (in its reserve file, and in memory for this process) and retries the write
+        with each later answer; the run warns once and stops its paid calls (the ones not yet
+        made become ``cache_unwritable`` error rows)."""
         if self.cache is None or call.key is None:
             return
         try:
             self.cache.put(call.key, judge.model, cache_entry(call))
         except (sqlite3.Error, OSError) as e:
-            full = isinstance(e, CacheFullError)
-            if not self.write_failed or (full and not self.disk_full):
+            if not self.write_failed:
                 self.write_failed = True
-                then = (
-                    "no more calls are made (they become disk_full error rows): free space and re-run, no answer is "
-                    "asked again"
-                    if full
-                    else "the answers are held in memory (a re-run in this session asks none again) while the "
-                    "write is retried"
-                )
+                fix = "free space and re-run" if getattr(e, "disk_full", False) else "fix that and re-run"
+                text = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
                 warnings.warn(
-                    f"response cache write failed ({type(e).__name__}: {e}); the verdicts are kept, and {then}",
+                    f"response cache write failed: {text}. The verdicts are kept; no more calls are made (they become "
+                    "cache_unwritable error rows): "
+                    f"{fix}, no answer received is asked again",
                     RuntimeWarning,
                     stacklevel=user_stacklevel(),
                 )
-            self.disk_full = self.disk_full or full
+            self.unwritable = self.unwritable or isinstance(e, CacheWriteError)
 
     async def _distribution(self, call: Call, judge: Judge, res: CallResult, budget: int) -> int:
         """Fill ``call.dist`` from the answer's logprobs, else from ``dist_samples`` sampled answers."""
@@ -370,6 +369,14 @@ async def execute(
     ]
     bar = progress_bar(len(todo), enabled=progress, desc="grading", unit="call")
     run = _Run(judges, cache, max_cost_usd, bar, cancel or threading.Event(), slots, report)
+    if run.unwritable and todo:
+        warnings.warn(
+            f"response cache {cache.path if cache else ''} still cannot be written (answers of an earlier run wait "
+            "in memory): no call is made, the rows become cache_unwritable errors; free space (or fix the file) and "
+            "re-run",
+            RuntimeWarning,
+            stacklevel=user_stacklevel(),
+        )
     queue: asyncio.Queue[Call] = asyncio.Queue()
     for c in todo:
         queue.put_nowait(c)
@@ -405,10 +412,18 @@ async def execute(
             bar.close()
         if run.stats["empty"]:
             warnings.warn(f"{run.stats['empty']} call(s): {EMPTY_ERROR}", RuntimeWarning, stacklevel=user_stacklevel())
-        if run.write_failed and cache is not None and (left := cache.flush()):
-            warnings.warn(
-                f"{left} answer(s) could not be written to the response cache {cache.path} nor its reserve; they "
-                "are kept in memory for this session: free space and re-run in it to save them",
-                RuntimeWarning,
-                stacklevel=user_stacklevel(),
-            )
+        if cache is not None and (run.write_failed or run.unwritable):
+            cache.flush()
+            reserve, memory = cache.unsaved()
+            if reserve or memory:
+                warnings.warn(
+                    f"response cache {cache.path}: {reserve} answer(s) not yet in the database are in its reserve file "
+                    f"(the next run reads them)"
+                    + (
+                        f"; {memory} are held in this session's memory only (re-run here once it can be written)"
+                        if memory
+                        else ""
+                    ),
+                    RuntimeWarning,
+                    stacklevel=user_stacklevel(),
+                )

@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import warnings
 from collections.abc import Coroutine
 from typing import Any, TypeVar
+
+from rubrictools.stack import user_stacklevel
 
 __all__ = ["run_sync"]
 
@@ -48,16 +51,22 @@ def run_sync(coro: Coroutine[Any, Any, T], cancel: threading.Event | None = None
             finished.set()
 
     t = threading.Thread(target=target, name="rubrictools-grade", daemon=True)
-    t.start()
-    try:
-        # wait on an Event, not Thread.join: a join interrupted by Ctrl-C can later return early
-        while not finished.wait(0.1):
-            pass
-    except KeyboardInterrupt:
-        if cancel is not None:
-            cancel.set()  # no new calls; calls in flight may finish and their answers are cached
-        _stop(finished, running)
-        raise
+    # the worker thread's warnings are held and raised again here, so they point at the
+    # user's cell (the thread's own stack holds no line of theirs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t.start()
+        try:
+            # wait on an Event, not Thread.join: a join interrupted by Ctrl-C can later return early
+            while not finished.wait(0.1):
+                pass
+        except KeyboardInterrupt:
+            if cancel is not None:
+                cancel.set()  # no new calls; calls in flight may finish and their answers are cached
+            _stop(finished, running)
+            raise
+    for w in caught:
+        warnings.warn(w.message, w.category, stacklevel=user_stacklevel())
     if "error" in result:
         raise result["error"]
     return result["value"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from rubrictools.judge.cache import (
     CachedResponse,
-    CacheFullError,
+    CacheWriteError,
     RequestKeys,
     ResponseCache,
     cache_key,
@@ -32,7 +32,7 @@ __all__ = [
     "ERROR_KINDS",
     "NO_DISTRIBUTION",
     "ROW_COLUMNS",
-    "CacheFullError",
+    "CacheWriteError",
     "CachedResponse",
     "Call",
     "CallResult",

@@ -8,6 +8,7 @@ soon as it arrives, so a run killed mid-way keeps every answer it had received.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -24,10 +25,19 @@ from typing import Any
 
 from rubrictools.disk import describe_disk, is_disk_full
 from rubrictools.images import image_sha256, is_image_part
+from rubrictools.judge.cache_repair import (
+    COLUMNS,
+    check_row,
+    is_damage,
+    repair_lock,
+    replace_damaged,
+    salvage,
+    truncated,
+)
 from rubrictools.judge.cache_reserve import Reserve, read_unheld
 from rubrictools.stack import user_stacklevel
 
-__all__ = ["CacheFullError", "CachedResponse", "RequestKeys", "ResponseCache", "cache_key", "default_cache_path"]
+__all__ = ["CacheWriteError", "CachedResponse", "RequestKeys", "ResponseCache", "cache_key", "default_cache_path"]
 
 _FORBIDDEN_KEY_FIELDS = {"api_key", "authorization", "headers", "extra_headers"}
 
@@ -41,17 +51,22 @@ _ABSORBED: dict[str, list[Path]] = {}
 database holds them)."""
 
 
-class CacheFullError(OSError):
-    """The response cache could not write an answer because its disk is full. ``saved`` of
-    the unwritten answers are in the cache's reserve file (the next run, in any process, reads
-    them); ``held`` are only in this process's memory."""
+class CacheWriteError(OSError):
+    """The response cache could not write an answer (a full disk, a read-only file, a file-size
+    limit...). ``saved`` of the unwritten answers are in the cache's reserve file (the next
+    run, in any process, reads them); ``held`` are only in this process's memory."""
 
     def __init__(self, path: Path, error: BaseException, *, saved: int, held: int) -> None:
         kept = f"{saved} answer(s) written to its reserve file, which the next run reads"
         if held:
             kept += f"; {held} held in this session's memory only"
-        super().__init__(28, f"response cache {path}: {describe_disk(path)} ({error}); {kept}")
+        where = describe_disk(path) if is_disk_full(error) else "cannot be written"
+        super().__init__(
+            errno.ENOSPC if is_disk_full(error) else getattr(error, "errno", None),
+            f"response cache {path}: {where} ({error}); {kept}",
+        )
         self.saved, self.held = saved, held
+        self.disk_full = is_disk_full(error)
 
 
 def default_cache_path() -> Path:
@@ -180,71 +195,20 @@ def _connect(path: Path, *, wait_s: float = 30.0) -> sqlite3.Connection:
             raise
 
 
-def _move_aside(path: Path) -> Path:
-    """Rename an unreadable cache file (and its WAL files) to ``<name>.corrupt-<time>``."""
-    aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-    for suffix in ("", "-wal", "-shm"):
-        part = path.with_name(path.name + suffix)
-        if part.exists():
-            os.replace(part, aside.with_name(aside.name + suffix))
-    return aside
+_COLUMNS = ", ".join(COLUMNS)
 
 
-_COLUMNS = "key, model, content, prompt_tokens, completion_tokens, cost_usd, created, extra"
-"""The response table's columns, in the order rows are written and salvaged."""
-
-
-def _readable_copy(path: Path) -> Path | None:
-    """A copy of a damaged SQLite file that SQLite will open: a truncated file is padded to a
-    whole page and its header's page count set to the pages it really has (otherwise every
-    read, even of the schema, fails as "malformed"). None when it is not a SQLite file."""
-    try:
-        data = bytearray(path.read_bytes())
-    except OSError:
-        return None
-    if len(data) < 100 or not data.startswith(b"SQLite format 3\0"):
-        return None
-    size = int.from_bytes(data[16:18], "big")
-    page = 65536 if size == 1 else size
-    data += b"\0" * (-len(data) % page)
-    data[28:32] = (len(data) // page).to_bytes(4, "big")
-    data[18:20] = b"\x01\x01"  # rollback-journal mode: read without a WAL beside it
-    copy = path.with_name(path.name + ".salvage")
-    copy.write_bytes(bytes(data))
-    return copy
-
-
-def _salvage(path: Path) -> list[tuple[Any, ...]]:
-    """Every row still readable in a damaged cache file (a truncated or partly overwritten
-    one): a scan in rowid order that, when it meets an unreadable page, starts again further
-    on (1, 3, 7, ... rowids past the last good one), so a bad page costs the answers on it,
-    not the whole file."""
-    copy = _readable_copy(path)
-    if copy is None:
-        return []
-    rows: list[tuple[Any, ...]] = []
-    last, skip = 0, 0
-    query = f"SELECT rowid, {_COLUMNS} FROM responses WHERE rowid > ? ORDER BY rowid"
-    try:
-        conn = sqlite3.connect(f"file:{copy}?mode=ro", uri=True)
-        try:
-            while skip < 40:
-                try:
-                    for rowid, *values in conn.execute(query, (last + 2**skip - 1,)):
-                        rows.append(tuple(values))
-                        last, skip = rowid, 0
-                    break  # the scan reached the end
-                except sqlite3.DatabaseError:
-                    skip += 1
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        pass
-    finally:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            copy.with_name(copy.name + suffix).unlink(missing_ok=True)
-    # a row cut by the truncation reads as text ending in the zero padding: leave it out
-    return [r for r in rows if all(isinstance(x, str) and "\x00" not in x for x in (r[0], r[2]))]
+def _open_error(path: Path, error: sqlite3.DatabaseError) -> sqlite3.OperationalError:
+    """A cache that cannot be opened though it is not damaged, said with the file and why."""
+    if is_disk_full(error):
+        why = f"{describe_disk(path)}; free space and re-run"
+    elif "readonly" in str(error) or not os.access(path.parent, os.W_OK):
+        why = "the file or its folder is read-only; choose a writable cache= path"
+    else:
+        why = "check that the folder exists, is writable and that this process may open more files"
+    return sqlite3.OperationalError(
+        f"response cache {path} cannot be opened ({error}): {why}; the file is left as it is"
+    )
 
 
 @dataclass(frozen=True)
@@ -261,7 +225,7 @@ class ResponseCache:
 
     When the disk fills, an answer is never lost: it goes to the cache's reserve (room set
     aside when the cache opened, see :mod:`rubrictools.judge.cache_reserve`) and a
-    :class:`CacheFullError` says so; the next cache opened on the file moves it into the
+    :class:`CacheWriteError` says so; the next cache opened on the file moves it into the
     database.
     """
 
@@ -270,50 +234,92 @@ class ResponseCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._ident = str(self.path.resolve())
         self._lock = threading.Lock()
+        if self.path.is_dir():
+            example = self.path / "responses.sqlite"
+            raise ValueError(f"cache={str(path)!r} is a folder; name a file in it, e.g. {example}")
+        existed = self.path.exists()
+        inode = self.path.stat().st_ino if existed else None
         try:
+            if existed and truncated(self.path):  # SQLite may read some of it without a word
+                raise sqlite3.DatabaseError(
+                    "database disk image is malformed (the file is shorter than its header says)"
+                )
             self._conn = _connect(self.path)
         except sqlite3.DatabaseError as e:
             if _is_lock_error(e):
                 raise sqlite3.OperationalError(f"response cache {self.path}: {e} (another process holds it)") from e
-            self._conn = self._start_again(e)
+            if not existed and self.path.exists() and self.path.stat().st_size == 0:
+                self.path.unlink()  # the empty file this failed open left behind
+            if not is_damage(e):  # a full disk, a read-only file: the file is healthy, never moved
+                raise _open_error(self.path, e) from e
+            self._conn = self._start_again(e, inode)
+        self._inode = self.path.stat().st_ino
         self._absorb_reserves()
         self._reserve = Reserve.create(self.path)
+        if self._reserve is None:
+            warnings.warn(
+                f"response cache {self.path}: no room for a reserve ({describe_disk(self.path)}); if the disk fills, "
+                "the answers in flight then are kept only in this session's memory",
+                RuntimeWarning,
+                stacklevel=user_stacklevel(),
+            )
 
-    def _start_again(self, error: sqlite3.DatabaseError) -> sqlite3.Connection:
-        """Move a damaged file aside and open a new one holding every answer still readable in
-        the old (a truncated file, a page of garbage); warns saying where the old one went."""
-        aside = _move_aside(self.path)
-        conn = _connect(self.path)
-        saved = _salvage(aside)
-        if saved:
-            conn.executemany(self._INSERT, saved)
+    def _start_again(self, error: BaseException, inode: int | None) -> sqlite3.Connection:
+        """Replace a damaged file by a new one holding every answer still readable in it (a
+        truncated file, a page of garbage), keeping the old one aside; warns saying where.
+        Under a lock, and by an atomic rename: another process sees the old file or the whole
+        new one, never an empty one; one that finds the file already replaced (``inode``
+        differs) opens the new one instead."""
+        with repair_lock(self.path):
+            current = self.path.stat().st_ino if self.path.exists() else None
+            if current is not None and current != inode:
+                return _connect(self.path)
+            saved = salvage(self.path)
+            aside = replace_damaged(self.path, lambda new: self._fill(new, saved))
         warnings.warn(
             f"response cache {self.path} is unreadable or damaged ({error}); moved it to {aside} and started a new "
             f"one with the {len(saved)} answer(s) still readable in it (the others will be asked again)",
             RuntimeWarning,
             stacklevel=user_stacklevel(),
         )
-        return conn
+        return _connect(self.path)
+
+    def _fill(self, path: Path, rows: list[tuple[Any, ...]]) -> None:
+        conn = _connect(path)
+        try:
+            conn.execute("BEGIN")
+            conn.executemany(self._INSERT, rows)
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
 
     def _absorb_reserves(self) -> None:
         """Move into the database the answers of reserves no live cache holds; when the disk is
-        still full they stay in their files and in this process's memory."""
+        still full they stay in their files and in this process's memory. A damaged reserve
+        (cut short, overwritten) gives what it still holds, with a warning naming it."""
         found = read_unheld(self.path)
-        rows = [tuple(r) for _, _, records in found for r in records if len(r) == 8]
+        rows, damaged = [], []
+        for path, _, records, intact in found:
+            good = [r for r in map(check_row, records) if r is not None]
+            rows += good
+            if not intact or len(good) < len(records):
+                damaged.append(f"{path} ({len(good)} answer(s) read, the rest unreadable)")
+        if damaged:
+            warnings.warn(f"damaged response cache reserve(s): {'; '.join(damaged)}", RuntimeWarning, stacklevel=3)
         try:
             if rows:
                 self._write(rows)
-            for path, _, _ in found:
+            for path, _, _, _ in found:
                 path.unlink(missing_ok=True)
         except (sqlite3.Error, OSError) as e:
-            if not is_disk_full(e):
+            if _is_lock_error(e):
                 raise
             pending = _UNSAVED.setdefault(self._ident, {})
             for key, model, content, pt, ct, cost, _, extra in rows:
                 pending.setdefault(key, (model, CachedResponse(content, pt, ct, cost, extra), True))
-            _ABSORBED.setdefault(self._ident, []).extend(path for path, _, _ in found)
+            _ABSORBED.setdefault(self._ident, []).extend(path for path, _, _, _ in found)
         finally:
-            for _, fd, _ in found:
+            for _, fd, _, _ in found:
                 os.close(fd)
 
     def __repr__(self) -> str:
@@ -324,18 +330,32 @@ class ResponseCache:
         keys = list(dict.fromkeys(keys))
         out: dict[str, CachedResponse] = {}
         with self._lock:
+            self._follow_repair()
             try:
                 out = self._select(keys)
             except sqlite3.DatabaseError as e:
-                if _is_lock_error(e):
+                if _is_lock_error(e) or not is_damage(e):
                     raise
                 self._conn.close()  # a page of the file is damaged: salvage it and read again
-                self._conn = self._start_again(e)
+                self._conn = self._start_again(e, self._inode)
+                self._inode = self.path.stat().st_ino
                 out = self._select(keys)
         pending = _UNSAVED.get(self._ident)
         if pending:
             out.update({k: pending[k][1] for k in keys if k in pending})
         return out
+
+    def _follow_repair(self) -> None:
+        """Reopen the file when another process has replaced it with a repaired one (this
+        connection would otherwise go on reading the damaged file it moved aside)."""
+        try:
+            current = self.path.stat().st_ino
+        except OSError:
+            return
+        if current != self._inode:
+            self._conn.close()
+            self._conn = _connect(self.path)
+            self._inode = current
 
     def _select(self, keys: list[str]) -> dict[str, CachedResponse]:
         out: dict[str, CachedResponse] = {}
@@ -357,6 +377,7 @@ class ResponseCache:
 
     def _write(self, rows: list[tuple[Any, ...]]) -> None:
         with self._lock:
+            self._follow_repair()
             self._conn.execute("BEGIN")
             try:
                 self._conn.executemany(self._INSERT, rows)
@@ -370,7 +391,7 @@ class ResponseCache:
     def _store(self, items: list[tuple[str, str, CachedResponse]]) -> None:
         """Write ``items`` and any answers kept from an earlier failed write. When the disk is
         full the ones not yet in a reserve go to this cache's reserve (and all stay in memory,
-        where :meth:`get_many` finds them), then :class:`CacheFullError` says how many are where;
+        where :meth:`get_many` finds them), then :class:`CacheWriteError` says how many are where;
         the next write tries the database again."""
         pending = _UNSAVED.setdefault(self._ident, {})
         for key, model, r in items:
@@ -379,13 +400,11 @@ class ResponseCache:
         try:
             self._write([self._row(k, m, r, now) for k, (m, r, _) in pending.items()])
         except (sqlite3.Error, OSError) as e:
-            if not is_disk_full(e):
-                raise
             loose = [(k, m, r) for k, (m, r, kept) in pending.items() if not kept]
             n = self._reserve.append([self._row(k, m, r, now) for k, m, r in loose]) if self._reserve else 0
             for k, m, r in loose[:n]:
                 pending[k] = (m, r, True)
-            raise CacheFullError(self.path, e, saved=sum(v[2] for v in pending.values()), held=len(loose) - n) from e
+            raise CacheWriteError(self.path, e, saved=sum(v[2] for v in pending.values()), held=len(loose) - n) from e
         pending.clear()
         if self._reserve is not None:
             self._reserve.reset()
@@ -401,6 +420,22 @@ class ResponseCache:
         batch = list(items)
         self._store(batch)
         return len(batch)
+
+    def writable(self) -> bool:
+        """Whether the database takes writes now: true unless answers are waiting from an
+        earlier failed write and writing them fails again."""
+        if not _UNSAVED.get(self._ident):
+            return True
+        try:
+            self._store([])
+        except (sqlite3.Error, OSError):
+            return False
+        return True
+
+    def unsaved(self) -> tuple[int, int]:
+        """Answers not in the database: ``(in a reserve file, in this process's memory only)``."""
+        kept = [k for _, _, k in _UNSAVED.get(self._ident, {}).values()]
+        return sum(kept), len(kept) - sum(kept)
 
     def flush(self) -> int:
         """Try again to write the answers kept in memory after a failed write; returns how many

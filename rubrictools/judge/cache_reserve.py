@@ -2,7 +2,8 @@
 arrive after the disk has filled are still written somewhere the next run reads.
 
 Each open :class:`~rubrictools.judge.cache.ResponseCache` allocates a file beside its
-database, ``<cache>.reserve-<pid>-<tag>`` (1 MiB, or a quarter of the free space when less),
+database, ``<cache>.reserve-<pid>-<tag>`` (1 MiB, or a quarter of the free space when less;
+in the temp folder, under a name hashed from the cache's path, when its own disk has no room),
 and holds a lock on it while it lives. When SQLite can no longer write (``database or disk is
 full``) the answers are written into the reserve's already allocated bytes, which needs no new
 space. The next cache opened on that file, in any process, finds the reserves nobody holds,
@@ -16,10 +17,12 @@ the row's columns; a zero length ends it, so a record cut by a crash is never re
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import secrets
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -48,22 +51,26 @@ def _lock(fd: int) -> bool:
     return True
 
 
-def _records(data: bytes) -> list[list[Any]]:
+def _records(data: bytes) -> tuple[list[list[Any]], bool]:
+    """The records of a reserve file, and whether it read to its end mark (False: cut short or
+    overwritten; the records before the damage are still returned)."""
     if not data.startswith(_MAGIC):
-        return []
-    rows, at = [], len(_MAGIC)
+        return [], not data  # an empty file is a reserve that never got its first bytes
+    rows: list[list[Any]] = []
+    at = len(_MAGIC)
     while at + 4 <= len(data):
         n = int.from_bytes(data[at : at + 4], "big")
-        if n == 0 or at + 4 + n > len(data):
+        if n == 0:
+            return rows, True
+        if at + 4 + n > len(data):
             break
         try:
             row = json.loads(data[at + 4 : at + 4 + n])
         except ValueError:
             break
-        if isinstance(row, list):
-            rows.append(row)
+        rows.append(row if isinstance(row, list) else [])
         at += 4 + n
-    return rows
+    return rows, False
 
 
 class Reserve:
@@ -78,15 +85,32 @@ class Reserve:
 
     @classmethod
     def create(cls, cache_path: Path) -> Reserve | None:
+        """A reserve beside the cache, else (its disk nearly full) in the temp folder under a
+        name derived from the cache's path, where the next run also looks; None when neither
+        has room."""
+        for folder, stem in (
+            (cache_path.parent, cache_path.name),
+            (Path(tempfile.gettempdir()), _temp_stem(cache_path)),
+        ):
+            made = cls._create_in(folder, stem)
+            if made is not None:
+                return made
+        return None
+
+    @classmethod
+    def _create_in(cls, folder: Path, stem: str) -> Reserve | None:
         try:
-            free = shutil.disk_usage(cache_path.parent).free
+            free = shutil.disk_usage(folder).free
         except OSError:
             return None
         size = min(RESERVE_BYTES, free // 4)
         if fcntl is None or size < _MIN_BYTES:
             return None
-        path = cache_path.with_name(f"{cache_path.name}.reserve-{os.getpid()}-{secrets.token_hex(3)}")
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        path = folder / f"{stem}.reserve-{os.getpid()}-{secrets.token_hex(3)}"
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        except OSError:  # no room even for an empty file (no inodes left): no reserve here
+            return None
         try:
             if not _lock(fd):
                 raise OSError("could not lock the reserve")
@@ -143,12 +167,19 @@ class Reserve:
             self.close()
 
 
-def read_unheld(cache_path: Path) -> list[tuple[Path, int, list[list[Any]]]]:
+def _temp_stem(cache_path: Path) -> str:
+    """The temp-folder name of a cache's reserves: its absolute path, hashed."""
+    return "rubrictools-" + hashlib.sha256(str(cache_path.resolve()).encode()).hexdigest()[:16]
+
+
+def read_unheld(cache_path: Path) -> list[tuple[Path, int, list[list[Any]], bool]]:
     """The reserves of ``cache_path`` that no live cache holds (left by a run that ended while
-    the disk was full, or was killed): ``(path, locked fd, rows)`` each; the caller unlinks the
-    ones whose rows it saved and closes every fd."""
+    the disk was full, or was killed): ``(path, locked fd, rows, intact)`` each; the caller
+    unlinks the ones whose rows it saved and closes every fd."""
     found = []
-    for path in sorted(cache_path.parent.glob(f"{cache_path.name}.reserve-*")):
+    beside = sorted(cache_path.parent.glob(f"{cache_path.name}.reserve-*"))
+    in_temp = sorted(Path(tempfile.gettempdir()).glob(f"{_temp_stem(cache_path)}.reserve-*"))
+    for path in beside + in_temp:
         try:
             fd = os.open(path, os.O_RDWR)
         except OSError:
@@ -161,5 +192,5 @@ def read_unheld(cache_path: Path) -> list[tuple[Path, int, list[list[Any]]]]:
         except OSError:
             os.close(fd)
             continue
-        found.append((path, fd, _records(data)))
+        found.append((path, fd, *_records(data)))
     return found

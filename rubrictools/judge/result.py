@@ -13,7 +13,8 @@ ERROR_KINDS: dict[str, str] = {
     "empty_reply": "the model returned nothing (0 tokens: often a chat template that does not fit it)",
     "budget": "not sent: max_cost_usd was spent",
     "cancelled": "not sent: the run was interrupted",
-    "disk_full": "not sent: the response cache's disk is full, so its answer could not be kept for a re-run",
+    "cache_unwritable": "not sent: the response cache could not be written (a full disk, a read-only file), so its "
+    "answer could not be kept for a re-run",
     "input": "not sent: the row cannot be graded (a null submission, a conversation with no turn to grade)",
     "internal": "a bug in rubrictools (please report it)",
     "ensemble": "every judge of the ensemble failed on this criterion (see their rows)",

@@ -15,7 +15,7 @@ import pytest
 
 import rubrictools as rt
 from rubrictools.grading import streaming
-from rubrictools.judge import CachedResponse, CacheFullError, ResponseCache
+from rubrictools.judge import CachedResponse, CacheWriteError, ResponseCache
 
 from .test_grading import df, rubric, run, server  # noqa: F401 - shared fixtures
 
@@ -60,9 +60,9 @@ def test_a_cache_on_a_full_disk_keeps_its_answers_in_its_reserve_for_the_next_pr
     cache = ResponseCache(path)
     cache.put("before", "m", CachedResponse("kept in the database", 1, 1, 0.0))
     monkeypatch.setattr(ResponseCache, "_write", _full)
-    with pytest.raises(CacheFullError, match=r"the disk holding .*: .* free of .*1 answer\(s\) written to its reserve"):
+    with pytest.raises(CacheWriteError, match=r"the disk holding .*: .* free of .*1 answer\(s\) written to its reserve"):
         cache.put("k1", "m", CachedResponse("answer one", 3, 4, 0.5, '{"x": 1}'))
-    with pytest.raises(CacheFullError, match="2 answer"):
+    with pytest.raises(CacheWriteError, match="2 answer"):
         cache.put("k2", "m", CachedResponse("answer two", 1, 1, None))
     assert set(cache.get_many(["k1", "k2"])) == {"k1", "k2"}  # this process still reads them
     assert cache.flush() == 0  # none is only in memory
@@ -83,7 +83,7 @@ def test_a_reserve_still_held_by_a_live_cache_is_not_read_by_another(tmp_path, m
     path = tmp_path / "c.sqlite"
     a = ResponseCache(path)
     monkeypatch.setattr(ResponseCache, "_write", _full)
-    with pytest.raises(CacheFullError):
+    with pytest.raises(CacheWriteError):
         a.put("k", "m", CachedResponse("x", 1, 1, 0.0))
     monkeypatch.undo()
     reserves = set(tmp_path.glob("c.sqlite.reserve-*"))
@@ -104,15 +104,15 @@ def test_an_empty_reserve_is_deleted_when_its_cache_closes(tmp_path):
     assert not list(tmp_path.glob("c.sqlite.reserve-*"))
 
 
-def test_a_full_disk_stops_the_paid_calls_and_the_rest_become_disk_full_rows(tmp_path, server, monkeypatch):
+def test_a_full_disk_stops_the_paid_calls_and_the_rest_become_cache_unwritable_rows(tmp_path, server, monkeypatch):
     monkeypatch.setattr(ResponseCache, "_write", _full)
     big = pl.DataFrame({"qid": [f"q{i}" for i in range(40)], "text": [f"answer {i}" for i in range(40)]})
     rubric = rt.Rubric([rt.Criterion(name="good", requirement="It is good.")])
     judge = rt.Judge(model="openai/fake", api_base=server.url, api_key="sk-fake", max_concurrency=1)
     with pytest.warns(RuntimeWarning, match="no more calls are made"):
         v = rt.grade(big, rubric, column="text", id_column="qid", model=judge, cache=tmp_path / "c.sqlite")
-    assert server.hits == 1 and v["error_kind"].to_list() == [None] + ["disk_full"] * 39
-    assert "free space and re-run" in v["error"][1]
+    assert server.hits == 1 and v["error_kind"].to_list() == [None] + ["cache_unwritable"] * 39
+    assert "cannot be written" in v["error"][1] and "re-run" in v["error"][1]
     monkeypatch.undo()
     again = rt.grade(big, rubric, column="text", id_column="qid", model=judge, cache=tmp_path / "c.sqlite")
     assert server.hits == 40 and again["error"].null_count() == 40  # the kept answer was not asked again

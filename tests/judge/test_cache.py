@@ -156,3 +156,132 @@ def test_grading_over_a_damaged_cache_asks_only_the_answers_it_lost(tmp_path: Pa
 
         kept = int(re.search(r"with the (\d+) answer", str(caught[0].message)).group(1))  # type: ignore[union-attr]  # reason: the warning was matched above
         assert 100 <= kept <= 150 and srv.hits == 150 + (150 - kept)  # only what the garbage page held is asked again
+
+
+def _cache_with(path: Path, n: int) -> None:
+    import sqlite3
+
+    c = ResponseCache(path)
+    c.put_many([(f"k{i}", "m", CachedResponse("x" * 500 + str(i), 1, 1, 0.1)) for i in range(n)])
+    c.close()
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+
+
+@pytest.mark.parametrize("page", [1, 2, 10])
+def test_garbage_on_any_page_costs_only_the_answers_on_it(tmp_path: Path, page: int) -> None:
+    """Before: garbage on the table's root page (page 2) salvaged 0 of 440, and a bad leaf also
+    cost the rows of the next healthy page."""
+    import os
+
+    path = tmp_path / "c.sqlite"
+    _cache_with(path, 440)
+    data = bytearray(path.read_bytes())
+    data[(page - 1) * 4096 : page * 4096] = os.urandom(4096)
+    path.write_bytes(bytes(data))
+    with pytest.warns(RuntimeWarning, match="damaged"):
+        got = ResponseCache(path).get_many(f"k{i}" for i in range(440))
+    assert len(got) >= 440 - 8  # at most one page of about 7 answers
+    assert all(v.content == "x" * 500 + k[1:] for k, v in got.items())
+
+
+def test_answers_in_the_write_ahead_log_are_salvaged_too(tmp_path: Path) -> None:
+    import os
+
+    path = tmp_path / "c.sqlite"
+    _cache_with(path, 50)
+    live = ResponseCache(path)
+    live.put_many([(f"w{i}", "m", CachedResponse("only in the WAL", 1, 1, 0.0)) for i in range(30)])
+    data = bytearray(path.read_bytes())
+    data[4096:8192] = os.urandom(4096)  # the database file's table page: the WAL holds the newer ones
+    path.write_bytes(bytes(data))
+    with pytest.warns(RuntimeWarning, match="damaged"):
+        got = ResponseCache(path).get_many([f"w{i}" for i in range(30)])
+    assert len(got) == 30
+
+
+def _open_and_count(path: str, start: Any, results: Any) -> None:
+    import warnings
+
+    start.wait(60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = ResponseCache(path)
+        results.put(len(c.get_many(f"k{i}" for i in range(400))))
+
+
+def test_two_processes_repairing_one_damaged_cache_keep_its_answers(tmp_path: Path) -> None:
+    """Before: both renamed the file in the same second; the second rename overwrote the
+    damaged original with the first's new file and 0 answers were salvaged."""
+    path = tmp_path / "c.sqlite"
+    _cache_with(path, 400)
+    path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
+    ctx = mp.get_context("fork")
+    start, results = ctx.Barrier(4), ctx.Queue()
+    procs = [ctx.Process(target=_open_and_count, args=(str(path), start, results)) for _ in range(4)]
+    for proc in procs:
+        proc.start()
+    counts = [results.get(timeout=120) for _ in procs]
+    for proc in procs:
+        proc.join(60)
+    assert len(set(counts)) == 1 and counts[0] >= 150, counts  # every process sees the same salvaged answers
+    assert len(list(tmp_path.glob("c.sqlite.corrupt-*[0-9a-f]"))) == 1  # repaired once
+
+
+def test_a_healthy_cache_that_cannot_be_opened_is_named_and_left_alone(tmp_path: Path, monkeypatch) -> None:
+    """Before: a full disk, a read-only file or too many open files at open renamed a healthy
+    cache '.corrupt' and started an empty one."""
+    import sqlite3
+
+    from rubrictools.judge import cache as cache_module
+
+    path = tmp_path / "c.sqlite"
+    _cache_with(path, 5)
+    for reason in ("database or disk is full", "attempt to write a readonly database", "unable to open database file"):
+        monkeypatch.setattr(
+            cache_module, "_connect", lambda p, r=reason, **k: (_ for _ in ()).throw(sqlite3.OperationalError(r))
+        )
+        with pytest.raises(sqlite3.OperationalError, match=rf"response cache {path} cannot be opened .*left as it is"):
+            ResponseCache(path)
+        assert not list(tmp_path.glob("*.corrupt-*"))
+    monkeypatch.undo()
+    assert len(ResponseCache(path)) == 5
+
+
+def test_a_folder_given_as_the_cache_is_refused_and_never_renamed(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="is a folder; name a file in it"):
+        ResponseCache(tmp_path)
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_a_damaged_reserve_gives_what_it_holds_and_says_so(tmp_path: Path, monkeypatch) -> None:
+    """Before: a reserve with a null answer made every later open fail; a truncated or
+    overwritten one was read or dropped without a word."""
+    import sqlite3
+
+    path = tmp_path / "c.sqlite"
+    c = ResponseCache(path)
+    monkeypatch.setattr(
+        ResponseCache,
+        "_write",
+        lambda self, rows: (_ for _ in ()).throw(sqlite3.OperationalError("database or disk is full")),
+    )
+    for i in range(4):
+        with pytest.raises(OSError):
+            c.put(f"k{i}", "m", CachedResponse(f"answer {i}", 1, 1, 0.0))
+    monkeypatch.undo()
+    reserve = next(tmp_path.glob("c.sqlite.reserve-*"))
+    c.close()
+    data = bytearray(reserve.read_bytes())
+    cut = data.index(b"answer 2")  # the third record is cut in the middle
+    data[cut:] = b"\xff" * (len(data) - cut)
+    reserve.write_bytes(bytes(data))
+    from rubrictools.judge import cache as cache_module
+
+    cache_module._UNSAVED.clear()  # as in a new process: only the reserve file holds them
+    with pytest.warns(RuntimeWarning, match=rf"damaged response cache reserve.*{reserve.name} \(2 answer\(s\) read"):
+        again = ResponseCache(path)
+    assert set(again.get_many([f"k{i}" for i in range(4)])) == {"k0", "k1"}
+    assert not reserve.exists()

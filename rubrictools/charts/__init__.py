@@ -30,6 +30,7 @@ from rubrictools.charts.comparison import run_comparison
 from rubrictools.charts.inference import ppi_widths
 from rubrictools.charts.pairwise import leaderboard, position_bias, win_matrix
 from rubrictools.charts.run import run_summary
+from rubrictools.charts.tables import table
 from rubrictools.charts.tree import rubric_tree
 from rubrictools.charts.verdicts import verdicts
 
@@ -49,6 +50,7 @@ __all__ = [
     "run_summary",
     "save",
     "score_distributions",
+    "table",
     "verdicts",
     "win_matrix",
 ]

@@ -73,7 +73,8 @@ class RubricReport:
 
     def chart(self) -> alt.HConcatChart:
         """Bars of agreement with humans (or MET rates) per criterion, each labelled with its
-        value and its flags (coloured by the first flag, so the colour says why), beside a
+        value and its flags (coloured by the first flag, so the colour says why; the criterion
+        :meth:`weakest` names first is outlined and labelled "fix first"), beside a
         heatmap of the criterion correlations that prints every r (the diagonal, always 1, is
         left out of the colour scale)."""
         import altair as alt
@@ -91,6 +92,14 @@ class RubricReport:
             .alias("flag"),
             pl.format("{} {}", pl.col(metric).round(2), pl.col("flags").list.join(", ")).alias("label"),
         )
+        first = self.weakest(1)
+        data = data.with_columns(  # the criterion to fix first is marked, whatever its colour
+            pl.col("criterion").is_in(first).alias("fix_first"),
+            pl.when(pl.col("criterion").is_in(first))
+            .then(pl.format("{} · fix first", pl.col("label").str.strip_chars()))
+            .otherwise(pl.col("label"))
+            .alias("label"),
+        )
         order = t["criterion"].to_list()
         kinds = [k for k in _FLAG_COLOURS if k in set(data["flag"].to_list())]
         lowest = float(np.nanmin(data["value"].cast(pl.Float64).fill_null(0.0).to_numpy()))
@@ -98,7 +107,8 @@ class RubricReport:
             y=alt.Y("criterion:N", sort=order, title=None, axis=alt.Axis(labelLimit=0)),
             x=alt.X("value:Q", title=title, scale=alt.Scale(domain=[min(0.0, lowest), 1.0])),
         )
-        bars = base.mark_bar().encode(
+        bars = base.mark_bar(stroke="black").encode(
+            strokeWidth=alt.condition("datum.fix_first", alt.value(2.5), alt.value(0)),
             color=alt.Color(
                 "flag:N",
                 scale=alt.Scale(domain=kinds, range=[_FLAG_COLOURS[k] for k in kinds]),

@@ -126,8 +126,13 @@ def _open_manifest(out: Path, fp: str, n: int, batch_size: int, n_parts: int) ->
     if stale:
         raise ValueError(f"{out} has {len(stale)} parquet part(s) but no {MANIFEST}; refusing to mix them in")
     tmp = man_path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps({"fingerprint": fp, "rows": n, "batch_size": batch_size, "parts": n_parts}))
-    os.replace(tmp, man_path)  # the manifest is either complete or absent
+    try:
+        tmp.write_text(json.dumps({"fingerprint": fp, "rows": n, "batch_size": batch_size, "parts": n_parts}))
+        os.replace(tmp, man_path)  # the manifest is either complete or absent
+    except OSError as e:  # before any call: nothing is lost, say where and why
+        tmp.unlink(missing_ok=True)
+        why = describe_disk(out) if is_disk_full(e) else str(e)
+        raise OSError(e.errno, f"could not write {man_path}: {why}; no call was made") from e
 
 
 def _write_part(v: pl.DataFrame, part: Path) -> None:

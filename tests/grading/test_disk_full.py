@@ -60,7 +60,9 @@ def test_a_cache_on_a_full_disk_keeps_its_answers_in_its_reserve_for_the_next_pr
     cache = ResponseCache(path)
     cache.put("before", "m", CachedResponse("kept in the database", 1, 1, 0.0))
     monkeypatch.setattr(ResponseCache, "_write", _full)
-    with pytest.raises(CacheWriteError, match=r"the disk holding .*: .* free of .*1 answer\(s\) written to its reserve"):
+    with pytest.raises(
+        CacheWriteError, match=r"the disk holding .*: .* free of .*1 answer\(s\) written to its reserve"
+    ):
         cache.put("k1", "m", CachedResponse("answer one", 3, 4, 0.5, '{"x": 1}'))
     with pytest.raises(CacheWriteError, match="2 answer"):
         cache.put("k2", "m", CachedResponse("answer two", 1, 1, None))
@@ -140,3 +142,50 @@ def test_a_polars_error_that_is_not_the_disk_is_not_disguised(df, rubric, server
 
 def _full(self, rows):  # type: ignore[no-untyped-def]
     raise sqlite3.OperationalError("database or disk is full")
+
+
+def test_later_slices_of_a_streamed_run_make_no_paid_call_once_the_cache_cannot_write(tmp_path, server, monkeypatch):
+    """Before: each new slice started paying again (max_concurrency more calls per slice)."""
+    state = {"writes": 0}
+    real = ResponseCache._write
+
+    def write(self, rows):  # type: ignore[no-untyped-def]
+        state["writes"] += 1
+        if state["writes"] > 3:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real(self, rows)
+
+    monkeypatch.setattr(ResponseCache, "_write", write)
+    frame = pl.DataFrame({"qid": [f"q{i}" for i in range(40)], "text": [f"answer {i}" for i in range(40)]})
+    rubric = rt.Rubric([rt.Criterion(name="good", requirement="It is good.")])
+    judge = rt.Judge(model="openai/fake", api_base=server.url, api_key="sk-fake", max_concurrency=1)
+    before = server.hits
+    with pytest.warns(RuntimeWarning, match="cannot be written"):
+        out = rt.grade_to_parquet(
+            frame, rubric, column="text", id_column="qid", model=judge, batch_size=10, output=tmp_path / "out",
+            cache=tmp_path / "c.sqlite", progress=False,
+        ).collect()  # fmt: skip
+    made = server.hits - before
+    assert made <= 4  # the calls before the first failed write, and the one whose write failed
+    assert out.filter(pl.col("error_kind") == "cache_unwritable").height == 40 - made
+
+
+def test_a_manifest_that_cannot_be_written_is_named_before_any_call(tmp_path, server, monkeypatch):
+    from pathlib import Path as P
+
+    real = P.write_text
+
+    def full(self, *a, **k):  # type: ignore[no-untyped-def]
+        if self.name.endswith(".json.tmp"):
+            raise OSError(28, "No space left on device")
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(P, "write_text", full)
+    frame = pl.DataFrame({"qid": ["a"], "text": ["x"]})
+    rubric = rt.Rubric([rt.Criterion(name="good", requirement="It is good.")])
+    judge = rt.Judge(model="openai/fake", api_base=server.url, api_key="sk-fake")
+    before = server.hits
+    with pytest.raises(OSError, match=r"could not write .*_manifest.json: the disk holding .*no call was made"):
+        rt.grade_to_parquet(frame, rubric, column="text", id_column="qid", model=judge, output=tmp_path / "out",
+                            cache=False, progress=False)  # fmt: skip
+    assert server.hits == before and not list((tmp_path / "out").glob("*.tmp"))

@@ -1,0 +1,141 @@
+"""`table`: a result table a person reads at a glance, through Great Tables.
+
+Every rubrictools result is a polars DataFrame, and polars prints floats with six ragged
+decimals, p-values as ``1.1347e-16``, rates as ``0.657143``, list columns as ``[],[]`` and
+hides the middle rows of a long table. :func:`table` hands the frame to Great Tables (the
+library behind polars' own ``DataFrame.style``) with formats chosen from the column names and
+types, so the same table shows in live Jupyter and in exported HTML.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from rubrictools.charts.base import chart_frame
+
+__all__ = ["format_p_value", "table"]
+
+_PVALUE = ("p_value", "pvalue", "p-value", "p")
+_RATE_WORDS = ("rate", "share", "percent", "agreement", "accuracy", "coverage", "win_rate", "fraction")
+_BOUNDS = ("ci_low", "ci_high", "low", "high")
+
+
+def format_p_value(p: float | None) -> str:
+    """A p-value as a reader wants it: ``< 0.001`` below 0.001, three decimals otherwise.
+
+    >>> format_p_value(1.1347e-16), format_p_value(0.0423), format_p_value(None)
+    ('< 0.001', '0.042', '–')
+    """
+    if p is None or p != p:  # reason: p != p is the NaN test without importing math
+        return "–"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _is_rate(name: str, col: pl.Series) -> bool:
+    lowered = name.lower()
+    if not any(w in lowered for w in _RATE_WORDS) or not col.dtype.is_float():
+        return False
+    values = col.drop_nulls().drop_nans()
+    return values.len() > 0 and bool(values.min() >= 0) and bool(values.max() <= 1)  # type: ignore[operator]  # reason: a float column's min/max is a float
+
+
+def _readable(frame: pl.DataFrame) -> pl.DataFrame:
+    """Nested columns (lists, structs) as short text: ``a, b`` and ``key: value``, never ``[]``."""
+    out = []
+    for name, dtype in frame.schema.items():
+        c = pl.col(name)
+        if isinstance(dtype, (pl.List, pl.Array)):
+            out.append(c.cast(pl.List(pl.String)).list.join(", ").replace("", "–").alias(name))
+        elif isinstance(dtype, pl.Struct):
+            out.append(c.map_elements(lambda s: "; ".join(f"{k}: {v}" for k, v in s.items()), return_dtype=pl.String))
+        else:
+            out.append(c)
+    return frame.select(out)
+
+
+def table(
+    frame: Any,
+    *,
+    title: str | None = None,
+    subtitle: str | None = None,
+    percent: Sequence[str] | None = None,
+    decimals: int = 3,
+    max_rows: int = 60,
+    note: str | None = None,
+) -> Any:
+    """A formatted Great Tables table of a result frame (polars or pandas).
+
+    Formats by column:
+
+    * p-values (``p_value``): ``< 0.001``, else three decimals;
+    * rates (a float column in [0, 1] whose name says rate, share, agreement, accuracy...,
+      or any column named in ``percent=``): percentages with one decimal, and the interval
+      bounds beside them (``ci_low``/``ci_high``) too;
+    * other floats: ``decimals`` decimals; integers: thousands separators;
+    * text: left-aligned, never cut; lists and structs: ``a, b``; missing values: ``–``.
+
+    A frame longer than ``max_rows`` shows its first ``max_rows`` rows and says how many are
+    left out (none is hidden in the middle).
+
+    Parameters
+    ----------
+    frame
+        The table to show.
+    title, subtitle
+        Shown above the table.
+    percent
+        Columns to show as percentages (default: the rate columns found by name and range).
+    decimals
+        Decimals of the other float columns.
+    max_rows
+        The most rows shown.
+    note
+        A source note under the table.
+
+    Examples
+    --------
+    >>> import polars as pl, rubrictools as rt
+    >>> t = pl.DataFrame({"criterion": ["polite"], "met_rate": [0.657143], "p_value": [1.1347e-16], "n": [12672]})
+    >>> html = rt.charts.table(t).as_raw_html()
+    >>> "65.7%" in html and "&lt; 0.001" in html and "12,672" in html
+    True
+    """
+    gt = importlib.import_module("great_tables")
+    df = chart_frame(frame, name="frame")
+    if max_rows < 1:
+        raise ValueError(f"max_rows must be >= 1, got {max_rows}")
+    unknown = sorted(set(percent or ()) - set(df.columns))
+    if unknown:
+        raise ValueError(f"percent= names columns not in the table: {unknown} (columns: {df.columns})")
+    left_out = max(0, df.height - max_rows)
+    df = _readable(df.head(max_rows))
+    rates = list(percent) if percent is not None else [c for c in df.columns if _is_rate(c, df[c])]
+    if rates:
+        rates += [b for b in _BOUNDS if b in df.columns and b not in rates and df[b].dtype.is_float()]
+    pvals = [c for c in df.columns if c.lower() in _PVALUE and df[c].dtype.is_float()]
+    df = df.with_columns(pl.col(c).map_elements(format_p_value, return_dtype=pl.String) for c in pvals)
+    floats = [c for c, t in df.schema.items() if t.is_float() and c not in rates]
+    ints = [c for c, t in df.schema.items() if t.is_integer()]
+    texts = [c for c, t in df.schema.items() if t == pl.String or c in pvals]
+    out = gt.GT(df)
+    if rates:
+        out = out.fmt_percent(columns=rates, decimals=1)
+    if floats:
+        out = out.fmt_number(columns=floats, decimals=decimals)
+    if ints:
+        out = out.fmt_integer(columns=ints)
+    if texts:
+        out = out.cols_align(align="left", columns=[c for c in texts if c not in pvals])
+    if pvals:
+        out = out.cols_align(align="right", columns=pvals)
+    out = out.sub_missing(missing_text="–")
+    if title is not None:
+        out = out.tab_header(title=title, subtitle=subtitle)
+    notes = [n for n in (note, f"{left_out:,} more row(s) not shown" if left_out else None) if n]
+    for n in notes:
+        out = out.tab_source_note(n)
+    return out

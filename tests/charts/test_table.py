@@ -1,0 +1,63 @@
+"""`rt.charts.table`: result tables formatted for reading (Great Tables), checked cell by cell."""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+import pytest
+
+import rubrictools as rt
+
+pytest.importorskip("great_tables")
+
+
+def _cells(html: str) -> list[str]:
+    return [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", html, re.S)]
+
+
+def test_rates_p_values_counts_and_floats_are_formatted_for_reading():
+    t = pl.DataFrame(
+        {
+            "criterion": ["polite", "answers_question"],
+            "met_rate": [0.657143, 0.9],
+            "ci_low": [0.6, 0.85],
+            "ci_high": [0.7, 0.95],
+            "kappa": [0.4412345, 0.69],
+            "p_value": [1.1347e-16, 0.04231],
+            "n": [126720, 12],
+        }
+    )
+    cells = _cells(rt.charts.table(t).as_raw_html())
+    assert cells[:7] == ["polite", "65.7%", "60.0%", "70.0%", "0.441", "&lt; 0.001", "126,720"]
+    assert cells[7:] == ["answers_question", "90.0%", "85.0%", "95.0%", "0.690", "0.042", "12"]
+
+
+def test_text_is_left_aligned_and_nested_columns_read_as_text():
+    t = pl.DataFrame({"name": ["a long value"], "tags": [["x", "y"]], "none": [[]], "value": [None]}, strict=False)
+    html = rt.charts.table(t.with_columns(pl.col("value").cast(pl.Float64))).as_raw_html()
+    assert _cells(html) == ["a long value", "x, y", "–", "–"]
+    assert re.search(r"<td[^>]*text-align: left[^>]*>a long value", html) or "gt_left" in html
+
+
+def test_a_long_table_shows_its_first_rows_and_says_how_many_are_left_out():
+    t = pl.DataFrame({"i": list(range(100))})
+    html = rt.charts.table(t, max_rows=10, title="Ten of them").as_raw_html()
+    assert [c for c in _cells(html) if c.isdigit()] == [
+        str(i) for i in range(10)
+    ] and "90 more row(s) not shown" in html
+    assert "Ten of them" in html
+
+
+def test_explicit_percent_columns_and_bad_settings():
+    t = pl.DataFrame({"x": [0.5], "y": [2.0]})
+    assert _cells(rt.charts.table(t, percent=["x"]).as_raw_html()) == ["50.0%", "2.000"]
+    with pytest.raises(ValueError, match=r"percent= names columns not in the table: \['z'\]"):
+        rt.charts.table(t, percent=["z"])
+    with pytest.raises(ValueError, match="max_rows must be >= 1"):
+        rt.charts.table(t, max_rows=0)
+
+
+def test_a_rate_named_column_outside_0_1_is_not_a_percentage():
+    t = pl.DataFrame({"win_rate": [55.2]})
+    assert _cells(rt.charts.table(t).as_raw_html()) == ["55.200"]

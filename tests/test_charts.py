@@ -27,7 +27,8 @@ def support():
 def test_forest_plot_spec(support) -> None:
     _, table = support
     spec = rt.charts.forest(table, metric="cohen_kappa").to_dict()
-    rule, point = spec["layer"]
+    chance, rule, point = spec["layer"]  # kappa: a dashed line at chance (0) under the intervals
+    assert chance["encoding"]["x"] == {"datum": 0}
     assert rule["mark"]["type"] == "rule" and rule["encoding"]["x2"]["field"] == "ci_high"
     assert point["encoding"]["x"]["field"] == "value"
     assert {r["criterion"] for r in _data(spec)} == set(table["criterion"].unique()) - {"__score__"}

@@ -21,6 +21,39 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from rubrictools.rubric import Rubric
 
+METRIC_NAMES = {
+    "cohen_kappa": "Cohen's kappa",
+    "kappa_linear": "linear-weighted kappa",
+    "kappa_quadratic": "quadratic-weighted kappa",
+    "cohen_kappa_pairwise": "mean pairwise Cohen's kappa",
+    "fleiss_kappa": "Fleiss' kappa",
+    "gwet_ac1": "Gwet's AC1",
+    "krippendorff_alpha": "Krippendorff's alpha",
+    "icc2": "ICC(2,1)",
+    "icc3": "ICC(3,1)",
+    "spearman": "Spearman's rho",
+    "kendall": "Kendall's tau",
+    "pearson": "Pearson's r",
+    "mcc": "MCC",
+    "f1": "F1",
+    "mae": "MAE",
+    "rmse": "RMSE",
+    "percent_agreement": "percent agreement",
+}
+"""How a metric is named on a chart (panels, axes): words, not identifiers."""
+
+
+def rate_axis() -> Any:
+    """An axis for a share in [0, 1]: ticks 0%-100% only (a padded domain prints no -10% or 110%)."""
+    return _alt().Axis(format="%", values=[0, 0.2, 0.4, 0.6, 0.8, 1.0])
+
+
+CHANCE_AT_ZERO = {
+    "cohen_kappa", "kappa_linear", "kappa_quadratic", "cohen_kappa_pairwise", "fleiss_kappa", "gwet_ac1",
+    "krippendorff_alpha", "icc2", "icc3", "spearman", "kendall", "pearson", "mcc",
+}  # fmt: skip
+"""Metrics whose 0 is chance agreement: a forest of them draws a reference line there."""
+
 __all__ = [
     "confusion",
     "forest",
@@ -71,6 +104,8 @@ def forest(
     )
     if compare is not None and compare not in t.columns:
         raise ValueError(f"compare={compare!r} is not a column of the table ({t.columns})")
+    chance = t.height > 0 and set(t["metric"].to_list()) <= CHANCE_AT_ZERO
+    t = t.with_columns(pl.col("metric").replace(METRIC_NAMES))  # "Cohen's kappa", not cohen_kappa
     cols = [c for c in (by, compare, "metric", "value", "ci_low", "ci_high", "n") if c is not None and c in t.columns]
     data = alt.Data(values=_values(t.select(cols)))
     order = t[by].unique(maintain_order=True).to_list()
@@ -88,10 +123,14 @@ def forest(
     tooltip = [
         alt.Tooltip(f"{c}:{'N' if c in words else 'Q'}", format="" if c in (*words, "n") else ".3f") for c in cols
     ]
-    one = t["metric"][0] if t["metric"].n_unique() == 1 else "value"
-    layer = _intervals(base, tooltip, one, interval_words(t, "CI")).properties(width=width)
+    one = t["metric"][0] if t["metric"].n_unique() == 1 else "estimate"
+    layer = _intervals(base, tooltip, one, interval_words(t, "CI"), chance=chance).properties(width=width)
     # panels in the order asked (metric=[...]), else the table's; never alphabetical
-    panels = metrics if metric is not None else t["metric"].unique(maintain_order=True).to_list()
+    panels = (
+        [METRIC_NAMES.get(m, m) for m in metrics]
+        if metric is not None
+        else t["metric"].unique(maintain_order=True).to_list()
+    )
     n_metrics = t["metric"].n_unique()
     if n_metrics > 1:
         # agreement-type metrics (all within [-1, 1]) share one x scale, so panels compare at a
@@ -102,7 +141,7 @@ def forest(
         return (
             layer.facet(column=alt.Column("metric:N", title=None, sort=panels))
             .resolve_scale(x="shared" if shared else "independent")
-            .properties(title=title or "Agreement with humans")
+            .properties(title=title or f"Agreement with humans, {interval_words(t, 'bootstrap interval')}")
         )
     only = t["metric"][0] if t.height else ""
     return layer.properties(title=title or f"{only} with {interval_words(t, 'bootstrap interval')}")
@@ -113,15 +152,23 @@ def _class_name(code: str) -> pl.Expr:
     return pl.col("classes").list.get(pl.col(code)).cast(pl.String).str.replace(r"^(-?\d+)\.0$", "$1")
 
 
-def _intervals(base: alt.Chart, tooltip: list[Any], metric: str = "value", level: str = "CI") -> alt.LayerChart:
-    """A forest plot's marks on ``base``: the ``ci_low``-``ci_high`` rule and the ``value`` point."""
+def _intervals(
+    base: alt.Chart, tooltip: list[Any], metric: str = "estimate", level: str = "CI", *, chance: bool = False
+) -> alt.LayerChart:
+    """A forest plot's marks on ``base``: the ``ci_low``-``ci_high`` rule and the ``value`` point;
+    with ``chance``, a dashed line at 0 (chance agreement), which the axis then includes."""
     alt = _alt()
     # not forced to start at 0 (agreement of 0.70-0.97 fills the axis), with room at the ends so a
     # point or interval at the edge of the data is drawn whole
-    x = alt.X("ci_low:Q", title=f"{metric} ({level})", scale=alt.Scale(zero=False, padding=12))
+    words = f"{metric} ({level}; dashed: chance)" if chance else f"{metric} ({level})"
+    x = alt.X("ci_low:Q", title=words, scale=alt.Scale(zero=chance, padding=12))
     rule = base.mark_rule(strokeWidth=2).encode(x=x, x2="ci_high:Q")
     point = base.mark_point(filled=True, size=70).encode(x="value:Q", tooltip=tooltip)
-    return alt.layer(rule, point)
+    if not chance:
+        return alt.layer(rule, point)
+    # its own chart on the same data, with no y or colour: one grey line over the whole height
+    ref = alt.Chart(base.data).mark_rule(color="#888", strokeDash=[4, 3]).encode(x=alt.datum(0))
+    return alt.layer(ref, rule, point)
 
 
 def _forest_with_ceiling(
@@ -327,7 +374,12 @@ def met_rates(
     order = t["criterion"].unique(maintain_order=True).to_list()  # rubric order, not alphabetical
     base = alt.Chart(data).encode(y=alt.Y("criterion:N", title=None, sort=order), yOffset="who:N", color=color)
     rule = base.mark_rule(strokeWidth=2).encode(
-        x=alt.X("ci_low:Q", title=f"MET rate ({interval_words(t, 'CI')})", scale=alt.Scale(domain=[0, 1], padding=10)),
+        x=alt.X(
+            "ci_low:Q",
+            title=f"MET rate ({interval_words(t, 'CI')})",
+            scale=alt.Scale(domain=[0, 1], padding=10),
+            axis=rate_axis(),
+        ),
         x2="ci_high:Q",
     )
     point = base.mark_point(filled=True, size=60).encode(
@@ -413,8 +465,8 @@ def reliability(
     # point at 0 or 1 whole instead of half-clipped at the plot's edge
     unit = alt.Scale(domain=[0, 1], padding=8)
     pts = alt.Chart(alt.Data(values=_values(t.filter(pl.col("n") > 0)))).encode(
-        x=alt.X("mean_confidence:Q", title="judge confidence", scale=unit),
-        y=alt.Y("accuracy:Q", title="observed frequency", scale=unit),
+        x=alt.X("mean_confidence:Q", title="judge confidence", scale=unit, axis=rate_axis()),
+        y=alt.Y("accuracy:Q", title="observed frequency", scale=unit, axis=rate_axis()),
     )
     line = pts.mark_line(color="#4c78a8")
     dots = pts.mark_circle(color="#4c78a8").encode(
@@ -427,6 +479,5 @@ def reliability(
             alt.Tooltip("accuracy:Q", format=".3f"),
         ],
     )
-    return alt.layer(diag, line, dots).properties(
-        width=300, height=300, title=title or f"Reliability: ECE {ece:.3f}, Brier {brier:.3f}"
-    )
+    default = f"Reliability: ECE {ece:.3f}, Brier {brier:.3f} (dashed: perfectly calibrated)"
+    return alt.layer(diag, line, dots).properties(width=300, height=300, title=title or default)

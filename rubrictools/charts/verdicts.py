@@ -19,7 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["verdicts"]
 
 _STATES = ["good", "partly", "bad", "cannot assess", "error"]
-_COLOURS = ["#1a9850", "#fee08b", "#d73027", "#bdbdbd", "#525252"]
+# colour-blind safe (Okabe-Ito blue / yellow / vermilion); every cell also prints its verdict
+_COLOURS = ["#0072b2", "#f0e442", "#d55e00", "#bdbdbd", "#525252"]
 
 
 def _pick_judge(v: pl.DataFrame, judge: str | None) -> pl.DataFrame:
@@ -43,10 +44,11 @@ def verdicts(
     scores: Any = None,
 ) -> alt.LayerChart | alt.HConcatChart:
     """Submission x criterion heatmap of a verdict table, coloured by what each verdict does
-    to the score: green is good, red is bad, whatever the sign of the weight.
+    to the score: blue is good, orange is bad, whatever the sign of the weight (colour-blind safe,
+    and every cell prints its verdict too).
 
     A cell's *goodness* is ``value`` for a criterion with a positive weight and
-    ``1 - value`` for a penalty (negative weight), so a MET penalty is red, never the green
+    ``1 - value`` for a penalty (negative weight), so a MET penalty is orange, never the blue
     of a MET reward; between 0 and 1 (partial credit) it is yellow. CANNOT_ASSESS/NA cells
     are light grey and error rows dark grey. Criteria keep the rubric's order and show their
     weight; submissions keep the table's order (the first ``max_submissions``). With several
@@ -122,7 +124,7 @@ def verdicts(
     heat = (rect + text).properties(
         width=max(200, 90 * len(names)),
         height=height,
-        title=title or f"Verdicts{who} (green: good for the score, red: bad)",
+        title=title or f"Verdicts{who} (blue: good for the score, orange: bad)",
     )
     if scores is None:
         return heat

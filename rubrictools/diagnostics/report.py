@@ -126,8 +126,7 @@ class RubricReport:
         corr = self.correlations.with_columns(
             pl.when(pl.col("a") == pl.col("b")).then(None).otherwise(pl.col("r")).alias("r")
         )
-        off = corr["r"].drop_nulls().abs()
-        top = max(float(off.to_numpy().max()), 0.1) if off.len() else 1.0
+        top = 1.0  # the whole scale: a correlation of 0.2 looks weak, not saturated
         base = alt.Chart(alt.Data(values=corr.to_dicts())).encode(
             x=alt.X("a:N", sort=order, title=None, axis=alt.Axis(labelAngle=-40, labelLimit=0)),
             y=alt.Y("b:N", sort=order, title=None, axis=alt.Axis(labelLimit=0)),
@@ -159,7 +158,7 @@ _SHOWN = ("criterion", "weight", "met_rate", "human_kappa", "judge_kappa", "most
 """The report's columns shown in a notebook (the full table stays in ``report.table``)."""
 
 _FLAG_COLOURS = {  # the first flag of a criterion decides its bar's colour
-    "low human agreement": "#d62728",
+    "low human agreement": "#d55e00",
     "judges disagree": "#ff7f0e",
     "never discriminates": "#8c564b",
     "redundant": "#9467bd",

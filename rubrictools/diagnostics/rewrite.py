@@ -102,6 +102,7 @@ class Improvement:
                 "proposal", "outcome", "holdout_before", "holdout_after", "ci_low", "ci_high", "holdout_diff"
             ).to_dicts()
         )
+        outcomes = [o for o in _OUTCOME if o in set(h["outcome"].to_list())]  # the legend lists only what is shown
         base = alt.Chart(data).encode(y=alt.Y("proposal:N", sort=None, title=None))
         rule = base.mark_rule(color="#999").encode(
             x=alt.X(
@@ -115,7 +116,7 @@ class Improvement:
         )
         after = base.mark_point(filled=True, size=90).encode(
             x="holdout_after:Q",
-            color=alt.Color("outcome:N", scale=alt.Scale(domain=["kept", "rejected"], range=["#2ca02c", "#d62728"])),
+            color=alt.Color("outcome:N", scale=alt.Scale(domain=outcomes, range=[_OUTCOME[o] for o in outcomes])),
             tooltip=[
                 "proposal:N",
                 "outcome:N",
@@ -385,3 +386,7 @@ def _reorder(v: pl.DataFrame, ids: pl.Series, rubric: Rubric) -> pl.DataFrame:
         .sort("__i", "__p", maintain_order=True)
         .drop("__i", "__p")
     )
+
+
+_OUTCOME = {"kept": "#0072b2", "rejected": "#d55e00"}
+"""Colour-blind-safe colours of a proposal's outcome (Okabe-Ito blue and vermilion)."""

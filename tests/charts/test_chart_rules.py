@@ -150,7 +150,7 @@ def test_zero_scores_stay_visible(charts) -> None:
 
 def test_points_at_the_edge_of_a_domain_are_drawn_whole(charts) -> None:
     for name in ("met_rates", "reliability", "position_bias", "forest"):
-        fixed = [s for s in positional_scales(charts[name]) if "domain" in s or s.get("zero") is False]
+        fixed = [s for s in positional_scales(charts[name]) if "domain" in s or "zero" in s]
         assert fixed and all(s.get("padding", 0) > 0 for s in fixed), (name, fixed)
 
 
@@ -170,7 +170,7 @@ def test_titles_name_what_is_shown(charts) -> None:
         "confusion": "polite",
         "win_matrix": "relevance",
         "ppi_widths": "polite",
-        "forest_compare": "cohen_kappa",
+        "forest_compare": "Cohen's kappa",
         "judge_agreement": "kappa",
     }
     for name, spec in charts.items():
@@ -178,3 +178,63 @@ def test_titles_name_what_is_shown(charts) -> None:
         assert text.strip(), f"{name} has no title"
         if name in must:
             assert must[name] in text, f"{name}: title {text!r} does not name {must[name]!r}"
+
+
+def _ticks(svg: str) -> list[str]:
+    import re
+
+    return [t.replace("\u2212", "-") for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)]
+
+
+def test_rate_axes_print_only_0_to_100_percent(svgs) -> None:
+    """Before: rate axes padded to -0.1..1.1 printed those ticks."""
+    import re
+
+    for name in ("met_rates", "reliability"):
+        ticks = _ticks(svgs[name])
+        shares = [float(t[:-1]) for t in ticks if re.fullmatch(r"-?\d+(\.\d+)?%", t)]
+        assert shares and min(shares) >= 0 and max(shares) <= 100, (name, shares)
+        assert not [t for t in ticks if re.fullmatch(r"-0\.\d+|1\.[1-9]", t)], name
+
+
+def test_forests_name_metrics_in_words_and_mark_chance(charts, svgs) -> None:
+    """Before: panels titled cohen_kappa / gwet_ac1, an axis titled 'value', no line at chance."""
+    for name in ("forest", "forest_compare"):
+        text = " ".join(_ticks(svgs[name]))
+        assert "cohen_kappa" not in text and "gwet_ac1" not in text, name
+        assert "Cohen's kappa" in text, name
+        assert not any(t.startswith("value (") for t in _ticks(svgs[name])), name
+        zero_rules = [n for n in walk(charts[name]) if n.get("x") == {"datum": 0}]
+        assert zero_rules, f"{name}: no reference line at chance (0)"
+
+
+def _hue(colour: str) -> tuple[float, float] | None:
+    import colorsys
+
+    c = colour.lstrip("#")
+    if len(c) != 6:
+        return None
+    r, g, b = (int(c[i : i + 2], 16) / 255 for i in (0, 2, 4))
+    h, _l, sat = colorsys.rgb_to_hls(r, g, b)
+    return h * 360, sat
+
+
+def test_no_chart_opposes_red_and_green(charts) -> None:
+    """Red against green as the only cue fails for colour-blind readers (before: the verdict
+    heatmap and the improve chart)."""
+    for name, spec in charts.items():
+        for _domain, rng in colour_scales(spec):
+            hues = [h for h in map(_hue, map(str, rng)) if h is not None and h[1] > 0.35]
+            red = any(h < 20 or h > 340 for h, _ in hues)
+            green = any(80 < h < 160 for h, _ in hues)
+            assert not (red and green), f"{name}: red and green in one colour scale {rng}"
+
+
+def test_every_public_charts_legend_names_only_what_it_shows(charts) -> None:
+    """The legend rule, on every chart whose colour scale lists categories."""
+    for name, spec in charts.items():
+        shown = {str(v) for row in data_values(spec) for v in row.values()}
+        for domain, _range in colour_scales(spec):
+            if all(isinstance(d, str) for d in domain):
+                absent = [d for d in domain if d not in shown]
+                assert not absent, f"{name}: legend lists {absent}, which the data does not hold"

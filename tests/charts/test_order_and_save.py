@@ -26,9 +26,9 @@ TABLE = pl.DataFrame(
 
 def test_forest_panels_follow_the_table_or_the_metrics_asked() -> None:
     spec = rt.charts.forest(TABLE).to_dict()
-    assert spec["facet"]["column"]["sort"] == ["cohen_kappa", "accuracy"]
+    assert spec["facet"]["column"]["sort"] == ["Cohen's kappa", "accuracy"]  # metrics named in words
     asked = rt.charts.forest(TABLE, metric=["accuracy", "cohen_kappa"]).to_dict()
-    assert asked["facet"]["column"]["sort"] == ["accuracy", "cohen_kappa"]
+    assert asked["facet"]["column"]["sort"] == ["accuracy", "Cohen's kappa"]
 
 
 def test_met_rates_rows_follow_the_rubric() -> None:

@@ -59,6 +59,11 @@ def test_report_flags_the_planted_problems(setup):
     assert any("'b'" in f for f in rep.findings) and "<li>" in rep._repr_html_()
     spec = rep.chart().to_dict()
     assert len(spec["hconcat"]) == 2
+    # the criterion to fix first is marked whatever its colour; correlations on their whole scale
+    text = str(spec)
+    assert "b · fix first" in text or "fix first" in text
+    heat = [n for n in _walk(spec) if isinstance(n.get("color"), dict) and n["color"].get("field") == "r"]
+    assert heat and heat[0]["color"]["scale"]["domain"] == [-1.0, 1.0]
 
 
 def test_report_without_humans_and_with_several_judges(setup):
@@ -82,3 +87,13 @@ def test_demo_dataset_report():
     rep = rt.rubric_report(d.verdicts, d.human, d.rubric)
     assert rep.weakest(1) == ["polite"]
     assert rep.table["score_gain"].null_count() == 0
+
+
+def _walk(node):  # type: ignore[no-untyped-def]
+    if isinstance(node, dict):
+        yield node
+        for v in node.values():
+            yield from _walk(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _walk(v)

@@ -12,10 +12,13 @@ alt = pytest.importorskip("altair")
 
 
 def _data(spec: dict) -> list[dict]:
-    """The rows embedded in a chart spec (inline or consolidated into ``datasets``)."""
+    """The rows embedded in a chart spec: inline at the top, else in its layers, or consolidated
+    into ``datasets``."""
     if "datasets" in spec:
-        return _data(spec)
-    return spec["data"]["values"]
+        return [r for rows in spec["datasets"].values() for r in rows]
+    if "data" in spec:
+        return spec["data"]["values"]
+    return [r for layer in spec.get("layer", []) for r in layer.get("data", {}).get("values", [])]
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +72,7 @@ def test_score_distribution_annotates_distances(support) -> None:
     spec = rt.charts.score_distributions(d.verdicts, d.human, d.rubric).to_dict()
     w = table.filter((pl.col("criterion") == "__score__") & (pl.col("metric") == "wasserstein"))["value"].item()
     assert f"Wasserstein {w:.3f}" in spec["title"]
-    values = _data(spec)
+    values = {tuple(sorted(r.items())): r for r in _data(spec) if "share" in r}.values()  # one copy per layer
     for who in ("judge", "human"):  # the judge's closing step point repeats its last bin
         assert abs(sum(r["share"] for r in values if r["who"] == who and not r.get("closing")) - 1) < 1e-9
 

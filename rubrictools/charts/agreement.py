@@ -285,11 +285,15 @@ def score_distributions(
     human: Any,
     rubric: Rubric | None = None,
     *,
-    bins: int = 20,
+    bins: int | None = None,
     human_scores: Any = None,
 ) -> alt.Chart:
-    """Histograms of judge and human rubric scores on the same items, with the Wasserstein
-    distance and the KS statistic in the title."""
+    """Histograms of judge and human rubric scores on the same items, each mean marked by a
+    dashed line, with the mean difference, the Wasserstein distance and the KS statistic in
+    the title.
+
+    ``bins``: default one bar per distinct score when there are at most 12 (ratings), else
+    Sturges' ``ceil(log2(n)) + 1`` bars: 140 scores get 9, not 20 jagged ones."""
 
     alt = _alt()
     pairs = score_pairs(verdicts, human, rubric, [], "each", human_scores).drop_nulls(["h_value", "j_value"])
@@ -300,7 +304,15 @@ def score_distributions(
     hs, js = pairs["h_value"].to_numpy(), pairs["j_value"].to_numpy()
     w1, ks = cdf_distances_weighted(js, hs, np.ones((1, js.size)), np.ones((1, hs.size)))
     lo, hi = float(min(hs.min(), js.min())), float(max(hs.max(), js.max()))
-    edges = np.linspace(lo, hi if hi > lo else lo + 1, bins + 1)
+    if bins is not None and bins < 1:
+        raise ValueError(f"bins must be >= 1, got {bins}")
+    distinct = np.unique(np.concatenate([hs, js]))
+    if bins is None and distinct.size <= 12:  # ratings: one bar per value, centred on it
+        step = float(np.diff(distinct).min()) if distinct.size > 1 else 1.0
+        edges = np.concatenate([distinct - step / 2, [distinct[-1] + step / 2]])
+    else:
+        n_bins = bins or int(np.ceil(np.log2(max(hs.size, 2)))) + 1
+        edges = np.linspace(lo, hi if hi > lo else lo + 1, n_bins + 1)
     rows = []
     for who, x in (("judge", js), ("human", hs)):
         counts, _ = np.histogram(x, bins=edges)
@@ -329,10 +341,17 @@ def score_distributions(
         .mark_line(interpolate="step-after", strokeWidth=2)
         .encode(x=alt.X("bin_start:Q", scale=domain), y=y)
     )
-    return alt.layer(bars, line).properties(
+    mean_rows = [{"who": "human", "mean": float(hs.mean())}, {"who": "judge", "mean": float(js.mean())}]
+    means = alt.Chart(alt.Data(values=mean_rows))
+    mean_rules = means.mark_rule(strokeDash=[5, 3], strokeWidth=2).encode(
+        x=alt.X("mean:Q", scale=domain), color=colour, tooltip=["who:N", alt.Tooltip("mean:Q", format=".3f")]
+    )
+    gap = float(js.mean() - hs.mean())
+    return alt.layer(bars, line, mean_rules).properties(
         width=420,
         height=200,
-        title=f"Score distributions: Wasserstein {w1[0]:.3f}, KS {ks[0]:.3f} (n={pairs.height})",
+        title=f"Score distributions (dashed: means, judge - human {gap:+.3f}): Wasserstein {w1[0]:.3f}, "
+        f"KS {ks[0]:.3f} (n={pairs.height})",
     )
 
 

@@ -238,3 +238,15 @@ def test_every_public_charts_legend_names_only_what_it_shows(charts) -> None:
             if all(isinstance(d, str) for d in domain):
                 absent = [d for d in domain if d not in shown]
                 assert not absent, f"{name}: legend lists {absent}, which the data does not hold"
+
+
+def test_score_histograms_use_few_enough_bins_to_show_the_shape_and_mark_the_means(charts) -> None:
+    """Before: 20 jagged bins for 140 scores, and no mark of the bias between the means."""
+    starts = {
+        r["bin_start"]
+        for r in data_values(charts["score_distributions"])
+        if r.get("who") == "human" and "bin_start" in r
+    }
+    assert 5 <= len(starts) <= 12, sorted(starts)
+    means = [r for r in data_values(charts["score_distributions"]) if "mean" in r]
+    assert {r["who"] for r in means} == {"human", "judge"}

@@ -26,10 +26,35 @@ MAX_ROWS = 5000
 """Most rows a chart embeds: charts aggregate in polars first."""
 
 
-def _offline_renderer(spec: dict, **metadata: Any) -> dict[str, Any]:
+def describe(spec: dict[str, Any]) -> str:
+    """A chart's text description for screen readers: its titles, outermost first.
+
+    >>> describe({"title": "Judge vs human", "hconcat": [{"mark": "bar", "title": {"text": "MET rate"}}]})
+    'Chart: Judge vs human; MET rate'
+    """
+    found: list[str] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, dict):
+            t = node.get("title")
+            t = t.get("text") if isinstance(t, dict) else t
+            is_view = "mark" in node or bool({"layer", "hconcat", "vconcat", "facet", "spec"} & set(node))
+            if isinstance(t, str) and t and is_view:
+                found.append(t)
+            for key in ("layer", "hconcat", "vconcat", "spec"):
+                child = node.get(key)
+                for c in child if isinstance(child, list) else [child]:
+                    visit(c)
+
+    visit(spec)
+    return "Chart: " + "; ".join(dict.fromkeys(found)) if found else "Chart (untitled)"
+
+
+def _offline_renderer(spec: dict, **metadata: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """A static SVG drawn by vl-convert (nbconvert HTML, GitHub and any viewer show it with no
     network) plus the Vega-Lite spec under the v5 mimetype that JupyterLab renders
-    interactively with its own bundled vega."""
+    interactively with its own bundled vega. The SVG carries a text description (its titles)
+    as its ``alt`` metadata, which the export template writes into the page."""
     bundle: dict[str, Any] = {"application/vnd.vegalite.v5+json": spec, "text/plain": "<altair chart>"}
     try:
         import vl_convert as vlc
@@ -37,7 +62,7 @@ def _offline_renderer(spec: dict, **metadata: Any) -> dict[str, Any]:
         bundle["image/svg+xml"] = vlc.vegalite_to_svg(spec)
     except Exception:  # noqa: BLE001  # vl-convert missing or the spec cannot be drawn statically: JupyterLab still renders it
         pass
-    return bundle
+    return bundle, {"image/svg+xml": {"alt": describe(spec)}}
 
 
 def offline() -> None:

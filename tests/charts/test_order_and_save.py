@@ -71,3 +71,16 @@ def test_save_draws_sharp_pngs_and_every_offline_format(tmp_path) -> None:
         rt.charts.save(chart, tmp_path / "c.jpg")
     with pytest.raises(ValueError, match="scale must be > 0"):
         rt.charts.save(chart, tmp_path / "c.png", scale=0)
+
+
+def test_an_exported_chart_carries_a_text_description():
+    """Before: nbconvert warned 'Alternative text is missing on 2 image(s)' on the quickstart."""
+    pytest.importorskip("vl_convert")
+    import altair as alt
+
+    from rubrictools.charts.base import _offline_renderer
+
+    chart = rt.charts.forest(TABLE, metric="cohen_kappa", title="Kappa of the judge")
+    bundle, meta = _offline_renderer(chart.to_dict())
+    assert "image/svg+xml" in bundle and meta["image/svg+xml"]["alt"] == "Chart: Kappa of the judge"
+    assert alt  # altair present

@@ -281,7 +281,12 @@ class CalibrationWidget:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         """The live widget plus a static snapshot for exports (:mod:`rubrictools.widgets.snapshot`)."""
-        shown = self.disagreements.select("id", "criterion", "rater", "judge_label", "human_label", "kind")
+        cols = ["id", "criterion", "rater", "judge_label", "human_label", "explanation", "kind"]
+        shown = self.disagreements.select(c for c in cols if c in self.disagreements.columns)
+        if self.texts:  # the answer each disagreement is about, beside the judge's explanation
+            ids = pl.Series("id", list(self.texts), dtype=shown.schema["id"], strict=False)
+            answers = pl.DataFrame([ids, pl.Series("answer", [str(t) for t in self.texts.values()])])
+            shown = shown.join(answers, on="id", how="left", maintain_order="left")
         drawn = self.chart_out.outputs if self.chart_out is not None else ()
         svg = drawn[0]["data"].get("image/svg+xml") if drawn else None  # with rt.charts.offline()
         return snapshot_bundle(self.widget, "Adjudication", self.status.value, shown, figure=svg)

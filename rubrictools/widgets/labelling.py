@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rubrictools.frames import to_polars
-from rubrictools.widgets.snapshot import snapshot_bundle
+from rubrictools.widgets.snapshot import current_html, snapshot_bundle
 
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools.rubric import Rubric
@@ -281,4 +281,12 @@ class LabelWidget:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         """The live widget plus a static snapshot for exports (:mod:`rubrictools.widgets.snapshot`)."""
-        return snapshot_bundle(self.widget, "Labelling", self.status.value, self.labels)
+        cur = self.current
+        shown = None
+        if cur is not None:  # the answer, the criterion and the buttons, as the live widget shows them
+            sid, crit = cur
+            c = self.rubric[crit]
+            heading = f"Now: submission {sid!r} · {crit} (weight {c.weight:g}): {c.requirement}"
+            choices = [f"{i}: {lab}" for i, lab in enumerate(c.labels, start=1)] + ["skip", "undo"]
+            shown = current_html(heading, str(self.texts[sid]), choices)
+        return snapshot_bundle(self.widget, "Labelling", self.status.value, self.labels, current=shown)

@@ -12,11 +12,12 @@ puts ``text/html`` first in its output priority, so the snapshot shows.
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
 
-__all__ = ["SNAPSHOT_ROWS", "html_table", "snapshot_bundle", "snapshot_html"]
+__all__ = ["SNAPSHOT_ROWS", "current_html", "html_table", "snapshot_bundle", "snapshot_html"]
 
 SNAPSHOT_ROWS = 20
 """Rows of the widget's table shown in the snapshot."""
@@ -44,9 +45,26 @@ def _text(v: object) -> str:
     return f"{v:.6g}" if isinstance(v, float) else str(v)
 
 
-def snapshot_html(title: str, status: str, table: pl.DataFrame | None, *, figure: str | None = None) -> str:
-    """The static HTML of a widget: title, status, ``figure`` (an SVG the widget drew itself,
-    e.g. a chart rendered by vl-convert; never user text) and the first :data:`SNAPSHOT_ROWS` rows.
+def current_html(heading: str, text: str, choices: Sequence[str] = ()) -> str:
+    """What a widget shows of the item in hand: a heading, the item's text in a box and the
+    choices its buttons offer, every part escaped (untrusted text cannot add markup).
+
+    >>> "[1: MET]" in current_html("polite", "<i>hi</i>", ["1: MET"])
+    True
+    """
+    box = "white-space:pre-wrap;border:1px solid #ccc;padding:6px;max-height:16em;overflow:auto"
+    buttons = " ".join(f"<code>[{html.escape(c)}]</code>" for c in choices)
+    return f"<p>{html.escape(heading)}</p><div style='{box}'>{html.escape(text)}</div>" + (
+        f"<p>buttons: {buttons}</p>" if choices else ""
+    )
+
+
+def snapshot_html(
+    title: str, status: str, table: pl.DataFrame | None, *, figure: str | None = None, current: str | None = None
+) -> str:
+    """The static HTML of a widget: title, status, ``current`` (the item in hand, from
+    :func:`current_html`), ``figure`` (an SVG the widget drew itself, e.g. a chart rendered by
+    vl-convert; never user text) and the first :data:`SNAPSHOT_ROWS` rows.
 
     >>> "2 of 5" in snapshot_html("Labelling", "2 of 5", None)
     True
@@ -55,19 +73,27 @@ def snapshot_html(title: str, status: str, table: pl.DataFrame | None, *, figure
         f'<div class="rubrictools-widget-snapshot"><p><b>{html.escape(title)}</b> · {html.escape(status)}'
         " <i>(a snapshot: the live widget needs a running kernel)</i></p>"
     )
+    if current:
+        head += current
     if figure:
         head += f"<div>{figure}</div>"
     if table is None or table.height == 0:
-        return head + "<p>(no rows yet)</p></div>"
+        return head + ("</div>" if current else "<p>(no rows yet)</p></div>")
     shown = table.head(SNAPSHOT_ROWS)
     more = f"<p>... {table.height - shown.height} more rows</p>" if table.height > shown.height else ""
     return f"{head}{html_table(shown, max_chars=200)}{more}</div>"
 
 
 def snapshot_bundle(
-    widget: Any, title: str, status: str, table: pl.DataFrame | None, *, figure: str | None = None
+    widget: Any,
+    title: str,
+    status: str,
+    table: pl.DataFrame | None,
+    *,
+    figure: str | None = None,
+    current: str | None = None,
 ) -> dict[str, Any]:
     """``widget``'s own display bundle plus a ``text/html`` snapshot (:func:`snapshot_html`)."""
     bundle: dict[str, Any] = dict(widget._repr_mimebundle_())
-    bundle["text/html"] = snapshot_html(title, status, table, figure=figure)
+    bundle["text/html"] = snapshot_html(title, status, table, figure=figure, current=current)
     return bundle

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 
 import polars as pl
@@ -238,3 +239,18 @@ def test_explore_on_a_score_table_says_it_needs_the_verdict_table() -> None:
     scores = pl.DataFrame({"id": [1, 2], "score": [0.5, 1.0], "raw_score": [1.0, 2.0], "error": [None, None]})
     with pytest.raises(ValueError, match=r"missing column\(s\) \['criterion', 'verdict'\].*score table"):
         rt.widgets.explore(scores)
+
+
+def test_snapshots_show_the_item_in_hand_and_what_each_disagreement_is_about() -> None:
+    """Before: a fresh labelling snapshot said '0 / 20' and '(no rows yet)'; the calibration
+    snapshot listed disagreements without the answer or the judge's explanation."""
+    support = rt.datasets.load("demo_support")
+    first = support.submissions.head(1)
+    lw = rt.widgets.label(first, support.rubric, rater="me")
+    snap = lw._repr_mimebundle_()["text/html"]
+    answer = first["text"].item() if "text" in first.columns else first[first.columns[1]].item()
+    assert "(no rows yet)" not in snap and html.escape(answer)[:40] in snap
+    assert "answers_question" in snap and "[1: MET]" in snap and "[skip]" in snap
+    cw = rt.widgets.calibrate(support.verdicts, support.human, support.rubric, submissions=support.submissions)
+    snap = cw._repr_mimebundle_()["text/html"]
+    assert "<th style='text-align:left'>explanation</th>" in snap and "<th style='text-align:left'>answer</th>" in snap

@@ -4,11 +4,12 @@ says which disk it is and how much room it has."""
 from __future__ import annotations
 
 import errno
+import os
 import shutil
 import sqlite3
 from pathlib import Path
 
-__all__ = ["describe_disk", "is_disk_full"]
+__all__ = ["describe_disk", "disk_nearly_full", "is_disk_full"]
 
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 _FULL_WORDS = ("no space left", "disk is full", "disk quota exceeded", "file too large", "os error 28")
@@ -64,3 +65,19 @@ def describe_disk(path: str | Path) -> str:
     except OSError:
         room = "its size unknown"
     return f"the disk holding {p} (mounted at {_mount_point(where)}): {room}"
+
+
+def disk_nearly_full(path: str | Path, *, below: int = 256 << 10) -> bool:
+    """Whether the disk holding ``path`` has less than ``below`` bytes, or no inode, left for
+    this user (SQLite reports such a disk as a vague "disk I/O error" at times).
+
+    >>> disk_nearly_full(".", below=0)
+    False
+    """
+    p = Path(path)
+    where = p if p.is_dir() else p.parent
+    try:
+        st = os.statvfs(where)
+    except (OSError, AttributeError):
+        return False
+    return st.f_bavail * st.f_frsize < below or (st.f_files > 0 and st.f_favail == 0)

@@ -21,19 +21,14 @@ GRACE_S = 1.0
 
 
 def run_sync(coro: Coroutine[Any, Any, T], cancel: threading.Event | None = None) -> T:
-    """Run a coroutine to completion from sync code, also inside a running event loop
-    (Jupyter): there it runs on a private loop in a worker thread. On Ctrl-C, ``cancel`` is
+    """Run a coroutine to completion from sync code, in a script or inside a running event loop
+    (Jupyter): it runs on a private loop in a worker thread. On Ctrl-C, ``cancel`` is
     set (no new calls start), calls in flight get :data:`GRACE_S` seconds to finish (their
     answers are cached as they come), the rest are cancelled (no answer was received for
     them, so nothing paid is lost), then KeyboardInterrupt is re-raised: the cell stops at
     once, not after the slowest call's timeout."""
-    try:
-        asyncio.get_running_loop()
-        in_loop = True
-    except RuntimeError:
-        in_loop = False
-    if not in_loop:  # outside the except block, so a failure is not chained to "no running event loop"
-        return asyncio.run(coro)
+    # always on a private loop in a worker thread, in a script too: there asyncio.run would
+    # cancel every call in flight at the first Ctrl-C, losing the answers on their way back
     result: dict[str, Any] = {}
     finished = threading.Event()
     running: dict[str, Any] = {}

@@ -23,7 +23,7 @@ from json.encoder import encode_basestring  # json's own escaper for ensure_asci
 from pathlib import Path
 from typing import Any
 
-from rubrictools.disk import describe_disk, is_disk_full
+from rubrictools.disk import describe_disk, disk_nearly_full, is_disk_full
 from rubrictools.images import image_sha256, is_image_part
 from rubrictools.judge.cache_repair import (
     COLUMNS,
@@ -200,8 +200,8 @@ _COLUMNS = ", ".join(COLUMNS)
 
 def _open_error(path: Path, error: sqlite3.DatabaseError) -> sqlite3.OperationalError:
     """A cache that cannot be opened though it is not damaged, said with the file and why."""
-    if is_disk_full(error):
-        why = f"{describe_disk(path)}; free space and re-run"
+    if is_disk_full(error) or disk_nearly_full(path):
+        why = f"{describe_disk(path)}, full; free space and re-run"
     elif "readonly" in str(error) or not os.access(path.parent, os.W_OK):
         why = "the file or its folder is read-only; choose a writable cache= path"
     else:
@@ -276,6 +276,12 @@ class ResponseCache:
                 return _connect(self.path)
             saved = salvage(self.path)
             aside = replace_damaged(self.path, lambda new: self._fill(new, saved))
+            # answers another process committed to the old file while this one rebuilt it
+            known = {r[0] for r in saved}
+            late = [r for r in salvage(aside) if r[0] not in known]
+            if late:
+                self._fill(self.path, late)
+                saved += late
         warnings.warn(
             f"response cache {self.path} is unreadable or damaged ({error}); moved it to {aside} and started a new "
             f"one with the {len(saved)} answer(s) still readable in it (the others will be asked again)",
@@ -303,7 +309,10 @@ class ResponseCache:
             good = [r for r in map(check_row, records) if r is not None]
             rows += good
             if not intact or len(good) < len(records):
-                damaged.append(f"{path} ({len(good)} answer(s) read, the rest unreadable)")
+                kept = path.with_name(path.name.replace(".reserve-", ".reserve-damaged-", 1))
+                with contextlib.suppress(OSError):
+                    os.rename(path, kept)  # kept for a look; no later run reads it again
+                damaged.append(f"{path} ({len(good)} answer(s) read, the rest unreadable; the file is kept as {kept})")
         if damaged:
             warnings.warn(f"damaged response cache reserve(s): {'; '.join(damaged)}", RuntimeWarning, stacklevel=3)
         try:
@@ -376,6 +385,18 @@ class ResponseCache:
         return (key, model, r.content, r.prompt_tokens, r.completion_tokens, r.cost_usd, now, r.extra)
 
     def _write(self, rows: list[tuple[Any, ...]]) -> None:
+        try:
+            self._write_once(rows)
+        except sqlite3.DatabaseError as e:
+            if not is_damage(e):
+                raise
+            with self._lock:  # damage found on write: repair, then write again
+                self._conn.close()
+                self._conn = self._start_again(e, self._inode)
+                self._inode = self.path.stat().st_ino
+            self._write_once(rows)
+
+    def _write_once(self, rows: list[tuple[Any, ...]]) -> None:
         with self._lock:
             self._follow_repair()
             self._conn.execute("BEGIN")

@@ -11,6 +11,7 @@ that page, and it needs no disk space (a damaged cache is often found on a full 
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import secrets
 import sqlite3
@@ -66,19 +67,23 @@ def replace_damaged(path: Path, fill: Callable[[Path], None]) -> Path:
     """Put a new database in place of the damaged ``path``: ``fill`` writes it under a temporary
     name, then it is renamed over ``path`` in one step, after the damaged file (and its WAL
     files) got a link of their own at ``<name>.corrupt-<time>-<pid>-<tag>``, a name no other
-    run uses. Returns that name. Without room for the new file first, the damaged one is moved
-    aside and the new one filled in place."""
+    run uses. Returns that name. Without room for the new file, nothing is moved: the damaged
+    file stays where it is (the next run tries again) and the error says so."""
     stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{secrets.token_hex(2)}"
     aside = path.with_name(f"{path.name}.corrupt-{stamp}")
     fresh = path.with_name(f"{path.name}.repair-{stamp}")
+    for stale in path.parent.glob(glob.escape(path.name) + ".repair-*"):  # a repair killed half way
+        stale.unlink(missing_ok=True)
     try:
         fill(fresh)
-    except (OSError, sqlite3.Error):
+    except (OSError, sqlite3.Error) as e:
         for suffix in ("", "-wal", "-shm", "-journal"):
             fresh.with_name(fresh.name + suffix).unlink(missing_ok=True)
-        _rename_parts(path, aside, ("", "-wal", "-shm"))
-        fill(path)
-        return aside
+        raise OSError(
+            getattr(e, "errno", None),
+            f"response cache {path} is damaged and could not be repaired ({e}); it is left as it is, with every "
+            "answer still in it: free space (or fix the folder) and re-run",
+        ) from e
     _rename_parts(path, aside, ("-wal", "-shm"))  # the old WAL must not be read as the new file's
     try:
         os.link(path, aside)
@@ -96,9 +101,13 @@ def _rename_parts(path: Path, aside: Path, suffixes: tuple[str, ...]) -> None:
 
 
 def truncated(path: Path) -> bool:
-    """Whether a SQLite file is shorter than the page count its header gives (a file cut short
-    by a crash or a full disk; SQLite reads what is left of it without always saying so)."""
+    """Whether a SQLite file with no write-ahead log beside it is shorter than the page count
+    its header gives (a file cut short by a crash or a copy; SQLite reads what is left of it
+    without always saying so). With a WAL, the header may lag behind: never judged here."""
     try:
+        wal = path.with_name(path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            return False
         with open(path, "rb") as f:
             head = f.read(100)
         size = path.stat().st_size

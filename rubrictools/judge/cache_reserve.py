@@ -2,7 +2,7 @@
 arrive after the disk has filled are still written somewhere the next run reads.
 
 Each open :class:`~rubrictools.judge.cache.ResponseCache` allocates a file beside its
-database, ``<cache>.reserve-<pid>-<tag>`` (1 MiB, or a quarter of the free space when less;
+database, ``<cache>.reserve-<pid>-<tag>`` (1 MiB, or a 32nd of the free space when less;
 in the temp folder, under a name hashed from the cache's path, when its own disk has no room),
 and holds a lock on it while it lives. When SQLite can no longer write (``database or disk is
 full``) the answers are written into the reserve's already allocated bytes, which needs no new
@@ -17,9 +17,11 @@ the row's columns; a zero length ends it, so a record cut by a crash is never re
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import tempfile
@@ -34,7 +36,7 @@ except ImportError:  # pragma: no cover - Windows: no reserve (answers are held 
 __all__ = ["RESERVE_BYTES", "Reserve", "read_unheld"]
 
 RESERVE_BYTES = 1 << 20
-"""The most room a reserve sets aside (a quarter of the free space when that is less)."""
+"""The most room a reserve sets aside (a 32nd of the free space when that is less)."""
 
 _MAGIC = b"RTRESV1\n"
 _END = b"\0\0\0\0"
@@ -103,7 +105,7 @@ class Reserve:
             free = shutil.disk_usage(folder).free
         except OSError:
             return None
-        size = min(RESERVE_BYTES, free // 4)
+        size = min(RESERVE_BYTES, free // 32)  # several runs on one disk must not fill it themselves
         if fcntl is None or size < _MIN_BYTES:
             return None
         path = folder / f"{stem}.reserve-{os.getpid()}-{secrets.token_hex(3)}"
@@ -167,6 +169,10 @@ class Reserve:
             self.close()
 
 
+_NAME = re.compile(r"\.reserve-\d+-[0-9a-f]{6}$")
+"""The end of every reserve's name (``<stem>.reserve-<pid>-<tag>``)."""
+
+
 def _temp_stem(cache_path: Path) -> str:
     """The temp-folder name of a cache's reserves: its absolute path, hashed."""
     return "rubrictools-" + hashlib.sha256(str(cache_path.resolve()).encode()).hexdigest()[:16]
@@ -177,9 +183,11 @@ def read_unheld(cache_path: Path) -> list[tuple[Path, int, list[list[Any]], bool
     the disk was full, or was killed): ``(path, locked fd, rows, intact)`` each; the caller
     unlinks the ones whose rows it saved and closes every fd."""
     found = []
-    beside = sorted(cache_path.parent.glob(f"{cache_path.name}.reserve-*"))
+    beside = sorted(cache_path.parent.glob(glob.escape(cache_path.name) + ".reserve-*"))
     in_temp = sorted(Path(tempfile.gettempdir()).glob(f"{_temp_stem(cache_path)}.reserve-*"))
     for path in beside + in_temp:
+        if not _NAME.search(path.name):  # only files this module made: never a user's own file
+            continue
         try:
             fd = os.open(path, os.O_RDWR)
         except OSError:

@@ -38,7 +38,7 @@ def _on_a_small_disk(tmp_path: Path, filler: int) -> list[dict]:
     return json.loads(got.stdout)
 
 
-@pytest.mark.parametrize("filler", [1_850_000, 1_300_000])
+@pytest.mark.parametrize("filler", [1_850_000, 1_500_000])
 def test_a_disk_that_fills_loses_no_answer_across_processes(tmp_path, filler):
     """Before: polars' ComputeError escaped, the cache warned "cannot rollback - no transaction
     is active", and 75 of 250 answers were asked again by the next process."""

@@ -285,3 +285,84 @@ def test_a_damaged_reserve_gives_what_it_holds_and_says_so(tmp_path: Path, monke
         again = ResponseCache(path)
     assert set(again.get_many([f"k{i}" for i in range(4)])) == {"k0", "k1"}
     assert not reserve.exists()
+    assert len(list(tmp_path.glob("c.sqlite.reserve-damaged-*"))) == 1  # kept for a look, never read again
+
+
+def test_a_short_file_with_a_write_ahead_log_is_not_called_damaged(tmp_path: Path) -> None:
+    """Before: the header's page count was compared with the file's size even while the WAL
+    held pages, a false 'damaged' that moved healthy caches aside (and lost answers)."""
+    from rubrictools.judge.cache_repair import truncated
+
+    path = tmp_path / "c.sqlite"
+    _cache_with(path, 100)
+    path.write_bytes(path.read_bytes()[:8192])
+    assert truncated(path)
+    path.with_name("c.sqlite-wal").write_bytes(b"x" * 100)
+    assert not truncated(path)
+
+
+def test_a_damaged_cache_that_cannot_be_rebuilt_is_left_in_place(tmp_path: Path) -> None:
+    """Before: on a full disk the damaged file was moved aside and an empty one put in its
+    place, so the next run never read the answers it still held."""
+    from rubrictools.judge.cache_repair import replace_damaged
+
+    path = tmp_path / "c.sqlite"
+    _cache_with(path, 10)
+    before = path.read_bytes()
+
+    def no_room(new: Path) -> None:
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match=r"could not be repaired .* left as it is"):
+        replace_damaged(path, no_room)
+    assert (
+        path.read_bytes() == before and not list(tmp_path.glob("*.corrupt-*")) and not list(tmp_path.glob("*.repair-*"))
+    )
+
+
+def test_damage_found_on_write_is_repaired_and_the_answer_written(tmp_path: Path, monkeypatch) -> None:
+    """Before: a cache whose damage showed only on write blocked every later run."""
+    import sqlite3
+
+    path = tmp_path / "c.sqlite"
+    _cache_with(path, 5)
+    c = ResponseCache(path)
+    real = ResponseCache._write_once
+    calls = {"n": 0}
+
+    def damaged_once(self, rows):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise sqlite3.DatabaseError("database disk image is malformed")
+        return real(self, rows)
+
+    monkeypatch.setattr(ResponseCache, "_write_once", damaged_once)
+    with pytest.warns(RuntimeWarning, match="damaged"):
+        c.put("new", "m", CachedResponse("written after the repair", 1, 1, 0.0))
+    assert len(c.get_many(["new", "k0", "k4"])) == 3
+
+
+def test_reserves_are_found_by_exact_name_only(tmp_path: Path, monkeypatch) -> None:
+    """Before: 'c[1].sqlite' never found its own reserve and took 'c1.sqlite''s; a user's file
+    named like a reserve was deleted."""
+    import sqlite3
+
+    (tmp_path / "c.sqlite.reserve-notes.txt").write_text("mine")
+    for name in ("c[1].sqlite", "c1.sqlite"):
+        c = ResponseCache(tmp_path / name)
+        monkeypatch.setattr(
+            ResponseCache,
+            "_write",
+            lambda self, rows: (_ for _ in ()).throw(sqlite3.OperationalError("database or disk is full")),
+        )
+        with pytest.raises(OSError):
+            c.put(f"{name}-k", "m", CachedResponse("x", 1, 1, 0.0))
+        monkeypatch.undo()
+        c.close()
+    from rubrictools.judge import cache as cache_module
+
+    cache_module._UNSAVED.clear()  # as in a new process
+    for name in ("c[1].sqlite", "c1.sqlite"):
+        assert list(ResponseCache(tmp_path / name).get_many([f"{name}-k"])) == [f"{name}-k"]
+    ResponseCache(tmp_path / "c.sqlite").close()
+    assert (tmp_path / "c.sqlite.reserve-notes.txt").read_text() == "mine"

@@ -30,7 +30,9 @@ from rubrictools.testing import FakeLLMServer
 def one_run(srv: FakeLLMServer, frame: pl.DataFrame, rubric: rt.Rubric, model: str, limit: float, conc: int) -> dict:
     judge = rt.Judge(model=model, api_base=srv.url, api_key="sk-fake", max_concurrency=conc)
     before = srv.hits
-    v = rt.grade(frame, rubric, model=judge, id_column="id", cache=False, progress=False, record=False)
+    v = rt.grade(
+        frame, rubric, model=judge, id_column="id", cache=False, progress=False, record=False, max_cost_usd=limit
+    )
     stopped = v.filter(pl.col("error_kind") == "budget").height
     return {"spent": v["cost_usd"].sum() / limit, "calls": srv.hits - before, "stopped": stopped}
 

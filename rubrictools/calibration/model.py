@@ -76,14 +76,11 @@ def all_numeric(labels: Sequence[str]) -> bool:
 
 
 def _numeric_label(label: pl.Expr) -> pl.Expr:
-    """Numeric labels in one spelling ("1", " 1 " and "1.0" -> "1.0") on both the judge's and the
-    humans' side; other labels unchanged."""
-    return (
-        pl.when(label.str.contains(r"^\s*-?\d+(\.\d+)?\s*$"))
-        .then(label.str.strip_chars().cast(pl.Float64, strict=False).cast(pl.String))
-        .otherwise(label)
-        .alias("label")
-    )
+    """Numeric labels in one spelling ("1", " 1 " and "1.0" -> "1"; "2.5" stays) on both the judge's
+    and the humans' side, as a person writes them; other labels unchanged."""
+    x = label.str.strip_chars().cast(pl.Float64, strict=False)
+    spelt = pl.when(x == x.round()).then(x.cast(pl.Int64).cast(pl.String)).otherwise(x.cast(pl.String))
+    return pl.when(label.str.contains(r"^\s*-?\d+(\.\d+)?\s*$")).then(spelt).otherwise(label).alias("label")
 
 
 def dist_frame(distributions: Any) -> pl.DataFrame:

@@ -48,8 +48,10 @@ def _readable(frame: pl.DataFrame) -> pl.DataFrame:
     out = []
     for name, dtype in frame.schema.items():
         c = pl.col(name)
-        if isinstance(dtype, (pl.List, pl.Array)):
+        if isinstance(dtype, (pl.List, pl.Array)) and not dtype.inner.is_nested():
             out.append(c.cast(pl.List(pl.String)).list.join(", ").replace("", "–").alias(name))
+        elif isinstance(dtype, (pl.List, pl.Array)):  # e.g. a conversation: each element as text
+            out.append(c.map_elements(lambda v: "; ".join(map(str, v)) or "–", return_dtype=pl.String))
         elif isinstance(dtype, pl.Struct):
             out.append(c.map_elements(lambda s: "; ".join(f"{k}: {v}" for k, v in s.items()), return_dtype=pl.String))
         else:
@@ -88,7 +90,7 @@ def table(
     title, subtitle
         Shown above the table.
     percent
-        Columns to show as percentages (default: the rate columns found by name and range).
+        Columns to show as percentages, besides the rate columns found by name and range.
     decimals
         Decimals of the other float columns.
     max_rows
@@ -113,9 +115,9 @@ def table(
         raise ValueError(f"percent= names columns not in the table: {unknown} (columns: {df.columns})")
     left_out = max(0, df.height - max_rows)
     df = _readable(df.head(max_rows))
-    rates = list(percent) if percent is not None else [c for c in df.columns if _is_rate(c, df[c])]
-    if rates:
-        rates += [b for b in _BOUNDS if b in df.columns and b not in rates and df[b].dtype.is_float()]
+    rates = list(dict.fromkeys([*(percent or ()), *(c for c in df.columns if _is_rate(c, df[c]))]))
+    if rates:  # an interval's bounds follow its estimate: ci_low, agreement_ci_low, ...
+        rates += [c for c in df.columns if c.endswith(_BOUNDS) and c not in rates and df[c].dtype.is_float()]
     pvals = [c for c in df.columns if c.lower() in _PVALUE and df[c].dtype.is_float()]
     df = df.with_columns(pl.col(c).map_elements(format_p_value, return_dtype=pl.String) for c in pvals)
     floats = [c for c, t in df.schema.items() if t.is_float() and c not in rates]

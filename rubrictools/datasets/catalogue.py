@@ -206,7 +206,7 @@ def _load_hanna(folder: Path, card: dict[str, Any]) -> Dataset:
         pl.when(ok).then(pl.col("rating").round().clip(1, 5).cast(pl.Int64).cast(pl.String)).alias("verdict"),
         pl.when(ok)
         .then(None)
-        .otherwise(pl.format("LLM rating {} is outside 1-5 (failed answers averaged in)", "rating"))
+        .otherwise(pl.format("LLM rating {} is outside 1-5 (failed answers averaged in)", pl.col("rating").round(2)))
         .alias("error"),
         pl.format("{}/p{}", "model", "prompt").alias("judge"),
         "rating",

@@ -440,6 +440,7 @@ class Rubric(BaseModel):
     def _repr_html_(self) -> str:
         esc = html.escape
         rows = []
+        grouped = any(c.group for c in self.criteria)  # no empty group column
         for i, c in enumerate(self.criteria, 1):
             colour = "#b91c1c" if c.weight < 0 else "#166534"
             if c.range is not None or c.rule is not None or c.disqualifier:
@@ -449,15 +450,22 @@ class Rubric(BaseModel):
             else:
                 opts = ", ".join(f"{esc(o.label)}{' (NA)' if o.na else f' = {o.value:g}'}" for o in c.options)
                 kind = f"{esc(c.kind)}: {opts}"
+            group = f"<td style='text-align:left'>{esc(c.group or '')}</td>" if grouped else ""
             rows.append(
-                f"<tr><td>{i}</td><td><code>{esc(c.name or '')}</code></td>"
+                f"<tr><td style='text-align:right'>{i}</td>"
+                f"<td style='text-align:left'><code>{esc(c.name or '')}</code></td>"
                 f"<td style='text-align:left'>{esc(c.requirement)}</td>"
                 f"<td style='color:{colour};text-align:right'>{c.weight:+g}</td>"
-                f"<td style='text-align:left'>{kind}</td><td>{esc(c.group or '')}</td></tr>"
+                f"<td style='text-align:left'>{kind}</td>{group}</tr>"
             )
+        left = "style='text-align:left'"
+        heads = (
+            "".join(f"<th {left}>{h}</th>" for h in ("name", "requirement"))
+            + "<th style='text-align:right'>weight</th>"
+        )
+        heads += f"<th {left}>type</th>" + (f"<th {left}>group</th>" if grouped else "")
         return (
             f"<div><b>Rubric</b> &middot; {len(self)} criteria &middot; total positive weight "
-            f"{self.total_positive_weight:g}<table><thead><tr><th>#</th><th>name</th>"
-            "<th>requirement</th><th>weight</th><th>type</th><th>group</th></tr></thead>"
+            f"{self.total_positive_weight:g}<table><thead><tr><th style='text-align:right'>#</th>{heads}</tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table></div>"
         )

@@ -113,7 +113,7 @@ class VerdictExplorer:
 
     def _refresh(self) -> None:
         f = self.filtered
-        self.status.value = f"page {self.page + 1} of {self.n_pages} · {f.height} of {self.table.height} rows"
+        self.status.value = f"page {self.page + 1} of {self.n_pages:,} · {f.height:,} of {self.table.height:,} rows"
         page = self.current
         cols = [
             c for c in ("id", "criterion", "judge", "verdict", "explanation", "error", "__text") if c in page.columns

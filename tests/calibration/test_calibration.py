@@ -87,7 +87,7 @@ def test_serialisation_round_trip(tmp_path) -> None:
     cal = calibrate.fit(real.tables["distributions"], real.human, target="Q0")
     back = calibrate.load(cal.save(tmp_path / "cal.json"))
     assert back.predict(real.tables["distributions"]).equals(cal.predict(real.tables["distributions"]))
-    assert back.raters == cal.raters and back.labels == ["1.0", "2.0", "3.0", "4.0"]
+    assert back.raters == cal.raters and back.labels == ["1", "2", "3", "4"]  # as a person writes them, not "1.0"
 
 
 def test_fine_tuning_starts_from_the_pretrained_model() -> None:

@@ -61,3 +61,13 @@ def test_explicit_percent_columns_and_bad_settings():
 def test_a_rate_named_column_outside_0_1_is_not_a_percentage():
     t = pl.DataFrame({"win_rate": [55.2]})
     assert _cells(rt.charts.table(t).as_raw_html()) == ["55.200"]
+
+
+def test_nested_lists_and_prefixed_interval_bounds():
+    """Before: a column of chat turns (a list of structs) crashed the table; bounds named
+    agreement_ci_low stayed decimals beside their percentage."""
+    t = pl.DataFrame({"turns": [[{"role": "user", "content": "hi"}]], "agreement": [0.5], "agreement_ci_low": [0.4]})
+    cells = _cells(rt.charts.table(t).as_raw_html())
+    assert "role" in cells[0] and cells[1:] == ["50.0%", "40.0%"]
+    both = rt.charts.table(pl.DataFrame({"x": [0.5], "share": [0.25]}), percent=["x"]).as_raw_html()
+    assert _cells(both) == ["50.0%", "25.0%"]  # percent= adds to the columns found by name

@@ -147,7 +147,7 @@ def test_labelling_finishes_and_feeds_agreement(support) -> None:
 def test_explorer_filters_and_pages_on_a_big_table() -> None:
     hanna = rt.datasets.load("hanna")
     ex = widgets.explore(hanna.verdicts, page_size=25)  # 126,720 rows
-    assert ex.current.height == 25 and "of 126720 rows" in ex.status.value
+    assert ex.current.height == 25 and "of 126,720 rows" in ex.status.value
     ex.judge.value = "Mistral-7B/p1"
     ex.errors_only.value = True
     assert ex.filtered.height == 253 and ex.page == 0

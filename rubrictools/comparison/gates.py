@@ -121,5 +121,13 @@ def assert_score(
         f"< {g['at_least']:.3g}"
         for g in gates.filter(~pl.col("passed")).iter_rows(named=True)
     )
-    worst = ", ".join(f"{r['criterion']} {r['mean']:.2f}" for r in table.head(3).iter_rows(named=True))
-    raise AssertionError(f"score gate failed: {why}. Worst criteria (mean verdict value): {worst}")
+    # a penalty is good for the score when UNMET: rank by the share of verdicts that help it
+    penalties = {c.name for c in rub.criteria if c.weight < 0} if rub is not None else set()
+    credit = table.with_columns(
+        pl.when(pl.col("criterion").is_in(list(penalties))).then(1 - pl.col("mean")).otherwise(pl.col("mean"))
+    ).sort("mean")
+    worst = ", ".join(f"{r['criterion']} {r['mean']:.0%}" for r in credit.head(3).iter_rows(named=True))
+    raise AssertionError(
+        f"score gate failed: {why}. Criteria that help the score least (share of verdicts good for it: MET, or UNMET "
+        f"for a penalty): {worst}"
+    )

@@ -48,8 +48,7 @@ def run_sync(coro: Coroutine[Any, Any, T], cancel: threading.Event | None = None
     t = threading.Thread(target=target, name="rubrictools-grade", daemon=True)
     # the worker thread's warnings are held and raised again here, so they point at the
     # user's cell (the thread's own stack holds no line of theirs)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with warnings.catch_warnings(record=True) as caught:  # the filters in force still apply
         t.start()
         try:
             # wait on an Event, not Thread.join: a join interrupted by Ctrl-C can later return early

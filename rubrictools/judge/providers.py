@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import os
-import warnings
 from typing import Any
 
 from rubrictools.judge.config import DIRECT_PREFIXES, Judge
@@ -36,11 +35,7 @@ _WIRE_PREFIXES = {"openai", "azure", "hosted_vllm", "litellm_proxy", "text-compl
 
 def load_litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    with warnings.catch_warnings():
-        # litellm's own types trip a pydantic notice at import ("... is using the `ReadOnly`
-        # qualifier"): not the user's concern, and it filled a notebook cell's output
-        warnings.filterwarnings("ignore", message=r".*`ReadOnly` qualifier", category=UserWarning)
-        import litellm
+    import litellm
 
     litellm.suppress_debug_info = True
     return litellm

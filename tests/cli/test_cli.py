@@ -72,7 +72,7 @@ def test_grade_score_runs_compare_end_to_end(files: Path) -> None:
     scored = cli("score", str(files / "v1.parquet"), "--rubric", str(files / "rubric.json"), "-o", str(files / "s.csv"))
     assert scored.returncode == 0 and pl.read_csv(files / "s.csv").height == 3
     gate = cli("score", str(files / "v1.parquet"), "--rubric", str(files / "rubric.json"), "--at-least", "0.99")
-    assert gate.returncode == 1 and "score gate failed" in gate.stderr and "Worst criteria" in gate.stderr
+    assert gate.returncode == 1 and "score gate failed" in gate.stderr and "help the score least" in gate.stderr
 
     listed = cli("runs", "--root", str(store), "-o", str(files / "runs.parquet"))
     assert listed.returncode == 0

@@ -36,7 +36,7 @@ def test_the_bound_not_the_mean_decides_and_equals_a_plain_bootstrap() -> None:
     assert gates["lower_bound"][0] == pytest.approx(bound) and gates["mean"][0] == pytest.approx(s.mean())
     # the mean clears the bar, its lower bound does not: the gate fails
     assert s.mean() > bound + 0.02
-    with pytest.raises(AssertionError, match=r"95% lower bound .* < .*Worst criteria \(mean verdict value\): cites"):
+    with pytest.raises(AssertionError, match=r"95% lower bound .* < .*help the score least .*: cites"):
         rt.assert_score(v, RUB, at_least=s.mean() - 0.01)
     # more submissions at the same rates narrow the bound until it clears
     assert rt.assert_score(_table(2000, 0.9, 0.7), RUB, at_least=s.mean() - 0.05)["passed"].all()

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from rubrictools.charts.base import CHANCE_AT_ZERO, METRIC_NAMES, chart_frame, interval_words, rate_axis
 from rubrictools.charts.base import alt_module as _alt
-from rubrictools.charts.base import chart_frame, interval_words
 from rubrictools.charts.base import values as _values
 from rubrictools.deprecation import adapted, renamed
 from rubrictools.human_agreement import agreement, criterion_pairs, judge_kappas, score_pairs
@@ -20,39 +20,6 @@ if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
 
     from rubrictools.rubric import Rubric
-
-METRIC_NAMES = {
-    "cohen_kappa": "Cohen's kappa",
-    "kappa_linear": "linear-weighted kappa",
-    "kappa_quadratic": "quadratic-weighted kappa",
-    "cohen_kappa_pairwise": "mean pairwise Cohen's kappa",
-    "fleiss_kappa": "Fleiss' kappa",
-    "gwet_ac1": "Gwet's AC1",
-    "krippendorff_alpha": "Krippendorff's alpha",
-    "icc2": "ICC(2,1)",
-    "icc3": "ICC(3,1)",
-    "spearman": "Spearman's rho",
-    "kendall": "Kendall's tau",
-    "pearson": "Pearson's r",
-    "mcc": "MCC",
-    "f1": "F1",
-    "mae": "MAE",
-    "rmse": "RMSE",
-    "percent_agreement": "percent agreement",
-}
-"""How a metric is named on a chart (panels, axes): words, not identifiers."""
-
-
-def rate_axis() -> Any:
-    """An axis for a share in [0, 1]: ticks 0%-100% only (a padded domain prints no -10% or 110%)."""
-    return _alt().Axis(format="%", values=[0, 0.2, 0.4, 0.6, 0.8, 1.0])
-
-
-CHANCE_AT_ZERO = {
-    "cohen_kappa", "kappa_linear", "kappa_quadratic", "cohen_kappa_pairwise", "fleiss_kappa", "gwet_ac1",
-    "krippendorff_alpha", "icc2", "icc3", "spearman", "kendall", "pearson", "mcc",
-}  # fmt: skip
-"""Metrics whose 0 is chance agreement: a forest of them draws a reference line there."""
 
 __all__ = [
     "confusion",

@@ -76,7 +76,8 @@ def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int =
     label = (
         base.transform_calculate(
             text="(datum.change > 0 ? '+' : '') + format(datum.change, '.3f') + "
-            "(datum.p_value == null ? '' : '  p=' + format(datum.p_value, '.2g'))",
+            "(datum.p_value == null ? '' : datum.p_value < 0.001 ? '  p < 0.001' "
+            ": '  p = ' + format(datum.p_value, '.3f'))",
             at="max(datum.hi, 0)",  # right of the bar and of the zero line, never across it
         )
         .mark_text(align="left", dx=8, fontSize=11, color="#333")

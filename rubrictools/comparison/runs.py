@@ -56,9 +56,12 @@ class RunComparison:
     def __repr__(self) -> str:
         row = self.summary.row(0, named=True)
         b, a = self.names[1], self.names[0]
+        pv = row["p_value"]
+        # a bootstrap p-value below 0.001 is at the resampling's floor: say so, not "0.0005"
+        p = "p n/a" if pv is None else ("p < 0.001" if pv < 0.001 else f"p = {pv:.3f}")
         return (
             f"RunComparison({b} - {a}: score {row['change']:+.4f} [{row['ci_low']:+.4f}, {row['ci_high']:+.4f}], "
-            f"p={row['p_value']:.3g}, n={row['n']}; {self.flips.height} verdict flips)"
+            f"{p}, n={row['n']}; {self.flips.height} verdict flips)"
         )
 
 

@@ -266,7 +266,9 @@ def test_forest_with_the_human_ceiling_beside_each_judge_point(support) -> None:
     for r in expected.iter_rows(named=True):  # the ceiling's own interval, not an average of bounds
         if r["value"] is not None:
             assert human[r["criterion"]]["ci_low"] == r["ci_low"]
-    assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"][0] == "judge (cohen_kappa)"
+    layers = [layer for layer in spec["layer"] if "color" in layer.get("encoding", {})]  # after the chance line
+    assert layers[0]["encoding"]["color"]["scale"]["domain"][0] == "judge (cohen_kappa)"
+    assert spec["layer"][0]["encoding"]["x"] == {"datum": 0}  # both kappas: a dashed line at chance
     with pytest.raises(ValueError, match="ceiling_metric"):
         rt.charts.forest(table, metric="cohen_kappa", ceiling=ceiling)
     with pytest.raises(ValueError, match="one metric"):

@@ -171,8 +171,11 @@ def _forest_with_ceiling(
     level = interval_words(
         pl.concat([t.select(pl.col("^ci_level$")), c.select(pl.col("^ci_level$"))], how="diagonal"), "CI"
     )
-    return _intervals(base, tooltip, m, level).properties(
-        width=width, title=title or f"{m} beside the human ceiling ({cm})"
+    name, ceiling_name = METRIC_NAMES.get(m, m), METRIC_NAMES.get(cm, cm)
+    axis = name if cm == m else f"judge: {name}; people (grey): {ceiling_name}"
+    chance = m in CHANCE_AT_ZERO and cm in CHANCE_AT_ZERO
+    return _intervals(base, tooltip, axis, level, chance=chance).properties(
+        width=width, title=title or f"{name} beside the human ceiling ({ceiling_name})"
     )
 
 

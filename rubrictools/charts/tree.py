@@ -18,7 +18,7 @@ __all__ = ["rubric_tree"]
 
 _LABEL = 64  # characters of a requirement shown; the whole text is in the tooltip
 _PANEL = 470  # pixels of the requirements panel: 64 characters at 11 px after a few indents
-_NODE, _LEAF = "node (weighted mean of its children)", "leaf (graded by the judge)"
+_NODE, _LEAF = "node (weighted mean of its children)", "leaf (a graded criterion: judge or rule)"
 
 
 def rubric_tree(

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.charts.base import alt_module, chart_frame, interval_words, require_columns, values
+from rubrictools.charts.base import alt_module, chart_frame, interval_words, rate_axis, require_columns, values
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -137,7 +137,9 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
         base = alt.Chart(data).encode(y=alt.Y(f"{label}:N", title=None, sort=None, axis=axis))
         scale = alt.Scale(domain=[0, 1], padding=10)  # a point at 1 is drawn whole
         layers = [
-            base.mark_rule(strokeWidth=2).encode(x=alt.X(f"{lo}:Q", scale=scale, title=x_title), x2=f"{hi}:Q"),
+            base.mark_rule(strokeWidth=2).encode(
+                x=alt.X(f"{lo}:Q", scale=scale, title=x_title, axis=rate_axis()), x2=f"{hi}:Q"
+            ),
             base.mark_point(filled=True, size=70).encode(
                 x=f"{value}:Q",
                 tooltip=[alt.Tooltip(f"{label}:N"), alt.Tooltip(f"{value}:Q", format=".3f"), alt.Tooltip("pairs:Q")],
@@ -150,7 +152,7 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
 
     left = panel("positional_agreement", "agreement_ci_low", "agreement_ci_high", "positional agreement", 1.0)
     right = panel(
-        "first_win_rate", "first_ci_low", "first_ci_high", "first-position win rate (0.5 = no bias)", 0.5, False
+        "first_win_rate", "first_ci_low", "first_ci_high", "first-position win rate (50% = no bias)", 0.5, False
     )
     return alt.hconcat(left, right).properties(
         title=title or f"Position bias ({interval_words(t, 'bootstrap intervals')})"

@@ -190,7 +190,7 @@ def test_rate_axes_print_only_0_to_100_percent(svgs) -> None:
     """Before: rate axes padded to -0.1..1.1 printed those ticks."""
     import re
 
-    for name in ("met_rates", "reliability"):
+    for name in ("met_rates", "reliability", "position_bias"):
         ticks = _ticks(svgs[name])
         shares = [float(t[:-1]) for t in ticks if re.fullmatch(r"-?\d+(\.\d+)?%", t)]
         assert shares and min(shares) >= 0 and max(shares) <= 100, (name, shares)

@@ -23,7 +23,7 @@ __version__ = "0.3.0"
 # litellm's own types trip a pydantic notice when their schemas are built ("... is using the
 # `ReadOnly` qualifier"), at its import or at a later call, often inside a grading thread: not the
 # user's concern, and it filled notebook cells. Only that message is silenced.
-warnings.filterwarnings("ignore", message=r".*is using the `ReadOnly` qualifier", category=UserWarning)
+warnings.filterwarnings("ignore", message=r".*(is|are) using the `ReadOnly` qualifier", category=UserWarning)
 
 __all__ = [
     "CANNOT_ASSESS",

@@ -429,9 +429,9 @@ def judge_agreement(
 
 
 _KAPPA_NAME = {
-    "none": "Cohen's kappa",
-    "linear": "linear-weighted kappa",
-    "quadratic": "quadratic-weighted kappa",
+    "none": METRIC_NAMES["cohen_kappa"],
+    "linear": METRIC_NAMES["kappa_linear"],
+    "quadratic": METRIC_NAMES["kappa_quadratic"],
 }
 
 

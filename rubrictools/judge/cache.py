@@ -345,14 +345,18 @@ class ResponseCache:
             except sqlite3.DatabaseError as e:
                 if _is_lock_error(e) or not is_damage(e):
                     raise
-                self._conn.close()  # a page of the file is damaged: salvage it and read again
-                self._conn = self._start_again(e, self._inode)
-                self._inode = self.path.stat().st_ino
+                self._repair(e)  # a page of the file is damaged: salvage it and read again
                 out = self._select(keys)
         pending = _UNSAVED.get(self._ident)
         if pending:
             out.update({k: pending[k][1] for k in keys if k in pending})
         return out
+
+    def _repair(self, error: sqlite3.DatabaseError) -> None:
+        """Replace this connection's damaged file (see :meth:`_start_again`); the caller holds the lock."""
+        self._conn.close()
+        self._conn = self._start_again(error, self._inode)
+        self._inode = self.path.stat().st_ino
 
     def _follow_repair(self) -> None:
         """Reopen the file when another process has replaced it with a repaired one (this
@@ -391,9 +395,7 @@ class ResponseCache:
             if not is_damage(e):
                 raise
             with self._lock:  # damage found on write: repair, then write again
-                self._conn.close()
-                self._conn = self._start_again(e, self._inode)
-                self._inode = self.path.stat().st_ino
+                self._repair(e)
             self._write_once(rows)
 
     def _write_once(self, rows: list[tuple[Any, ...]]) -> None:

@@ -9,7 +9,6 @@ nothing, points half-clipped at a domain edge, truncated labels, axes titled "ro
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,6 +17,8 @@ pytest.importorskip("altair")
 vl_convert = pytest.importorskip("vl_convert")
 
 from rubrictools.charts.gallery import gallery_charts  # noqa: E402 - after the skips
+
+from ..vega import walk  # noqa: E402 - after the skips
 
 # colours shared on purpose across panels of one chart, because they mean the same thing
 SAME_MEANING = [{"new call", "spent"}, {"cache hit", "saved by cache"}]
@@ -31,17 +32,6 @@ def charts() -> dict[str, dict[str, Any]]:
 @pytest.fixture(scope="module")
 def svgs(charts) -> dict[str, str]:
     return {name: vl_convert.vegalite_to_svg(spec) for name, spec in charts.items()}
-
-
-def walk(node: Any) -> Iterator[dict[str, Any]]:
-    """Every mapping in a spec, depth first."""
-    if isinstance(node, dict):
-        yield node
-        for v in node.values():
-            yield from walk(v)
-    elif isinstance(node, list):
-        for v in node:
-            yield from walk(v)
 
 
 def colour_scales(spec: dict[str, Any]) -> list[tuple[list[Any], list[Any]]]:

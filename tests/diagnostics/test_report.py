@@ -8,6 +8,8 @@ import pytest
 
 import rubrictools as rt
 
+from ..vega import walk
+
 
 @pytest.fixture
 def setup():
@@ -62,7 +64,7 @@ def test_report_flags_the_planted_problems(setup):
     # the criterion to fix first is marked whatever its colour; correlations on their whole scale
     text = str(spec)
     assert "b · fix first" in text or "fix first" in text
-    heat = [n for n in _walk(spec) if isinstance(n.get("color"), dict) and n["color"].get("field") == "r"]
+    heat = [n for n in walk(spec) if isinstance(n.get("color"), dict) and n["color"].get("field") == "r"]
     assert heat and heat[0]["color"]["scale"]["domain"] == [-1.0, 1.0]
 
 
@@ -87,13 +89,3 @@ def test_demo_dataset_report():
     rep = rt.rubric_report(d.verdicts, d.human, d.rubric)
     assert rep.weakest(1) == ["polite"]
     assert rep.table["score_gain"].null_count() == 0
-
-
-def _walk(node):  # type: ignore[no-untyped-def]
-    if isinstance(node, dict):
-        yield node
-        for v in node.values():
-            yield from _walk(v)
-    elif isinstance(node, list):
-        for v in node:
-            yield from _walk(v)

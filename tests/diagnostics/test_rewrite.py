@@ -13,6 +13,7 @@ import rubrictools as rt
 
 from ..fake_server import criterion_name, submission_text, user_text
 from ..grading.test_grading import MODEL, SECRET, _reset, server  # noqa: F401 - module-scoped loopback server fixtures
+from ..vega import walk
 
 OPENERS = ["Sorry about that.", "Thanks for asking.", "Please note:", "Hello.", "Right."]
 
@@ -143,12 +144,12 @@ def test_function_proposer_and_scripted_judge(data):
     assert res.history["accepted"][0]
     spec = res.chart().to_dict()
     assert spec["layer"][0]["mark"]["type"] == "rule"
-    rows = [r for n in _walk(spec) if isinstance(n.get("values"), list) for r in n["values"] if isinstance(r, dict)]
+    rows = [r for n in walk(spec) if isinstance(n.get("values"), list) for r in n["values"] if isinstance(r, dict)]
     outcomes = {str(r.get("outcome")) for r in rows} | {
         str(r.get("outcome")) for d in spec.get("datasets", {}).values() for r in d
     }
     domains = [
-        n["color"]["scale"]["domain"] for n in _walk(spec) if isinstance(n.get("color"), dict) and "scale" in n["color"]
+        n["color"]["scale"]["domain"] for n in walk(spec) if isinstance(n.get("color"), dict) and "scale" in n["color"]
     ]
     assert domains and all(set(d) <= outcomes for d in domains)  # before: "rejected" listed when nothing was
 
@@ -166,13 +167,3 @@ def test_bad_arguments(data):
         rt.improve(df, human, rubric, model=judge, proposer=lambda c, e: "x", mode="per_item", cache=False)
     with pytest.raises(ValueError, match="at least 4 submissions"):
         rt.improve(df, human.head(2), rubric, model=judge, proposer=lambda c, e: "x", cache=False)
-
-
-def _walk(node):  # type: ignore[no-untyped-def]
-    if isinstance(node, dict):
-        yield node
-        for v in node.values():
-            yield from _walk(v)
-    elif isinstance(node, list):
-        for v in node:
-            yield from _walk(v)

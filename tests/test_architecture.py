@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "rubrictools.progress",
         "rubrictools.images",
         "rubrictools.disk",
+        "rubrictools.tables",
         "rubrictools.conversations",
         "rubrictools.submissions",
         "rubrictools.verdicts",

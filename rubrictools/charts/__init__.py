@@ -30,9 +30,9 @@ from rubrictools.charts.comparison import run_comparison
 from rubrictools.charts.inference import ppi_widths
 from rubrictools.charts.pairwise import leaderboard, position_bias, win_matrix
 from rubrictools.charts.run import run_summary
-from rubrictools.charts.tables import table
 from rubrictools.charts.tree import rubric_tree
 from rubrictools.charts.verdicts import verdicts
+from rubrictools.tables import table
 
 __all__ = [
     "before_after",

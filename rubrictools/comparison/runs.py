@@ -17,6 +17,7 @@ from rubrictools.records import Run, load_run
 from rubrictools.rubric import Rubric
 from rubrictools.rubric.scoring import score, select_judge
 from rubrictools.stack import user_stacklevel
+from rubrictools.tables import format_p_value
 
 __all__ = ["OVERALL", "RunComparison", "compare_runs", "judge_rows", "open_run", "with_values"]
 
@@ -57,8 +58,7 @@ class RunComparison:
         row = self.summary.row(0, named=True)
         b, a = self.names[1], self.names[0]
         pv = row["p_value"]
-        # a bootstrap p-value below 0.001 is at the resampling's floor: say so, not "0.0005"
-        p = "p n/a" if pv is None else ("p < 0.001" if pv < 0.001 else f"p = {pv:.3f}")
+        p = "p n/a" if pv is None else ("p " if pv < 0.001 else "p = ") + format_p_value(pv)
         return (
             f"RunComparison({b} - {a}: score {row['change']:+.4f} [{row['ci_low']:+.4f}, {row['ci_high']:+.4f}], "
             f"{p}, n={row['n']}; {self.flips.height} verdict flips)"

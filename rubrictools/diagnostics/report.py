@@ -38,6 +38,7 @@ from rubrictools.deprecation import adapted, moved_last
 from rubrictools.human_agreement import agreement, human_frame, inter_rater
 from rubrictools.rubric import Rubric as _Rubric
 from rubrictools.rubric import score
+from rubrictools.tables import html_table
 from rubrictools.verdicts import HOLISTIC, validate_verdicts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -144,11 +145,10 @@ class RubricReport:
 
     def _repr_html_(self) -> str:
         items = "".join(f"<li>{html.escape(f)}</li>" for f in self.findings) or "<li>no problems found</li>"
-        shown = [c for c in _SHOWN if c in self.table.columns]
-        compact = self.table.select(shown).with_columns(pl.col(pl.Float64).round(3), pl.col("flags").list.join(", "))
-        n_all = len(self.table.columns)
-        note = f"<small>{len(shown)} of {n_all} columns; all of them in <code>report.table</code></small>"
-        return f"<div><b>Rubric report</b><ul>{items}</ul>{compact._repr_html_()}{note}</div>"
+        shown = [c for c in _SHOWN if c in self.table.columns and self.table[c].null_count() < self.table.height]
+        compact = self.table.select(shown).with_columns(pl.col("flags").list.join(", "))
+        note = f"{len(shown)} of {len(self.table.columns)} columns; all of them in report.table"
+        return f"<div><b>Rubric report</b><ul>{items}</ul>{html_table(compact, note=note)}</div>"
 
     def __repr__(self) -> str:
         return "RubricReport\n" + "\n".join(f"- {f}" for f in self.findings) + f"\n{self.table}"

@@ -42,6 +42,7 @@ from rubrictools.judge.prompts import describe_criterion, escape
 from rubrictools.judge.scripted import ScriptedJudge
 from rubrictools.metrics.resampling import check_resampling
 from rubrictools.rubric import Criterion, Rubric
+from rubrictools.tables import html_table
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -133,7 +134,7 @@ class Improvement:
     def _repr_html_(self) -> str:
         kept = self.history.filter(pl.col("accepted"))
         head = f"<b>Improvement</b>: {kept.height} of {self.history.height} rewrites kept"
-        return f"<div>{head}{self.history.select(_SHOWN)._repr_html_()}</div>"
+        return f"<div>{head}{html_table(self.history.select(_SHOWN))}</div>"
 
     def __repr__(self) -> str:
         return f"Improvement({self.history.filter(pl.col('accepted')).height} of {self.history.height} rewrites kept)"

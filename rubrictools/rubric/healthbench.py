@@ -36,6 +36,7 @@ from rubrictools.rubric.cells import rubric_cells
 from rubrictools.rubric.model import Rubric
 from rubrictools.rubric.scoring import select_judge
 from rubrictools.stack import user_stacklevel
+from rubrictools.tables import html_table
 from rubrictools.verdicts import validate_verdicts
 
 __all__ = ["HealthBenchScores", "healthbench_score"]
@@ -58,7 +59,7 @@ class HealthBenchScores:
     tags: pl.DataFrame
 
     def _repr_html_(self) -> str:
-        return str(self.summary._repr_html_())
+        return html_table(self.summary, title="HealthBench scores")
 
     def __repr__(self) -> str:
         return f"HealthBenchScores(summary=\n{self.summary})"

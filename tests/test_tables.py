@@ -71,3 +71,21 @@ def test_nested_lists_and_prefixed_interval_bounds():
     assert "role" in cells[0] and cells[1:] == ["50.0%", "40.0%"]
     both = rt.charts.table(pl.DataFrame({"x": [0.5], "share": [0.25]}), percent=["x"]).as_raw_html()
     assert _cells(both) == ["50.0%", "25.0%"]  # percent= adds to the columns found by name
+
+
+def test_whole_number_counts_in_float_columns_read_as_counts():
+    """Before: Bradley-Terry's games and wins and a comparison's call counts printed 12.000."""
+    t = pl.DataFrame({"games": [12.0, 1500.0], "wins": [1.5, 3.0], "n_labels": [10.0, 20.0], "gap": [1.0, 2.0]})
+    assert _cells(rt.charts.table(t).as_raw_html()) == ["12", "1.500", "10", "1.000", "1,500", "3.000", "20", "2.000"]
+
+
+def test_an_empty_table_shows_its_columns_and_says_so():
+    html = rt.charts.table(pl.DataFrame(schema={"criterion": pl.String}), title="Nothing").as_raw_html()
+    assert "criterion" in html and "no rows" in html
+
+
+def test_a_result_object_display_uses_the_same_formatting():
+    from rubrictools.tables import html_table
+
+    html = html_table(pl.DataFrame({"met_rate": [0.657143], "p_value": [1e-16]}), title="Report", note="all columns")
+    assert _cells(html) == ["Report", "65.7%", "&lt; 0.001", "all columns"]

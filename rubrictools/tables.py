@@ -1,5 +1,8 @@
 """`table`: a result table a person reads at a glance, through Great Tables.
 
+It sits on the package's lowest floor so that every result object's notebook display
+(``_repr_html_``) formats its table the way :func:`rubrictools.charts.table` does.
+
 Every rubrictools result is a polars DataFrame, and polars prints floats with six ragged
 decimals, p-values as ``1.1347e-16``, rates as ``0.657143``, list columns as ``[],[]`` and
 hides the middle rows of a long table. :func:`table` hands the frame to Great Tables (the
@@ -9,19 +12,21 @@ types, so the same table shows in live Jupyter and in exported HTML.
 
 from __future__ import annotations
 
+import html
 import importlib
 from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
 
-from rubrictools.charts.base import chart_frame
+from rubrictools.frames import to_polars
 
-__all__ = ["format_p_value", "table"]
+__all__ = ["format_p_value", "html_table", "table"]
 
 _PVALUE = ("p_value", "pvalue", "p-value", "p")
 _RATE_WORDS = ("rate", "share", "percent", "agreement", "accuracy", "coverage", "win_rate", "fraction")
 _BOUNDS = ("ci_low", "ci_high", "low", "high")
+_COUNT_WORDS = ("n", "count", "games", "wins", "losses", "ties", "labels", "calls", "tokens", "rows", "items", "points")
 
 
 def format_p_value(p: float | None) -> str:
@@ -41,6 +46,15 @@ def _is_rate(name: str, col: pl.Series) -> bool:
         return False
     values = col.drop_nulls().drop_nans()
     return values.len() > 0 and bool(values.min() >= 0) and bool(values.max() <= 1)  # type: ignore[operator]  # reason: a float column's min/max is a float
+
+
+def _is_count(name: str, col: pl.Series) -> bool:
+    """A float column that holds counts (``games``, ``n_labels``...): every value a whole number."""
+    words = name.lower().replace("-", "_").split("_")
+    if not col.dtype.is_float() or not any(w in _COUNT_WORDS for w in words):
+        return False
+    values = col.drop_nulls().drop_nans()
+    return values.len() > 0 and bool((values == values.round(0)).all())
 
 
 def _readable(frame: pl.DataFrame) -> pl.DataFrame:
@@ -77,7 +91,8 @@ def table(
     * rates (a float column in [0, 1] whose name says rate, share, agreement, accuracy...,
       or any column named in ``percent=``): percentages with one decimal, and the interval
       bounds beside them (``ci_low``/``ci_high``) too;
-    * other floats: ``decimals`` decimals; integers: thousands separators;
+    * other floats: ``decimals`` decimals; integers, and float columns of whole numbers named
+      as counts (``n``, ``games``, ``wins``, ``labels``...): thousands separators, no decimals;
     * text: left-aligned, never cut; lists and structs: ``a, b``; missing values: ``–``.
 
     A frame longer than ``max_rows`` shows its first ``max_rows`` rows and says how many are
@@ -107,7 +122,7 @@ def table(
     True
     """
     gt = importlib.import_module("great_tables")
-    df = chart_frame(frame, name="frame")
+    df = to_polars(frame, name="frame")
     if max_rows < 1:
         raise ValueError(f"max_rows must be >= 1, got {max_rows}")
     unknown = sorted(set(percent or ()) - set(df.columns))
@@ -120,8 +135,9 @@ def table(
         rates += [c for c in df.columns if c.endswith(_BOUNDS) and c not in rates and df[c].dtype.is_float()]
     pvals = [c for c in df.columns if c.lower() in _PVALUE and df[c].dtype.is_float()]
     df = df.with_columns(pl.col(c).map_elements(format_p_value, return_dtype=pl.String) for c in pvals)
-    floats = [c for c, t in df.schema.items() if t.is_float() and c not in rates]
-    ints = [c for c, t in df.schema.items() if t.is_integer()]
+    counts = [c for c in df.columns if c not in rates and _is_count(c, df[c])]
+    floats = [c for c, t in df.schema.items() if t.is_float() and c not in rates and c not in counts]
+    ints = [c for c, t in df.schema.items() if t.is_integer() or c in counts]
     texts = [c for c, t in df.schema.items() if t == pl.String or c in pvals]
     out = gt.GT(df)
     if rates:
@@ -137,7 +153,25 @@ def table(
     out = out.sub_missing(missing_text="–")
     if title is not None:
         out = out.tab_header(title=title, subtitle=subtitle)
-    notes = [n for n in (note, f"{left_out:,} more row(s) not shown" if left_out else None) if n]
+    shown = f"{left_out:,} more row(s) not shown" if left_out else ("no rows" if df.height == 0 else None)
+    notes = [n for n in (note, shown) if n]
     for n in notes:
         out = out.tab_source_note(n)
     return out
+
+
+def html_table(frame: pl.DataFrame, *, title: str | None = None, note: str | None = None) -> str:
+    """The HTML a result object shows in a notebook: :func:`table` when Great Tables is
+    installed (the ``[notebook]`` extra), polars' own HTML otherwise.
+
+    >>> import polars as pl
+    >>> "<table" in html_table(pl.DataFrame({"x": [1]}), title="One row")
+    True
+    """
+    try:
+        importlib.import_module("great_tables")
+    except ImportError:
+        head = f"<b>{html.escape(title)}</b>" if title else ""
+        tail = f"<small>{html.escape(note)}</small>" if note else ""
+        return f"<div>{head}{frame._repr_html_()}{tail}</div>"
+    return str(table(frame, title=title, note=note).as_raw_html())

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rubrictools.charts.base import alt_module as _alt
-from rubrictools.charts.base import chart_frame, require_columns
+from rubrictools.charts.base import CHANCE_AT_ZERO, METRIC_NAMES, chart_frame, rate_axis, require_columns
 from rubrictools.charts.base import values as _values
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,12 +24,17 @@ def before_after(
     before: str = "before",
     after: str = "now",
     title: str | None = None,
+    metric: str | None = None,
     width: int = 260,
 ) -> alt.LayerChart:
     """A dumbbell chart: one row per ``by`` group, a grey bar from its ``before`` value to its
     ``after`` value, a hollow point at ``before`` and a filled one at ``after``. Rows keep the
     table's order; a group whose value did not move shows one point. The axis spans the values
     (not from 0), so small changes show, and each row prints its change (``after - before``).
+
+    ``metric`` names what the values are (e.g. ``"cohen_kappa"``): the axis says it in words,
+    a metric whose 0 is chance agreement (a kappa, a correlation) gets its axis from 0 with a
+    dashed line at chance, and a rate (``accuracy``, ``percent_agreement``) an axis of 0-100%.
 
     >>> import polars as pl, rubrictools as rt
     >>> t = pl.DataFrame({"criterion": ["a", "b"], "before": [0.5, 0.7], "now": [0.6, 0.7]})
@@ -54,8 +59,18 @@ def before_after(
             alt.Tooltip("change:Q", format="+.3f"),
         ],
     )
-    # zoomed to the values (not from 0), so a change of 0.01 is visible, and each row prints its change
-    x = alt.X("before:Q", title=f"{before} (hollow) -> {after} (filled)", scale=alt.Scale(zero=False, padding=14))
+    words = METRIC_NAMES.get(metric or "", metric)
+    axis_title = f"{words + ': ' if words else ''}{before} (hollow) -> {after} (filled)"
+    if metric in ("accuracy", "percent_agreement"):
+        scale, axis = alt.Scale(domain=[0, 1]), rate_axis()
+    elif metric in CHANCE_AT_ZERO:  # from chance (0) to the values, so the distance from chance shows
+        scale, axis = (
+            alt.Scale(domainMin=min(0.0, float(t.select(pl.min_horizontal("before", "after").min()).item()))),
+            alt.Axis(),
+        )
+    else:  # zoomed to the values (not from 0), so a change of 0.01 is visible, and each row prints its change
+        scale, axis = alt.Scale(zero=False, padding=14), alt.Axis()
+    x = alt.X("before:Q", title=axis_title, scale=scale, axis=axis)
     bar = base.mark_rule(strokeWidth=3, color="#bdbdbd").encode(x=x, x2="after:Q")
     start = base.mark_point(size=70, color="#4c78a8").encode(x="before:Q")
     end = base.mark_point(size=70, filled=True, color="#f58518").encode(x="after:Q")
@@ -67,6 +82,14 @@ def before_after(
         .mark_text(align="left", dx=10, fontSize=11, color="#333")
         .encode(x="right:Q", text="text:N")
     )
-    return alt.layer(bar, start, end, label).properties(
-        width=width, title=title or f"{before} (hollow) and {after} (filled)"
-    )
+    layers = [bar, start, end, label]
+    if metric in CHANCE_AT_ZERO:
+        chance = alt.Chart(alt.Data(values=[{"x": 0.0, "label": "chance"}]))
+        layers.insert(0, chance.mark_rule(strokeDash=[4, 3], color="#888").encode(x="x:Q"))
+        layers.append(
+            chance.mark_text(align="left", dx=3, dy=-4, baseline="bottom", color="#666").encode(
+                x="x:Q", y=alt.value(0), text="label:N"
+            )
+        )
+    default = f"{words + ': ' if words else ''}{before} (hollow) and {after} (filled)"
+    return alt.layer(*layers).properties(width=width, title=title or default)

@@ -18,6 +18,7 @@ import polars as pl
 from IPython.core.formatters import DisplayFormatter
 
 from rubrictools.charts import before_after
+from rubrictools.charts.base import METRIC_NAMES
 from rubrictools.frames import to_polars
 from rubrictools.human_agreement import agreement, criterion_pairs, human_frame
 from rubrictools.widgets.snapshot import snapshot_bundle
@@ -275,8 +276,11 @@ class CalibrationWidget:
         )
         if self.chart_out is not None:
             shown = table.filter(pl.col("metric") == self.metric)
-            title = f"{self.metric} before (hollow) and now (filled)"
-            self.chart = before_after(shown, by="criterion", before="before", after="now", title=title)
+            words = METRIC_NAMES.get(self.metric, self.metric)
+            title = f"{words[0].upper()}{words[1:]} with the human labels, before and after your decisions"
+            self.chart = before_after(
+                shown, by="criterion", before="before", after="now", title=title, metric=self.metric
+            )
             self.chart_out.outputs = (_display_output(self.chart),)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
@@ -289,7 +293,13 @@ class CalibrationWidget:
             shown = shown.join(answers, on="id", how="left", maintain_order="left")
         drawn = self.chart_out.outputs if self.chart_out is not None else ()
         svg = drawn[0]["data"].get("image/svg+xml") if drawn else None  # with rt.charts.offline()
-        return snapshot_bundle(self.widget, "Adjudication", self.status.value, shown, figure=svg)
+        buttons = "".join(f"<code>[{b.description}]</code> " for b in self._buttons)
+        current = f"{self.card.value}<p>buttons: {buttons}</p>"
+        return snapshot_bundle(self.widget, "Adjudication", self.status.value, shown, figure=svg, current=current)
+
+    @property
+    def _buttons(self) -> tuple[Any, ...]:
+        return (self.judge_right_button, self.human_right_button, self.unclear_button, self.relabel_button)
 
 
 def _display_output(obj: Any) -> dict[str, Any]:

@@ -111,15 +111,26 @@ class VerdictExplorer:
         self.page = min(max(0, self.page + step), self.n_pages - 1)
         self._refresh()
 
+    def _shown(self) -> pl.DataFrame:
+        """The current page's columns a reader needs: a rating table's ``rating`` beside (or
+        instead of) an empty ``verdict``."""
+        page = self.current
+        cols = [
+            c for c in _COLUMNS if c in page.columns and not (c in _OPTIONAL and page[c].null_count() == page.height)
+        ]
+        return page.select(cols)
+
     def _refresh(self) -> None:
         f = self.filtered
         self.status.value = f"page {self.page + 1} of {self.n_pages:,} · {f.height:,} of {self.table.height:,} rows"
-        page = self.current
-        cols = [
-            c for c in ("id", "criterion", "judge", "verdict", "explanation", "error", "__text") if c in page.columns
-        ]
-        self.body.value = html_table(page.select(cols), max_chars=600, labels={"__text": "submission"})
+        self.body.value = html_table(self._shown(), max_chars=600, labels=_LABELS)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         """The live widget plus a static snapshot for exports (:mod:`rubrictools.widgets.snapshot`)."""
-        return snapshot_bundle(self.widget, "Verdict explorer", self.status.value, self.current)
+        return snapshot_bundle(self.widget, "Verdict explorer", self.status.value, self._shown(), labels=_LABELS)
+
+
+_COLUMNS = ("id", "criterion", "judge", "verdict", "rating", "score", "explanation", "error", "__text")
+_OPTIONAL = ("verdict", "rating", "score", "explanation", "error")
+"""Columns left out of a page where every row is empty (a rating table has no verdicts)."""
+_LABELS = {"__text": "submission"}

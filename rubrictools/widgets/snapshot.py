@@ -24,8 +24,8 @@ SNAPSHOT_ROWS = 20
 
 
 def html_table(frame: pl.DataFrame, *, max_chars: int, labels: dict[str, str] | None = None) -> str:
-    """``frame`` as an HTML table, every cell escaped and cut at ``max_chars`` (untrusted text
-    cannot add markup); ``labels`` renames column headers.
+    """``frame`` as an HTML table, every cell escaped and, past ``max_chars``, cut with a visible
+    "…" (untrusted text cannot add markup); ``labels`` renames column headers.
 
     >>> html_table(pl.DataFrame({"a": ["<b>x</b>"]}), max_chars=50).count("&lt;b&gt;")
     1
@@ -33,16 +33,29 @@ def html_table(frame: pl.DataFrame, *, max_chars: int, labels: dict[str, str] | 
     cell = "<td style='text-align:left;vertical-align:top'>{}</td>"
     head = "".join(f"<th style='text-align:left'>{html.escape((labels or {}).get(c, c))}</th>" for c in frame.columns)
     rows = "".join(
-        "<tr>" + "".join(cell.format(html.escape(_text(v))[:max_chars]) for v in r) + "</tr>" for r in frame.iter_rows()
+        "<tr>" + "".join(cell.format(html.escape(_cut(_text(v), max_chars))) for v in r) + "</tr>"
+        for r in frame.iter_rows()
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
 def _text(v: object) -> str:
-    """A cell's text: floats to 6 significant digits (0.666667, not 0.6666666666666666)."""
+    """A cell's text: floats to at most 3 decimals (0.667, not 0.6666666666666666; 3, not 3.0),
+    a missing value as "–".
+
+    >>> [_text(x) for x in (0.6666666666666666, -1 / 3, 3.0, None, -0.0001)]
+    ['0.667', '-0.333', '3', '–', '0']
+    """
     if v is None:
-        return ""
-    return f"{v:.6g}" if isinstance(v, float) else str(v)
+        return "–"
+    if isinstance(v, float):
+        text = f"{v:.3f}".rstrip("0").rstrip(".") if v == v else "NaN"  # reason: v != v is NaN
+        return "0" if text == "-0" else text
+    return str(v)
+
+
+def _cut(text: str, max_chars: int) -> str:
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
 def current_html(heading: str, text: str, choices: Sequence[str] = ()) -> str:
@@ -60,11 +73,18 @@ def current_html(heading: str, text: str, choices: Sequence[str] = ()) -> str:
 
 
 def snapshot_html(
-    title: str, status: str, table: pl.DataFrame | None, *, figure: str | None = None, current: str | None = None
+    title: str,
+    status: str,
+    table: pl.DataFrame | None,
+    *,
+    figure: str | None = None,
+    current: str | None = None,
+    labels: dict[str, str] | None = None,
 ) -> str:
     """The static HTML of a widget: title, status, ``current`` (the item in hand, from
     :func:`current_html`), ``figure`` (an SVG the widget drew itself, e.g. a chart rendered by
-    vl-convert; never user text) and the first :data:`SNAPSHOT_ROWS` rows.
+    vl-convert; never user text) and the first :data:`SNAPSHOT_ROWS` rows (``labels`` renames
+    their headers).
 
     >>> "2 of 5" in snapshot_html("Labelling", "2 of 5", None)
     True
@@ -81,7 +101,7 @@ def snapshot_html(
         return head + ("</div>" if current else "<p>(no rows yet)</p></div>")
     shown = table.head(SNAPSHOT_ROWS)
     more = f"<p>... {table.height - shown.height} more rows</p>" if table.height > shown.height else ""
-    return f"{head}{html_table(shown, max_chars=200)}{more}</div>"
+    return f"{head}{html_table(shown, max_chars=600, labels=labels)}{more}</div>"
 
 
 def snapshot_bundle(
@@ -92,8 +112,9 @@ def snapshot_bundle(
     *,
     figure: str | None = None,
     current: str | None = None,
+    labels: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """``widget``'s own display bundle plus a ``text/html`` snapshot (:func:`snapshot_html`)."""
     bundle: dict[str, Any] = dict(widget._repr_mimebundle_())
-    bundle["text/html"] = snapshot_html(title, status, table, figure=figure, current=current)
+    bundle["text/html"] = snapshot_html(title, status, table, figure=figure, current=current, labels=labels)
     return bundle

@@ -6,6 +6,7 @@ import polars as pl
 import pytest
 
 import rubrictools as rt
+from tests.vega import walk
 
 pytest.importorskip("altair")
 
@@ -24,3 +25,17 @@ def test_before_after_keeps_order_and_computes_the_change() -> None:
 def test_before_after_names_missing_columns() -> None:
     with pytest.raises(ValueError, match=r"before_after: missing column\(s\) \['now'\]"):
         rt.charts.before_after(pl.DataFrame({"criterion": ["a"], "before": [0.1]}))
+
+
+def test_a_metric_is_named_in_words_with_its_chance_line_or_rate_axis() -> None:
+    """Before: the adjudication chart's title and axis said 'cohen_kappa' and nothing marked chance."""
+    t = pl.DataFrame({"criterion": ["a", "b"], "before": [0.5, 0.7], "now": [0.6, 0.7]})
+    spec = rt.charts.before_after(t, metric="cohen_kappa").to_dict()
+    assert spec["title"].startswith("Cohen's kappa") and "cohen_kappa" not in str(spec)
+    rules = [n for n in walk(spec) if n.get("mark", {}).get("strokeDash")]
+    assert rules and rules[0]["data"]["values"][0]["x"] == 0.0  # the chance line
+    x = next(n["encoding"]["x"] for n in walk(spec) if n.get("encoding", {}).get("x", {}).get("scale"))
+    assert x["scale"]["domainMin"] == 0.0
+    rate = rt.charts.before_after(t, metric="accuracy").to_dict()
+    x = next(n["encoding"]["x"] for n in walk(rate) if n.get("encoding", {}).get("x", {}).get("scale"))
+    assert x["scale"]["domain"] == [0, 1] and x["axis"]["format"] == "%"

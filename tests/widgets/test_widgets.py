@@ -10,6 +10,7 @@ import pytest
 
 import rubrictools as rt
 from rubrictools import widgets
+from tests.vega import walk
 
 pytest.importorskip("ipywidgets")
 
@@ -78,7 +79,10 @@ def test_calibration_chart_updates(support, capsys) -> None:
 
     def values(chart):
         spec = chart.to_dict()
-        rows = spec["datasets"][next(iter(spec["datasets"]))] if "datasets" in spec else spec["data"]["values"]
+        tables = [*spec.get("datasets", {}).values()] + [
+            n["data"]["values"] for n in walk(spec) if "values" in n.get("data", {})
+        ]
+        rows = next(t for t in tables if t and "group" in t[0])
         return {r["group"]: (r["before"], r["after"]) for r in rows}
 
     start = values(cw.chart)
@@ -204,6 +208,10 @@ def test_every_widget_carries_a_static_snapshot_for_exports() -> None:
         assert "application/vnd.jupyter.widget-view+json" in bundle  # the live widget
         snap = bundle["text/html"]
         assert title in snap and inside in snap and "<table>" in snap
+    # the adjudication snapshot shows the disagreement in hand and what its buttons do
+    cw_snap = cw._repr_mimebundle_()["text/html"]
+    first = cw.current
+    assert first is not None and f"submission</b> {first['id']}" in cw_snap and "[judge right]" in cw_snap
     # untrusted text is escaped in the snapshot
     hostile = rt.widgets.explore(support.verdicts.head(1).with_columns(explanation=pl.lit("<script>x</script>")))
     assert "<script>" not in hostile._repr_mimebundle_()["text/html"]
@@ -230,8 +238,19 @@ def test_calibration_snapshot_shows_its_chart_when_charts_render_offline() -> No
 def test_snapshot_tables_show_floats_short() -> None:
     from rubrictools.widgets.snapshot import html_table
 
-    cells = html_table(pl.DataFrame({"x": [2 / 3, -1 / 3, None]}), max_chars=50)
-    assert "0.666667" in cells and "-0.333333" in cells and "0.6666666" not in cells
+    cells = html_table(pl.DataFrame({"x": [2 / 3, -1 / 3, None, 3.0]}), max_chars=50)
+    assert ">0.667<" in cells and ">-0.333<" in cells and ">–<" in cells and ">3<" in cells and "0.6666" not in cells
+
+
+def test_snapshot_cuts_long_text_visibly_and_explorer_drops_empty_columns() -> None:
+    """Before: answers were cut at 200 characters without a mark, and a rating table's explorer
+    showed an empty verdict column beside 6-decimal ratings."""
+    from rubrictools.widgets.snapshot import html_table
+
+    assert "x" * 599 + "…" in html_table(pl.DataFrame({"a": ["x" * 700]}), max_chars=600)
+    ratings = pl.DataFrame({"id": [1], "criterion": "a", "verdict": [None], "rating": [2 / 3], "explanation": ["e"]})
+    shot = rt.widgets.explore(ratings)._repr_mimebundle_()["text/html"]
+    assert ">rating<" in shot and ">verdict<" not in shot and ">0.667<" in shot
 
 
 def test_explore_on_a_score_table_says_it_needs_the_verdict_table() -> None:

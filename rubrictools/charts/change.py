@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import CHANCE_AT_ZERO, METRIC_NAMES, chart_frame, rate_axis, require_columns
+from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import values as _values
 
 if TYPE_CHECKING:  # pragma: no cover

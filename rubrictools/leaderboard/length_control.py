@@ -12,20 +12,27 @@ win rate is the model's prediction with the length term at 0, averaged over inst
 
     LC_m = mean_x sigma( theta_m + psi_m * gamma_x ).
 
-As AlpacaEval's ``glm_winrate`` does: ``(theta, phi, psi)`` per system by L1-penalised logistic
-regression without intercept on the features ``(1, tanh(d / sd), gamma_x)``, the penalty chosen
-by 5-fold cross-validation over ``C`` in ``logspace(-4, 4, 10)`` on the log-loss of the soft
-preferences, then refitted on all instructions. Instruction difficulty is fitted first, once,
-across all systems with ``psi_m - psi_b`` fixed at 1 (``sigma(theta_m + phi_m tanh(.) +
-gamma_x)``, a weak L2 penalty pinning the shared level), or taken from
-``instruction_difficulty=`` (e.g. AlpacaEval's published values). AlpacaEval's extra
-regularisation towards "gamed" versions of its own baseline needs those annotations and is not
-applied (its ``length_controlled_noreg`` setting). With fewer than 3 systems the instruction
-term is dropped by default: one system's preferences cannot tell instruction difficulty from
-its own noise.
+As AlpacaEval's ``glm_winrate`` does, and to its digits: ``(theta, phi, psi)`` per system by
+L1-penalised logistic regression without intercept, fitted to the optimum
+(:mod:`rubrictools.leaderboard.l1_logistic`), the penalty ``C`` chosen in ``logspace(-4, 4,
+10)`` by 5-fold cross-validation on the log-loss of the soft preferences, with the folds
+scikit-learn's ``GroupKFold`` deals, then refitted on all instructions.
 
-Intervals: percentile intervals over ``n_resamples`` resamples of instructions, refitting each
-system's GLM with its chosen penalty and the same ``gamma``.
+**Reference systems** (AlpacaEval's ``length_controlled_v1``): preferences of fixed systems
+against the same baseline, e.g. a verbose and a concise version of the baseline itself, join
+every system's fit with a total weight ``reference_weight`` (0.2) shared between them, and
+``theta`` applies to the system's own rows only (the ``not_gamed_baseline`` feature). They pull
+``phi`` and ``psi`` towards values that undo known length gaming. Without them the fit is
+AlpacaEval's ``length_controlled_noreg``.
+
+Instruction difficulty is taken from ``instruction_difficulty=`` (e.g. AlpacaEval's published
+values, keyed by your instruction ids) or fitted first, once, across all systems with ``psi_m``
+fixed at 1 (``sigma(theta_m + phi_m tanh(.) + gamma_x)``, a weak L2 penalty pinning the shared
+level). With fewer than 3 systems and no difficulties given, the instruction term is dropped
+by default: one system's preferences cannot tell instruction difficulty from its own noise.
+
+Intervals: percentile intervals over ``n_resamples`` resamples of the system's instructions
+(reference rows fixed), refitting with the chosen penalty and the same ``gamma``.
 """
 
 from __future__ import annotations
@@ -39,50 +46,12 @@ from scipy.special import expit
 
 from rubrictools.deprecation import adapted, renamed
 from rubrictools.frames import to_polars
+from rubrictools.leaderboard.l1_logistic import choose_c, fit_l1_logistic
 from rubrictools.leaderboard.table import check_preferences
 from rubrictools.metrics import with_ci_level
 from rubrictools.metrics.resampling import check_resampling
 
 __all__ = ["length_controlled_win_rates"]
-
-_CS = np.logspace(-4, 4, 10)
-
-
-def _loss(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
-    """Summed log-loss of soft targets ``y`` and its gradient."""
-    z = x @ w
-    p = expit(z)
-    loss = float(np.sum(np.logaddexp(0, z) - y * z))
-    return loss, x.T @ (p - y)
-
-
-def _l1_logistic(x: np.ndarray, y: np.ndarray, c: float) -> np.ndarray:
-    """``argmin ||w||_1 + C * logloss`` (liblinear's L1 objective), exactly: ``w = u - v`` with
-    ``u, v >= 0`` makes it smooth under bounds (L-BFGS-B)."""
-    d = x.shape[1]
-
-    def f(uv: np.ndarray) -> tuple[float, np.ndarray]:
-        loss, g = _loss(uv[:d] - uv[d:], x, y)
-        return float(uv.sum()) + c * loss, np.concatenate([1 + c * g, 1 - c * g])
-
-    res = minimize(f, np.zeros(2 * d), jac=True, method="L-BFGS-B", bounds=[(0, None)] * (2 * d))
-    return np.asarray(res.x[:d] - res.x[d:])
-
-
-def _choose_c(x: np.ndarray, y: np.ndarray, folds: int = 5) -> float:
-    """The ``C`` with the lowest mean held-out log-loss over ``folds`` contiguous folds."""
-    n = y.size
-    k = min(folds, n)
-    fold = np.arange(n) * k // max(n, 1)
-    scores = []
-    for c in _CS:
-        held = []
-        for f in range(k):
-            tr, te = fold != f, fold == f
-            w = _l1_logistic(x[tr], y[tr], c)
-            held.append(_loss(w, x[te], y[te])[0] / max(te.sum(), 1))
-        scores.append(np.mean(held))
-    return float(_CS[int(np.argmin(scores))])
 
 
 def _difficulty(rows: pl.DataFrame, l2: float = 1e-2) -> dict[Any, float]:
@@ -120,8 +89,11 @@ def _rows(prefs: pl.DataFrame, lengths: pl.DataFrame, baseline: str) -> pl.DataF
         pl.when(a_is_base).then(1 - pl.col("value")).otherwise(pl.col("value")).cast(pl.Float64).alias("y"),
     )
     ln = lengths.select("id", pl.col("system").cast(pl.String), pl.col("length").cast(pl.Float64))
-    rows = rows.join(ln, on=["id", "system"], how="left").join(
-        ln.filter(pl.col("system") == baseline).select("id", pl.col("length").alias("base")), on="id", how="left"
+    rows = rows.join(ln, on=["id", "system"], how="left", maintain_order="left").join(
+        ln.filter(pl.col("system") == baseline).select("id", pl.col("length").alias("base")),
+        on="id",
+        how="left",
+        maintain_order="left",
     )
     missing = rows.filter(pl.col("length").is_null() | pl.col("base").is_null())
     if missing.height:
@@ -132,6 +104,39 @@ def _rows(prefs: pl.DataFrame, lengths: pl.DataFrame, baseline: str) -> pl.DataF
     return rows.with_columns(pl.when(sd > 0).then((d / sd).tanh()).otherwise(0.0).alias("t"))
 
 
+def _difficulty_of(table: Any, ids: pl.Series) -> dict[Any, float]:
+    """``instruction_difficulty=`` as ``{id: difficulty}``, refusing ids it does not cover."""
+    gd = to_polars(table, name="instruction_difficulty")
+    missing = [c for c in ("id", "difficulty") if c not in gd.columns]
+    if missing:
+        raise ValueError(f"instruction_difficulty: missing column(s) {missing} (columns: {gd.columns})")
+    if gd["id"].is_duplicated().any():
+        raise ValueError(f"instruction_difficulty: id {gd.filter(pl.col('id').is_duplicated())['id'][0]!r} twice")
+    gamma = dict(zip(gd["id"].to_list(), gd["difficulty"].cast(pl.Float64).to_list(), strict=True))
+    unmatched = ids.unique(maintain_order=True).filter(~ids.unique(maintain_order=True).is_in(gd["id"].implode()))
+    if unmatched.len():
+        raise ValueError(
+            f"instruction_difficulty: {unmatched.len():,} of {ids.n_unique():,} instruction ids have no difficulty "
+            f"(e.g. {unmatched.head(3).to_list()}; its ids: e.g. {gd['id'].head(3).to_list()}). Key it by the ids "
+            "of prefs (AlpacaEval's file is keyed by position, 0..804) rather than let them count as 0."
+        )
+    return gamma
+
+
+def _references(refs: Any, prefs: pl.DataFrame, lengths: pl.DataFrame, baseline: str, weight: float) -> pl.DataFrame:
+    """The reference systems' rows against ``baseline`` with each row's weight ``s``:
+    ``weight`` shared equally between the reference systems."""
+    if not 0 < weight <= 1:
+        raise ValueError(f"reference_weight must be in (0, 1], got {weight}")
+    rows = _rows(check_preferences(refs), lengths, baseline)
+    graded = set(prefs["system_a"].to_list()) | set(prefs["system_b"].to_list())
+    both = sorted(set(rows["system"].to_list()) & (graded - {baseline}))
+    if both:
+        raise ValueError(f"reference_prefs: {both} are also systems in prefs; a reference system is fixed, not ranked")
+    n_refs = rows["system"].n_unique()
+    return rows.with_columns(pl.lit(weight / n_refs).alias("s"))
+
+
 @adapted(renamed(n_boot="n_resamples"))
 def length_controlled_win_rates(
     prefs: Any,
@@ -140,6 +145,8 @@ def length_controlled_win_rates(
     lengths: Any,
     instruction_difficulty: Any = None,
     instruction_term: bool | None = None,
+    reference_prefs: Any = None,
+    reference_weight: float = 0.2,
     n_resamples: int = 200,
     ci: float = 0.95,
     seed: int = 0,
@@ -148,9 +155,16 @@ def length_controlled_win_rates(
 
     ``prefs``: a preference table (``id, system_a, system_b, value``; soft values allowed);
     only comparisons with ``baseline`` count, one per (system, instruction ``id``).
-    ``lengths``: ``id, system, length`` of every answer (characters, tokens: any unit).
-    ``instruction_difficulty``: ``id, difficulty`` to use instead of fitting it;
-    ``instruction_term``: include ``psi_m gamma_x`` (default: when 3 or more systems).
+    ``lengths``: ``id, system, length`` of every answer (characters, tokens: any unit), the
+    reference systems' too.
+    ``instruction_difficulty``: ``id, difficulty`` to use instead of fitting it; every
+    instruction id of ``prefs`` must have one (an unmatched id is an error, never a silent 0).
+    ``instruction_term``: include ``psi_m gamma_x`` (default: when 3 or more systems, or when
+    difficulties are given).
+    ``reference_prefs``: preferences of fixed reference systems against ``baseline`` (e.g. a
+    verbose and a concise version of it), joining each system's fit with total weight
+    ``reference_weight``; with both at AlpacaEval's values this is its
+    ``length_controlled_v1``, without ``reference_prefs`` its ``length_controlled_noreg``.
     Returns ``system, n, win_rate, lc_win_rate, lc_ci_low, lc_ci_high, theta, phi, psi, C``:
     the raw win rate (mean preference), the length-controlled one with its interval, and the
     fitted coefficients (``phi > 0``: the judge favoured this system's longer answers).
@@ -172,36 +186,63 @@ def length_controlled_win_rates(
     (0.8, 0.5)
     """
     check_resampling(n_resamples=n_resamples, ci=ci, seed=seed)
-    rows = _rows(check_preferences(prefs), to_polars(lengths, name="lengths"), baseline)
+    prefs = check_preferences(prefs)
+    lengths = to_polars(lengths, name="lengths")
+    rows = _rows(prefs, lengths, baseline).with_columns(pl.lit(1.0).alias("s"))
+    refs = None
+    if reference_prefs is not None:
+        refs = _references(reference_prefs, prefs, lengths, baseline, reference_weight)
     systems = rows["system"].unique(maintain_order=True).to_list()
     use_gamma = instruction_term if instruction_term is not None else len(systems) >= 3
     if instruction_difficulty is not None:
-        gd = to_polars(instruction_difficulty, name="instruction_difficulty")
-        gamma = dict(zip(gd["id"].to_list(), gd["difficulty"].cast(pl.Float64).to_list(), strict=True))
+        ids = rows["id"] if refs is None else pl.concat([rows["id"], refs["id"]])
+        gamma = _difficulty_of(instruction_difficulty, ids)
         use_gamma = True if instruction_term is None else instruction_term
     else:
         gamma = _difficulty(rows) if use_gamma else {}
-    rows = rows.with_columns(pl.col("id").replace_strict(gamma, default=0.0, return_dtype=pl.Float64).alias("g"))
+    g = pl.col("id").replace_strict(gamma, default=0.0, return_dtype=pl.Float64).alias("g")
+    rows = rows.with_columns(g)
+    fixed = None if refs is None else _design(refs.with_columns(g), use_gamma, own=False)
     rng = np.random.default_rng(seed)
     out = []
-    for s in systems:
-        part = rows.filter(pl.col("system") == s)
-        cols = [np.ones(part.height), part["t"].to_numpy()] + ([part["g"].to_numpy()] if use_gamma else [])
-        x, y = np.column_stack(cols), part["y"].to_numpy()
-        c = _choose_c(x, y)
-        w = _l1_logistic(x, y, c)
+    for sname in systems:
+        part = rows.filter(pl.col("system") == sname)
+        x, y, s = _design(part, use_gamma, own=True)
+        xa, ya, sa = _stack(fixed, x, y, s)
+        c = choose_c(xa, ya, sa)
+        w = fit_l1_logistic(xa, ya, c, sa)
         x0 = x.copy()
         x0[:, 1] = 0.0  # the counterfactual: equal lengths
         lc = float(expit(x0 @ w).mean())
         boots = []
         for _ in range(n_resamples):
             k = rng.integers(0, y.size, y.size)
-            boots.append(float(expit(x0[k] @ _l1_logistic(x[k], y[k], c)).mean()))
+            xb, yb, sb = _stack(fixed, x[k], y[k], s[k])
+            boots.append(float(expit(x0[k] @ fit_l1_logistic(xb, yb, c, sb)).mean()))
         lo, hi = np.quantile(boots, [(1 - ci) / 2, 1 - (1 - ci) / 2]) if boots else (np.nan, np.nan)
-        out.append({"system": s, "n": int(y.size), "win_rate": float(y.mean()), "lc_win_rate": lc,
+        out.append({"system": sname, "n": int(y.size), "win_rate": float(y.mean()), "lc_win_rate": lc,
                     "lc_ci_low": float(lo), "lc_ci_high": float(hi), "theta": float(w[0]), "phi": float(w[1]),
                     "psi": float(w[2]) if use_gamma else None, "C": c})  # fmt: skip
     table = pl.DataFrame(out, schema_overrides={"psi": pl.Float64}).with_columns(
         pl.col("lc_ci_low", "lc_ci_high").fill_nan(None)
     )
     return with_ci_level(table, ci, after="lc_ci_high")
+
+
+def _design(rows: pl.DataFrame, use_gamma: bool, *, own: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(X, y, s)``: features ``(own-system indicator, tanh(d / sd)[, gamma])``, soft targets,
+    row weights. The indicator is 1 on a system's own rows and 0 on reference rows."""
+    cols = [np.full(rows.height, 1.0 if own else 0.0), rows["t"].to_numpy()]
+    if use_gamma:
+        cols.append(rows["g"].to_numpy())
+    return np.column_stack(cols), rows["y"].to_numpy(), rows["s"].to_numpy()
+
+
+def _stack(
+    fixed: tuple[np.ndarray, np.ndarray, np.ndarray] | None, x: np.ndarray, y: np.ndarray, s: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """A system's rows after the reference rows (their order decides the folds), or alone."""
+    if fixed is None:
+        return x, y, None
+    fx, fy, fs = fixed
+    return np.vstack([fx, x]), np.concatenate([fy, y]), np.concatenate([fs, s])

@@ -8,7 +8,6 @@ import pytest
 from scipy.special import expit
 
 import rubrictools as rt
-from rubrictools.leaderboard.length_control import _CS, _l1_logistic
 
 N = 400
 
@@ -62,22 +61,28 @@ def test_given_difficulty_no_instruction_term_and_bad_inputs() -> None:
         rt.length_controlled_win_rates(prefs, baseline="base", lengths=lengths.filter(pl.col("id") != 3))
 
 
-def test_the_l1_fit_is_the_l1_optimum() -> None:
-    """The split-variable L-BFGS-B solve reaches liblinear's objective optimum: no coordinate
-    move lowers ||w||_1 + C * logloss."""
-    rng = np.random.default_rng(2)
-    x = np.column_stack([np.ones(200), rng.normal(size=200), rng.normal(size=200)])
-    y = expit(x @ np.array([0.5, 1.0, 0.0]) + rng.normal(0, 0.5, 200))
-    for c in _CS[3:7]:
-        w = _l1_logistic(x, y, c)
+def test_difficulty_ids_that_match_no_instruction_are_refused() -> None:
+    """Before: ids missing from instruction_difficulty became difficulty 0 without a word
+    (AlpacaEval's own file, keyed 0..804, passed as is did exactly that)."""
+    prefs, lengths, _ = planted(3)
+    shifted = pl.DataFrame({"id": range(100, 100 + N), "difficulty": 0.5})
+    with pytest.raises(ValueError, match=r"instruction_difficulty: 100 of 400 instruction ids have no difficulty"):
+        rt.length_controlled_win_rates(prefs, baseline="base", lengths=lengths, instruction_difficulty=shifted)
+    with pytest.raises(ValueError, match=r"missing column\(s\) \['difficulty'\]"):
+        rt.length_controlled_win_rates(
+            prefs, baseline="base", lengths=lengths, instruction_difficulty=pl.DataFrame({"id": [1]})
+        )
 
-        def obj(v: np.ndarray, c: float = c) -> float:
-            z = x @ v
-            return float(np.abs(v).sum() + c * np.sum(np.logaddexp(0, z) - y * z))
 
-        base = obj(w)
-        for k in range(3):
-            for step in (1e-3, -1e-3):
-                v = w.copy()
-                v[k] += step
-                assert obj(v) >= base - 1e-6
+def test_reference_systems_bad_inputs() -> None:
+    prefs, lengths, _ = planted(4)
+    verbose = prefs.filter((pl.col("system_a") == "verbose") | (pl.col("system_b") == "verbose"))
+    with pytest.raises(ValueError, match=r"reference_prefs: \['verbose'\] are also systems in prefs"):
+        rt.length_controlled_win_rates(prefs, baseline="base", lengths=lengths, reference_prefs=verbose)
+    rest = prefs.filter((pl.col("system_a") != "verbose") & (pl.col("system_b") != "verbose"))
+    with pytest.raises(ValueError, match=r"reference_weight must be in \(0, 1\], got 0"):
+        rt.length_controlled_win_rates(
+            rest, baseline="base", lengths=lengths, reference_prefs=verbose, reference_weight=0
+        )
+    t = rt.length_controlled_win_rates(rest, baseline="base", lengths=lengths, reference_prefs=verbose, n_resamples=0)
+    assert "verbose" not in t["system"].to_list() and t.height == 3

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import html
 import importlib
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -24,7 +25,7 @@ from rubrictools.frames import to_polars
 __all__ = ["format_p_value", "html_table", "table"]
 
 _PVALUE = ("p_value", "pvalue", "p-value", "p")
-_RATE_WORDS = ("rate", "share", "percent", "agreement", "accuracy", "coverage", "win_rate", "fraction")
+_RATE_WORDS = ("rate", "share", "percent", "agreement", "accuracy", "coverage", "fraction")
 _BOUNDS = ("ci_low", "ci_high", "low", "high")
 _COUNT_WORDS = ("n", "count", "games", "wins", "losses", "ties", "labels", "calls", "tokens", "rows", "items", "points")
 
@@ -40,9 +41,15 @@ def format_p_value(p: float | None) -> str:
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
+def _words(name: str) -> list[str]:
+    return name.lower().replace("-", "_").replace(" ", "_").split("_")
+
+
 def _is_rate(name: str, col: pl.Series) -> bool:
-    lowered = name.lower()
-    if not any(w in lowered for w in _RATE_WORDS) or not col.dtype.is_float():
+    """A float column in [0, 1] whose name has a rate word as a whole word (``met_rate``, ``win
+    rate``; not ``rater`` or ``generated``)."""
+    words = _words(name)
+    if not any(w in words for w in _RATE_WORDS) or not col.dtype.is_float():
         return False
     values = col.drop_nulls().drop_nans()
     return values.len() > 0 and bool(values.min() >= 0) and bool(values.max() <= 1)  # type: ignore[operator]  # reason: a float column's min/max is a float
@@ -50,11 +57,36 @@ def _is_rate(name: str, col: pl.Series) -> bool:
 
 def _is_count(name: str, col: pl.Series) -> bool:
     """A float column that holds counts (``games``, ``n_labels``...): every value a whole number."""
-    words = name.lower().replace("-", "_").split("_")
-    if not col.dtype.is_float() or not any(w in _COUNT_WORDS for w in words):
+    if not col.dtype.is_float() or not any(w in _COUNT_WORDS for w in _words(name)):
         return False
     values = col.drop_nulls().drop_nans()
     return values.len() > 0 and bool((values == values.round(0)).all())
+
+
+def _constant_columns(df: pl.DataFrame, subtitle: str | None) -> tuple[pl.DataFrame, str | None]:
+    """A constant ``ci_level`` moved into the subtitle; an all-zero ``n_degenerate`` dropped."""
+    if "n_degenerate" in df.columns and df.height and bool((df["n_degenerate"].fill_null(0) == 0).all()):
+        df = df.drop("n_degenerate")
+    if "ci_level" in df.columns and df.height and df["ci_level"].n_unique() == 1 and df["ci_level"][0] is not None:
+        level = f"{float(df['ci_level'][0]):.0%} intervals"
+        df = df.drop("ci_level")
+        subtitle = level if subtitle is None else subtitle if level in subtitle else f"{subtitle} · {level}"
+    return df, subtitle
+
+
+def _decimals(col: pl.Series, decimals: int) -> int:
+    """``decimals``, or more (up to 6) when the smallest non-zero value would read as 0.
+
+    >>> _decimals(pl.Series([0.00023, 0.5]), 3), _decimals(pl.Series([1e-16, 0.5]), 3)
+    (4, 3)
+    """
+    nonzero = col.drop_nulls().drop_nans().abs().filter(col.drop_nulls().drop_nans().abs() > 0)
+    if nonzero.len() == 0:
+        return decimals
+    smallest = float(nonzero.min())  # type: ignore[arg-type]  # reason: a float column's min is a float
+    if smallest >= 0.5 * 10**-decimals or smallest < 1e-6:  # below 1e-6: rounding noise, read as 0
+        return decimals
+    return min(6, max(decimals, math.ceil(-math.log10(smallest))))
 
 
 def _readable(frame: pl.DataFrame) -> pl.DataFrame:
@@ -82,6 +114,7 @@ def table(
     decimals: int = 3,
     max_rows: int = 60,
     note: str | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> Any:
     """A formatted Great Tables table of a result frame (polars or pandas).
 
@@ -93,7 +126,11 @@ def table(
       bounds beside them (``ci_low``/``ci_high``) too;
     * other floats: ``decimals`` decimals; integers, and float columns of whole numbers named
       as counts (``n``, ``games``, ``wins``, ``labels``...): thousands separators, no decimals;
-    * text: left-aligned, never cut; lists and structs: ``a, b``; missing values: ``–``.
+    * text: left-aligned, never cut; lists and structs: ``a, b``; missing values: ``–``;
+    * a float column whose smallest non-zero value would round to 0 at ``decimals`` (a bound of
+      0.00023) gets the decimals it needs, up to 6;
+    * a constant ``ci_level`` column is not shown: the subtitle says "95% intervals" instead, and
+      an ``n_degenerate`` column of zeros is left out.
 
     A frame longer than ``max_rows`` shows its first ``max_rows`` rows and says how many are
     left out (none is hidden in the middle).
@@ -112,6 +149,8 @@ def table(
         The most rows shown.
     note
         A source note under the table.
+    labels
+        Column headers to show instead of the column names, e.g. ``{"met_rate": "met"}``.
 
     Examples
     --------
@@ -125,9 +164,11 @@ def table(
     df = to_polars(frame, name="frame")
     if max_rows < 1:
         raise ValueError(f"max_rows must be >= 1, got {max_rows}")
-    unknown = sorted(set(percent or ()) - set(df.columns))
-    if unknown:
-        raise ValueError(f"percent= names columns not in the table: {unknown} (columns: {df.columns})")
+    for name, given in (("percent", percent), ("labels", labels)):
+        unknown = sorted(set(given or ()) - set(df.columns))
+        if unknown:
+            raise ValueError(f"{name}= names columns not in the table: {unknown} (columns: {df.columns})")
+    df, subtitle = _constant_columns(df, subtitle)
     left_out = max(0, df.height - max_rows)
     df = _readable(df.head(max_rows))
     rates = list(dict.fromkeys([*(percent or ()), *(c for c in df.columns if _is_rate(c, df[c]))]))
@@ -142,8 +183,8 @@ def table(
     out = gt.GT(df)
     if rates:
         out = out.fmt_percent(columns=rates, decimals=1)
-    if floats:
-        out = out.fmt_number(columns=floats, decimals=decimals)
+    for c in floats:
+        out = out.fmt_number(columns=c, decimals=_decimals(df[c], decimals))
     if ints:
         out = out.fmt_integer(columns=ints)
     if texts:
@@ -151,7 +192,9 @@ def table(
     if pvals:
         out = out.cols_align(align="right", columns=pvals)
     out = out.sub_missing(missing_text="–")
-    if title is not None:
+    if labels:
+        out = out.cols_label(**dict(labels))
+    if title is not None or subtitle is not None:
         out = out.tab_header(title=title, subtitle=subtitle)
     shown = f"{left_out:,} more row(s) not shown" if left_out else ("no rows" if df.height == 0 else None)
     notes = [n for n in (note, shown) if n]

@@ -89,3 +89,21 @@ def test_a_result_object_display_uses_the_same_formatting():
 
     html = html_table(pl.DataFrame({"met_rate": [0.657143], "p_value": [1e-16]}), title="Report", note="all columns")
     assert _cells(html) == ["Report", "65.7%", "&lt; 0.001", "all columns"]
+
+
+def test_labels_a_constant_ci_level_and_all_zero_degenerate_resamples() -> None:
+    t = pl.DataFrame({"system": ["a", "b"], "ci_low": [0.1, 0.2], "ci_level": [0.95, 0.95], "n_degenerate": [0, 0]})
+    html = rt.charts.table(t, title="T", labels={"system": "model"}).as_raw_html()
+    assert "95% intervals" in html and "ci_level" not in html and "n_degenerate" not in html
+    assert ">model<" in html
+    with pytest.raises(ValueError, match=r"labels= names columns not in the table: \['x'\]"):
+        rt.charts.table(t, labels={"x": "y"})
+    varied = t.with_columns(pl.Series("ci_level", [0.9, 0.95]), pl.Series("n_degenerate", [0, 3]))
+    assert "ci_level" in rt.charts.table(varied).as_raw_html()
+
+
+def test_rate_words_are_whole_words_and_small_values_keep_a_digit() -> None:
+    """Before: a column named 'rater mean' in [0, 1] printed as a percentage, and a bound of
+    0.00023 printed as 0.000."""
+    t = pl.DataFrame({"rater_mean": [0.5], "ci_low": [0.00023], "noise": [1e-16]})
+    assert _cells(rt.charts.table(t).as_raw_html()) == ["0.500", "0.0002", "0.000"]

@@ -44,7 +44,7 @@ class Dataset:
         lines += [f"  {k}: {self.card[k]}" for k in keys[1:] if k in self.card]
         n_items = self.human["id"].n_unique()
         raters = self.human["rater"].n_unique()
-        lines.append(f"  size: {n_items} items, {self.human.height} human labels from {raters} rater(s)")
+        lines.append(f"  size: {n_items:,} items, {self.human.height:,} human labels from {raters:,} rater(s)")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -104,7 +104,7 @@ class BatchJob:
             counts[r["status"]] = counts.get(r["status"], 0) + 1
         state = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing to submit"
         return (
-            f"BatchJob({str(self.path)!r}: {self.handle['calls']} calls, {self.handle['precached']} "
+            f"BatchJob({self.path.name!r}: {self.handle['calls']} calls, {self.handle['precached']} "
             f"answered from the cache, "
             f"{len(self.rounds)} provider batch(es): {state})"
         )

@@ -63,6 +63,29 @@ def _is_count(name: str, col: pl.Series) -> bool:
     return values.len() > 0 and bool((values == values.round(0)).all())
 
 
+# headers a reader knows at once; any other snake_case name is shown with spaces (``met_rate``
+# -> ``met rate``); ``labels=`` and a later ``cols_label`` override both
+_HEADERS = {
+    "ci_low": "low",
+    "ci_high": "high",
+    "p_value": "p-value",
+    "n_excluded": "excluded",
+    "n_degenerate": "degenerate resamples",
+    "ci_level": "interval level",
+    "cost_usd": "cost (USD)",
+    "latency_s": "latency (s)",
+}
+
+
+def _header(name: str) -> str:
+    """The header shown for a column: ``ci_low`` -> ``low``, ``met_rate`` -> ``met rate``.
+
+    >>> _header("ci_low"), _header("met_rate"), _header("n"), _header("Mean A")
+    ('low', 'met rate', 'n', 'Mean A')
+    """
+    return _HEADERS.get(name, name.replace("_", " ") if name.islower() else name)
+
+
 def _constant_columns(df: pl.DataFrame, subtitle: str | None) -> tuple[pl.DataFrame, str | None]:
     """A constant ``ci_level`` moved into the subtitle; an all-zero ``n_degenerate`` dropped."""
     if "n_degenerate" in df.columns and df.height and bool((df["n_degenerate"].fill_null(0) == 0).all()):
@@ -130,7 +153,9 @@ def table(
     * a float column whose smallest non-zero value would round to 0 at ``decimals`` (a bound of
       0.00023) gets the decimals it needs, up to 6;
     * a constant ``ci_level`` column is not shown: the subtitle says "95% intervals" instead, and
-      an ``n_degenerate`` column of zeros is left out.
+      an ``n_degenerate`` column of zeros is left out;
+    * headers in words: ``ci_low``/``ci_high`` as ``low``/``high``, ``p_value`` as ``p-value``,
+      ``n_excluded`` as ``excluded``, other snake_case names with spaces (``met rate``).
 
     A frame longer than ``max_rows`` shows its first ``max_rows`` rows and says how many are
     left out (none is hidden in the middle).
@@ -150,7 +175,7 @@ def table(
     note
         A source note under the table.
     labels
-        Column headers to show instead of the column names, e.g. ``{"met_rate": "met"}``.
+        Column headers to show instead of the default ones, e.g. ``{"met_rate": "met"}``.
 
     Examples
     --------
@@ -192,8 +217,10 @@ def table(
     if pvals:
         out = out.cols_align(align="right", columns=pvals)
     out = out.sub_missing(missing_text="–")
-    if labels:
-        out = out.cols_label(**dict(labels))
+    headers = {c: _header(c) for c in df.columns if _header(c) != c}
+    headers.update(labels or {})
+    if headers:
+        out = out.cols_label(cases=headers)
     if title is not None or subtitle is not None:
         out = out.tab_header(title=title, subtitle=subtitle)
     shown = f"{left_out:,} more row(s) not shown" if left_out else ("no rows" if df.height == 0 else None)

@@ -107,3 +107,12 @@ def test_rate_words_are_whole_words_and_small_values_keep_a_digit() -> None:
     0.00023 printed as 0.000."""
     t = pl.DataFrame({"rater_mean": [0.5], "ci_low": [0.00023], "noise": [1e-16]})
     assert _cells(rt.charts.table(t).as_raw_html()) == ["0.500", "0.0002", "0.000"]
+
+
+def test_headers_are_words_unless_labelled() -> None:
+    t = pl.DataFrame({"met_rate": [0.5], "ci_low": [0.4], "ci_high": [0.6], "p_value": [0.01], "n_excluded": [2]})
+    html = rt.charts.table(t).as_raw_html()
+    heads = [re.sub(r"<[^>]+>", "", h).strip() for h in re.findall(r"<th[^>]*>(.*?)</th>", html, re.S)]
+    assert heads == ["met rate", "low", "high", "p-value", "excluded"]
+    relabelled = rt.charts.table(t, labels={"ci_low": "from"}).cols_label(ci_high="to").as_raw_html()
+    assert ">from<" in relabelled and ">to<" in relabelled and ">met rate<" in relabelled

@@ -41,6 +41,7 @@ def forest(
     ceiling: Any = None,
     ceiling_metric: str | None = None,
     compare: str | None = None,
+    chance: float | None = None,
 ) -> alt.LayerChart | alt.FacetChart:
     """Forest plot of an :func:`rubrictools.agreement` (or ``inter_rater``) table: one point per
     group with its bootstrap interval, one panel per metric.
@@ -53,11 +54,21 @@ def forest(
     which estimates the same quantity), and the forest then shows one metric.
     ``compare``: a column whose values (e.g. ``"before"``/``"after"``, or two judges) are drawn
     side by side within each group's row, one colour each, in the table's order.
+    ``chance``: the value chance gives, drawn as a dashed line the axis includes; by default 0
+    for kappa-like metrics (Cohen's kappa, ICC, correlations) and none for others; e.g. 0.5 for
+    how often a judge keeps its pick between two outputs after they are swapped.
+
+    Metrics that are shares (accuracy, precision, recall, agreement, ...: every value in
+    [0, 1]) are drawn on a percentage axis.
     """
     alt = _alt()
     t = chart_frame(table, name="table")
+    if isinstance(chance, bool) or not isinstance(chance, (int, float, type(None))):
+        raise TypeError(f"chance must be a number or None, got {chance!r}")
     if ceiling is not None:
-        return _forest_with_ceiling(t, chart_frame(ceiling, name="ceiling"), metric, ceiling_metric, by, title, width)
+        return _forest_with_ceiling(
+            t, chart_frame(ceiling, name="ceiling"), metric, ceiling_metric, by, title, width, chance
+        )
     if metric is not None:
         metrics = [metric] if isinstance(metric, str) else list(metric)
         missing = set(metrics) - set(t["metric"].unique().to_list())
@@ -71,7 +82,9 @@ def forest(
     )
     if compare is not None and compare not in t.columns:
         raise ValueError(f"compare={compare!r} is not a column of the table ({t.columns})")
-    chance = t.height > 0 and set(t["metric"].to_list()) <= CHANCE_AT_ZERO
+    if chance is None and t.height > 0 and set(t["metric"].to_list()) <= CHANCE_AT_ZERO:
+        chance = 0.0
+    percent = _all_shares(t)
     t = t.with_columns(pl.col("metric").replace(METRIC_NAMES))  # "Cohen's kappa", not cohen_kappa
     cols = [c for c in (by, compare, "metric", "value", "ci_low", "ci_high", "n") if c is not None and c in t.columns]
     data = alt.Data(values=_values(t.select(cols)))
@@ -80,10 +93,14 @@ def forest(
     if compare is not None:
         kinds = t[compare].cast(pl.String).unique(maintain_order=True).to_list()
         palette = ["#9e9e9e", "#4c78a8", "#f58518", "#54a24b", "#e45756"]
+        shapes = ["circle", "square", "diamond", "triangle-up", "cross"]
         base = base.encode(
             yOffset=alt.YOffset(f"{compare}:N", sort=kinds),
             color=alt.Color(
                 f"{compare}:N", title=compare, sort=kinds, scale=alt.Scale(domain=kinds, range=palette[: len(kinds)])
+            ),
+            shape=alt.Shape(  # a cue besides colour
+                f"{compare}:N", title=compare, sort=kinds, scale=alt.Scale(domain=kinds, range=shapes[: len(kinds)])
             ),
         )
     words = (by, "metric", compare)
@@ -91,7 +108,8 @@ def forest(
         alt.Tooltip(f"{c}:{'N' if c in words else 'Q'}", format="" if c in (*words, "n") else ".3f") for c in cols
     ]
     one = t["metric"][0] if t["metric"].n_unique() == 1 else "estimate"
-    layer = _intervals(base, tooltip, one, interval_words(t, "CI"), chance=chance).properties(width=width)
+    layer = _intervals(base, tooltip, one, interval_words(t, "CI"), chance=chance, percent=percent)
+    layer = layer.properties(width=width)
     # panels in the order asked (metric=[...]), else the table's; never alphabetical
     panels = (
         [METRIC_NAMES.get(m, m) for m in metrics]
@@ -119,22 +137,47 @@ def _class_name(code: str) -> pl.Expr:
     return pl.col("classes").list.get(pl.col(code)).cast(pl.String).str.replace(r"^(-?\d+)\.0$", "$1")
 
 
+_SHARES = {"accuracy", "balanced_accuracy", "precision", "recall", "percent_agreement", "specificity"}
+_SHARE_WORDS = ("accuracy", "agreement", "rate", "share", "precision", "recall")
+
+
+def _all_shares(t: pl.DataFrame) -> bool:
+    """Every metric of the table a share in [0, 1] (by name), and every value and bound in it."""
+    names = set(t["metric"].to_list())
+    if not names or not all(m in _SHARES or any(w in m.lower() for w in _SHARE_WORDS) for m in names):
+        return False
+    if any(m in CHANCE_AT_ZERO for m in names):
+        return False
+    cols = [c for c in ("value", "ci_low", "ci_high") if c in t.columns]
+    low = t.select(pl.min_horizontal(pl.col(c).min() for c in cols)).item()
+    high = t.select(pl.max_horizontal(pl.col(c).max() for c in cols)).item()
+    return low is not None and low >= 0 and high <= 1
+
+
 def _intervals(
-    base: alt.Chart, tooltip: list[Any], metric: str = "estimate", level: str = "CI", *, chance: bool = False
+    base: alt.Chart,
+    tooltip: list[Any],
+    metric: str = "estimate",
+    level: str = "CI",
+    *,
+    chance: float | None = None,
+    percent: bool = False,
 ) -> alt.LayerChart:
     """A forest plot's marks on ``base``: the ``ci_low``-``ci_high`` rule and the ``value`` point;
-    with ``chance``, a dashed line at 0 (chance agreement), which the axis then includes."""
+    with ``chance``, a dashed line there (chance agreement), which the axis then includes."""
     alt = _alt()
     # not forced to start at 0 (agreement of 0.70-0.97 fills the axis), with room at the ends so a
     # point or interval at the edge of the data is drawn whole
-    words = f"{metric} ({level}; dashed: chance)" if chance else f"{metric} ({level})"
-    x = alt.X("ci_low:Q", title=words, scale=alt.Scale(zero=chance, padding=12))
+    at = "" if chance in (None, 0) else f" at {chance:.0%}" if percent else f" at {chance:g}"
+    words = f"{metric} ({level}; dashed: chance{at})" if chance is not None else f"{metric} ({level})"
+    axis = alt.Axis(format="%") if percent else alt.Axis()
+    x = alt.X("ci_low:Q", title=words, axis=axis, scale=alt.Scale(zero=chance == 0, padding=12))
     rule = base.mark_rule(strokeWidth=2).encode(x=x, x2="ci_high:Q")
     point = base.mark_point(filled=True, size=70).encode(x="value:Q", tooltip=tooltip)
-    if not chance:
+    if chance is None:
         return alt.layer(rule, point)
     # its own chart on the same data, with no y or colour: one grey line over the whole height
-    ref = alt.Chart(base.data).mark_rule(color="#888", strokeDash=[4, 3]).encode(x=alt.datum(0))
+    ref = alt.Chart(base.data).mark_rule(color="#888", strokeDash=[4, 3]).encode(x=alt.datum(chance))
     return alt.layer(ref, rule, point)
 
 
@@ -146,6 +189,7 @@ def _forest_with_ceiling(
     by: str,
     title: str | None,
     width: int,
+    chance: float | None,
 ) -> alt.LayerChart:
     """One metric's forest with the human ceiling beside each judge point (grey)."""
     alt = _alt()
@@ -165,7 +209,10 @@ def _forest_with_ceiling(
     order = judge[by].cast(pl.String).unique(maintain_order=True).to_list()
     colour = alt.Color("who:N", title=None, scale=alt.Scale(domain=who, range=["#4c78a8", "#9e9e9e"]))
     base = alt.Chart(alt.Data(values=_values(both))).encode(
-        y=alt.Y(f"{by}:N", title=None, sort=order), yOffset=alt.YOffset("who:N", sort=who), color=colour
+        y=alt.Y(f"{by}:N", title=None, sort=order),
+        yOffset=alt.YOffset("who:N", sort=who),
+        color=colour,
+        shape=alt.Shape("who:N", title=None, scale=alt.Scale(domain=who, range=["circle", "square"])),
     )
     tooltip = [f"{by}:N", "who:N", alt.Tooltip("value:Q", format=".3f")]
     level = interval_words(
@@ -173,8 +220,12 @@ def _forest_with_ceiling(
     )
     name, ceiling_name = METRIC_NAMES.get(m, m), METRIC_NAMES.get(cm, cm)
     axis = name if cm == m else f"judge: {name}; people (grey): {ceiling_name}"
-    chance = m in CHANCE_AT_ZERO and cm in CHANCE_AT_ZERO
-    return _intervals(base, tooltip, axis, level, chance=chance).properties(
+    if chance is None and m in CHANCE_AT_ZERO and cm in CHANCE_AT_ZERO:
+        chance = 0.0
+    percent = _all_shares(both.with_columns(pl.lit(m).alias("metric"))) and _all_shares(
+        both.with_columns(pl.lit(cm).alias("metric"))
+    )
+    return _intervals(base, tooltip, axis, level, chance=chance, percent=percent).properties(
         width=width, title=title or f"{name} beside the human ceiling ({ceiling_name})"
     )
 
@@ -371,8 +422,10 @@ def met_rates(
         ),
         x2="ci_high:Q",
     )
+    # a second cue besides colour: the judge a circle, the humans a square, named in the legend
+    shape = alt.Shape("who:N", title=None, scale=alt.Scale(domain=["judge", "human"], range=["circle", "square"]))
     point = base.mark_point(filled=True, size=60).encode(
-        x="value:Q", tooltip=["criterion:N", "who:N", alt.Tooltip("value:Q", format=".1%"), "n:Q"]
+        x="value:Q", shape=shape, tooltip=["criterion:N", "who:N", alt.Tooltip("value:Q", format=".1%"), "n:Q"]
     )
     return alt.layer(rule, point).properties(width=360, title="MET rate: judge vs humans on the same items")
 

@@ -72,7 +72,9 @@ def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int =
     )
     x = alt.X("lo:Q", title=f"change, {b} - {a} (mean and {interval_words(t)})", scale=alt.Scale(padding=20))
     bar = base.mark_rule(strokeWidth=3).encode(x=x, x2="hi:Q", color=colour)
-    point = base.mark_point(filled=True, size=70).encode(x="change:Q", color=colour)
+    shapes = {_CLEAR: "circle", _UNCLEAR: "diamond", "no interval": "square"}  # a cue besides colour
+    shape = alt.Shape("reading:N", title=None, scale=alt.Scale(domain=present, range=[shapes[k] for k in present]))
+    point = base.mark_point(filled=True, size=70).encode(x="change:Q", color=colour, shape=shape)
     label = (
         base.transform_calculate(
             text="(datum.change > 0 ? '+' : '') + format(datum.change, '.3f') + "

@@ -62,7 +62,15 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
         base.mark_line().encode(
             strokeDash=alt.condition("datum.method == 'naive'", alt.value([5, 4]), alt.value([1, 0]))
         ),
-        base.mark_point(filled=True).encode(tooltip=tooltip),
+        base.mark_point(filled=True).encode(  # a cue besides colour: each estimator its own shape
+            tooltip=tooltip,
+            shape=alt.Shape(
+                "estimator:N",
+                title=None,
+                sort=order,
+                scale=alt.Scale(domain=order, range=["circle", "square", "triangle-up"]),
+            ),
+        ),
         text,
     ).properties(width=220, height=160)
     many = c["criterion"].n_unique() > 1

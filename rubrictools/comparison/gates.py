@@ -123,9 +123,8 @@ def assert_score(
     )
     # a penalty is good for the score when UNMET: rank by the share of verdicts that help it
     penalties = {c.name for c in rub.criteria if c.weight < 0} if rub is not None else set()
-    credit = table.with_columns(
-        pl.when(pl.col("criterion").is_in(list(penalties))).then(1 - pl.col("mean")).otherwise(pl.col("mean"))
-    ).sort("mean")
+    good = pl.when(pl.col("criterion").is_in(list(penalties))).then(1 - pl.col("mean")).otherwise(pl.col("mean"))
+    credit = table.with_columns(good.alias("mean")).sort("mean")
     worst = ", ".join(f"{r['criterion']} {r['mean']:.0%}" for r in credit.head(3).iter_rows(named=True))
     raise AssertionError(
         f"score gate failed: {why}. Criteria that help the score least (share of verdicts good for it: MET, or UNMET "

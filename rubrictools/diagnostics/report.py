@@ -96,6 +96,10 @@ class RubricReport:
         first = self.weakest(1)
         data = data.with_columns(  # the criterion to fix first is marked, whatever its colour
             pl.col("criterion").is_in(first).alias("fix_first"),
+            pl.when(pl.col("criterion").is_in(first) & (pl.col("flag") == "no flag"))
+            .then(pl.lit("weakest, no other flag"))  # the legend never says "no flag" of the one to fix
+            .otherwise(pl.col("flag"))
+            .alias("flag"),
             pl.when(pl.col("criterion").is_in(first))
             .then(pl.format("{} · fix first", pl.col("label").str.strip_chars()))
             .otherwise(pl.col("label"))
@@ -164,6 +168,7 @@ _FLAG_COLOURS = {  # the first flag of a criterion decides its bar's colour
     "redundant": "#9467bd",
     "costliest disagreement": "#e7ba52",
     "no usable verdicts": "#7f7f7f",
+    "weakest, no other flag": "#56b4e9",
     "no flag": "#4c78a8",
 }
 

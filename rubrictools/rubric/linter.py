@@ -14,7 +14,7 @@ check                       severity what it flags
                                      a conjunction followed by a second verb
 ``overlap``                 warning  two criteria share most content words (Jaccard >= 0.5)
 ``zero_weight``             warning  weight 0 on a scored criterion: paid for, never counts
-``negligible_weight``       warning  the criterion moves the score by less than 2 points in 100
+``negligible_weight``       warning  under 2% of the positive weight: moves the score < 2 points in 100
 ``dominant_weight``         info     one criterion carries >= 60% of the positive weight
 ``penalty_phrased_as_quality`` error a negative weight on a desirable property: MET
                                      would subtract for doing well
@@ -83,8 +83,8 @@ def _is_vague(c: Criterion) -> str | None:
     concrete = any(w in OBSERVABLE for w in words) or bool(re.search(r"\d|[\"'`]", c.requirement))
     if vague and not concrete:
         return (
-            f"judgement word(s) {vague} with nothing observable to check; say what the judge should see "
-            f"(e.g. 'states the final answer in the first sentence')"
+            f"judgement word(s) {vague} with nothing observable to check; say what in the answer shows it "
+            f"(a phrase, a step, a fact the judge can point to)"
         )
     return None
 
@@ -162,15 +162,15 @@ def lint(rubric: Rubric | Any) -> pl.DataFrame:
                     "negligible_weight",
                     "warning",
                     f"|weight| {abs(c.weight):g} is {100 * abs(c.weight) / tpw:.1f}% of the positive weight {tpw:g}: "
-                    "it can move the score by under 2 points in 100",
+                    f"it moves the score by at most {100 * abs(c.weight) / tpw:.1f} points in 100",
                 )
             if c.weight > 0 and tpw > 0 and len(scored) >= 3 and c.weight / tpw >= 0.6:
                 add(
                     c.name,
                     "dominant_weight",
                     "info",
-                    f"carries {100 * c.weight / tpw:.0f}% of the positive weight: the other criteria can barely "
-                    "change a verdict on it",
+                    f"carries {100 * c.weight / tpw:.0f}% of the positive weight: the score is mostly this one "
+                    "verdict, whatever the other criteria say",
                 )
         if c.options is not None and c.scale == "ordinal":
             vals = [o.value for o in c.options if not o.na]

@@ -240,3 +240,18 @@ def test_score_histograms_use_few_enough_bins_to_show_the_shape_and_mark_the_mea
     assert 5 <= len(starts) <= 12, sorted(starts)
     means = [r for r in data_values(charts["score_distributions"]) if "mean" in r]
     assert {r["who"] for r in means} == {"human", "judge"}
+
+
+def test_points_told_apart_by_colour_also_differ_in_shape(charts) -> None:
+    """Colour alone separates the judge's points from the humans' (before: met_rates, red against
+    blue dots): a reader who cannot tell the hues apart needs a second cue."""
+    lonely = []
+    for name, spec in charts.items():
+        for node in walk(spec):
+            mark = node.get("mark")
+            kind = mark.get("type") if isinstance(mark, dict) else mark
+            enc = node.get("encoding") or {}
+            colour = enc.get("color") if isinstance(enc.get("color"), dict) else {}
+            if kind in ("point", "circle") and colour.get("type") == "nominal" and "shape" not in enc:
+                lonely.append(name)
+    assert not lonely, f"points told apart by colour only in {sorted(set(lonely))}"

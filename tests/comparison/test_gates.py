@@ -83,3 +83,18 @@ def test_a_gate_that_cannot_fail_or_cannot_be_computed_is_refused() -> None:
         rt.assert_score(v, rub, at_least=0.5, n_resamples=0)
     with pytest.raises(ValueError, match="seed must be an int >= 0"):
         rt.assert_score(v, rub, at_least=0.5, seed=-1)
+
+
+def test_a_penalty_rarely_met_is_named_as_helping_the_score() -> None:
+    rub = rt.Rubric.from_dict(
+        [
+            {"name": "correct", "weight": 2, "requirement": "Correct"},
+            {"name": "rude", "weight": -1, "requirement": "Rude"},
+        ]
+    )
+    v = _table(200, 0.3, 0.0).with_columns(
+        pl.when(pl.col("criterion") == "cites").then(pl.lit("rude")).otherwise("criterion").alias("criterion"),
+        pl.when((pl.col("criterion") == "cites") & (pl.col("id") < 20)).then(1.0).otherwise("value").alias("value"),
+    )  # rude MET on 10%: good for the score on 90% of verdicts
+    with pytest.raises(AssertionError, match=r"least .*: correct 2\d%, rude 90%$"):
+        rt.assert_score(v, rub, at_least=0.9)

@@ -36,6 +36,9 @@ def test_grouped_mode_asks_once_per_group_and_once_per_ungrouped_criterion() -> 
         False,
         True,
     ]
+    # a group's call speaks of the criteria listed, not of the whole rubric it does not show
+    assert "EVERY criterion listed in the message (a group of the rubric's criteria)" in p["system"][0]
+    assert "of a rubric" not in p["system"][0].split("\n")[0]
     # a group's call asks for exactly its members, in a per-item schema
     schema = p["schema"][0]
     assert list(json.loads(schema)["properties"]["verdicts"]["required"]) == ["greets", "thanks"]

@@ -107,7 +107,11 @@ def test_a_role_opens_the_system_message_and_reaches_the_server() -> None:
                    obligations=["quote the sentence you judge"], constraints=["reward length"])  # fmt: skip
     plain = rt.prompts(DF.head(1), RUBRIC, model=MODEL)
     with_role = rt.prompts(DF.head(1), RUBRIC, model=rt.Judge(model=MODEL, role=role))
-    assert with_role["system"][0] == role.render() + "\n\n" + plain["system"][0]
+    # the built-in "You are a careful, impartial grader." would be a second identity under the role
+    assert plain["system"][0].startswith("You are a careful, impartial grader. You judge ONE")
+    opening = "As a grader, be careful and impartial. You judge ONE"
+    assert with_role["system"][0] == role.render() + "\n\n" + opening + plain["system"][0].split("You judge ONE", 1)[1]
+    assert with_role["system"][0].count("You are") == 1
     assert "You MUST NOT:\n- reward length" in with_role["system"][0]
     assert with_role["user"].to_list() == plain["user"].to_list()
     assert set(plain["cache_key"]).isdisjoint(with_role["cache_key"])

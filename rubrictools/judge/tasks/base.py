@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from rubrictools.judge.image_parts import with_images
+from rubrictools.judge.prompts import under_role
 from rubrictools.rubric import Criterion, Rubric
 from rubrictools.submissions import Submission
 
@@ -94,7 +95,12 @@ class JudgeTask(ABC):
         msgs: list[dict[str, Any]] = self.messages(system_prompt=system_prompt)
         if role or note:
             msgs = [
-                {**m, "content": "\n\n".join(x for x in (role, m["content"], note) if x)}
+                {
+                    **m,
+                    "content": "\n\n".join(
+                        x for x in (role, under_role(m["content"]) if role else m["content"], note) if x
+                    ),
+                }
                 if m["role"] == "system"
                 else m
                 for m in msgs

@@ -61,6 +61,7 @@ class ItemTask(JudgeTask):
             examples=self.examples,
             others=self.others,
             confidence=self.confidence,
+            group=len(self.judged) < sum(c.rule is None for c in s.rubric),  # grouped mode: some criteria
         )
 
     def optional_columns(self) -> set[str]:

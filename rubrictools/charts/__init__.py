@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from rubrictools.charts.agreement import (
     confusion,
-    forest,
     judge_agreement,
     met_rates,
     reliability,
@@ -27,6 +26,7 @@ from rubrictools.charts.agreement import (
 from rubrictools.charts.base import offline, save
 from rubrictools.charts.change import before_after
 from rubrictools.charts.comparison import run_comparison
+from rubrictools.charts.forest import forest
 from rubrictools.charts.inference import ppi_widths
 from rubrictools.charts.pairwise import leaderboard, position_bias, win_matrix
 from rubrictools.charts.run import run_summary

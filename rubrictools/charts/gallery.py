@@ -19,10 +19,11 @@ import numpy as np
 import polars as pl
 
 from rubrictools.calibration.model import dist_frame
-from rubrictools.charts.agreement import confusion, forest, judge_agreement, met_rates, reliability, score_distributions
+from rubrictools.charts.agreement import confusion, judge_agreement, met_rates, reliability, score_distributions
 from rubrictools.charts.base import save
 from rubrictools.charts.change import before_after
 from rubrictools.charts.comparison import run_comparison
+from rubrictools.charts.forest import forest
 from rubrictools.charts.inference import ppi_widths
 from rubrictools.charts.pairwise import leaderboard, position_bias, win_matrix
 from rubrictools.charts.run import run_summary

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import polars as pl
 
+from rubrictools import metrics
 from rubrictools.comparison.runs import judge_rows, open_run, with_values
 from rubrictools.deprecation import adapted, renamed
 from rubrictools.human_agreement import inter_rater
@@ -32,8 +34,11 @@ def consistency(
     whose verdict is the same in every run), ``percent_agreement`` and ``fleiss_kappa`` with the
     runs as raters (:func:`rubrictools.inter_rater`, cluster-bootstrap intervals); and on the
     score (``criterion = "__score__"``), ``score_sd``: the mean over submissions of the standard
-    deviation of its score across runs. A criterion a judge cannot apply the same way twice
-    shows a low kappa here before any human label is collected.
+    deviation of its score across runs, and ``score_consistency``, rubrify's meta-metric
+    ``1 - mean_i CV_i`` (:func:`rubrictools.metrics.consistency`: the coefficient of variation of
+    each submission's score across runs; 1 = every run scores every submission alike). A
+    criterion a judge cannot apply the same way twice shows a low kappa here before any human
+    label is collected.
 
     ``seed``: its seed (``0`` by default: identical calls give identical intervals; ``None``
     draws afresh).
@@ -70,10 +75,19 @@ def consistency(
         pl.len().alias("n_items"),
     )
     scores = pl.concat([score(t, rub).select("id", "score") for t in tables]).drop_nulls("score")
-    sd = scores.group_by("id").agg(pl.col("score").std(ddof=0).alias("sd"), pl.len().alias("k"))
+    sd = scores.group_by("id").agg(
+        pl.col("score").std(ddof=0).alias("sd"), pl.col("score").mean().alias("mean"), pl.len().alias("k")
+    )
     sd = sd.filter(pl.col("k") == len(runs))
+    matrix = scores.join(sd.select("id"), on="id").group_by("id").agg(pl.col("score"))["score"].to_list()
+    cons = metrics.consistency(np.array(matrix, dtype=float)) if matrix else float("nan")
     spread = pl.DataFrame(
-        {"criterion": ["__score__"], "metric": ["score_sd"], "value": [sd["sd"].mean()], "n_items": [sd.height]},
+        {
+            "criterion": ["__score__", "__score__"],
+            "metric": ["score_sd", "score_consistency"],
+            "value": [sd["sd"].mean(), cons],
+            "n_items": [sd.height, sd.height],
+        },
         schema_overrides={"value": pl.Float64, "n_items": pl.Int64},
     )
     extra = pl.concat([agree.with_columns(pl.col("n_items").cast(pl.Int64)), spread], how="vertical_relaxed")

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from rubrictools import metrics
 from rubrictools.deprecation import adapted, moved_last
 from rubrictools.human_agreement import agreement, human_frame, inter_rater
 from rubrictools.rubric import Rubric as _Rubric
@@ -51,13 +52,17 @@ __all__ = ["RubricReport", "rubric_report"]
 
 @dataclass
 class RubricReport:
-    """Per-criterion quality table (``table``), criterion correlations (``correlations``)
-    and the findings in words (``findings``). Renders as HTML in Jupyter; ``chart()`` draws it."""
+    """Per-criterion quality table (``table``), criterion correlations (``correlations``),
+    the findings in words (``findings``) and the rubric score's ``discrimination`` (rubrify's
+    meta-metric: the normalised entropy of the scores over ten bins of the scale, 0 = every
+    submission the same score, 1 = spread evenly; :func:`rubrictools.metrics.discrimination`).
+    Renders as HTML in Jupyter; ``chart()`` draws it."""
 
     table: pl.DataFrame
     correlations: pl.DataFrame
     rubric: Any = field(repr=False)
     findings: list[str] = field(default_factory=list)
+    discrimination: float | None = None
 
     def weakest(self, n: int = 3) -> list[str]:
         """The ``n`` criteria whose wording to fix first: lowest kappa with humans, else lowest
@@ -149,6 +154,8 @@ class RubricReport:
 
     def _repr_html_(self) -> str:
         items = "".join(f"<li>{html.escape(f)}</li>" for f in self.findings) or "<li>no problems found</li>"
+        if self.discrimination is not None:
+            items += f"<li>score discrimination (normalised entropy, 0-1): {self.discrimination:.2f}</li>"
         shown = [c for c in _SHOWN if c in self.table.columns and self.table[c].null_count() < self.table.height]
         compact = self.table.select(shown).with_columns(pl.col("flags").list.join(", "))
         note = f"{len(shown)} of {len(self.table.columns)} columns; all of them in report.table"
@@ -408,4 +415,22 @@ def rubric_report(
         .replace_strict({k: v for k, v in flags.items()}, return_dtype=pl.List(pl.String))
         .alias("flags")
     )
-    return RubricReport(table=table, correlations=corr, rubric=rubric, findings=findings)
+    spread_of_scores = _score_discrimination(v, rubric)
+    if spread_of_scores is not None and spread_of_scores < 0.5:
+        findings.append(
+            f"the rubric scores bunch up (discrimination {spread_of_scores:.2f}: the normalised entropy of the "
+            "scores over ten bins): the rubric tells few submissions apart"
+        )
+    return RubricReport(
+        table=table, correlations=corr, rubric=rubric, findings=findings, discrimination=spread_of_scores
+    )
+
+
+def _score_discrimination(v: pl.DataFrame, rubric: Any) -> float | None:
+    """Normalised entropy of the rubric scores over ten equal bins of their scale (0-1, widened
+    to take scores a penalty pushed below 0); None without a scored submission."""
+    scores = score(v, rubric, on_error="null")["score"].drop_nulls().to_numpy().astype(float)
+    if scores.size == 0:
+        return None
+    low, high = min(0.0, float(scores.min())), max(1.0, float(scores.max()))
+    return metrics.discrimination(scores, bins=10, low=low, high=high)

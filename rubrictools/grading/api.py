@@ -19,7 +19,7 @@ import polars as pl
 from rubrictools.conversations import ConversationPart
 from rubrictools.deprecation import adapted
 from rubrictools.grading.batch import submit_batch_plan
-from rubrictools.grading.executor import OnResult
+from rubrictools.grading.executor import Hooks, OnResult, OnStart
 from rubrictools.grading.live import grade_frame, grade_frame_async
 from rubrictools.grading.options import (
     CacheSetting,
@@ -74,6 +74,7 @@ def grade(
     batch_dir: str | Path | None = None,
     poll_interval: float = 30.0,
     record: bool | str | Path = True,
+    on_start: OnStart | None = None,
     on_result: OnResult | None = None,
 ) -> pl.DataFrame:
     """Grade every submission of ``df`` against ``rubric`` with one or more LLM judges.
@@ -180,6 +181,12 @@ def grade(
         cost, the inputs and this table; see :func:`~rubrictools.runs`,
         :func:`~rubrictools.load_run`, :func:`~rubrictools.compare_runs`. A batch job is
         recorded when its results are collected here.
+    on_start
+        Called before each judge call is sent (not for answers from the cache) with what it
+        will ask: a dict with ``id`` (the submission's), ``judge``, ``criteria`` (the names
+        the call judges) and ``messages`` (the exact chat messages; never an API key)
+        (rubrify's ``on_criterion_start``). An exception in it is warned about once and never
+        stops the run. Not with ``batch=True``.
     on_result
         Called as each judge call completes (answered from the cache, answered, or failed)
         with that call's verdict rows: a list of dicts with ``id, judge, criterion, verdict,
@@ -207,12 +214,15 @@ def grade(
     """
     opts = GradeOptions.pick(locals())
     store = runs_dir(record)
-    if batch and on_result is not None:
-        raise ValueError("on_result= reports calls as they complete in live grading; a batch job has none to report")
+    for name, fn in (("on_start", on_start), ("on_result", on_result)):
+        if fn is not None and not callable(fn):
+            raise TypeError(f"{name} must be a function (or None), got {type(fn).__name__}")
+        if batch and fn is not None:
+            raise ValueError(f"{name}= reports calls as they run in live grading; a batch job has none to report")
     if batch:
         job = submit_batch_plan(df, rubric, opts, path=batch_dir)
         return job.collect(poll_interval=poll_interval, progress=progress, record=store or False)
-    return grade_frame(df, rubric, opts, record=store, on_result=on_result)
+    return grade_frame(df, rubric, opts, record=store, hooks=Hooks(on_start=on_start, on_result=on_result))
 
 
 @adapted(moved_judge_settings)
@@ -248,6 +258,7 @@ async def agrade(
     output_constraints: Sequence[OutputConstraint] = (),
     on_unsupported: OnUnsupported = "flag",
     record: bool | str | Path = True,
+    on_start: OnStart | None = None,
     on_result: OnResult | None = None,
 ) -> pl.DataFrame:
     """Async version of :func:`grade` for an in-memory frame (``await rt.agrade(...)``); same
@@ -261,5 +272,9 @@ async def agrade(
     1
     """
     return await grade_frame_async(
-        df, rubric, GradeOptions.pick(locals()), record=runs_dir(record), on_result=on_result
+        df,
+        rubric,
+        GradeOptions.pick(locals()),
+        record=runs_dir(record),
+        hooks=Hooks(on_start=on_start, on_result=on_result),
     )

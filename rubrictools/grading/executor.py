@@ -14,6 +14,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rubrictools.grading.answers import cache_entry, from_cache
@@ -40,33 +41,69 @@ from rubrictools.judge.transport import complete
 from rubrictools.progress import progress_bar
 from rubrictools.stack import user_stacklevel
 
-__all__ = ["BUDGET_ERROR", "CANCELLED_ERROR", "EMPTY_ERROR", "UNWRITABLE_ERROR", "OnResult", "execute"]
+__all__ = [
+    "BUDGET_ERROR",
+    "CANCELLED_ERROR",
+    "EMPTY_ERROR",
+    "UNWRITABLE_ERROR",
+    "Hooks",
+    "OnResult",
+    "OnStart",
+    "execute",
+]
 
 OnResult = Callable[[list[dict[str, Any]]], Any]
 """``grade(on_result=...)``: called with each completed call's verdict rows."""
+
+OnStart = Callable[[dict[str, Any]], Any]
+"""``grade(on_start=...)``: called before each call is asked, with what it will ask."""
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """The user's callbacks of a grading run: ``on_start`` before each call is sent,
+    ``on_result`` as each call completes (cache hits too)."""
+
+    on_start: OnStart | None = None
+    on_result: OnResult | None = None
+
 
 _REPORTED = ("id", "judge", "criterion", "verdict", "value", "explanation", "error", "error_kind")
 
 
 class _Reporter:
-    """Hands each completed call's verdict rows to the user's ``on_result``; an exception in
-    it is warned about once and never stops the run."""
+    """Hands the user's callbacks what each call will ask (``on_start``) and each completed
+    call's verdict rows (``on_result``); an exception in either is warned about once and never
+    stops the run."""
 
-    def __init__(self, on_result: OnResult, judges: Sequence[AnyJudge]) -> None:
-        self.on_result = on_result
+    def __init__(self, hooks: Hooks, judges: Sequence[AnyJudge]) -> None:
+        self.hooks = hooks
         self.labels = [j.label for j in judges]
-        self.failed = False
+        self.failed: set[str] = set()
+
+    def start(self, call: Call) -> None:
+        if self.hooks.on_start is not None:
+            subject = call.task.subject
+            what = {"id": subject.sid, "judge": self.labels[call.judge_i], "criteria": call.task.asks(),
+                    "messages": call.messages}  # fmt: skip
+            self._safely("on_start", self.hooks.on_start, what)
 
     def __call__(self, call: Call) -> None:
+        if self.hooks.on_result is None:
+            return
         sink = RowSink(self.labels)
         call.task.rows(call, sink)
         cols = [sink.cols[k] for k in _REPORTED]
+        rows = [dict(zip(_REPORTED, row, strict=True)) for row in zip(*cols, strict=True)]
+        self._safely("on_result", self.hooks.on_result, rows)
+
+    def _safely(self, name: str, fn: Callable[[Any], Any], arg: Any) -> None:
         try:
-            self.on_result([dict(zip(_REPORTED, row, strict=True)) for row in zip(*cols, strict=True)])
-        except Exception as e:  # noqa: BLE001  # a user's on_result callback may raise anything; it is warned about once and never stops the run
-            if not self.failed:
-                self.failed = True
-                msg = f"on_result raised {type(e).__name__}: {e} (the run goes on)"
+            fn(arg)
+        except Exception as e:  # noqa: BLE001  # a user's callback may raise anything; it is warned about once and never stops the run
+            if name not in self.failed:
+                self.failed.add(name)
+                msg = f"{name} raised {type(e).__name__}: {e} (the run goes on)"
                 warnings.warn(msg, RuntimeWarning, stacklevel=user_stacklevel())
 
 
@@ -194,7 +231,11 @@ class _Run:
         gate = self.gates[call.judge_i]
         if self.unwritable and not isinstance(judge, ScriptedJudge):
             call.error, call.error_kind = UNWRITABLE_ERROR, "cache_unwritable"
-        elif isinstance(judge, ScriptedJudge):
+            self._tick(call)
+            return
+        if self.report is not None:
+            self.report.start(call)
+        if isinstance(judge, ScriptedJudge):
             self._scripted(judge, call)
         elif isinstance(judge, Grader):
             assert gate is not None  # every Grader has its gate (see __init__)
@@ -342,7 +383,7 @@ async def execute(
     max_cost_usd: float | None = None,
     progress: bool = False,
     cancel: threading.Event | None = None,
-    on_result: OnResult | None = None,
+    hooks: Hooks | None = None,
 ) -> None:
     """Answer every call: from the cache where it can, else by asking its judge.
 
@@ -354,7 +395,7 @@ async def execute(
     if cache is not None:
         with bulk_objects():
             _answer_from_cache(calls, cache)
-    report = _Reporter(on_result, judges) if on_result is not None else None
+    report = _Reporter(hooks, judges) if hooks is not None else None
     if report is not None:
         for c in calls:
             if c.cached:

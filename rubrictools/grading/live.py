@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 
 from rubrictools.grading.bulk import bulk_objects
-from rubrictools.grading.executor import OnResult, execute
+from rubrictools.grading.executor import Hooks, execute
 from rubrictools.grading.inputs import open_cache
 from rubrictools.grading.options import GradeOptions
 from rubrictools.grading.plan import assign_keys, build_plan
@@ -30,7 +30,7 @@ async def grade_frame_async(
     *,
     cancel: threading.Event | None = None,
     record: Path | None = None,
-    on_result: OnResult | None = None,
+    hooks: Hooks | None = None,
 ) -> pl.DataFrame:
     """The verdict table of ``df`` under ``opts`` (cache read and written as answers arrive);
     ``record``: the run store to record the run in (:mod:`rubrictools.records`)."""
@@ -49,7 +49,7 @@ async def grade_frame_async(
             max_cost_usd=opts.max_cost_usd,
             progress=opts.progress,
             cancel=cancel,
-            on_result=on_result,
+            hooks=hooks,
         )
     finally:
         if store is not None and not isinstance(opts.cache, ResponseCache):
@@ -68,9 +68,9 @@ async def grade_frame_async(
 
 
 def grade_frame(
-    df: Any, rubric: Rubric | None, opts: GradeOptions, *, record: Path | None = None, on_result: OnResult | None = None
+    df: Any, rubric: Rubric | None, opts: GradeOptions, *, record: Path | None = None, hooks: Hooks | None = None
 ) -> pl.DataFrame:
     """:func:`grade_frame_async` from sync code (a script or a Jupyter cell); Ctrl-C stops new
     calls, lets calls in flight finish (their answers are cached), then raises."""
     cancel = threading.Event()
-    return run_sync(grade_frame_async(df, rubric, opts, cancel=cancel, record=record, on_result=on_result), cancel)
+    return run_sync(grade_frame_async(df, rubric, opts, cancel=cancel, record=record, hooks=hooks), cancel)

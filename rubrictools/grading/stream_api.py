@@ -10,7 +10,7 @@ import polars as pl
 
 from rubrictools.conversations import ConversationPart
 from rubrictools.deprecation import adapted
-from rubrictools.grading.executor import OnResult
+from rubrictools.grading.executor import Hooks, OnResult, OnStart
 from rubrictools.grading.options import (
     CacheSetting,
     CriterionContext,
@@ -63,12 +63,13 @@ def grade_to_parquet(
     confidence: bool = False,
     output_constraints: Sequence[OutputConstraint] = (),
     on_unsupported: OnUnsupported = "flag",
+    on_start: OnStart | None = None,
     on_result: OnResult | None = None,
 ) -> pl.LazyFrame:
     """Grade ``source`` ``batch_size`` rows at a time into parquet parts under ``output``.
 
     The parameters after ``retry_errors`` are :func:`rubrictools.grade`'s, with the same
-    defaults (``on_result`` included; without ``batch``); the verdict rows are the same.
+    defaults (``on_start`` and ``on_result`` included; without ``batch``); the verdict rows are the same.
     ``source`` is a polars DataFrame or LazyFrame, a pandas DataFrame, or a parquet file,
     directory or glob; it is never read whole. Each
     slice's verdict table is written atomically as ``part-NNNNN.parquet``; a part on disk is
@@ -96,5 +97,11 @@ def grade_to_parquet(
     """
     opts = GradeOptions.pick(locals())
     return stream_parts(
-        source, rubric, output, opts=opts, batch_size=batch_size, retry_errors=retry_errors, on_result=on_result
+        source,
+        rubric,
+        output,
+        opts=opts,
+        batch_size=batch_size,
+        retry_errors=retry_errors,
+        hooks=Hooks(on_start=on_start, on_result=on_result),
     )

@@ -29,7 +29,7 @@ import polars as pl
 
 from rubrictools.disk import describe_disk, is_disk_full
 from rubrictools.frames import to_polars
-from rubrictools.grading.executor import OnResult
+from rubrictools.grading.executor import Hooks
 from rubrictools.grading.live import grade_frame
 from rubrictools.grading.options import PAIR_OPTIONS, GradeOptions
 from rubrictools.progress import progress_bar
@@ -161,7 +161,7 @@ def slice_of(lf: pl.LazyFrame, k: int, size: int, id_column: str | None) -> pl.D
 
 
 def _retry_failed(
-    part: Path, chunk: pl.DataFrame, rubric: Rubric | None, opts: GradeOptions, on_result: OnResult | None = None
+    part: Path, chunk: pl.DataFrame, rubric: Rubric | None, opts: GradeOptions, hooks: Hooks | None = None
 ) -> int:
     """Re-grade the submissions of a finished part that have error rows, and rewrite the part
     atomically; returns how many submissions were re-graded."""
@@ -170,7 +170,7 @@ def _retry_failed(
     if failed.len() == 0:
         return 0
     id_col = opts.id_column or ROW_ID
-    fresh = grade_frame(chunk.filter(pl.col(id_col).is_in(failed.implode())), rubric, opts, on_result=on_result)
+    fresh = grade_frame(chunk.filter(pl.col(id_col).is_in(failed.implode())), rubric, opts, hooks=hooks)
     order = chunk.select(pl.col(id_col).alias("id"), pl.int_range(pl.len()).alias("__order"))
     merged = pl.concat([old.filter(~pl.col("id").is_in(failed.implode())), fresh.select(old.columns)], how="vertical")
     merged = merged.join(order, on="id", how="left", maintain_order="left").sort("__order", maintain_order=True)
@@ -186,10 +186,10 @@ def stream_parts(
     opts: GradeOptions,
     batch_size: int = 10_000,
     retry_errors: bool = True,
-    on_result: OnResult | None = None,
+    hooks: Hooks | None = None,
 ) -> pl.LazyFrame:
     """Grade ``source`` slice by slice into parquet parts under ``output``; see module docstring.
-    ``on_result`` gets each completed call's verdict rows, as in :func:`rubrictools.grade`.
+    ``hooks``: the user's ``on_start`` and ``on_result``, as in :func:`rubrictools.grade`.
 
     Without ``id_column``, ids are global row numbers (``0..n-1`` across slices), so they stay
     unique. On a resume, finished parts are not graded again, except that with
@@ -218,9 +218,9 @@ def stream_parts(
             part = out / f"part-{k:05d}.parquet"
             if not part.exists():
                 chunk = slice_of(lf, k, batch_size, opts.id_column)
-                _write_part(grade_frame(chunk, rubric, slice_opts, on_result=on_result), part)
+                _write_part(grade_frame(chunk, rubric, slice_opts, hooks=hooks), part)
             elif retry_errors and pl.scan_parquet(part).select(pl.col("error").is_not_null().any()).collect().item():
-                _retry_failed(part, slice_of(lf, k, batch_size, opts.id_column), rubric, slice_opts, on_result)
+                _retry_failed(part, slice_of(lf, k, batch_size, opts.id_column), rubric, slice_opts, hooks)
             if bar is not None:
                 bar.update(1)
     finally:

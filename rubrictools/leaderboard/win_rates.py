@@ -36,6 +36,9 @@ def _intervals(per_cluster: pl.DataFrame, keys: list[str], n_resamples: int, ci:
     rng = np.random.default_rng(seed)
     out = []
     for key, part in per_cluster.group_by(keys, maintain_order=True):
+        if n_resamples == 0:  # point estimates only, as length_controlled_win_rates(n_resamples=0)
+            out.append((*key, None, None))
+            continue
         counts = resample_counts(part.height, n_resamples, rng)
         out.append((*key, *ratio_ci(counts, part["won"].to_numpy(), part["n"].to_numpy(), ci)))
     schema: dict[str, pl.DataType] = {k: per_cluster.schema[k] for k in keys}
@@ -66,7 +69,7 @@ def win_rates(
 
     ``n_resamples``, ``ci``, ``seed``: the bootstrap's resamples; the interval level (written to
     the table's ``ci_level`` column); its seed (``0`` by default: identical calls give identical
-    intervals; ``None`` draws afresh).
+    intervals; ``None`` draws afresh). ``n_resamples=0``: point estimates only, intervals null.
 
     >>> import polars as pl
     >>> prefs = pl.DataFrame({"id": [1, 2, 3], "system_a": ["x", "x", "y"], "system_b": ["y", "y", "x"],
@@ -77,7 +80,7 @@ def win_rates(
     >>> win_rates(soft, n_resamples=100).filter(pl.col("system") == "x")["win_rate"].item()
     0.7666666666666666
     """
-    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed, least=1)
+    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed)
     df = check_preferences(prefs)
     groups = [c for c in by if c in df.columns]
     unknown = [c for c in by if c not in df.columns and c not in ("criterion", "judge")]

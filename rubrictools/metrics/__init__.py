@@ -28,6 +28,7 @@ from rubrictools.metrics.resampling import (
     interval,
     with_ci_level,
 )
+from rubrictools.metrics.spread import consistency, discrimination
 
 __all__ = [
     "Estimate",
@@ -41,6 +42,8 @@ __all__ = [
     "cluster_weights",
     "cohen_kappa",
     "confusion_matrix",
+    "consistency",
+    "discrimination",
     "expected_calibration_error",
     "f1",
     "fleiss_kappa",

@@ -42,6 +42,11 @@ def test_a_stable_criterion_and_a_noisy_one() -> None:
     assert get[("b", "fleiss_kappa")]["ci_low"] < get[("b", "fleiss_kappa")]["value"]
     sd = get[("__score__", "score_sd")]
     assert sd["value"] > 0 and sd["n_items"] == 40
+    # rubrify's consistency: 1 - the mean coefficient of variation of each submission's score
+    by_run = np.column_stack([rt.score(r, RUB).sort("id")["score"].to_numpy() for r in runs])
+    mean, spread = by_run.mean(axis=1), by_run.std(axis=1)
+    cv = np.where(mean != 0, spread / np.where(mean != 0, mean, 1), np.where(spread == 0, 0.0, 1.0))
+    assert get[("__score__", "score_consistency")]["value"] == pytest.approx(max(0.0, 1 - cv.mean()))
     with pytest.raises(ValueError, match="two or more runs"):
         rt.consistency(runs[0], rubric=RUB)
 
@@ -52,3 +57,17 @@ def test_discrimination_entropy_in_the_rubric_report() -> None:
     rep = rt.rubric_report(pl.concat([always, half]), rubric=RUB)
     ent = dict(zip(rep.table["criterion"], rep.table["entropy"], strict=True))
     assert ent["a"] == 0.0 and ent["b"] == pytest.approx(1.0)
+
+
+def test_the_rubric_report_says_how_well_the_scores_discriminate() -> None:
+    """rubrify's discrimination: the normalised entropy of the score distribution."""
+    same = pl.DataFrame({"id": range(10), "criterion": "a", "verdict": "MET"}).vstack(
+        pl.DataFrame({"id": range(10), "criterion": "b", "verdict": "MET"})
+    )
+    flat = rt.rubric_report(same, rubric=RUB)
+    assert flat.discrimination == 0.0 and any("scores bunch up" in f for f in flat.findings)
+    mixed = pl.concat([_run(s, 0.3) for s in (1,)])
+    rep = rt.rubric_report(mixed, rubric=RUB)
+    scores = rt.score(mixed, RUB)["score"].to_numpy()
+    assert rep.discrimination == pytest.approx(rt.metrics.discrimination(scores, bins=10))
+    assert "score discrimination" in rep._repr_html_()

@@ -126,6 +126,33 @@ def test_on_result_reports_every_call_once_including_cache_hits(tmp_path) -> Non
     assert v.height == 4 and sum("on_result raised ZeroDivisionError" in str(x.message) for x in w) == 1
 
 
+def test_on_start_says_what_each_sent_call_will_ask_and_never_for_a_cache_hit(tmp_path) -> None:
+    """rubrify's on_criterion_start: before each call, with the criteria and the exact messages."""
+    started: list[dict] = []
+    with FakeLLMServer(script=script) as srv:
+        kw = {"model": rt.Judge(model=MODEL, api_base=srv.url, api_key=SECRET), "progress": False, "record": False}
+        kw["cache"] = tmp_path / "c.db"
+        rt.grade(DF, RUBRIC, on_start=started.append, **kw)
+        sent = [r["messages"] for r in srv.requests]
+        assert sorted((s["id"], tuple(s["criteria"])) for s in started) == [
+            (0, ("a",)),
+            (0, ("b",)),
+            (1, ("a",)),
+            (1, ("b",)),
+        ]
+        assert sorted(map(str, (s["messages"] for s in started))) == sorted(map(str, sent))
+        assert all(SECRET not in str(s) for s in started)
+        started.clear()
+        rt.grade(DF, RUBRIC, on_start=started.append, **kw)  # every answer from the cache: nothing starts
+        assert started == [] and len(srv.requests) == 4
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        v = rt.grade(DF, RUBRIC, model=rt.ScriptedJudge(), on_start=lambda c: 1 / 0, progress=False, record=False)
+    assert v.height == 4 and sum("on_start raised ZeroDivisionError" in str(x.message) for x in w) == 1
+    with pytest.raises(TypeError, match="on_start must be a function"):
+        rt.grade(DF, RUBRIC, model=rt.ScriptedJudge(), on_start="print")  # type: ignore[arg-type]  # reason: the bad input under test
+
+
 def test_on_result_reports_the_calls_of_a_stream_of_parts(tmp_path) -> None:
     seen: list[dict] = []
     df = pl.DataFrame({"submission": [f"answer {i}" for i in range(5)]})

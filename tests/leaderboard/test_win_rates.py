@@ -100,3 +100,14 @@ def test_win_rates_read_preferred_as_readme_describes_preference_tables() -> Non
     assert by_word.equals(by_value)
     with pytest.raises(ValueError, match="preferred must be 'A', 'tie' or 'B'"):
         rt.win_rates(pl.DataFrame({**base, "preferred": ["A", "x", "B"]}))
+
+
+def test_no_resamples_gives_point_estimates_as_length_control_does():
+    """Before: win_rates(n_resamples=0) was refused while length_controlled_win_rates accepted it."""
+    prefs = pl.DataFrame({"id": [1, 2, 3], "system_a": ["x", "x", "y"], "system_b": ["y", "y", "x"],
+                          "preferred": ["A", "tie", "B"]})  # fmt: skip
+    w = rt.win_rates(prefs, n_resamples=0)
+    assert w.filter(pl.col("system") == "x")["win_rate"].item() == pytest.approx(2.5 / 3)
+    assert w["ci_low"].null_count() == w["ci_high"].null_count() == w.height == 2
+    with pytest.raises(ValueError, match="n_resamples must be an int >= 0"):
+        rt.win_rates(prefs, n_resamples=-1)

@@ -1,0 +1,211 @@
+"""Forest plots: one point per group with its bootstrap interval, a chance line where chance
+lies, the human ceiling or a second table beside each point."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from rubrictools.charts.base import CHANCE_AT_ZERO, METRIC_NAMES, chart_frame, interval_words
+from rubrictools.charts.base import alt_module as _alt
+from rubrictools.charts.base import values as _values
+
+if TYPE_CHECKING:  # pragma: no cover
+    import altair as alt
+
+__all__ = ["forest"]
+
+
+def forest(
+    table: Any,
+    *,
+    metric: str | list[str] | None = None,
+    by: str = "criterion",
+    title: str | None = None,
+    width: int = 260,
+    ceiling: Any = None,
+    ceiling_metric: str | None = None,
+    compare: str | None = None,
+    chance: float | None = None,
+) -> alt.LayerChart | alt.FacetChart:
+    """Forest plot of an :func:`rubrictools.agreement` (or ``inter_rater``) table: one point per
+    group with its bootstrap interval, one panel per metric.
+
+    ``metric`` selects metric(s) (default: every metric in the table); ``by`` is the group
+    column on the y axis. Score-level rows (``__score__``) are labelled "rubric score".
+    ``ceiling``: an :func:`rubrictools.inter_rater` table drawn in grey under each judge point,
+    with its own bootstrap interval (the human-human ceiling); ``ceiling_metric`` names its
+    metric when it differs from the judge's (e.g. ``"icc2"`` beside ``"kappa_quadratic"``,
+    which estimates the same quantity), and the forest then shows one metric.
+    ``compare``: a column whose values (e.g. ``"before"``/``"after"``, or two judges) are drawn
+    side by side within each group's row, one colour each, in the table's order.
+    ``chance``: the value chance gives, drawn as a dashed line the axis includes; by default 0
+    for kappa-like metrics (Cohen's kappa, ICC, correlations) and none for others; e.g. 0.5 for
+    how often a judge keeps its pick between two outputs after they are swapped.
+
+    Metrics that are shares (accuracy, precision, recall, agreement, ...: every value in
+    [0, 1]) are drawn on a percentage axis.
+    """
+    alt = _alt()
+    t = chart_frame(table, name="table")
+    if isinstance(chance, bool) or not isinstance(chance, (int, float, type(None))):
+        raise TypeError(f"chance must be a number or None, got {chance!r}")
+    if ceiling is not None:
+        return _forest_with_ceiling(
+            t, chart_frame(ceiling, name="ceiling"), metric, ceiling_metric, by, title, width, chance
+        )
+    if metric is not None:
+        metrics = [metric] if isinstance(metric, str) else list(metric)
+        missing = set(metrics) - set(t["metric"].unique().to_list())
+        if missing:
+            raise ValueError(f"metric(s) {sorted(missing)} not in the table")
+        t = t.filter(pl.col("metric").is_in(metrics))
+    if by not in t.columns:
+        raise ValueError(f"column {by!r} not in the table")
+    t = t.filter(pl.col("value").is_not_null()).with_columns(
+        pl.col(by).cast(pl.String).replace({"__score__": "rubric score"}).alias(by)
+    )
+    if compare is not None and compare not in t.columns:
+        raise ValueError(f"compare={compare!r} is not a column of the table ({t.columns})")
+    if chance is None and t.height > 0 and set(t["metric"].to_list()) <= CHANCE_AT_ZERO:
+        chance = 0.0
+    percent = _all_shares(t)
+    t = t.with_columns(pl.col("metric").replace(METRIC_NAMES))  # "Cohen's kappa", not cohen_kappa
+    cols = [c for c in (by, compare, "metric", "value", "ci_low", "ci_high", "n") if c is not None and c in t.columns]
+    data = alt.Data(values=_values(t.select(cols)))
+    order = t[by].unique(maintain_order=True).to_list()
+    base = alt.Chart(data).encode(y=alt.Y(f"{by}:N", title=None, sort=order, axis=alt.Axis(labelLimit=0)))
+    if compare is not None:
+        kinds = t[compare].cast(pl.String).unique(maintain_order=True).to_list()
+        palette = ["#9e9e9e", "#4c78a8", "#f58518", "#54a24b", "#e45756"]
+        shapes = ["circle", "square", "diamond", "triangle-up", "cross"]
+        base = base.encode(
+            yOffset=alt.YOffset(f"{compare}:N", sort=kinds),
+            color=alt.Color(
+                f"{compare}:N", title=compare, sort=kinds, scale=alt.Scale(domain=kinds, range=palette[: len(kinds)])
+            ),
+            shape=alt.Shape(  # a cue besides colour
+                f"{compare}:N", title=compare, sort=kinds, scale=alt.Scale(domain=kinds, range=shapes[: len(kinds)])
+            ),
+        )
+    words = (by, "metric", compare)
+    tooltip = [
+        alt.Tooltip(f"{c}:{'N' if c in words else 'Q'}", format="" if c in (*words, "n") else ".3f") for c in cols
+    ]
+    one = t["metric"][0] if t["metric"].n_unique() == 1 else "estimate"
+    layer = _intervals(base, tooltip, one, interval_words(t, "CI"), chance=chance, percent=percent)
+    layer = layer.properties(width=width)
+    # panels in the order asked (metric=[...]), else the table's; never alphabetical
+    panels = (
+        [METRIC_NAMES.get(m, m) for m in metrics]
+        if metric is not None
+        else t["metric"].unique(maintain_order=True).to_list()
+    )
+    n_metrics = t["metric"].n_unique()
+    if n_metrics > 1:
+        # agreement-type metrics (all within [-1, 1]) share one x scale, so panels compare at a
+        # glance; metrics on other scales (an error in points, a count) keep their own
+        bounds = t.select(pl.min_horizontal(pl.col(c).min() for c in ("value", "ci_low", "ci_high") if c in t.columns))
+        top = t.select(pl.max_horizontal(pl.col(c).max() for c in ("value", "ci_low", "ci_high") if c in t.columns))
+        shared = bounds.item() is not None and bounds.item() >= -1 and top.item() <= 1
+        return (
+            layer.facet(column=alt.Column("metric:N", title=None, sort=panels))
+            .resolve_scale(x="shared" if shared else "independent")
+            .properties(title=title or f"Agreement with humans, {interval_words(t, 'bootstrap interval')}")
+        )
+    only = t["metric"][0] if t.height else ""
+    return layer.properties(title=title or f"{only} with {interval_words(t, 'bootstrap interval')}")
+
+
+_SHARES = {"accuracy", "balanced_accuracy", "precision", "recall", "percent_agreement", "specificity"}
+_SHARE_WORDS = ("accuracy", "agreement", "rate", "share", "precision", "recall")
+
+
+def _all_shares(t: pl.DataFrame) -> bool:
+    """Every metric of the table a share in [0, 1] (by name), and every value and bound in it."""
+    names = set(t["metric"].to_list())
+    if not names or not all(m in _SHARES or any(w in m.lower() for w in _SHARE_WORDS) for m in names):
+        return False
+    if any(m in CHANCE_AT_ZERO for m in names):
+        return False
+    cols = [c for c in ("value", "ci_low", "ci_high") if c in t.columns]
+    low = t.select(pl.min_horizontal(pl.col(c).min() for c in cols)).item()
+    high = t.select(pl.max_horizontal(pl.col(c).max() for c in cols)).item()
+    return low is not None and low >= 0 and high <= 1
+
+
+def _intervals(
+    base: alt.Chart,
+    tooltip: list[Any],
+    metric: str = "estimate",
+    level: str = "CI",
+    *,
+    chance: float | None = None,
+    percent: bool = False,
+) -> alt.LayerChart:
+    """A forest plot's marks on ``base``: the ``ci_low``-``ci_high`` rule and the ``value`` point;
+    with ``chance``, a dashed line there (chance agreement), which the axis then includes."""
+    alt = _alt()
+    # not forced to start at 0 (agreement of 0.70-0.97 fills the axis), with room at the ends so a
+    # point or interval at the edge of the data is drawn whole
+    at = "" if chance in (None, 0) else f" at {chance:.0%}" if percent else f" at {chance:g}"
+    words = f"{metric} ({level}; dashed: chance{at})" if chance is not None else f"{metric} ({level})"
+    axis = alt.Axis(format="%") if percent else alt.Axis()
+    x = alt.X("ci_low:Q", title=words, axis=axis, scale=alt.Scale(zero=chance == 0, padding=12))
+    rule = base.mark_rule(strokeWidth=2).encode(x=x, x2="ci_high:Q")
+    point = base.mark_point(filled=True, size=70).encode(x="value:Q", tooltip=tooltip)
+    if chance is None:
+        return alt.layer(rule, point)
+    # its own chart on the same data, with no y or colour: one grey line over the whole height
+    ref = alt.Chart(base.data).mark_rule(color="#888", strokeDash=[4, 3]).encode(x=alt.datum(chance))
+    return alt.layer(ref, rule, point)
+
+
+def _forest_with_ceiling(
+    t: pl.DataFrame,
+    c: pl.DataFrame,
+    metric: str | list[str] | None,
+    ceiling_metric: str | None,
+    by: str,
+    title: str | None,
+    width: int,
+    chance: float | None,
+) -> alt.LayerChart:
+    """One metric's forest with the human ceiling beside each judge point (grey)."""
+    alt = _alt()
+    metrics = [metric] if isinstance(metric, str) else list(metric or t["metric"].unique())
+    if len(metrics) != 1:
+        raise ValueError(f"a forest with a ceiling shows one metric; pass metric= (the table has {metrics})")
+    m = metrics[0]
+    cm = ceiling_metric or m
+    if cm not in set(c["metric"].to_list()):
+        raise ValueError(f"ceiling: metric {cm!r} is not in the ceiling table (pass ceiling_metric=)")
+    cols = [by, "value", "ci_low", "ci_high"]
+    who = [f"judge ({m})", f"human ceiling ({cm})"]
+    judge = t.filter(pl.col("metric") == m).select(cols).with_columns(pl.lit(who[0]).alias("who"))
+    humans = c.filter(pl.col("metric") == cm).select(cols).with_columns(pl.lit(who[1]).alias("who"))
+    both = pl.concat([judge, humans]).filter(pl.col("value").is_not_null())
+    both = both.with_columns(pl.col(by).cast(pl.String).replace({"__score__": "rubric score"}))
+    order = judge[by].cast(pl.String).unique(maintain_order=True).to_list()
+    colour = alt.Color("who:N", title=None, scale=alt.Scale(domain=who, range=["#4c78a8", "#9e9e9e"]))
+    base = alt.Chart(alt.Data(values=_values(both))).encode(
+        y=alt.Y(f"{by}:N", title=None, sort=order),
+        yOffset=alt.YOffset("who:N", sort=who),
+        color=colour,
+        shape=alt.Shape("who:N", title=None, scale=alt.Scale(domain=who, range=["circle", "square"])),
+    )
+    tooltip = [f"{by}:N", "who:N", alt.Tooltip("value:Q", format=".3f")]
+    level = interval_words(
+        pl.concat([t.select(pl.col("^ci_level$")), c.select(pl.col("^ci_level$"))], how="diagonal"), "CI"
+    )
+    name, ceiling_name = METRIC_NAMES.get(m, m), METRIC_NAMES.get(cm, cm)
+    axis = name if cm == m else f"judge: {name}; people (grey): {ceiling_name}"
+    if chance is None and m in CHANCE_AT_ZERO and cm in CHANCE_AT_ZERO:
+        chance = 0.0
+    percent = _all_shares(both.with_columns(pl.lit(m).alias("metric"))) and _all_shares(
+        both.with_columns(pl.lit(cm).alias("metric"))
+    )
+    return _intervals(base, tooltip, axis, level, chance=chance, percent=percent).properties(
+        width=width, title=title or f"{name} beside the human ceiling ({ceiling_name})"
+    )

@@ -64,6 +64,7 @@ __all__ = [
     "ensemble",
     "estimate_cost",
     "evaluate_rubric",
+    "evolve_rubric",
     "grade",
     "grade_pairs",
     "grade_pairs_to_parquet",
@@ -166,6 +167,7 @@ _EXPORTS: dict[str, str] = {
         "rubrictools.diagnostics",
     ),
     **dict.fromkeys(["ppi_estimate", "choose_to_label"], "rubrictools.ppi"),
+    **dict.fromkeys(["evolve_rubric"], "rubrictools.evolution"),
 }
 _SUBMODULES: dict[str, str] = {
     "metrics": "rubrictools.metrics",
@@ -190,6 +192,7 @@ if TYPE_CHECKING:  # pragma: no cover
         rubric_report,
         search_rubric,
     )
+    from rubrictools.evolution import evolve_rubric
     from rubrictools.grading import (
         BatchGroup,
         BatchJob,

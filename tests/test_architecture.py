@@ -39,6 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rubrictools.human_agreement", "rubrictools.leaderboard", "rubrictools.comparison"),
     ("rubrictools.calibration", "rubrictools.datasets", "rubrictools.ppi"),
     ("rubrictools.diagnostics",),
+    ("rubrictools.evolution",),
     ("rubrictools.charts",),
     ("rubrictools.widgets",),
     ("rubrictools.cli",),

@@ -260,14 +260,19 @@ def test_forest_with_the_human_ceiling_beside_each_judge_point(support) -> None:
     ).to_dict()
     rows = spec["data"]["values"]
     whos = {r["who"] for r in rows}
-    assert whos == {"judge (cohen_kappa)", "human ceiling (cohen_kappa_pairwise)"}
-    human = {r["criterion"]: r for r in rows if r["who"].startswith("human")}
+    assert whos == {"judge with the raters (Cohen's kappa)", "raters with each other (mean pairwise Cohen's kappa)"}
+    human = {r["criterion"]: r for r in rows if r["who"].startswith("raters")}
     expected = ceiling.filter(pl.col("metric") == "cohen_kappa_pairwise")
     for r in expected.iter_rows(named=True):  # the ceiling's own interval, not an average of bounds
         if r["value"] is not None:
             assert human[r["criterion"]]["ci_low"] == r["ci_low"]
     layers = [layer for layer in spec["layer"] if "color" in layer.get("encoding", {})]  # after the chance line
-    assert layers[0]["encoding"]["color"]["scale"]["domain"][0] == "judge (cohen_kappa)"
+    assert layers[0]["encoding"]["color"]["scale"]["domain"][0] == "judge with the raters (Cohen's kappa)"
+    # the shape is on the points only: a rule given a shape draws a stray mark at its start
+    assert [("shape" in layer["encoding"], layer["mark"]["type"]) for layer in layers] == [
+        (False, "rule"),
+        (True, "point"),
+    ]
     assert spec["layer"][0]["encoding"]["x"] == {"datum": 0}  # both kappas: a dashed line at chance
     with pytest.raises(ValueError, match="ceiling_metric"):
         rt.charts.forest(table, metric="cohen_kappa", ceiling=ceiling)

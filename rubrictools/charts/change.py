@@ -72,8 +72,9 @@ def before_after(
         scale, axis = alt.Scale(zero=False, padding=14), alt.Axis()
     x = alt.X("before:Q", title=axis_title, scale=scale, axis=axis)
     bar = base.mark_rule(strokeWidth=3, color="#bdbdbd").encode(x=x, x2="after:Q")
-    start = base.mark_point(size=70, color="#4c78a8").encode(x="before:Q")
-    end = base.mark_point(size=70, filled=True, color="#f58518").encode(x="after:Q")
+    # the hollow ring is larger and drawn over the filled dot, so an unmoved row shows both
+    start = base.mark_point(size=170, strokeWidth=2, color="#4c78a8").encode(x="before:Q")
+    end = base.mark_point(size=60, filled=True, color="#f58518").encode(x="after:Q")
     label = (
         base.transform_calculate(right="max(datum.before, datum.after)")
         .transform_calculate(
@@ -82,7 +83,7 @@ def before_after(
         .mark_text(align="left", dx=10, fontSize=11, color="#333")
         .encode(x="right:Q", text="text:N")
     )
-    layers = [bar, start, end, label]
+    layers = [bar, end, start, label]
     if metric in CHANCE_AT_ZERO:
         chance = alt.Chart(alt.Data(values=[{"x": 0.0, "label": "chance"}]))
         layers.insert(0, chance.mark_rule(strokeDash=[4, 3], color="#888").encode(x="x:Q"))

@@ -1,5 +1,5 @@
 """Forest plots: one point per group with its bootstrap interval, a chance line where chance
-lies, the human ceiling or a second table beside each point."""
+lies, the raters' agreement with each other or a second table beside each point."""
 
 from __future__ import annotations
 
@@ -76,6 +76,7 @@ def forest(
     data = alt.Data(values=_values(t.select(cols)))
     order = t[by].unique(maintain_order=True).to_list()
     base = alt.Chart(data).encode(y=alt.Y(f"{by}:N", title=None, sort=order, axis=alt.Axis(labelLimit=0)))
+    shape = None
     if compare is not None:
         kinds = t[compare].cast(pl.String).unique(maintain_order=True).to_list()
         palette = ["#9e9e9e", "#4c78a8", "#f58518", "#54a24b", "#e45756"]
@@ -85,16 +86,19 @@ def forest(
             color=alt.Color(
                 f"{compare}:N", title=compare, sort=kinds, scale=alt.Scale(domain=kinds, range=palette[: len(kinds)])
             ),
-            shape=alt.Shape(  # a cue besides colour
-                f"{compare}:N", title=compare, sort=kinds, scale=alt.Scale(domain=kinds, range=shapes[: len(kinds)])
-            ),
+        )
+        # a cue besides colour, on the points only (a rule given a shape draws it at its start)
+        shape = alt.Shape(
+            f"{compare}:N", title=compare, sort=kinds, scale=alt.Scale(domain=kinds, range=shapes[: len(kinds)])
         )
     words = (by, "metric", compare)
     tooltip = [
         alt.Tooltip(f"{c}:{'N' if c in words else 'Q'}", format="" if c in (*words, "n") else ".3f") for c in cols
     ]
     one = t["metric"][0] if t["metric"].n_unique() == 1 else "estimate"
-    layer = _intervals(base, tooltip, one, interval_words(t, "CI"), chance=chance, percent=percent)
+    layer = _intervals(
+        base, tooltip, one, interval_words(t, "CI"), chance=chance, percent=percent, shape=shape if compare else None
+    )
     layer = layer.properties(width=width)
     # panels in the order asked (metric=[...]), else the table's; never alphabetical
     panels = (
@@ -143,6 +147,7 @@ def _intervals(
     *,
     chance: float | None = None,
     percent: bool = False,
+    shape: Any = None,
 ) -> alt.LayerChart:
     """A forest plot's marks on ``base``: the ``ci_low``-``ci_high`` rule and the ``value`` point;
     with ``chance``, a dashed line there (chance agreement), which the axis then includes."""
@@ -155,6 +160,8 @@ def _intervals(
     x = alt.X("ci_low:Q", title=words, axis=axis, scale=alt.Scale(zero=chance == 0, padding=12))
     rule = base.mark_rule(strokeWidth=2).encode(x=x, x2="ci_high:Q")
     point = base.mark_point(filled=True, size=70).encode(x="value:Q", tooltip=tooltip)
+    if shape is not None:
+        point = point.encode(shape=shape)
     if chance is None:
         return alt.layer(rule, point)
     # its own chart on the same data, with no y or colour: one grey line over the whole height
@@ -172,7 +179,7 @@ def _forest_with_ceiling(
     width: int,
     chance: float | None,
 ) -> alt.LayerChart:
-    """One metric's forest with the human ceiling beside each judge point (grey)."""
+    """One metric's forest with the raters' agreement with each other beside each judge point (grey)."""
     alt = _alt()
     metrics = [metric] if isinstance(metric, str) else list(metric or t["metric"].unique())
     if len(metrics) != 1:
@@ -182,30 +189,29 @@ def _forest_with_ceiling(
     if cm not in set(c["metric"].to_list()):
         raise ValueError(f"ceiling: metric {cm!r} is not in the ceiling table (pass ceiling_metric=)")
     cols = [by, "value", "ci_low", "ci_high"]
-    who = [f"judge ({m})", f"human ceiling ({cm})"]
+    name, ceiling_name = METRIC_NAMES.get(m, m), METRIC_NAMES.get(cm, cm)
+    who = [f"judge with the raters ({name})", f"raters with each other ({ceiling_name})"]
     judge = t.filter(pl.col("metric") == m).select(cols).with_columns(pl.lit(who[0]).alias("who"))
     humans = c.filter(pl.col("metric") == cm).select(cols).with_columns(pl.lit(who[1]).alias("who"))
     both = pl.concat([judge, humans]).filter(pl.col("value").is_not_null())
     both = both.with_columns(pl.col(by).cast(pl.String).replace({"__score__": "rubric score"}))
     order = judge[by].cast(pl.String).unique(maintain_order=True).to_list()
-    colour = alt.Color("who:N", title=None, scale=alt.Scale(domain=who, range=["#4c78a8", "#9e9e9e"]))
+    legend = alt.Legend(orient="bottom", direction="vertical", labelLimit=0)
+    colour = alt.Color("who:N", title=None, scale=alt.Scale(domain=who, range=["#4c78a8", "#9e9e9e"]), legend=legend)
     base = alt.Chart(alt.Data(values=_values(both))).encode(
-        y=alt.Y(f"{by}:N", title=None, sort=order),
-        yOffset=alt.YOffset("who:N", sort=who),
-        color=colour,
-        shape=alt.Shape("who:N", title=None, scale=alt.Scale(domain=who, range=["circle", "square"])),
+        y=alt.Y(f"{by}:N", title=None, sort=order), yOffset=alt.YOffset("who:N", sort=who), color=colour
     )
+    shape = alt.Shape("who:N", title=None, scale=alt.Scale(domain=who, range=["circle", "square"]), legend=legend)
     tooltip = [f"{by}:N", "who:N", alt.Tooltip("value:Q", format=".3f")]
     level = interval_words(
         pl.concat([t.select(pl.col("^ci_level$")), c.select(pl.col("^ci_level$"))], how="diagonal"), "CI"
     )
-    name, ceiling_name = METRIC_NAMES.get(m, m), METRIC_NAMES.get(cm, cm)
     axis = name if cm == m else f"judge: {name}; people (grey): {ceiling_name}"
     if chance is None and m in CHANCE_AT_ZERO and cm in CHANCE_AT_ZERO:
         chance = 0.0
     percent = _all_shares(both.with_columns(pl.lit(m).alias("metric"))) and _all_shares(
         both.with_columns(pl.lit(cm).alias("metric"))
     )
-    return _intervals(base, tooltip, axis, level, chance=chance, percent=percent).properties(
-        width=width, title=title or f"{name} beside the human ceiling ({ceiling_name})"
+    return _intervals(base, tooltip, axis, level, chance=chance, percent=percent, shape=shape).properties(
+        width=width, title=title or f"{name}: the judge beside the raters' agreement with each other"
     )

@@ -165,7 +165,10 @@ class RubricReport:
         return "RubricReport\n" + "\n".join(f"- {f}" for f in self.findings) + f"\n{self.table}"
 
 
-_SHOWN = ("criterion", "weight", "met_rate", "human_kappa", "judge_kappa", "most_correlated", "correlation", "flags")
+_SHOWN = (
+    "criterion", "weight", "met_rate", "human_kappa", "score_gain", "judge_kappa", "most_correlated", "correlation",
+    "flags",
+)  # fmt: skip
 """The report's columns shown in a notebook (the full table stays in ``report.table``)."""
 
 _FLAG_COLOURS = {  # the first flag of a criterion decides its bar's colour

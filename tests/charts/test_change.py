@@ -18,8 +18,10 @@ def test_before_after_keeps_order_and_computes_the_change() -> None:
     assert [r["group"] for r in rows] == ["zeta", "alpha"]
     assert [r["change"] for r in rows] == pytest.approx([0.2, 0.0])
     assert spec["layer"][0]["encoding"]["y"]["sort"] == ["zeta", "alpha"]  # not alphabetical
-    filled = [layer["mark"].get("filled", False) for layer in spec["layer"][1:3]]
-    assert filled == [False, True]  # hollow before, filled after
+    marks = {layer["encoding"]["x"]["field"]: layer["mark"] for layer in spec["layer"][1:3]}
+    assert not marks["before"].get("filled", False) and marks["after"]["filled"]  # hollow before, filled after
+    # the ring is drawn last and larger, so a row that did not move still shows both
+    assert spec["layer"][2]["encoding"]["x"]["field"] == "before" and marks["before"]["size"] > marks["after"]["size"]
 
 
 def test_before_after_names_missing_columns() -> None:

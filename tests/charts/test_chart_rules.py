@@ -255,3 +255,16 @@ def test_points_told_apart_by_colour_also_differ_in_shape(charts) -> None:
             if kind in ("point", "circle") and colour.get("type") == "nominal" and "shape" not in enc:
                 lonely.append(name)
     assert not lonely, f"points told apart by colour only in {sorted(set(lonely))}"
+
+
+def test_no_rule_carries_a_shape(charts) -> None:
+    """A rule mark given a shape encoding draws a stray point at its start (before: forest compare
+    and ceiling charts showed a dot at every interval's lower end)."""
+    shaped = [
+        name
+        for name, spec in charts.items()
+        for node in walk(spec)
+        if (node.get("mark") == "rule" or (isinstance(node.get("mark"), dict) and node["mark"].get("type") == "rule"))
+        and "shape" in (node.get("encoding") or {})
+    ]
+    assert not shaped, f"rules with a shape in {sorted(set(shaped))}"

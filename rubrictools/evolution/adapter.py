@@ -1,0 +1,128 @@
+"""GEPA's adapter for a rubric: grade a batch of labelled submissions with a candidate rubric,
+score each against the human labels, and show the reflection model where they disagree.
+
+Each submission's score is rubrify's agreement, ``1 - mean |judge value - human value|`` over
+its (criterion, rater) pairs (values on the rubric's 0-1 scale; a failed call counts as the
+largest error, 1), optionally mixed with the batch's **discrimination** (the normalised
+entropy of its rubric scores, :func:`rubrictools.metrics.discrimination`):
+``score_i = (w_a * agreement_i + w_d * discrimination) / (w_a + w_d)``. Grading goes through
+:func:`rubrictools.grade` with the run's cache, so a criterion whose text a candidate did not
+change is never asked again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import polars as pl
+
+from rubrictools import metrics
+from rubrictools.evolution.components import GUIDELINES, WEIGHTS, criterion_component, from_candidate
+from rubrictools.grading import grade
+from rubrictools.human_agreement import criterion_pairs
+from rubrictools.rubric import Rubric, score
+
+__all__ = ["RubricAdapter"]
+
+_SHOWN_CHARS = 1500  # the most characters of a submission shown to the reflection model
+
+
+@dataclass
+class RubricAdapter:
+    """Grades with ``model`` the submissions of ``frame`` whose ids GEPA hands it, against
+    ``human`` labels (see the module docstring). ``spent`` adds up the judge's cost."""
+
+    rubric: Rubric
+    frame: pl.DataFrame  # id, text
+    human: pl.DataFrame
+    model: Any
+    cache: bool | str = True
+    agreement_weight: float = 1.0
+    discrimination_weight: float = 0.0
+    spent: list[float] = field(default_factory=list)
+    propose_new_texts: ClassVar[None] = None  # GEPA's own proposer writes the texts, from the reflection model
+
+    def grade(self, rubric: Rubric, ids: Sequence[Any]) -> pl.DataFrame:
+        part = self.frame.filter(pl.col("id").is_in(list(ids)))
+        v = grade(part, rubric, model=self.model, column="text", id_column="id", cache=self.cache, progress=False,
+                  record=False)  # fmt: skip
+        fresh = v.filter(~pl.col("cached")) if "cached" in v.columns else v
+        self.spent.append(float(fresh["cost_usd"].fill_null(0).sum()) if "cost_usd" in v.columns else 0.0)
+        return v
+
+    def agreements(self, v: pl.DataFrame, rubric: Rubric, ids: Sequence[Any]) -> list[float]:
+        """``1 - mean |judge - human|`` per submission of ``ids`` (a failed call: error 1)."""
+        h = self.human.filter(pl.col("id").is_in(list(ids)) & pl.col("criterion").is_in(list(rubric.names)))
+        judged = v.filter(pl.col("judge") != "ensemble") if "judge" in v.columns else v
+        ok = criterion_pairs(judged, h, rubric, ["criterion"], "exclude", "each").frame
+        err = ok.group_by("id").agg((pl.col("h_value") - pl.col("j_value")).abs().sum().alias("e"), pl.len())
+        labels = h.group_by("id").agg(pl.len().alias("labels"))
+        per = labels.join(err, on="id", how="left").with_columns(
+            # pairs left out (a failed call, an unknown label) count as the largest error
+            ((pl.col("e").fill_null(0) + pl.col("labels") - pl.col("len").fill_null(0)) / pl.col("labels")).alias("err")
+        )
+        got = dict(per.select("id", (1 - pl.col("err")).alias("a")).iter_rows())
+        return [float(got.get(i, 0.0)) for i in ids]
+
+    def evaluate(self, batch: list[Any], candidate: dict[str, str], capture_traces: bool = False) -> Any:
+        """GEPA's ``evaluate``: one score per submission id in ``batch`` (higher is better)."""
+        from gepa import EvaluationBatch  # reason: gepa is the optional [evolve] extra
+
+        rubric = from_candidate(self.rubric, candidate)
+        v = self.grade(rubric, batch)
+        agree = self.agreements(v, rubric, batch)
+        spread = 0.0
+        if self.discrimination_weight > 0:
+            s = score(v, rubric, on_error="null")["score"].drop_nulls().to_numpy().astype(float)
+            spread = metrics.discrimination(np.clip(s, 0, 1), bins=10) if s.size else 0.0
+        total = self.agreement_weight + self.discrimination_weight
+        scores = [(self.agreement_weight * a + self.discrimination_weight * spread) / total for a in agree]
+        objectives = [{"agreement": a, "discrimination": spread} for a in agree]
+        traces = [v.filter(pl.col("id") == i) for i in batch] if capture_traces else None
+        return EvaluationBatch(outputs=list(batch), scores=scores, trajectories=traces, objective_scores=objectives)
+
+    def make_reflective_dataset(
+        self, candidate: dict[str, str], eval_batch: Any, components_to_update: list[str]
+    ) -> Mapping[str, Sequence[Mapping[str, Any]]]:
+        """GEPA's reflective dataset: per component, the submissions of the batch where the
+        judge and the humans disagree on the criteria that component words."""
+        rubric = from_candidate(self.rubric, candidate)
+        v = pl.concat(list(eval_batch.trajectories), how="diagonal_relaxed")
+        texts = dict(self.frame.select("id", "text").iter_rows())
+        out: dict[str, list[dict[str, Any]]] = {}
+        for component in components_to_update:
+            names = _names_of(component, rubric)
+            out[component] = [_record(r, texts) for r in _disputed(v, self.human, names).iter_rows(named=True)]
+        return out
+
+
+def _names_of(component: str, rubric: Rubric) -> list[str]:
+    if component in (GUIDELINES, WEIGHTS):
+        return [c.name or "" for c in rubric if c.rule is None]
+    return [c.name or "" for c in rubric if criterion_component(c.name or "") == component]
+
+
+def _disputed(v: pl.DataFrame, human: pl.DataFrame, names: list[str]) -> pl.DataFrame:
+    """The (submission, criterion) pairs of ``names`` whose verdict some human label contradicts."""
+    mine = v.filter(pl.col("criterion").is_in(names)).select("id", "criterion", "verdict", "explanation", "error")
+    labels = human.filter(pl.col("criterion").is_in(names)).group_by("id", "criterion").agg(pl.col("label"))
+    both = mine.join(labels.with_columns(pl.col("id").cast(mine.schema["id"])), on=["id", "criterion"], how="inner")
+    upper = pl.col("label").list.eval(pl.element().cast(pl.String).str.strip_chars().str.to_uppercase())
+    return both.filter(
+        pl.col("error").is_not_null() | ~upper.list.contains(pl.col("verdict").cast(pl.String).str.to_uppercase())
+        | (upper.list.unique().list.len() > 1)
+    )  # fmt: skip
+
+
+def _record(r: dict[str, Any], texts: dict[Any, str]) -> dict[str, Any]:
+    text = str(texts.get(r["id"], ""))
+    shown = text[:_SHOWN_CHARS] + ("…" if len(text) > _SHOWN_CHARS else "")
+    said = f"error: {r['error']}" if r["error"] else f"{r['verdict']}: {r['explanation'] or ''}"
+    return {
+        "Inputs": {"criterion": r["criterion"], "submission": shown},
+        "Generated Outputs": f"the judge answered {said}",
+        "Feedback": f"the human raters answered {', '.join(map(str, r['label']))}",
+    }

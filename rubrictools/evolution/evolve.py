@@ -1,0 +1,259 @@
+"""`evolve_rubric`: rubrify's GEPA rubric evolution, through rubrictools' own cached grading.
+
+1. The labelled submissions are split once into a **held-out** part (never shown, never used to
+   choose) and a training part, itself split into GEPA's **train** set (minibatches the
+   reflection model learns from) and **validation** set (where candidates are tracked, with
+   Pareto selection over the submissions).
+2. GEPA (the ``gepa`` package, the ``[evolve]`` extra) evolves the rubric's texts (each judged
+   criterion's requirement, the guidelines and, with ``evolve_weights=True``, the weights; see
+   :mod:`rubrictools.evolution.components`): it grades minibatches with the judge
+   (:class:`rubrictools.evolution.adapter.RubricAdapter`), shows the reflection model the
+   disagreements, and keeps a mutation when it raises the minibatch's agreement.
+3. After GEPA stops (``max_metric_calls`` graded submissions), the initial and the best rubric
+   are graded on the held-out part and compared there with a paired cluster-bootstrap interval
+   (:func:`rubrictools.compare`, pooled over criteria), as :func:`rubrictools.search_rubric` does.
+
+When to use which: :func:`rubrictools.improve` rewrites one criterion per round (cheapest);
+:func:`rubrictools.search_rubric` rewrites the whole rubric per round and keeps what raises
+training agreement (a greedy climb, a handful of proposals); ``evolve_rubric`` runs GEPA's
+population search with per-component reflection and Pareto selection, for budgets of a
+hundred graded submissions or more.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rubrictools.diagnostics.disagreements import holdout_split
+from rubrictools.evolution.adapter import RubricAdapter
+from rubrictools.evolution.components import from_candidate, to_candidate
+from rubrictools.evolution.reflection import REFLECTION_TEMPLATE, reflection_lm
+from rubrictools.frames import to_polars
+from rubrictools.human_agreement import compare, human_frame
+from rubrictools.metrics.resampling import check_resampling
+from rubrictools.rubric import Rubric
+from rubrictools.stack import user_stacklevel
+
+__all__ = ["RubricEvolution", "evolve_rubric"]
+
+
+@dataclass
+class RubricEvolution:
+    """The result of :func:`evolve_rubric`: the best ``rubric`` (``initial`` is the start), the
+    ``candidates`` GEPA kept (``candidate, parent, validation_score, changed``), the ``holdout``
+    comparison (one row: ``value_before, value_after, diff, ci_low, ci_high, p_value``), the
+    per-criterion ``by_criterion``, the ``split`` (train / validation / holdout per id), the
+    graded submissions GEPA spent (``metric_calls``) and the cost of the judge and the
+    reflection model (``cost_usd``)."""
+
+    rubric: Rubric
+    initial: Rubric
+    candidates: pl.DataFrame
+    holdout: pl.DataFrame
+    by_criterion: pl.DataFrame
+    split: pl.DataFrame = field(repr=False)
+    metric_calls: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def gain(self) -> float | None:
+        """The held-out change in agreement (after - before)."""
+        return self.holdout["diff"][0] if self.holdout.height else None
+
+    def changes(self) -> pl.DataFrame:
+        """``criterion, before, after`` for every criterion whose requirement or weight changed."""
+        rows = [
+            (c.name, f"{c.requirement} (weight {c.weight:g})", f"{n.requirement} (weight {n.weight:g})")
+            for c, n in zip(self.initial, self.rubric, strict=True)
+            if (c.requirement, c.weight) != (n.requirement, n.weight)
+        ]
+        return pl.DataFrame(rows, schema=["criterion", "before", "after"], orient="row")
+
+    def __repr__(self) -> str:
+        h = self.holdout.row(0, named=True) if self.holdout.height else {}
+        gain = "" if not h else f"; held-out change {h['diff']:+.3f} [{h['ci_low']:+.3f}, {h['ci_high']:+.3f}]"
+        return (
+            f"RubricEvolution({self.candidates.height} candidates, {self.metric_calls} graded submissions, "
+            f"{self.changes().height} criteria changed{gain})"
+        )
+
+
+def _check(rubric: Rubric, frame: pl.DataFrame, column: str, id_column: str, numbers: dict[str, Any]) -> None:
+    """Every setting checked, with the field named, before any call."""
+    if not isinstance(rubric, Rubric):
+        raise TypeError(f"rubric must be a rubrictools Rubric, got {type(rubric).__name__}")
+    for name, col in (("column", column), ("id_column", id_column)):
+        if col not in frame.columns:
+            raise ValueError(f"{name}={col!r} is not a column of df (columns: {frame.columns})")
+    for name in ("holdout", "validation"):
+        if not 0.0 < numbers[name] < 1.0:
+            raise ValueError(f"{name} must be a fraction in (0, 1), got {numbers[name]!r}")
+    for name, least in (("max_metric_calls", 1), ("minibatch_size", 1)):
+        v = numbers[name]
+        if isinstance(v, bool) or not isinstance(v, int) or v < least:
+            raise ValueError(f"{name} must be an int >= {least}, got {v!r}")
+    for name in ("agreement_weight", "discrimination_weight"):
+        v = numbers[name]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or not np.isfinite(v):
+            raise ValueError(f"{name} must be a number >= 0, got {v!r}")
+    if numbers["agreement_weight"] + numbers["discrimination_weight"] <= 0:
+        raise ValueError("agreement_weight and discrimination_weight cannot both be 0")
+
+
+def _candidates(result: Any, initial: dict[str, str]) -> pl.DataFrame:
+    rows = []
+    for i, (cand, parents, val) in enumerate(
+        zip(result.candidates, result.parents, result.val_aggregate_scores, strict=True)
+    ):
+        changed = sorted(k for k, v in cand.items() if v != initial.get(k))
+        parent = next((p for p in parents if p is not None), None)
+        rows.append({"candidate": i, "parent": parent, "validation_score": float(val), "changed": changed})
+    schema: dict[str, pl.DataType] = {
+        "candidate": pl.Int64(), "parent": pl.Int64(), "validation_score": pl.Float64(), "changed": pl.List(pl.String)
+    }  # fmt: skip
+    return pl.DataFrame(rows, schema=schema)
+
+
+def evolve_rubric(
+    df: Any,
+    human: Any,
+    rubric: Rubric,
+    *,
+    model: Any,
+    reflection_model: Any,
+    column: str = "submission",
+    id_column: str = "id",
+    max_metric_calls: int = 200,
+    holdout: float = 0.3,
+    validation: float = 0.5,
+    minibatch_size: int = 5,
+    agreement_weight: float = 1.0,
+    discrimination_weight: float = 0.0,
+    evolve_weights: bool = False,
+    reflection_template: str | None = None,
+    metric: str = "cohen_kappa",
+    n_resamples: int = 1000,
+    seed: int = 0,
+    cache: bool | str = True,
+    verbose: bool = False,
+) -> RubricEvolution:
+    """Evolve the wording of a rubric with GEPA against human labels (see the module docstring).
+
+    Parameters
+    ----------
+    df, human, rubric
+        The submissions (``id_column``, ``column``), long human labels ``id, criterion,
+        label[, rater]`` for (some of) them, and the rubric to start from.
+    model
+        The grading judge, as in :func:`rubrictools.grade` (a model string, a Judge, a
+        ScriptedJudge or a custom grader).
+    reflection_model
+        Who rewrites: a model string, a :class:`~rubrictools.Judge`, or a function ``prompt ->
+        text`` returning the new text in a ``` block.
+    max_metric_calls
+        GEPA's budget: submissions graded during the search (a submission graded with a
+        candidate counts once, whatever the number of criteria).
+    holdout, validation
+        Share of the labelled submissions held out for the final comparison; share of the rest
+        used as GEPA's validation set (the others are its training set).
+    minibatch_size
+        Training submissions shown to the reflection model per mutation.
+    agreement_weight, discrimination_weight
+        Each submission's score: ``(w_a * agreement + w_d * discrimination) / (w_a + w_d)``,
+        agreement ``1 - mean |judge value - human value|``, discrimination the normalised
+        entropy of the batch's rubric scores (rubrify's meta-metrics; keep ``w_d = 0`` with
+        fewer than about 10 submissions per batch).
+    evolve_weights
+        Also evolve the weights of the scored criteria (signs never change).
+    reflection_template
+        The reflection prompt, with ``<curr_param>`` and ``<side_info>`` (default
+        :data:`rubrictools.evolution.REFLECTION_TEMPLATE`).
+    metric, n_resamples, seed
+        The held-out comparison's agreement metric (pooled over criteria), its resamples, and
+        the seed of the splits, GEPA and the bootstrap.
+    cache, verbose
+        The grading cache (``grade(cache=)``); GEPA's log lines.
+
+    Example
+    -------
+    >>> import polars as pl, rubrictools as rt
+    >>> rubric = rt.Rubric.from_dict([{"name": "cites", "requirement": "Mentions a source (cues: trust)"}])
+    >>> df = pl.DataFrame({"id": range(30), "submission": [f"see ref {i}" if i % 2 else "trust me" for i in range(30)]})
+    >>> human = pl.DataFrame({"id": range(30), "criterion": "cites", "label": ["UNMET", "MET"] * 15})
+    >>> judge = rt.ScriptedJudge(rule=lambda t, c: "MET" if c.requirement.split("cues: ")[1][:-1] in t else "UNMET")
+    >>> fix = lambda prompt: "```Names a source it relies on (cues: ref)```"
+    >>> e = rt.evolve_rubric(df, human, rubric, model=judge, reflection_model=fix, max_metric_calls=40,
+    ...                      n_resamples=200, cache=False)
+    >>> e.rubric["cites"].requirement, round(e.gain, 2)  # held-out kappa from -0.8 to 1.0
+    ('Names a source it relies on (cues: ref)', 1.8)
+    """
+    import gepa  # reason: gepa is the optional [evolve] extra, loaded only when used
+
+    check_resampling(n_resamples=n_resamples, seed=seed)
+    frame = to_polars(df, name="df")
+    _check(rubric, frame, column, id_column, locals())
+    h = human_frame(human).with_columns(pl.col("id").cast(frame.schema[id_column]))
+    train_all, hold, split = holdout_split(
+        h, frame, id_column, holdout=holdout, seed=seed, min_hold=2, min_train=4, at_least=8, who="evolve_rubric"
+    )
+    order = sorted(train_all, key=str)
+    perm = np.random.default_rng(seed + 1).permutation(len(order))
+    n_val = min(max(2, round(validation * len(order))), len(order) - 2)
+    val = [order[i] for i in sorted(perm[:n_val])]
+    train = [i for i in order if i not in set(val)]
+    split = split.with_columns(
+        pl.when(pl.col("id").is_in(val)).then(pl.lit("validation")).otherwise(pl.col("split")).alias("split")
+    )
+    texts = frame.select(pl.col(id_column).alias("id"), pl.col(column).cast(pl.String).alias("text"))
+    adapter = RubricAdapter(rubric, texts, h, model, cache=cache, agreement_weight=agreement_weight,
+                            discrimination_weight=discrimination_weight)  # fmt: skip
+    lm = reflection_lm(reflection_model)
+    seed_candidate = to_candidate(rubric, weights=evolve_weights)
+    result: Any = gepa.optimize(
+        seed_candidate=seed_candidate, trainset=train, valset=val, adapter=adapter, reflection_lm=lm,  # type: ignore[arg-type]  # reason: gepa's protocols, met structurally
+        reflection_prompt_template=reflection_template or REFLECTION_TEMPLATE, reflection_minibatch_size=minibatch_size,
+        max_metric_calls=max_metric_calls, seed=seed, display_progress_bar=False, raise_on_exception=True,
+        logger=_Printer(verbose), skip_perfect_score=True,
+    )  # fmt: skip
+    _check_reflections(lm, result)
+    best = from_candidate(rubric, result.best_candidate)
+    hold_ids = sorted(hold, key=str)
+    v_before, v_after = adapter.grade(rubric, hold_ids), adapter.grade(best, hold_ids)
+    hh = h.filter(pl.col("id").is_in(hold_ids))
+    kw: dict[str, Any] = {"metric": metric, "names": ("after", "before"), "n_resamples": n_resamples, "seed": seed}
+    pooled = compare(v_after, v_before, hh, rubric, by=None, **kw)
+    per = compare(v_after, v_before, hh, rubric, by="criterion", **kw)
+    return RubricEvolution(
+        rubric=best, initial=rubric, candidates=_candidates(result, seed_candidate), holdout=pooled,
+        by_criterion=per, split=split, metric_calls=int(result.total_metric_calls or 0),
+        cost_usd=float(sum(adapter.spent)) + float(sum(getattr(lm, "spent", []))),
+    )  # fmt: skip
+
+
+def _check_reflections(lm: Any, result: Any) -> None:
+    """GEPA goes on when a reflection raises: a run where every one failed is an error, not a
+    rubric that silently never changed; some failures are a warning."""
+    errors: list[BaseException] = getattr(lm, "errors", [])
+    if not errors:
+        return
+    first = f"{type(errors[0]).__name__}: {errors[0]}"
+    if len(result.candidates) <= 1:
+        raise RuntimeError(f"every reflection failed ({len(errors)}), so nothing was evolved; the first: {first}")
+    warnings.warn(f"{len(errors)} reflection(s) failed and were skipped; the first: {first}", RuntimeWarning,
+                  stacklevel=user_stacklevel())  # fmt: skip
+
+
+class _Printer:
+    """GEPA's logger: its lines printed when ``verbose``, else dropped."""
+
+    def __init__(self, verbose: bool) -> None:
+        self.verbose = verbose
+
+    def log(self, message: str) -> None:
+        if self.verbose:
+            print(message)

@@ -1,0 +1,137 @@
+"""evolve_rubric: GEPA finds the wording the humans follow, on generated data where it is known."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import polars as pl
+import pytest
+
+import rubrictools as rt
+from rubrictools.testing import FakeLLMServer, user_text
+
+pytest.importorskip("gepa")
+
+# the humans' rule, known by construction: a submission cites when it says "ref", greets when "hello"
+TEXTS = [("hello, " if i % 3 else "") + (f"see ref {i}" if i % 2 else f"trust me {i}") for i in range(60)]
+DF = pl.DataFrame({"id": range(60), "submission": TEXTS})
+HUMAN = pl.concat(
+    [
+        pl.DataFrame(
+            {"id": range(60), "criterion": "cites", "label": ["MET" if "ref" in t else "UNMET" for t in TEXTS]}
+        ),
+        pl.DataFrame(
+            {"id": range(60), "criterion": "greets", "label": ["MET" if "hello" in t else "UNMET" for t in TEXTS]}
+        ),
+    ]
+)
+START = rt.Rubric.from_dict(
+    [
+        {"name": "cites", "requirement": "Mentions a source (cues: trust)", "weight": 2},
+        {"name": "greets", "requirement": "Says hello (cues: hello)"},
+    ]
+)
+
+
+def cue(requirement: str) -> str:
+    return re.search(r"\(cues: (\w+)\)", requirement).group(1)  # type: ignore[union-attr]  # reason: every requirement here names a cue
+
+
+JUDGE = rt.ScriptedJudge(rule=lambda text, c: "MET" if cue(c.requirement) in text else "UNMET")
+
+
+class Reflector:
+    """A scripted reflection model: it reads the disagreements it is shown and proposes the cue
+    word common to the submissions the raters credited (what a good reflection would find)."""
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    def __call__(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        current = prompt.split("```", 2)[1].strip()
+        examples = prompt.split("# Example")[1:]
+        credited = [
+            ex.split("### submission\n", 1)[1].split("\n", 1)[0]
+            for ex in examples
+            if "### submission\n" in ex and "the human raters answered MET" in ex
+        ]
+        words = [w for s in credited for w in set(re.findall(r"[a-z]+", s)) - {"hello", "see", "me"}]
+        best = max(set(words), key=words.count) if words else None
+        if best is None or "cues:" not in current:
+            return f"```\n{current}\n```"
+        return "```\n" + re.sub(r"\(cues: \w+\)", f"(cues: {best})", current) + "\n```"
+
+
+def test_gepa_finds_the_wording_the_humans_follow_and_claims_only_the_held_out_gain() -> None:
+    reflect = Reflector()
+    e = rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model=reflect, max_metric_calls=120,
+                         minibatch_size=4, n_resamples=500, cache=False)  # fmt: skip
+    assert cue(e.rubric["cites"].requirement) == "ref"  # the humans' rule, found from the disagreements
+    assert e.rubric["greets"].requirement == START["greets"].requirement  # nothing to fix there
+    assert [c.name for c in e.rubric] == ["cites", "greets"] and e.rubric["cites"].weight == 2  # structure kept
+    h = e.holdout.row(0, named=True)
+    assert h["diff"] > 0 and h["ci_low"] > 0 and h["value_after"] == pytest.approx(1.0)
+    assert e.split["split"].value_counts().sort("split")["count"].to_list() == [18, 21, 21]  # holdout, train, val
+    assert e.metric_calls <= 120 + 21  # GEPA's budget, and its last validation pass
+    assert e.candidates.height >= 2 and e.candidates["validation_score"].max() == pytest.approx(1.0)
+    # the reflection model saw disagreements as data, with the raters' answers, never the held-out part
+    assert reflect.prompts and "the human raters answered" in reflect.prompts[0]
+    held = set(e.split.filter(pl.col("split") == "holdout")["id"].to_list())
+    shown = {int(n) for p in reflect.prompts for n in re.findall(r"(?:ref|me) (\d+)", p)}
+    assert shown and not shown & held
+    assert e.changes()["criterion"].to_list() == ["cites"] and "held-out change +" in repr(e)
+
+
+def test_through_the_fake_server_every_graded_answer_is_a_real_request(tmp_path) -> None:
+    def script(request: dict) -> str:
+        text = user_text(request)
+        sub = text.split("<submission>")[1].split("</submission>")[0]
+        return json.dumps({"verdict": "MET" if cue(text) in sub else "UNMET", "explanation": "cue checked"})
+
+    with FakeLLMServer(script=script) as srv:
+        judge = rt.Judge(model="openai/gpt-4.1-mini", api_base=srv.url, api_key="sk-test")
+        e = rt.evolve_rubric(DF, HUMAN, START, model=judge, reflection_model=Reflector(), max_metric_calls=60,
+                             minibatch_size=4, n_resamples=200, cache=str(tmp_path / "c.db"))  # fmt: skip
+        sent = len(srv.requests)
+    assert cue(e.rubric["cites"].requirement) == "ref" and e.gain is not None and e.gain > 0
+    # the cache answers a criterion whose text a candidate did not change: fewer requests than graded pairs
+    assert 0 < sent < 2 * (e.metric_calls + 2 * 18)
+
+
+def test_bad_settings_are_refused_before_any_call() -> None:
+    kw = {"model": JUDGE, "reflection_model": Reflector(), "cache": False}
+    cases = [
+        ({"holdout": 1.0}, r"holdout must be a fraction in \(0, 1\), got 1.0"),
+        ({"validation": 0}, r"validation must be a fraction in \(0, 1\), got 0"),
+        ({"max_metric_calls": 0}, r"max_metric_calls must be an int >= 1, got 0"),
+        ({"minibatch_size": 2.5}, r"minibatch_size must be an int >= 1, got 2.5"),
+        ({"discrimination_weight": -1}, r"discrimination_weight must be a number >= 0, got -1"),
+        ({"agreement_weight": 0}, "cannot both be 0"),
+        ({"column": "text"}, r"column='text' is not a column of df"),
+    ]
+    for extra, message in cases:
+        with pytest.raises(ValueError, match=message):
+            rt.evolve_rubric(DF, HUMAN, START, **{**kw, **extra})
+    with pytest.raises(ValueError, match="reflection_model must be one model string"):
+        rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model=JUDGE, cache=False)
+    with pytest.raises(TypeError, match="reflection_model must be a model string, a Judge or a function"):
+        rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model=3, cache=False)
+
+
+def test_a_candidate_cannot_change_the_rubric_structure() -> None:
+    from rubrictools.evolution.components import from_candidate, to_candidate
+
+    seed = to_candidate(START, weights=True)
+    assert seed == {"criterion:cites": START["cites"].requirement, "criterion:greets": START["greets"].requirement,
+                    "guidelines": "", "weights": "cites: 2\ngreets: 10"}  # fmt: skip
+    assert from_candidate(START, {**seed, "weights": "cites: 3\ngreets: 10"})["cites"].weight == 3
+    with pytest.raises(ValueError, match=r"'cites' must keep its sign \(was 2, got -1\)"):
+        from_candidate(START, {**seed, "weights": "cites: -1"})
+    with pytest.raises(ValueError, match=r"'polite' is not a criterion"):
+        from_candidate(START, {**seed, "weights": "polite: 1"})
+    with pytest.raises(ValueError, match=r"components \['criterion:polite'\] are not part of the rubric"):
+        from_candidate(START, {**seed, "criterion:polite": "x"})
+    with pytest.raises(ValueError, match="an empty requirement"):
+        from_candidate(START, {**seed, "criterion:cites": "  "})

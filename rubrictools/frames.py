@@ -1,4 +1,5 @@
-"""Inputs as polars: every public function accepts polars (eager or lazy) and pandas frames.
+"""Inputs as polars: every public function accepts polars (eager or lazy) and pandas frames,
+and Hugging Face ``datasets.Dataset`` objects (through Arrow: no copy of a memory-mapped table).
 
 >>> import polars as pl
 >>> to_polars(pl.LazyFrame({"a": [1]})).shape
@@ -15,12 +16,15 @@ __all__ = ["to_polars"]
 
 
 def to_polars(df: Any, *, name: str = "df") -> pl.DataFrame:
-    """Return ``df`` as an eager polars DataFrame (accepts polars eager/lazy and pandas)."""
+    """Return ``df`` as an eager polars DataFrame (accepts polars eager/lazy, pandas and a
+    Hugging Face ``datasets.Dataset``)."""
     if isinstance(df, pl.DataFrame):
         return df
     if isinstance(df, pl.LazyFrame):
         return df.collect()
     mod = type(df).__module__
+    if mod.startswith("datasets"):
+        return _from_hf(df, name)
     if mod.startswith("pandas"):
         frame = df.reset_index(drop=True) if hasattr(df, "reset_index") else df
         try:
@@ -46,7 +50,22 @@ def to_polars(df: Any, *, name: str = "df") -> pl.DataFrame:
                 ) from e
     if isinstance(df, dict):
         return pl.DataFrame(df)
-    raise TypeError(f"{name}: expected a polars or pandas DataFrame, got {type(df).__name__}")
+    raise TypeError(f"{name}: expected a polars or pandas DataFrame (or a datasets.Dataset), got {type(df).__name__}")
+
+
+def _from_hf(ds: Any, name: str) -> pl.DataFrame:
+    """A Hugging Face ``Dataset`` as polars, through its Arrow table (its own ``to_polars``,
+    which honours a selection or shuffle); a ``DatasetDict`` or a streaming dataset is refused
+    with what to pass instead."""
+    kind = type(ds).__name__
+    if kind in ("DatasetDict", "IterableDatasetDict"):
+        raise TypeError(f"{name}: a {kind} holds several splits ({list(ds)}); pass one, e.g. ds[{next(iter(ds))!r}]")
+    if kind == "IterableDataset":
+        raise TypeError(f"{name}: a streaming IterableDataset has no table to grade; load it without streaming=True")
+    if not hasattr(ds, "to_polars"):
+        raise TypeError(f"{name}: expected a datasets.Dataset, got {kind}")
+    out = ds.to_polars()
+    return out if isinstance(out, pl.DataFrame) else pl.DataFrame(out)
 
 
 def _chat_columns_with_mixed_content(frame: Any) -> list[str]:

@@ -3,6 +3,8 @@ lies, the raters' agreement with each other or a second table beside each point.
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -49,8 +51,12 @@ def forest(
     """
     alt = _alt()
     t = chart_frame(table, name="table")
-    if isinstance(chance, bool) or not isinstance(chance, (int, float, type(None))):
-        raise TypeError(f"chance must be a number or None, got {chance!r}")
+    if chance is not None:
+        if isinstance(chance, bool) or not isinstance(chance, numbers.Real):
+            raise TypeError(f"chance must be a number or None, got {chance!r}")
+        if not math.isfinite(chance):
+            raise ValueError(f"chance must be a finite number, got {chance!r}")
+        chance = float(chance)
     if ceiling is not None:
         return _forest_with_ceiling(
             t, chart_frame(ceiling, name="ceiling"), metric, ceiling_metric, by, title, width, chance
@@ -71,6 +77,8 @@ def forest(
     if chance is None and t.height > 0 and set(t["metric"].to_list()) <= CHANCE_AT_ZERO:
         chance = 0.0
     percent = _all_shares(t)
+    if percent and chance is not None and not 0 <= chance <= 1:
+        raise ValueError(f"chance={chance:g} is outside [0, 1], the scale of a share (for 50%, pass chance=0.5)")
     t = t.with_columns(pl.col("metric").replace(METRIC_NAMES))  # "Cohen's kappa", not cohen_kappa
     cols = [c for c in (by, compare, "metric", "value", "ci_low", "ci_high", "n") if c is not None and c in t.columns]
     data = alt.Data(values=_values(t.select(cols)))

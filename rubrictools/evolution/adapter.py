@@ -43,6 +43,7 @@ class RubricAdapter:
     agreement_weight: float = 1.0
     discrimination_weight: float = 0.0
     spent: list[float] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # candidates that tried to change the structure
     propose_new_texts: ClassVar[None] = None  # GEPA's own proposer writes the texts, from the reflection model
 
     def grade(self, rubric: Rubric, ids: Sequence[Any]) -> pl.DataFrame:
@@ -71,7 +72,12 @@ class RubricAdapter:
         """GEPA's ``evaluate``: one score per submission id in ``batch`` (higher is better)."""
         from gepa import EvaluationBatch  # reason: gepa is the optional [evolve] extra
 
-        rubric = from_candidate(self.rubric, candidate)
+        try:
+            rubric = from_candidate(self.rubric, candidate)
+        except ValueError as e:  # a proposal that breaks the structure fails, the search goes on
+            self.refused.append(str(e))
+            empty = [pl.DataFrame() for _ in batch] if capture_traces else None
+            return EvaluationBatch(outputs=list(batch), scores=[0.0] * len(batch), trajectories=empty)
         v = self.grade(rubric, batch)
         agree = self.agreements(v, rubric, batch)
         spread = 0.0

@@ -10,8 +10,6 @@ options, groups, rules and the signs of the weights never change: a candidate th
 
 from __future__ import annotations
 
-import re
-
 from rubrictools.rubric import Criterion, Rubric
 
 __all__ = ["GUIDELINES", "WEIGHTS", "criterion_component", "from_candidate", "to_candidate"]
@@ -51,10 +49,12 @@ def _weights(text: str, rubric: Rubric) -> dict[str, float]:
     """``name: weight`` lines, each naming a scored criterion, with the sign it had."""
     out: dict[str, float] = {}
     for line in filter(None, (x.strip() for x in text.strip().strip("`").splitlines())):
-        m = re.fullmatch(r"([^:]+):\s*([-+]?\d+(?:\.\d+)?)", line)
-        if m is None:
-            raise ValueError(f"weights: a line is not 'name: number': {line!r}")
-        name, value = m.group(1).strip(), float(m.group(2))
+        name, _, number = line.partition(":")
+        try:
+            value = float(number)
+        except ValueError:
+            raise ValueError(f"weights: a line is not 'name: number': {line!r}") from None
+        name = name.strip()
         if name not in rubric.names:
             raise ValueError(f"weights: {name!r} is not a criterion of the rubric ({list(rubric.names)})")
         before = rubric[name].weight

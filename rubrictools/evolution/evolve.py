@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,7 @@ from rubrictools.evolution.adapter import RubricAdapter
 from rubrictools.evolution.components import from_candidate, to_candidate
 from rubrictools.evolution.reflection import REFLECTION_TEMPLATE, reflection_lm
 from rubrictools.frames import to_polars
-from rubrictools.human_agreement import compare, human_frame
+from rubrictools.human_agreement import agreement, compare, human_frame
 from rubrictools.metrics.resampling import check_resampling
 from rubrictools.rubric import Rubric
 from rubrictools.stack import user_stacklevel
@@ -86,23 +87,91 @@ class RubricEvolution:
 def _check(rubric: Rubric, frame: pl.DataFrame, column: str, id_column: str, numbers: dict[str, Any]) -> None:
     """Every setting checked, with the field named, before any call."""
     if not isinstance(rubric, Rubric):
-        raise TypeError(f"rubric must be a rubrictools Rubric, got {type(rubric).__name__}")
+        raise TypeError(f"rubric must be a rubrictools Rubric (rt.Rubric.from_dict(...)), got {type(rubric).__name__}")
+    if frame.height == 0:
+        raise ValueError("df is empty: there is no submission to grade")
     for name, col in (("column", column), ("id_column", id_column)):
         if col not in frame.columns:
             raise ValueError(f"{name}={col!r} is not a column of df (columns: {frame.columns})")
+    nulls = frame.filter(pl.col(column).is_null())[id_column].head(3).to_list()
+    if nulls:
+        raise ValueError(f"column {column!r} of df has null submissions (ids {nulls}...): drop or fill them first")
     for name in ("holdout", "validation"):
-        if not 0.0 < numbers[name] < 1.0:
-            raise ValueError(f"{name} must be a fraction in (0, 1), got {numbers[name]!r}")
-    for name, least in (("max_metric_calls", 1), ("minibatch_size", 1)):
         v = numbers[name]
-        if isinstance(v, bool) or not isinstance(v, int) or v < least:
-            raise ValueError(f"{name} must be an int >= {least}, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 < v < 1.0:
+            raise ValueError(f"{name} must be a fraction in (0, 1), got {v!r}")
+    for name in ("max_metric_calls", "minibatch_size"):
+        v = numbers[name]
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {v!r}")
     for name in ("agreement_weight", "discrimination_weight"):
         v = numbers[name]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or not np.isfinite(v):
             raise ValueError(f"{name} must be a number >= 0, got {v!r}")
     if numbers["agreement_weight"] + numbers["discrimination_weight"] <= 0:
         raise ValueError("agreement_weight and discrimination_weight cannot both be 0")
+    for name in ("evolve_weights", "verbose"):
+        if not isinstance(numbers[name], bool):
+            raise TypeError(f"{name} must be True or False, got {numbers[name]!r}")
+    if numbers["evolve_weights"] and numbers["discrimination_weight"] == 0:
+        raise ValueError(
+            "evolve_weights=True needs discrimination_weight > 0: agreement is measured per criterion, so weights "
+            "never change it and no weight change could be kept"
+        )
+    template = numbers["reflection_template"]
+    if template is not None and not isinstance(template, str):
+        raise TypeError(
+            f"reflection_template must be text with <curr_param> and <side_info>, got {type(template).__name__}"
+        )
+    if isinstance(template, str) and not all(p in template for p in ("<curr_param>", "<side_info>")):
+        raise ValueError(
+            "reflection_template must hold both <curr_param> (the current text) and <side_info> (the examples)"
+        )
+    cache = numbers["cache"]
+    if not isinstance(cache, (bool, str, Path)):
+        raise TypeError(f"cache must be True, False or a file path, got {type(cache).__name__}")
+
+
+def _check_labels(h: pl.DataFrame, rubric: Rubric, metric: str) -> None:
+    """The human labels and ``metric`` as the final comparison will read them, checked before
+    any call: criteria of the rubric, labels its criteria allow, a metric that exists."""
+    unknown = sorted(set(h["criterion"].unique().to_list()) - set(rubric.names))
+    if unknown:
+        raise ValueError(f"human labels name criteria not in the rubric: {unknown} (rubric: {list(rubric.names)})")
+    judged = {c.name or "" for c in rubric if c.rule is None}
+    if not judged & set(h["criterion"].to_list()):
+        raise ValueError(f"no human label for any judge-decided criterion of the rubric ({sorted(judged)})")
+    first = h.unique(["id", "criterion"], keep="first", maintain_order=True).select(
+        "id", "criterion", pl.col("label").cast(pl.String).alias("verdict")
+    )
+    agreement(first, h, rubric, metrics=[metric], level="criterion", n_resamples=0)  # raises naming the problem
+
+
+def _split(order: list[Any], validation: float, seed: int, minibatch_size: int, budget: int) -> tuple[list, list]:
+    """GEPA's training and validation ids; a minibatch or a budget too small for them is refused."""
+    perm = np.random.default_rng(seed + 1).permutation(len(order))
+    n_val = min(max(2, round(validation * len(order))), len(order) - 2)
+    val = [order[i] for i in sorted(perm[:n_val])]
+    train = [i for i in order if i not in set(val)]
+    if minibatch_size > len(train):
+        raise ValueError(f"minibatch_size={minibatch_size} is more than the {len(train)} training submissions")
+    least = len(val) + 2 * minibatch_size
+    if budget < least:
+        raise ValueError(
+            f"max_metric_calls={budget} cannot evolve anything: grading the {len(val)} validation submissions and "
+            f"one mutation's minibatch twice takes {least}"
+        )
+    return train, val
+
+
+def _human(human: Any, id_type: pl.DataType) -> pl.DataFrame:
+    h = human_frame(human)
+    try:
+        return h.with_columns(pl.col("id").cast(id_type))
+    except pl.exceptions.InvalidOperationError:
+        raise ValueError(
+            f"human label ids ({h.schema['id']}, e.g. {h['id'][0]!r}) cannot be matched to df's ids ({id_type})"
+        ) from None
 
 
 def _candidates(result: Any, initial: dict[str, str]) -> pl.DataFrame:
@@ -197,15 +266,12 @@ def evolve_rubric(
     check_resampling(n_resamples=n_resamples, seed=seed)
     frame = to_polars(df, name="df")
     _check(rubric, frame, column, id_column, locals())
-    h = human_frame(human).with_columns(pl.col("id").cast(frame.schema[id_column]))
+    h = _human(human, frame.schema[id_column])
+    _check_labels(h, rubric, metric)
     train_all, hold, split = holdout_split(
         h, frame, id_column, holdout=holdout, seed=seed, min_hold=2, min_train=4, at_least=8, who="evolve_rubric"
     )
-    order = sorted(train_all, key=str)
-    perm = np.random.default_rng(seed + 1).permutation(len(order))
-    n_val = min(max(2, round(validation * len(order))), len(order) - 2)
-    val = [order[i] for i in sorted(perm[:n_val])]
-    train = [i for i in order if i not in set(val)]
+    train, val = _split(sorted(train_all, key=str), validation, seed, minibatch_size, max_metric_calls)
     split = split.with_columns(
         pl.when(pl.col("id").is_in(val)).then(pl.lit("validation")).otherwise(pl.col("split")).alias("split")
     )
@@ -213,14 +279,18 @@ def evolve_rubric(
     adapter = RubricAdapter(rubric, texts, h, model, cache=cache, agreement_weight=agreement_weight,
                             discrimination_weight=discrimination_weight)  # fmt: skip
     lm = reflection_lm(reflection_model)
+    template = REFLECTION_TEMPLATE if reflection_template is None else reflection_template
     seed_candidate = to_candidate(rubric, weights=evolve_weights)
     result: Any = gepa.optimize(
         seed_candidate=seed_candidate, trainset=train, valset=val, adapter=adapter, reflection_lm=lm,  # type: ignore[arg-type]  # reason: gepa's protocols, met structurally
-        reflection_prompt_template=reflection_template or REFLECTION_TEMPLATE, reflection_minibatch_size=minibatch_size,
+        reflection_prompt_template=template, reflection_minibatch_size=minibatch_size,
         max_metric_calls=max_metric_calls, seed=seed, display_progress_bar=False, raise_on_exception=True,
         logger=_Printer(verbose), skip_perfect_score=True,
     )  # fmt: skip
     _check_reflections(lm, result)
+    if adapter.refused:
+        warnings.warn(f"{len(adapter.refused)} proposed candidate(s) were refused and scored 0; the first: "
+                      f"{adapter.refused[0]}", RuntimeWarning, stacklevel=user_stacklevel())  # fmt: skip
     best = from_candidate(rubric, result.best_candidate)
     hold_ids = sorted(hold, key=str)
     v_before, v_after = adapter.grade(rubric, hold_ids), adapter.grade(best, hold_ids)
@@ -242,10 +312,11 @@ def _check_reflections(lm: Any, result: Any) -> None:
     if not errors:
         return
     first = f"{type(errors[0]).__name__}: {errors[0]}"
-    if len(result.candidates) <= 1:
-        raise RuntimeError(f"every reflection failed ({len(errors)}), so nothing was evolved; the first: {first}")
-    warnings.warn(f"{len(errors)} reflection(s) failed and were skipped; the first: {first}", RuntimeWarning,
-                  stacklevel=user_stacklevel())  # fmt: skip
+    asked = len(getattr(lm, "calls", errors))
+    if len(errors) == asked and len(result.candidates) <= 1:
+        raise RuntimeError(f"every reflection failed ({asked}), so nothing was evolved; the first: {first}")
+    warnings.warn(f"{len(errors)} of {asked} reflection(s) failed and were skipped; the first: {first}",
+                  RuntimeWarning, stacklevel=user_stacklevel())  # fmt: skip
 
 
 class _Printer:

@@ -8,6 +8,7 @@ function ``prompt -> reply`` (a scripted stand-in for tests and demos, or your o
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -46,6 +47,7 @@ def reflection_lm(model: Any, *, max_tokens: int = 1500) -> Callable[[str | list
     and goes on) to its ``errors`` list."""
     spent: list[float] = []
     errors: list[BaseException] = []
+    calls: list[int] = []
     if isinstance(model, (ScriptedJudge, list, tuple)):
         raise ValueError("reflection_model must be one model string, a Judge or a function prompt -> text")
     if isinstance(model, str):
@@ -64,6 +66,12 @@ def reflection_lm(model: Any, *, max_tokens: int = 1500) -> Callable[[str | list
 
     elif callable(model):
         fn = model
+        try:
+            inspect.signature(fn).bind("prompt")
+        except TypeError:
+            raise TypeError("reflection_model must take one argument, the prompt (text)") from None
+        except ValueError:  # a builtin without a signature: called as it is
+            pass
 
         def ask(prompt: str | list[dict[str, Any]]) -> str:
             reply = fn(prompt)
@@ -75,12 +83,18 @@ def reflection_lm(model: Any, *, max_tokens: int = 1500) -> Callable[[str | list
         raise TypeError(f"reflection_model must be a model string, a Judge or a function, got {type(model).__name__}")
 
     def recorded(prompt: str | list[dict[str, Any]]) -> str:
+        calls.append(1)
         try:
-            return ask(prompt)
-        except Exception as e:
+            reply = ask(prompt)
+            inside = reply.split("```")[1:-1]  # the text between the first and the last fence
+            if not "".join(inside).strip():
+                raise ValueError(f"reflection reply has no text inside a ``` block: {reply[:120]!r}")
+            return reply
+        except Exception as e:  # recorded, then raised for GEPA, which skips this proposal
             errors.append(e)
             raise
 
     recorded.spent = spent  # type: ignore[attr-defined]  # reason: the run's cost, read by evolve_rubric
     recorded.errors = errors  # type: ignore[attr-defined]  # reason: failures GEPA swallowed, read by evolve_rubric
+    recorded.calls = calls  # type: ignore[attr-defined]  # reason: how many reflections were asked
     return recorded

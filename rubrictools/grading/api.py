@@ -19,7 +19,7 @@ import polars as pl
 from rubrictools.conversations import ConversationPart
 from rubrictools.deprecation import adapted
 from rubrictools.grading.batch import submit_batch_plan
-from rubrictools.grading.executor import Hooks, OnResult, OnStart
+from rubrictools.grading.executor import Hooks, OnResult, OnStart, check_callbacks
 from rubrictools.grading.live import grade_frame, grade_frame_async
 from rubrictools.grading.options import (
     CacheSetting,
@@ -214,11 +214,7 @@ def grade(
     """
     opts = GradeOptions.pick(locals())
     store = runs_dir(record)
-    for name, fn in (("on_start", on_start), ("on_result", on_result)):
-        if fn is not None and not callable(fn):
-            raise TypeError(f"{name} must be a function (or None), got {type(fn).__name__}")
-        if batch and fn is not None:
-            raise ValueError(f"{name}= reports calls as they run in live grading; a batch job has none to report")
+    check_callbacks(on_start=on_start, on_result=on_result, batch=batch)
     if batch:
         job = submit_batch_plan(df, rubric, opts, path=batch_dir)
         return job.collect(poll_interval=poll_interval, progress=progress, record=store or False)
@@ -271,6 +267,7 @@ async def agrade(
     >>> v.height
     1
     """
+    check_callbacks(on_start=on_start, on_result=on_result, batch=False)
     return await grade_frame_async(
         df,
         rubric,

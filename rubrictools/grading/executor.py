@@ -8,6 +8,7 @@ is the same for every mode, for live grading, streaming slices, batch retries an
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import sqlite3
 import threading
@@ -49,6 +50,7 @@ __all__ = [
     "Hooks",
     "OnResult",
     "OnStart",
+    "check_callbacks",
     "execute",
 ]
 
@@ -69,6 +71,24 @@ class Hooks:
 
 
 _REPORTED = ("id", "judge", "criterion", "verdict", "value", "explanation", "error", "error_kind")
+
+
+def check_callbacks(*, on_start: Any, on_result: Any, batch: bool) -> None:
+    """The user's callbacks, checked before any call: functions of one argument, and none with
+    a batch job (which reports nothing as it runs)."""
+    for name, fn in (("on_start", on_start), ("on_result", on_result)):
+        if fn is None:
+            continue
+        if not callable(fn):
+            raise TypeError(f"{name} must be a function (or None), got {type(fn).__name__}")
+        try:
+            inspect.signature(fn).bind(None)
+        except TypeError:
+            raise TypeError(f"{name} must take one argument (what it is given each call)") from None
+        except ValueError:  # a builtin without a signature (print): called as it is
+            pass
+        if batch:
+            raise ValueError(f"{name}= reports calls as they run in live grading; a batch job has none to report")
 
 
 class _Reporter:

@@ -10,7 +10,7 @@ import polars as pl
 
 from rubrictools.conversations import ConversationPart
 from rubrictools.deprecation import adapted
-from rubrictools.grading.executor import Hooks, OnResult, OnStart
+from rubrictools.grading.executor import Hooks, OnResult, OnStart, check_callbacks
 from rubrictools.grading.options import (
     CacheSetting,
     CriterionContext,
@@ -95,6 +95,7 @@ def grade_to_parquet(
     >>> lf.collect().height, sorted(p.name for p in __import__("pathlib").Path(out).glob("part-*"))
     (3, ['part-00000.parquet', 'part-00001.parquet'])
     """
+    check_callbacks(on_start=on_start, on_result=on_result, batch=False)
     opts = GradeOptions.pick(locals())
     return stream_parts(
         source,

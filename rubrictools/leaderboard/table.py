@@ -63,6 +63,11 @@ def check_preferences(prefs: Any, needed: Sequence[str] = _NEEDED) -> pl.DataFra
                 "prefs: value is A's share and must be in [0, 1] (1 A wins, 0.5 tie, 0 B wins, soft preferences in "
                 f"between); got {bad['value'][0]!r}"
             )
+    if "id" in needed and df["id"].null_count():
+        raise ValueError(
+            f"prefs: {df['id'].null_count()} row(s) have a null id; every comparison needs its prompt's id (the "
+            "bootstrap resamples prompts)"
+        )
     if {"system_a", "system_b"} <= set(needed):
         same = df.filter(pl.col("system_a") == pl.col("system_b"))
         if same.height:

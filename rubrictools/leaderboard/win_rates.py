@@ -82,6 +82,7 @@ def win_rates(
     """
     check_resampling(n_resamples=n_resamples, ci=ci, seed=seed)
     df = check_preferences(prefs)
+    by = [by] if isinstance(by, str) else list(by)
     groups = [c for c in by if c in df.columns]
     unknown = [c for c in by if c not in df.columns and c not in ("criterion", "judge")]
     if unknown:

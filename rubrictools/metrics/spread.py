@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,7 +45,12 @@ def consistency(runs: Any) -> float:
     >>> round(m.consistency([[0.4, 0.6], [1.0, 1.0]]), 3)  # CVs 0.2 and 0: 1 - 0.1
     0.9
     """
-    a = np.asarray(runs, dtype=float)
+    try:
+        a = np.asarray(runs, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(
+            "runs must be a numeric (submissions, runs) matrix, every row as long (NaN for a missing run)"
+        ) from None
     if a.ndim != 2 or a.shape[1] < 2:
         raise ValueError(f"runs must be a (submissions, runs) matrix with at least 2 runs, got shape {a.shape}")
     n = (~np.isnan(a)).sum(axis=1)
@@ -59,15 +65,21 @@ def consistency(runs: Any) -> float:
 
 
 def discrimination(
-    scores: Any, *, bins: int = 10, low: float = 0.0, high: float = 1.0, levels: Sequence[float] | None = None
+    scores: Any,
+    *,
+    bins: int | None = None,
+    low: float | None = None,
+    high: float | None = None,
+    levels: Sequence[float] | None = None,
 ) -> float:
     """Normalised entropy of the score distribution: 0 when every score is the same, 1 when
     the scores spread evenly over the scale.
 
     ``H = -sum_k p_k log p_k / log K``: ``p_k`` the share of scores in bin ``k`` of ``bins``
-    equal-width bins over ``[low, high]`` (the top edge in the last bin), or the share of each
-    of the discrete ``levels`` (e.g. ``[1, 2, 3, 4, 5]`` for a 1-5 rating), ``K`` the number of
-    bins or levels. NaN scores are left out.
+    equal-width bins over ``[low, high]`` (by default 10 bins of [0, 1]; the top edge in the last
+    bin), or the share of each of the discrete ``levels`` (e.g. ``[1, 2, 3, 4, 5]`` for a 1-5
+    rating; then without ``bins``, ``low``, ``high``), ``K`` the number of bins or levels. NaN
+    scores are left out.
 
     Examples
     --------
@@ -79,20 +91,30 @@ def discrimination(
     >>> round(m.discrimination([0.05, 0.95], bins=2), 3)
     1.0
     """
-    x = np.asarray(scores, dtype=float).ravel()
+    try:
+        x = np.asarray(scores, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("scores must be numbers") from None
+    if x.ndim > 1:
+        raise ValueError(f"scores must be one score per submission (1-D), got shape {x.shape}")
     x = x[~np.isnan(x)]
     if levels is not None:
+        if bins is not None or low is not None or high is not None:
+            raise ValueError("pass levels= or bins=/low=/high=, not both")
         lv = np.asarray(list(levels), dtype=float)
-        if lv.size < 2 or np.unique(lv).size != lv.size:
-            raise ValueError(f"levels must hold at least 2 distinct values, got {list(levels)}")
+        if np.unique(lv).size != lv.size:
+            raise ValueError(f"levels must not repeat a value, got {list(levels)}")
+        if lv.size < 2:
+            raise ValueError(f"levels must hold at least 2 values, got {list(levels)}")
         outside = x[~np.isin(x, lv)]
         if outside.size:
             raise ValueError(f"scores {sorted(set(outside.tolist()))[:5]} are not among the levels {lv.tolist()}")
         counts = np.array([(x == v).sum() for v in lv], dtype=float)
     else:
+        bins, low, high = 10 if bins is None else bins, 0.0 if low is None else low, 1.0 if high is None else high
         if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 2:
             raise ValueError(f"bins must be an int >= 2, got {bins!r}")
-        if not high > low:
+        if not (math.isfinite(low) and math.isfinite(high) and high > low):
             raise ValueError(f"high must be above low, got low={low!r}, high={high!r}")
         outside = x[(x < low) | (x > high)]
         if outside.size:

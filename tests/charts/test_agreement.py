@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -41,3 +42,10 @@ def test_a_kappa_is_not_a_share_and_chance_must_be_a_number() -> None:
     assert "format" not in x.get("axis", {}) and "dashed: chance)" in x["title"]
     with pytest.raises(TypeError, match="chance must be a number"):
         rt.charts.forest(SHARES, by="subset", chance="0.5")  # type: ignore[arg-type]  # reason: the bad input under test
+    with pytest.raises(ValueError, match="chance must be a finite number, got nan"):
+        rt.charts.forest(SHARES, by="subset", chance=float("nan"))
+    with pytest.raises(
+        ValueError, match=r"chance=50 is outside \[0, 1\], the scale of a share \(for 50%, pass chance=0.5\)"
+    ):
+        rt.charts.forest(SHARES, by="subset", chance=50)
+    assert rt.charts.forest(kappa, by="subset", chance=np.int64(0)).to_dict()  # a numpy number is a number

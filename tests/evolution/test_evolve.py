@@ -110,14 +110,62 @@ def test_bad_settings_are_refused_before_any_call() -> None:
         ({"discrimination_weight": -1}, r"discrimination_weight must be a number >= 0, got -1"),
         ({"agreement_weight": 0}, "cannot both be 0"),
         ({"column": "text"}, r"column='text' is not a column of df"),
+        ({"validation": "0.5"}, r"validation must be a fraction in \(0, 1\), got '0.5'"),
+        ({"minibatch_size": 40}, r"minibatch_size=40 is more than the 21 training submissions"),
+        ({"max_metric_calls": 10}, r"max_metric_calls=10 cannot evolve anything: .* takes 31"),
+        ({"evolve_weights": True}, "evolve_weights=True needs discrimination_weight > 0"),
+        ({"metric": "kappa_bogus"}, r"unknown .*metric.*'kappa_bogus'"),
+        ({"reflection_template": "Improve it."}, "reflection_template must hold both <curr_param>"),
     ]
     for extra, message in cases:
         with pytest.raises(ValueError, match=message):
             rt.evolve_rubric(DF, HUMAN, START, **{**kw, **extra})
+    for extra, message in [({"evolve_weights": "yes"}, "evolve_weights must be True or False"),
+                           ({"cache": 123}, "cache must be True, False or a file path"),
+                           ({"reflection_template": 42}, "reflection_template must be text")]:  # fmt: skip
+        with pytest.raises(TypeError, match=message):
+            rt.evolve_rubric(DF, HUMAN, START, **{**kw, **extra})
+    bad_labels = [
+        (
+            HUMAN.with_columns(pl.col("criterion").replace({"greets": "tone"})),
+            r"criteria not in the rubric: \['tone'\]",
+        ),
+        (HUMAN.with_columns(pl.col("label").replace({"MET": "yes"})), "not allowed by the rubric"),
+        (
+            HUMAN.with_columns(pl.format("h{}", "id").alias("id")),
+            r"human label ids \(String, e.g. 'h0'\) cannot be matched",
+        ),
+    ]
+    for human, message in bad_labels:
+        with pytest.raises(ValueError, match=message):
+            rt.evolve_rubric(DF, human, START, **kw)
+    with pytest.raises(ValueError, match=r"column 'submission' of df has null submissions \(ids \[3\]"):
+        holed = DF.with_columns(pl.when(pl.col("id") == 3).then(None).otherwise("submission").alias("submission"))
+        rt.evolve_rubric(holed, HUMAN, START, **kw)
+    with pytest.raises(TypeError, match="reflection_model must take one argument"):
+        rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model=lambda: "x", cache=False)
     with pytest.raises(ValueError, match="reflection_model must be one model string"):
         rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model=JUDGE, cache=False)
     with pytest.raises(TypeError, match="reflection_model must be a model string, a Judge or a function"):
         rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model=3, cache=False)
+
+
+def test_a_bad_proposal_is_skipped_and_a_run_where_every_one_fails_is_an_error() -> None:
+    """A reply without a fenced text, or a weights text that flips a sign, fails that proposal only."""
+
+    def sloppy(prompt: str) -> str:  # a weights text that flips a sign; other texts without a fence
+        return "```\ncites: -3\n```" if "cites: 2" in prompt else "Sure! Here is a better version: Names a source."
+
+    kw = {"model": JUDGE, "max_metric_calls": 120, "minibatch_size": 4, "n_resamples": 50, "cache": False}
+    with pytest.warns(RuntimeWarning) as caught:
+        e = rt.evolve_rubric(DF, HUMAN, START, reflection_model=sloppy, evolve_weights=True, discrimination_weight=0.5,
+                             **kw)  # fmt: skip
+    said = " | ".join(str(w.message) for w in caught)
+    assert "reflection(s) failed and were skipped; the first: ValueError: reflection reply has no text" in said
+    assert "proposed candidate(s) were refused and scored 0; the first: weights: 'cites' must keep its sign" in said
+    assert e.rubric["cites"].weight == 2 and e.rubric["cites"].requirement == START["cites"].requirement
+    with pytest.raises(RuntimeError, match=r"every reflection failed \(\d+\).*no text inside a ``` block"):
+        rt.evolve_rubric(DF, HUMAN, START, reflection_model=lambda prompt: "no fence here", **kw)
 
 
 def test_a_candidate_cannot_change_the_rubric_structure() -> None:
@@ -129,6 +177,7 @@ def test_a_candidate_cannot_change_the_rubric_structure() -> None:
     assert from_candidate(START, {**seed, "weights": "cites: 3\ngreets: 10"})["cites"].weight == 3
     with pytest.raises(ValueError, match=r"'cites' must keep its sign \(was 2, got -1\)"):
         from_candidate(START, {**seed, "weights": "cites: -1"})
+    assert from_candidate(START, {**seed, "weights": "cites: 1e1"})["cites"].weight == 10
     with pytest.raises(ValueError, match=r"'polite' is not a criterion"):
         from_candidate(START, {**seed, "weights": "polite: 1"})
     with pytest.raises(ValueError, match=r"components \['criterion:polite'\] are not part of the rubric"):

@@ -149,6 +149,10 @@ def test_on_start_says_what_each_sent_call_will_ask_and_never_for_a_cache_hit(tm
         warnings.simplefilter("always")
         v = rt.grade(DF, RUBRIC, model=rt.ScriptedJudge(), on_start=lambda c: 1 / 0, progress=False, record=False)
     assert v.height == 4 and sum("on_start raised ZeroDivisionError" in str(x.message) for x in w) == 1
+    with pytest.raises(TypeError, match=r"on_start must take one argument"):
+        rt.grade(DF, RUBRIC, model=rt.ScriptedJudge(), on_start=lambda: None)
+    with pytest.raises(TypeError, match=r"on_result must take one argument"):
+        rt.grade_to_parquet(DF, RUBRIC, output=tmp_path / "o", model=rt.ScriptedJudge(), on_result=lambda a, b: None)
     with pytest.raises(TypeError, match="on_start must be a function"):
         rt.grade(DF, RUBRIC, model=rt.ScriptedJudge(), on_start="print")  # type: ignore[arg-type]  # reason: the bad input under test
 

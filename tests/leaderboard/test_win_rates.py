@@ -111,3 +111,12 @@ def test_no_resamples_gives_point_estimates_as_length_control_does():
     assert w["ci_low"].null_count() == w["ci_high"].null_count() == w.height == 2
     with pytest.raises(ValueError, match="n_resamples must be an int >= 0"):
         rt.win_rates(prefs, n_resamples=-1)
+
+
+def test_a_null_prompt_id_is_refused_and_by_may_be_one_name():
+    prefs = pl.DataFrame({"id": [1, None, 3], "system_a": ["x", "x", "y"], "system_b": ["y", "y", "x"],
+                          "preferred": ["A", "tie", "B"], "criterion": ["c", "c", "c"]})  # fmt: skip
+    with pytest.raises(ValueError, match=r"prefs: 1 row\(s\) have a null id"):
+        rt.win_rates(prefs, n_resamples=0)
+    ok = prefs.with_columns(pl.col("id").fill_null(2))
+    assert rt.win_rates(ok, by="criterion", n_resamples=0).equals(rt.win_rates(ok, by=["criterion"], n_resamples=0))

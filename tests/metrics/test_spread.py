@@ -35,3 +35,16 @@ def test_discrimination_is_the_normalised_entropy_of_the_scores() -> None:
         m.discrimination([6], levels=[1, 2, 3, 4, 5])
     with pytest.raises(ValueError, match="bins must be an int >= 2"):
         m.discrimination([0.2], bins=1)
+
+
+def test_bad_inputs_are_named() -> None:
+    with pytest.raises(ValueError, match="levels must not repeat a value"):
+        m.discrimination([1, 2], levels=[1, 1, 2])
+    with pytest.raises(ValueError, match="pass levels= or bins=/low=/high=, not both"):
+        m.discrimination([1, 2], levels=[1, 2], bins=5)
+    with pytest.raises(ValueError, match=r"one score per submission \(1-D\), got shape \(2, 2\)"):
+        m.discrimination([[0.1, 0.9], [0.2, 0.3]])
+    with pytest.raises(ValueError, match="scores must be numbers"):
+        m.discrimination(["a"])
+    with pytest.raises(ValueError, match="every row as long"):
+        m.consistency([[0.1, 0.2], [0.3]])

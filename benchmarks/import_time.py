@@ -31,7 +31,7 @@ COLD_GRADE = """
 import sys, polars as pl, rubrictools as rt
 from rubrictools.testing import FakeLLMServer
 with FakeLLMServer() as srv:
-    judge = rt.Judge(model="openai/smollm2", api_base=srv.url, api_key="sk-local", transport=sys.argv[1])
+    judge = rt.Judge(model=sys.argv[2], api_base=srv.url, api_key="sk-local", transport=sys.argv[1])
     v = rt.grade(pl.DataFrame({"a": ["good", "bad"]}), rt.Rubric.from_dict([{"name": "x", "requirement": "good?"}]),
                  column="a", model=judge, progress=False, cache=False, record=False)
 assert v["error"].null_count() == 2
@@ -39,11 +39,12 @@ print(any(m == "litellm" or m.startswith("litellm.") for m in sys.modules))
 """
 
 
-def cold_grade(transport: str, runs: int) -> tuple[list[float], str]:
+def cold_grade(transport: str, runs: int, model: str) -> tuple[list[float], str]:
     times, loaded = [], ""
     for _ in range(runs):
         t0 = time.perf_counter()
-        out = subprocess.run([sys.executable, "-c", COLD_GRADE, transport], check=True, capture_output=True, text=True)
+        cmd = [sys.executable, "-c", COLD_GRADE, transport, model]
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True)
         times.append(time.perf_counter() - t0)
         loaded = out.stdout.strip()
     return sorted(times), loaded
@@ -64,10 +65,15 @@ def main() -> None:
     # What a first cell really pays: the rubric model and scoring (pydantic + polars).
     t = median_import_time("", args.runs, "import rubrictools as rt; rt.Rubric; rt.score")
     print(f"import rubrictools + Rubric + score {t:5.3f} s  (loads pydantic and polars; still no litellm)")
-    for transport in ("auto", "litellm"):
-        times, loaded = cold_grade(transport, args.runs)
+    # an unpriced local model name, and a priced one (its price read from litellm's bundled table)
+    for model, transport in (
+        ("openai/smollm2", "auto"),
+        ("openai/gpt-4.1-mini", "auto"),
+        ("openai/smollm2", "litellm"),
+    ):
+        times, loaded = cold_grade(transport, args.runs, model)
         print(
-            f"cold grade, 2 rows, local server, transport={transport!r:<9} {statistics.median(times):6.3f} s "
+            f"cold grade, 2 rows, {model:<20} transport={transport!r:<9} {statistics.median(times):6.3f} s "
             f"(median of {args.runs}, {times[0]:.3f}-{times[-1]:.3f}); litellm imported: {loaded}"
         )
 

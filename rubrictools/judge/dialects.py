@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from rubrictools.judge.config import Judge
-from rubrictools.judge.model_table import litellm_may_know
+from rubrictools.judge.model_table import bundled_entry, litellm_may_know
 from rubrictools.judge.providers import chat_url, custom_endpoint, load_litellm, request_headers, wire_model
 from rubrictools.judge.retry import scrub
 from rubrictools.stack import user_stacklevel
@@ -163,6 +163,9 @@ def static_dialect(judge: Judge) -> str | None:
         return judge.structured_output
     if custom_endpoint(judge) and not litellm_may_know(judge.model):
         return None  # only a probe can tell (and litellm's import is not needed to say so)
+    row = bundled_entry(judge.model)
+    if row is not None and row.get("supports_response_schema") is True:
+        return "json_schema"  # what litellm answers for it, read without importing litellm
     litellm = load_litellm()
     try:
         known = litellm.get_model_info(model=judge.model) is not None

@@ -21,14 +21,14 @@ from pathlib import Path
 
 from rubrictools.judge.config import DIRECT_PREFIXES
 
-__all__ = ["bundled_models", "litellm_may_know"]
+__all__ = ["bundled_entry", "bundled_models", "litellm_may_know"]
 
 _TABLE = "model_prices_and_context_window_backup.json"
 
 
 @functools.cache
-def bundled_models() -> frozenset[str] | None:
-    """The model names in litellm's bundled price and context table; None when it cannot be read."""
+def _table() -> dict[str, dict[str, object]] | None:
+    """litellm's bundled price and context table, read once; None when it cannot be read."""
     spec = importlib.util.find_spec("litellm")  # finds the package without importing it
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -38,9 +38,32 @@ def bundled_models() -> frozenset[str] | None:
         return None
     if not isinstance(data, dict):
         return None
-    return frozenset(
-        k for k, v in data.items() if k != "sample_spec" and isinstance(v, dict) and "litellm_provider" in v
-    )
+    return {k: v for k, v in data.items() if k != "sample_spec" and isinstance(v, dict) and "litellm_provider" in v}
+
+
+@functools.cache
+def bundled_models() -> frozenset[str] | None:
+    """The model names in litellm's bundled price and context table; None when it cannot be read."""
+    table = _table()
+    return None if table is None else frozenset(table)
+
+
+def bundled_entry(model: str) -> dict[str, object] | None:
+    """``model``'s row of litellm's bundled table (its name, else its name without the provider
+    prefix when the row belongs to that provider), read without importing litellm; None when
+    litellm is already imported (a price a user registered lives there) or the table has no row.
+
+    >>> bundled_entry("openai/gpt-4.1-mini")["litellm_provider"] if bundled_entry("openai/gpt-4.1-mini") else "openai"
+    'openai'
+    """
+    table = _table()
+    if table is None or "litellm" in sys.modules:
+        return None
+    if model in table:
+        return table[model]
+    prefix, _, rest = model.partition("/")
+    row = table.get(rest) if rest else None
+    return row if row is not None and row.get("litellm_provider") == prefix else None
 
 
 def litellm_may_know(model: str) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 
 from rubrictools.judge.config import Judge
 from rubrictools.judge.image_parts import content_text, has_remote_image
-from rubrictools.judge.model_table import bundled_models, litellm_may_know
+from rubrictools.judge.model_table import bundled_entry, bundled_models, litellm_may_know
 from rubrictools.judge.providers import load_litellm
 from rubrictools.stack import user_stacklevel
 
@@ -80,6 +80,14 @@ def unit_prices(model: str) -> tuple[float, float] | None:
         return None  # not cached: litellm, once imported, may hold a price registered for it
     if model in PRICES:
         return PRICES[model]
+    row = bundled_entry(model)  # a first grade with a priced name need not import litellm
+    if (
+        row is not None
+        and isinstance(row.get("input_cost_per_token"), (int, float))
+        and isinstance(row.get("output_cost_per_token"), (int, float))
+    ):
+        PRICES[model] = (float(row["input_cost_per_token"]), float(row["output_cost_per_token"]))  # type: ignore[arg-type]  # reason: checked numbers just above
+        return PRICES[model]
     litellm = load_litellm()
     table = len(getattr(litellm, "model_cost", {}))
     if _MISSES.get(model) == table:
@@ -139,10 +147,12 @@ def model_limit(model: str, *fields: str) -> int | None:
     None when litellm does not know the model or none is set."""
     if not litellm_may_know(model):
         return None
-    try:
-        info = load_litellm().get_model_info(model=model)
-    except Exception:  # noqa: BLE001  # litellm raises assorted errors for a model it does not know; no limit is known
-        return None
+    info: Any = bundled_entry(model)  # read without importing litellm when the bundled table has it
+    if info is None:
+        try:
+            info = load_litellm().get_model_info(model=model)
+        except Exception:  # noqa: BLE001  # litellm raises assorted errors for a model it does not know; no limit is known
+            return None
     value = next((info.get(f) for f in fields if info.get(f)), None)
     return int(value) if value else None
 
@@ -185,10 +195,12 @@ def takes_images(model: str) -> bool | None:
     know the model (a local server's, usually)."""
     if not litellm_may_know(model):
         return None
-    try:
-        info = load_litellm().get_model_info(model=model)
-    except Exception:  # noqa: BLE001  # litellm raises assorted errors for a model it does not know; whether it takes images is unknown (None)
-        return None
+    info: Any = bundled_entry(model)
+    if info is None:
+        try:
+            info = load_litellm().get_model_info(model=model)
+        except Exception:  # noqa: BLE001  # litellm raises assorted errors for a model it does not know; whether it takes images is unknown (None)
+            return None
     return bool(info.get("supports_vision"))
 
 

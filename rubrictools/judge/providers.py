@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 from rubrictools.judge.config import DIRECT_PREFIXES, Judge
-from rubrictools.judge.model_table import litellm_may_know
+from rubrictools.judge.model_table import bundled_entry, litellm_may_know
 
 __all__ = [
     "BATCH_PROVIDERS",
@@ -56,6 +56,9 @@ def reasoning_model(model: str) -> bool:
     it for every call)."""
     if not litellm_may_know(model):
         return False
+    row = bundled_entry(model)
+    if row is not None:  # the flag litellm reads, without importing litellm
+        return row.get("supports_reasoning") is True
     try:
         return bool(load_litellm().supports_reasoning(model=model))
     except Exception:  # noqa: BLE001  # litellm raises assorted errors for a model it does not know; it is then not treated as a reasoning model

@@ -40,9 +40,35 @@ def test_a_fresh_process_grading_on_a_local_server_imports_no_litellm_module():
     assert found == {"verdicts": ["MET", "UNMET"], "errors": 0, "litellm": []}
 
 
-def test_a_model_litellm_prices_still_gets_litellm():
-    found = run("openai/gpt-4.1-mini")  # behind an api_base, but priced: its cost is litellm's
-    assert found["verdicts"] == ["MET", "UNMET"] and found["litellm"][:1] == ["litellm"]
+def test_a_priced_model_grades_without_litellm_at_litellm_prices():
+    """Before: a priced name (openai/gpt-4.1-mini) imported litellm to look up its price (2.5-3.6 s cold)."""
+    found = run("openai/gpt-4.1-mini")
+    assert found == {"verdicts": ["MET", "UNMET"], "errors": 0, "litellm": []}
+
+
+SAME_AS_LITELLM = textwrap.dedent("""
+    import json
+    from rubrictools.judge import pricing, providers, dialects
+    from rubrictools.judge.config import Judge
+    models = ["openai/gpt-4.1-mini", "gpt-4.1", "openai/o3-mini", "openai/gpt-4o",
+              "anthropic/claude-3-5-haiku-20241022"]
+    def ask():
+        providers.reasoning_model.cache_clear(); pricing.PRICES.clear()
+        return {m: [pricing.unit_prices(m), pricing.context_window(m), providers.reasoning_model(m),
+                    dialects.static_dialect(Judge(model=m)), pricing.takes_images(m)] for m in models}
+    before = ask()
+    import litellm  # now everything comes from litellm itself
+    print(json.dumps({"before": before, "after": ask()}))
+""")
+
+
+def test_what_is_read_without_litellm_is_what_litellm_says():
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # litellm's own copy of the same table, offline
+    out = subprocess.run([sys.executable, "-c", SAME_AS_LITELLM], env=env, capture_output=True, text=True,
+                         timeout=600, check=True)  # fmt: skip
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["before"] == got["after"]
+    assert got["before"]["openai/gpt-4.1-mini"][0] is not None  # priced
 
 
 @pytest.mark.parametrize(

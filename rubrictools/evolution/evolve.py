@@ -45,7 +45,9 @@ __all__ = ["RubricEvolution", "evolve_rubric"]
 
 @dataclass
 class RubricEvolution:
-    """The result of :func:`evolve_rubric`: the best ``rubric`` (``initial`` is the start), the
+    """The result of :func:`evolve_rubric`.
+
+    The best ``rubric`` (``initial`` is the start), the
     ``candidates`` GEPA kept (``candidate, parent, validation_score, changed``), the ``holdout``
     comparison (one row: ``value_before, value_after, diff, ci_low, ci_high, p_value``), the
     per-criterion ``by_criterion``, the ``split`` (train / validation / holdout per id), the
@@ -223,7 +225,7 @@ def evolve_rubric(
         ScriptedJudge or a custom grader).
     reflection_model
         Who rewrites: a model string, a :class:`~rubrictools.Judge`, or a function ``prompt ->
-        text`` returning the new text in a ``` block.
+        text`` returning the new text in a fenced block (between three backticks).
     max_metric_calls
         GEPA's budget: submissions graded during the search (a submission graded with a
         candidate counts once, whatever the number of criteria).

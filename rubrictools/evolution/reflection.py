@@ -1,7 +1,7 @@
 """The reflection model: reads where the judge and the humans disagreed and writes new rubric text.
 
 GEPA hands it one prompt (the component's current text and the disagreements, rendered from
-:data:`REFLECTION_TEMPLATE`) and takes the new text from the reply's ``` block. The model is a
+:data:`REFLECTION_TEMPLATE`) and takes the new text from the reply's fenced block. The model is a
 model string or a :class:`~rubrictools.Judge` (asked through rubrictools' own transport), or a
 function ``prompt -> reply`` (a scripted stand-in for tests and demos, or your own client).
 """

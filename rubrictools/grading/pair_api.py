@@ -90,8 +90,9 @@ def grade_pairs(
         (``"first"``) or an error row (``"error"``).
     ties
         Let the judge answer ``"tie"`` (otherwise it must choose).
-    model, id_column, query_column, reference_column, rubric_column, grade_part, thinking_markers,
-    conversation_part, on_null
+    model, id_column, query_column, reference_column, rubric_column
+        As in :func:`rubrictools.grade`.
+    grade_part, thinking_markers, conversation_part, on_null
         As in :func:`rubrictools.grade`.
     cache, max_cost_usd, progress, batch, batch_dir, poll_interval
         As in :func:`rubrictools.grade`: cached answers, a budget, provider batch jobs.

@@ -69,7 +69,7 @@ def reliability_table(
 def expected_calibration_error(
     y_true: Any, y_prob: Any, *, n_bins: int = 10, strategy: Literal["uniform", "quantile"] = "uniform"
 ) -> float:
-    """ECE: the bin-size-weighted mean |accuracy - confidence| (see the module docstring).
+    """ECE: the bin-size-weighted mean ``|accuracy - confidence|`` (see the module docstring).
 
     >>> round(expected_calibration_error([1, 0, 1, 1], [0.9, 0.2, 0.8, 0.6], n_bins=2), 4)
     0.225

@@ -1,6 +1,6 @@
 """Differential tests against the installed peers (the ``[peers]`` extra): thousands of random
 rubrics and verdicts scored and aggregated by autorubric / ``rubric`` and by rubrictools must
-agree everywhere except the differences README documents, which are asserted as differences.
+agree everywhere except the differences docs/migrating.md documents, which are asserted as differences.
 
 Everything here is generated from seeded numpy draws, so a failure names a reproducible case.
 """
@@ -97,7 +97,7 @@ def test_scores_equal_autorubric_compute_score(cases, ours: str, theirs: str, no
 
 def test_our_fail_is_a_documented_difference(cases) -> None:
     """``cannot_assess="fail"`` zeroes the whole score when any criterion is unassessable
-    (README); autorubric's FAIL is our ``"worst"``. Where nothing is unassessable they agree."""
+    (docs/migrating.md); autorubric's FAIL is our ``"worst"``. Where nothing is unassessable they agree."""
     table = _verdict_table(cases)
     fail = rt.score(table, cannot_assess="fail")
     worst = rt.score(table, cannot_assess="worst")
@@ -194,7 +194,7 @@ def test_rubric_package_holistic_scores_agree() -> None:
 
 # ------------------------------------------------------------------ ensembles
 # (ours, autorubric's) method names per criterion kind; our autorubric-compatible vote rules are
-# abstentions="drop", unanimous="abstain", snap="option" (README's difference table)
+# abstentions="drop", unanimous="abstain", snap="option" (the difference table in docs/migrating.md)
 METHODS = {
     "binary": [("majority", "majority"), ("weighted", "weighted"), ("unanimous", "unanimous"), ("any", "any")],
     "ordinal": [
@@ -225,7 +225,7 @@ def _their_vote(ar: Any, crit: Any, judge: str, label: str, weight: float) -> An
 @pytest.mark.parametrize("rules", ["autorubric", "defaults"])
 def test_ensembles_equal_autorubric_under_its_vote_rules(kind: str, rules: str) -> None:
     """Under ``abstentions="drop", unanimous="abstain", snap="option"`` every aggregation equals
-    autorubric's; under our defaults they differ, and only where README's table says: a vote
+    autorubric's; under our defaults they differ, and only where docs/migrating.md's table says: a vote
     abstained, autorubric chose a label no judge voted (snapping), or a nominal unanimous vote split."""
     ar = pytest.importorskip("autorubric")
     from autorubric.graders import CriterionGrader

@@ -4,7 +4,7 @@ Each case states where it comes from (``../shared/peers/``: autorubric's core-gr
 dataset pages, ``rubric``'s README, rubrify's README). Numbers are taken from those pages;
 no peer code is used here (the differential tests in ``test_peer_differential.py`` run the
 installed peers). A case where rubrictools deliberately differs asserts our behaviour and
-names the README row that documents the difference.
+names the docs/migrating.md row that documents the difference.
 """
 
 from __future__ import annotations

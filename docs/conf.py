@@ -1,0 +1,34 @@
+"""Sphinx configuration of the rubrictools documentation (build: README's docs command)."""
+
+from __future__ import annotations
+
+import rubrictools
+
+project = "rubrictools"
+author = "the rubrictools authors"
+release = getattr(rubrictools, "__version__", "")
+extensions = [
+    "myst_nb",  # Markdown pages and the notebooks, executed at build time (offline: scripted judges)
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.napoleon",  # the numpy-style docstrings
+    "sphinx.ext.viewcode",
+]
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
+exclude_patterns = ["_build", "notebooks/templates", "notebooks/offline_export.json", "**/.ipynb_checkpoints"]
+autosummary_generate = True
+templates_path = ["_templates"]  # a class page: its docstring and its own documented members
+autodoc_typehints = "none"  # the signatures show the types; the docstrings say what they mean
+autodoc_default_options = {"members": False}
+napoleon_google_docstring = False
+napoleon_numpy_docstring = True
+myst_enable_extensions = ["colon_fence", "deflist"]
+myst_heading_anchors = 3
+nb_execution_mode = "cache"  # each notebook runs once, then again only when it changes
+nb_execution_timeout = 600
+nb_execution_raise_on_error = True
+nb_mime_priority_overrides = [("html", "image/svg+xml", 5)]
+suppress_warnings = ["mystnb.unknown_mime_type"]
+html_theme = "pydata_sphinx_theme"
+html_title = "rubrictools"
+html_theme_options = {"navigation_depth": 2, "show_toc_level": 2, "header_links_before_dropdown": 4}

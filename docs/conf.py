@@ -27,8 +27,16 @@ myst_heading_anchors = 3
 nb_execution_mode = "cache"  # each notebook runs once, then again only when it changes
 nb_execution_timeout = 600
 nb_execution_raise_on_error = True
-nb_mime_priority_overrides = [("html", "image/svg+xml", 5)]
+nb_mime_priority_overrides = [
+    # lower is preferred: a chart's SVG first (no JavaScript, no network), then HTML: a widget's static
+    # snapshot (what notebooks/offline_export.json shows) over its live view, which needs a kernel
+    ("html", "image/svg+xml", 1),
+    ("html", "text/html", 2),
+    ("html", "application/vnd.jupyter.widget-view+json", 3),
+]
 suppress_warnings = ["mystnb.unknown_mime_type"]
 html_theme = "pydata_sphinx_theme"
 html_title = "rubrictools"
+html_static_path = ["_static"]
+html_css_files = ["rubrictools.css"]
 html_theme_options = {"navigation_depth": 2, "show_toc_level": 2, "header_links_before_dropdown": 4}

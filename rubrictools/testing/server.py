@@ -69,7 +69,7 @@ def _wake(futures: list[asyncio.Future[bool]], counted: bool) -> None:
 
 
 class FakeLLMServer(BatchAPI):
-    """Run with ``with FakeLLMServer() as srv: ... srv.url ...``."""
+    """A loopback OpenAI-compatible server answering from a script (``with FakeLLMServer() as srv:``)."""
 
     def __init__(
         self,

@@ -134,9 +134,10 @@ _SHARES = {"accuracy", "balanced_accuracy", "precision", "recall", "percent_agre
 _SHARE_WORDS = ("accuracy", "agreement", "rate", "share", "precision", "recall")
 
 
-def _all_shares(t: pl.DataFrame) -> bool:
-    """Every metric of the table a share in [0, 1] (by name), and every value and bound in it."""
-    names = set(t["metric"].to_list())
+def _all_shares(t: pl.DataFrame, names: set[str] | None = None) -> bool:
+    """Every metric (of the table, or ``names``) a share in [0, 1] by name, and every value and
+    bound of the table in [0, 1]."""
+    names = set(t["metric"].to_list()) if names is None else names
     if not names or not all(m in _SHARES or any(w in m.lower() for w in _SHARE_WORDS) for m in names):
         return False
     if any(m in CHANCE_AT_ZERO for m in names):
@@ -217,9 +218,7 @@ def _forest_with_ceiling(
     axis = name if cm == m else f"judge: {name}; people (grey): {ceiling_name}"
     if chance is None and m in CHANCE_AT_ZERO and cm in CHANCE_AT_ZERO:
         chance = 0.0
-    percent = _all_shares(both.with_columns(pl.lit(m).alias("metric"))) and _all_shares(
-        both.with_columns(pl.lit(cm).alias("metric"))
-    )
+    percent = _all_shares(both, {m, cm})
     return _intervals(base, tooltip, axis, level, chance=chance, percent=percent, shape=shape).properties(
         width=width, title=title or f"{name}: the judge beside the raters' agreement with each other"
     )

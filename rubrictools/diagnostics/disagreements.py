@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from rubrictools.human_agreement import agreement
+from rubrictools.human_agreement import agreement, compare
 from rubrictools.rubric import Rubric
 
-__all__ = ["agreement_on", "criterion_agreement", "disagreements", "holdout_split"]
+__all__ = ["agreement_on", "criterion_agreement", "disagreements", "holdout_change", "holdout_split"]
 
 
 def holdout_split(
@@ -37,6 +37,26 @@ def holdout_split(
     hold = {order[i] for i in perm[:n_hold]}
     split = pl.DataFrame({"id": order, "split": ["holdout" if i in hold else "train" for i in order]})
     return set(order) - hold, hold, split
+
+
+def holdout_change(
+    after: pl.DataFrame,
+    before: pl.DataFrame,
+    human: pl.DataFrame,
+    rubric: Rubric,
+    ids: set[Any] | list[Any],
+    *,
+    metric: str,
+    n_resamples: int,
+    seed: int,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The held-out comparison of a rewritten rubric's verdicts (``after``) with the initial
+    one's (``before``) on the submissions ``ids``: ``metric`` pooled over criteria, and per
+    criterion, each with its paired cluster-bootstrap interval of ``after - before``."""
+    held = human.filter(pl.col("id").is_in(list(ids)))
+    kw: dict[str, Any] = {"metric": metric, "names": ("after", "before"), "n_resamples": n_resamples, "seed": seed}
+    pooled = compare(after, before, held, rubric, by=None, **kw)
+    return pooled, compare(after, before, held, rubric, by="criterion", **kw)
 
 
 def disagreements(

@@ -29,11 +29,11 @@ import polars as pl
 
 from rubrictools.deprecation import adapted, moved_last, renamed
 from rubrictools.diagnostics.asking import asker
-from rubrictools.diagnostics.disagreements import agreement_on, disagreements, holdout_split
+from rubrictools.diagnostics.disagreements import agreement_on, disagreements, holdout_change, holdout_split
 from rubrictools.diagnostics.report import rubric_like
 from rubrictools.frames import to_polars
 from rubrictools.grading import grade
-from rubrictools.human_agreement import compare, human_frame
+from rubrictools.human_agreement import human_frame
 from rubrictools.judge.prompts import describe_criterion, escape
 from rubrictools.metrics.resampling import check_resampling
 from rubrictools.rubric import Criterion, Rubric
@@ -267,10 +267,7 @@ def search_rubric(
                 f"{row.get('train_after') or float('nan'):.3f} {'KEPT' if row['accepted'] else 'rejected'}"
             )
     v_before, v_after = run(rubric, hold), run(current, hold)
-    hh = h.filter(pl.col("id").is_in(list(hold)))
-    kw: dict[str, Any] = {"metric": metric, "names": ("after", "before"), "n_resamples": n_resamples, "seed": seed}
-    pooled = compare(v_after, v_before, hh, rubric, by=None, **kw)
-    per = compare(v_after, v_before, hh, rubric, by="criterion", **kw)
+    pooled, per = holdout_change(v_after, v_before, h, rubric, hold, metric=metric, n_resamples=n_resamples, seed=seed)
     if verbose and pooled.height:
         r = pooled.row(0, named=True)
         print(f"held out ({len(hold)} submissions): {metric} {r['value_before']:.3f} -> {r['value_after']:.3f}, "

@@ -30,12 +30,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from rubrictools.diagnostics.disagreements import holdout_split
+from rubrictools.diagnostics.disagreements import holdout_change, holdout_split
 from rubrictools.evolution.adapter import RubricAdapter
 from rubrictools.evolution.components import from_candidate, to_candidate
 from rubrictools.evolution.reflection import REFLECTION_TEMPLATE, reflection_lm
 from rubrictools.frames import to_polars
-from rubrictools.human_agreement import agreement, compare, human_frame
+from rubrictools.human_agreement import agreement, human_frame
 from rubrictools.metrics.resampling import check_resampling
 from rubrictools.rubric import Rubric
 from rubrictools.stack import user_stacklevel
@@ -296,10 +296,9 @@ def evolve_rubric(
     best = from_candidate(rubric, result.best_candidate)
     hold_ids = sorted(hold, key=str)
     v_before, v_after = adapter.grade(rubric, hold_ids), adapter.grade(best, hold_ids)
-    hh = h.filter(pl.col("id").is_in(hold_ids))
-    kw: dict[str, Any] = {"metric": metric, "names": ("after", "before"), "n_resamples": n_resamples, "seed": seed}
-    pooled = compare(v_after, v_before, hh, rubric, by=None, **kw)
-    per = compare(v_after, v_before, hh, rubric, by="criterion", **kw)
+    pooled, per = holdout_change(
+        v_after, v_before, h, rubric, hold_ids, metric=metric, n_resamples=n_resamples, seed=seed
+    )
     return RubricEvolution(
         rubric=best, initial=rubric, candidates=_candidates(result, seed_candidate), holdout=pooled,
         by_criterion=per, split=split, metric_calls=int(result.total_metric_calls or 0),

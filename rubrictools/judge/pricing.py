@@ -142,17 +142,26 @@ def require_prices(judges: Sequence[Judge], max_cost_usd: float | None) -> None:
             )
 
 
+def _model_info(model: str) -> Any:
+    """litellm's model info for ``model``: its bundled table's row while litellm is not imported,
+    else litellm's answer; None when litellm does not know the model."""
+    if not litellm_may_know(model):
+        return None
+    info = bundled_entry(model)
+    if info is not None:
+        return info
+    try:
+        return load_litellm().get_model_info(model=model)
+    except Exception:  # noqa: BLE001  # litellm raises assorted errors for a model it does not know; unknown is the answer
+        return None
+
+
 def model_limit(model: str, *fields: str) -> int | None:
     """The first of ``fields`` that litellm's model info gives for ``model`` (a token limit),
     None when litellm does not know the model or none is set."""
-    if not litellm_may_know(model):
-        return None
-    info: Any = bundled_entry(model)  # read without importing litellm when the bundled table has it
+    info = _model_info(model)
     if info is None:
-        try:
-            info = load_litellm().get_model_info(model=model)
-        except Exception:  # noqa: BLE001  # litellm raises assorted errors for a model it does not know; no limit is known
-            return None
+        return None
     value = next((info.get(f) for f in fields if info.get(f)), None)
     return int(value) if value else None
 
@@ -193,15 +202,8 @@ def warn_over_context(judge: Judge, requests: Sequence[tuple[Any, Sequence[dict[
 def takes_images(model: str) -> bool | None:
     """litellm's ``supports_vision`` for ``model``: True, False, or None when litellm does not
     know the model (a local server's, usually)."""
-    if not litellm_may_know(model):
-        return None
-    info: Any = bundled_entry(model)
-    if info is None:
-        try:
-            info = load_litellm().get_model_info(model=model)
-        except Exception:  # noqa: BLE001  # litellm raises assorted errors for a model it does not know; whether it takes images is unknown (None)
-            return None
-    return bool(info.get("supports_vision"))
+    info = _model_info(model)
+    return None if info is None else bool(info.get("supports_vision"))
 
 
 def require_vision(judges: Sequence[Judge], with_images: int) -> None:

@@ -12,12 +12,20 @@ in time; a context that will not terminate is abandoned, and the process exit re
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import tempfile
 import threading
 
 import jupyter_client.client
 
+# Offline: litellm reads its bundled cost map, and tiktoken (Inspect AI's mockllm counts tokens
+# with it) reads the encodings litellm ships instead of downloading them.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+_litellm = importlib.util.find_spec("litellm")
+if _litellm is not None and _litellm.submodule_search_locations:
+    _tokenizers = os.path.join(next(iter(_litellm.submodule_search_locations)), "litellm_core_utils", "tokenizers")
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", _tokenizers)
 os.environ.setdefault("RUBRICTOOLS_RUNS", tempfile.mkdtemp(prefix="rubrictools-runs-"))
 
 _STOP_SECONDS = 20.0

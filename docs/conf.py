@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
+
 import rubrictools
+
+# Offline builds: the executed pages' kernels inherit these. litellm reads its bundled cost map,
+# and tiktoken (Inspect AI's mock model counts tokens with it, guides/inspect.md) reads the
+# encodings litellm ships instead of downloading them.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+_litellm = importlib.util.find_spec("litellm")
+if _litellm is not None and _litellm.submodule_search_locations:
+    _where = next(iter(_litellm.submodule_search_locations))
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", os.path.join(_where, "litellm_core_utils", "tokenizers"))
 
 project = "rubrictools"
 author = "the rubrictools authors"

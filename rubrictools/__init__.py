@@ -71,6 +71,7 @@ __all__ = [
     "grade_to_parquet",
     "healthbench_score",
     "improve",
+    "inspect",
     "inter_rater",
     "judge_kappas",
     "labels_from_wide",
@@ -178,11 +179,12 @@ _SUBMODULES: dict[str, str] = {
     "ray": "rubrictools.grading.ray",
     "ppi": "rubrictools.ppi",
     "testing": "rubrictools.testing",
+    "inspect": "rubrictools.inspect",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools import calibration as calibrate
-    from rubrictools import charts, datasets, metrics, ppi, testing, widgets
+    from rubrictools import charts, datasets, inspect, metrics, ppi, testing, widgets
     from rubrictools.comparison import assert_score, compare_runs, consistency
     from rubrictools.diagnostics import (
         draft_rubric,

@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rubrictools.grading",),
     ("rubrictools.metrics",),
     ("rubrictools.human_agreement", "rubrictools.leaderboard", "rubrictools.comparison"),
-    ("rubrictools.calibration", "rubrictools.datasets", "rubrictools.ppi"),
+    ("rubrictools.calibration", "rubrictools.datasets", "rubrictools.ppi", "rubrictools.inspect"),
     ("rubrictools.diagnostics",),
     ("rubrictools.evolution",),
     ("rubrictools.charts",),

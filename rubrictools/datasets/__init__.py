@@ -1,5 +1,6 @@
 """Datasets: the project's demo sets, numeric extracts of public evaluation data, and
-autorubric's ``RubricDataset`` format (JSON or YAML) with its seeded, stratified train/test split.
+autorubric's ``RubricDataset`` format (JSON or YAML) with its seeded, stratified train/test split,
+and Hugging Face data sets (:func:`read_huggingface`, :func:`load_huggingface`).
 
 >>> from rubrictools import datasets
 >>> "demo_support" in datasets.catalogue()["name"].to_list()
@@ -28,6 +29,7 @@ from rubrictools.datasets.autorubric import read_autorubric, write_autorubric
 from rubrictools.datasets.catalogue import catalogue, llmbar_statistics, load
 from rubrictools.datasets.chat import read_chat_jsonl
 from rubrictools.datasets.dataset import Dataset
+from rubrictools.datasets.huggingface import load_huggingface, read_huggingface
 from rubrictools.datasets.split import split_train_test
 from rubrictools.stack import user_stacklevel
 
@@ -36,8 +38,10 @@ __all__ = [
     "catalogue",
     "llmbar_statistics",
     "load",
+    "load_huggingface",
     "read_autorubric",
     "read_chat_jsonl",
+    "read_huggingface",
     "split_train_test",
     "write_autorubric",
 ]

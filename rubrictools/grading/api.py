@@ -19,6 +19,7 @@ import polars as pl
 from rubrictools.conversations import ConversationPart
 from rubrictools.deprecation import adapted
 from rubrictools.grading.batch import submit_batch_plan
+from rubrictools.grading.budget import Budget
 from rubrictools.grading.executor import Hooks, OnResult, OnStart, check_callbacks
 from rubrictools.grading.live import grade_frame, grade_frame_async
 from rubrictools.grading.options import (
@@ -244,7 +245,7 @@ async def agrade(
     thinking_markers: bool = False,
     conversation_part: ConversationPart = "last_assistant",
     cache: CacheSetting = True,
-    max_cost_usd: float | None = None,
+    max_cost_usd: float | Budget | None = None,
     progress: bool = True,
     distribution: bool = False,
     distribution_samples: int = 10,
@@ -259,6 +260,10 @@ async def agrade(
 ) -> pl.DataFrame:
     """Async version of :func:`grade` for an in-memory frame (``await rt.agrade(...)``); same
     parameters (except streaming and batch ones) and the same verdict table.
+
+    ``max_cost_usd`` may also be a :class:`rubrictools.grading.budget.Budget`: several
+    ``agrade`` calls running on one event loop then draw on that one cap, each request
+    reserving its worst case as in a single run.
 
     >>> import asyncio, polars as pl, rubrictools as rt
     >>> rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "Says hello"}])

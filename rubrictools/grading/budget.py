@@ -29,7 +29,7 @@ from rubrictools.judge import Judge
 from rubrictools.judge.pricing import model_limit, unit_prices
 from rubrictools.judge.providers import load_litellm
 
-__all__ = ["PROMPT_MARGIN", "Budget", "reply_cap"]
+__all__ = ["PROMPT_MARGIN", "Budget", "budget_limit", "reply_cap"]
 
 PROMPT_MARGIN = 1.25
 """Counted prompt tokens are multiplied by this (another provider's tokenizer may count more)."""
@@ -42,7 +42,9 @@ def reply_cap(model: str, max_tokens: int | None) -> int | None:
 
 
 class Budget:
-    """Money spent and reserved in one run against ``limit`` dollars (None: no budget)."""
+    """Money spent and reserved against ``limit`` dollars (None: no budget), by one run or, given
+    as ``max_cost_usd`` to several :func:`rubrictools.agrade` calls on one event loop, by all of
+    them together (as :func:`rubrictools.inspect.rubric_scorer` does across an eval's samples)."""
 
     def __init__(self, limit: float | None) -> None:
         self.limit = limit
@@ -93,3 +95,8 @@ class Budget:
             self.spent += cost
         if self._settled is not None:
             self._settled.set()
+
+
+def budget_limit(setting: float | Budget | None) -> float | None:
+    """The dollar cap of a ``max_cost_usd`` setting: a number, a shared :class:`Budget`'s limit, or None."""
+    return setting.limit if isinstance(setting, Budget) else setting

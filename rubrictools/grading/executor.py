@@ -147,7 +147,7 @@ class _Run:
         self,
         judges: Sequence[AnyJudge],
         cache: ResponseCache | None,
-        max_cost_usd: float | None,
+        max_cost_usd: float | Budget | None,
         progress: Any,
         cancel: threading.Event,
         slots: Sequence[int | None],
@@ -156,7 +156,7 @@ class _Run:
         self.judges = judges
         self.report = report
         self.cache = cache
-        self.budget = Budget(max_cost_usd)
+        self.budget = max_cost_usd if isinstance(max_cost_usd, Budget) else Budget(max_cost_usd)
         self.bar = progress
         self.cancel = cancel
         # one shared gate and adaptive concurrency limit per judge (see rubrictools.judge.throttle)
@@ -400,7 +400,7 @@ async def execute(
     judges: Sequence[AnyJudge],
     cache: ResponseCache | None,
     *,
-    max_cost_usd: float | None = None,
+    max_cost_usd: float | Budget | None = None,
     progress: bool = False,
     cancel: threading.Event | None = None,
     hooks: Hooks | None = None,

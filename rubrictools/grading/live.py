@@ -16,8 +16,8 @@ from rubrictools.grading.options import GradeOptions
 from rubrictools.grading.plan import assign_keys, build_plan
 from rubrictools.grading.recording import record_run
 from rubrictools.grading.sync import run_sync
-from rubrictools.judge import Judge, ResponseCache
-from rubrictools.judge.transport import aclose_clients
+from rubrictools.judge import ResponseCache
+from rubrictools.judge.transport import clients_in_use
 from rubrictools.rubric import Rubric
 
 __all__ = ["grade_frame", "grade_frame_async"]
@@ -42,20 +42,19 @@ async def grade_frame_async(
         with bulk_objects():
             assign_keys(plan)
     try:
-        await execute(
-            plan.calls,
-            plan.judges,
-            store,
-            max_cost_usd=opts.max_cost_usd,
-            progress=opts.progress,
-            cancel=cancel,
-            hooks=hooks,
-        )
+        async with clients_in_use():  # the direct transport's session, shared by concurrent runs
+            await execute(
+                plan.calls,
+                plan.judges,
+                store,
+                max_cost_usd=opts.max_cost_usd,
+                progress=opts.progress,
+                cancel=cancel,
+                hooks=hooks,
+            )
     finally:
         if store is not None and not isinstance(opts.cache, ResponseCache):
             store.close()
-        if any(isinstance(j, Judge) and j.wire_transport == "direct" for j in plan.judges):
-            await aclose_clients()
     with bulk_objects():
         verdicts = plan.verdicts()
     if record is not None:

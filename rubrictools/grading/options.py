@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from rubrictools.conversations import CONVERSATION_PARTS, ConversationPart
 from rubrictools.deprecation import REMOVED_IN, warn_deprecated
+from rubrictools.grading.budget import Budget
 from rubrictools.grading.votes import AGGREGATIONS
 from rubrictools.judge import ResponseCache
 from rubrictools.judge.config import LEGACY_FORMATS, Judge
@@ -110,7 +111,7 @@ class GradeOptions:
     thinking_markers: bool = False
     conversation_part: ConversationPart = "last_assistant"
     cache: CacheSetting = True
-    max_cost_usd: float | None = None
+    max_cost_usd: float | Budget | None = None
     progress: bool = True
     distribution: bool = False
     distribution_samples: int = 10
@@ -192,7 +193,7 @@ class GradeOptions:
             raise ValueError(f"distribution_samples must be >= 0, got {self.distribution_samples}")
         if self.distribution and self.mode != "per_criterion":
             raise ValueError("distribution=True needs mode='per_criterion' (one answer per criterion)")
-        if self.max_cost_usd is not None and not self.max_cost_usd >= 0:
+        if self.max_cost_usd is not None and not isinstance(self.max_cost_usd, Budget) and not self.max_cost_usd >= 0:
             raise ValueError(f"max_cost_usd must be >= 0, got {self.max_cost_usd!r}")
 
     @classmethod

@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 
 from rubrictools.grading.assemble import assemble
+from rubrictools.grading.budget import budget_limit
 from rubrictools.grading.conditions import not_applicable_table
 from rubrictools.grading.examples import Example, HolisticExample, examples_by_criterion, holistic_examples
 from rubrictools.grading.inputs import (
@@ -356,7 +357,7 @@ def build_plan(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Plan:
         )
     judges = resolve_judges(opts.model)
     llm_judges = [j for j in judges if isinstance(j, Judge)]
-    require_prices(llm_judges, opts.max_cost_usd)
+    require_prices(llm_judges, budget_limit(opts.max_cost_usd))
     require_vision(llm_judges, sum(1 for s in inp.subs if s.images) + sum(1 for s in inp.others or () if s.images))
     warn_unknown_prices(llm_judges)
     calls = build_calls(inp, judges, opts, judge_dialects(judges, opts))

@@ -7,8 +7,9 @@ same retry loop (:mod:`rubrictools.judge.retry`); only the sender differs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any, TypeVar
 
 from rubrictools.judge.config import Judge
@@ -21,9 +22,10 @@ from rubrictools.judge.throttle import Throttle
 
 T = TypeVar("T")
 
-__all__ = ["HTTPStatusError", "aclose_clients", "chat_body", "complete", "with_clients_closed"]
+__all__ = ["HTTPStatusError", "aclose_clients", "chat_body", "clients_in_use", "complete", "with_clients_closed"]
 
 _CLIENTS: dict[int, Any] = {}
+_USERS: dict[int, int] = {}  # per loop: grading runs using its session now (see clients_in_use)
 
 
 class HTTPStatusError(Exception):
@@ -54,6 +56,22 @@ async def aclose_clients() -> None:
         await client.close()
 
 
+@contextlib.asynccontextmanager
+async def clients_in_use() -> AsyncIterator[None]:
+    """Keep the loop's session open while a grading run uses it; the last run on the loop to
+    finish closes it. Concurrent :func:`rubrictools.agrade` calls on one loop (an Inspect eval's
+    samples) share the session: the first to finish must not close it under the others."""
+    key = id(asyncio.get_running_loop())
+    _USERS[key] = _USERS.get(key, 0) + 1
+    try:
+        yield
+    finally:
+        _USERS[key] -= 1
+        if _USERS[key] == 0:
+            del _USERS[key]
+            await aclose_clients()
+
+
 async def with_clients_closed(work: Awaitable[T]) -> T:
     """Await ``work``, then close the direct transport's session of this loop (a call made
     from sync code runs on a loop of its own, which would otherwise leave it open).
@@ -64,7 +82,8 @@ async def with_clients_closed(work: Awaitable[T]) -> T:
     try:
         return await work
     finally:
-        await aclose_clients()
+        if not _USERS.get(id(asyncio.get_running_loop())):
+            await aclose_clients()
 
 
 async def complete(

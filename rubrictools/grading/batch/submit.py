@@ -18,6 +18,7 @@ from rubrictools.grading.batch.group import BatchGroup
 from rubrictools.grading.batch.job import BatchJob
 from rubrictools.grading.batch.results import plan_digest
 from rubrictools.grading.batch.rounds import submit_rounds
+from rubrictools.grading.budget import budget_limit
 from rubrictools.grading.inputs import cache_path, resolve_judges
 from rubrictools.grading.options import (
     CacheSetting,
@@ -186,7 +187,12 @@ def submit_batch_plan(
         store = ResponseCache(job.handle["cache"])
         try:
             submit_rounds(
-                job, plan, store, max_requests=max_requests_per_batch, max_cost_usd=opts.max_cost_usd, skip=sent
+                job,
+                plan,
+                store,
+                max_requests=max_requests_per_batch,
+                max_cost_usd=budget_limit(opts.max_cost_usd),
+                skip=sent,
             )
         finally:
             store.close()
@@ -225,7 +231,9 @@ def submit_batch_plan(
         write_json(handle, h)
         job = BatchJob(root, api_key=shared_key(plan.judges))
         job.judge_objects = plan.judges  # type: ignore[assignment]  # a batch plan holds Judge objects only (a ScriptedJudge is refused above)
-        submit_rounds(job, plan, store, max_requests=max_requests_per_batch, max_cost_usd=opts.max_cost_usd)
+        submit_rounds(
+            job, plan, store, max_requests=max_requests_per_batch, max_cost_usd=budget_limit(opts.max_cost_usd)
+        )
     finally:
         store.close()
     return job

@@ -1,0 +1,294 @@
+"""Inspect AI eval logs as rubrictools tables: scores per sample x scorer, and rubric verdicts.
+
+A log is read with Inspect's own :func:`inspect_ai.log.read_eval_log` (``.eval`` and ``.json``
+alike); a folder is listed with :func:`inspect_ai.log.list_eval_logs`. Several logs (one per
+model, say) give one table, whose ``system`` column is each log's model: the table goes
+straight to :func:`rubrictools.preferences_from_scores` and :func:`rubrictools.rank_systems`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from rubrictools.inspect.requires import inspect_log_module
+from rubrictools.inspect.scorer import METADATA_KEY, VERDICT_FIELDS
+from rubrictools.rubric import Rubric
+from rubrictools.verdicts import VERDICT_SCHEMA
+
+__all__ = ["LOG_SCHEMA", "read_log", "read_rubric", "read_verdicts"]
+
+_SAMPLE_SCHEMA: dict[str, pl.DataType] = {
+    "log": pl.String(),
+    "task": pl.String(),
+    "run_id": pl.String(),
+    "system": pl.String(),
+    "id": pl.String(),
+    "epoch": pl.Int64(),
+}
+LOG_SCHEMA: dict[str, pl.DataType] = {
+    **_SAMPLE_SCHEMA,
+    "input": pl.String(),
+    "target": pl.String(),
+    "output": pl.String(),
+    "scorer": pl.String(),
+    "score": pl.Float64(),
+    "value": pl.String(),
+    "answer": pl.String(),
+    "explanation": pl.String(),
+    "reason": pl.String(),
+    "input_tokens": pl.Int64(),
+    "output_tokens": pl.Int64(),
+    "total_tokens": pl.Int64(),
+    "cost_usd": pl.Float64(),
+    "error": pl.String(),
+}
+"""The columns of :func:`read_log`'s table, in order."""
+
+
+def _logs(logs: Any) -> Iterator[Any]:
+    """Each log of ``logs`` (a path, a folder, an ``EvalLog``, or a list of them), read."""
+    mod = inspect_log_module("rt.inspect.read_log")
+    items = list(logs) if isinstance(logs, (list, tuple)) else [logs]
+    if not items:
+        raise ValueError("logs: an empty list; give a log file, a folder of logs or EvalLog objects")
+    for item in items:
+        if hasattr(item, "eval") and hasattr(item, "samples"):
+            yield item
+        elif isinstance(item, (str, Path)):
+            p = Path(item)
+            if p.is_dir():
+                found = mod.list_eval_logs(str(p), recursive=True)
+                if not found:
+                    raise FileNotFoundError(f"logs: no .eval or .json Inspect log under {str(p)!r}")
+                yield from (mod.read_eval_log(info) for info in reversed(found))
+            elif p.is_file():
+                yield mod.read_eval_log(str(p))
+            else:
+                raise FileNotFoundError(f"logs: {str(p)!r} is not a file or a folder")
+        else:
+            raise TypeError(f"logs: expected a path, a folder or an inspect_ai EvalLog, got {type(item).__name__}")
+
+
+def _text(value: Any) -> str | None:
+    """An input or target as text: a string as is, a list of strings or messages joined."""
+    if value is None or isinstance(value, str):
+        return value
+    return "\n\n".join(v if isinstance(v, str) else str(getattr(v, "text", v)) for v in value)
+
+
+def _usage(sample: Any) -> dict[str, Any]:
+    """Tokens and cost over every model the sample used (None where Inspect recorded none)."""
+    usage = list((sample.model_usage or {}).values())
+    if not usage:
+        return {"input_tokens": None, "output_tokens": None, "total_tokens": None, "cost_usd": None}
+    costs = [u.total_cost for u in usage if u.total_cost is not None]
+    return {
+        "input_tokens": sum(u.input_tokens for u in usage),
+        "output_tokens": sum(u.output_tokens for u in usage),
+        "total_tokens": sum(u.total_tokens for u in usage),
+        "cost_usd": sum(costs) if costs else None,
+    }
+
+
+def _number(value: Any, to_float: Any) -> float | None:
+    if value is None or isinstance(value, (list, tuple, dict)):
+        return None
+    x = float(to_float(value))
+    return None if math.isnan(x) else x
+
+
+def _raw(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, default=str)
+
+
+def _score_rows(name: str, s: Any, to_float: Any) -> Iterator[dict[str, Any]]:
+    """A score as rows: one, or one per key of a dict value (scorer ``name/key``)."""
+    parts = s.value.items() if isinstance(s.value, dict) else [(None, s.value)]
+    for key, value in parts:
+        yield {
+            "scorer": name if key is None else f"{name}/{key}",
+            "score": _number(value, to_float),
+            "value": _raw(value),
+            "answer": s.answer,
+            "explanation": s.explanation,
+            "reason": getattr(s, "reason", None),
+        }
+
+
+def _where(log: Any, sample: Any) -> dict[str, Any]:
+    return {
+        "log": Path(str(log.location)).name if log.location else None,
+        "task": log.eval.task,
+        "run_id": log.eval.run_id,
+        "system": log.eval.model,
+        "id": str(sample.id),
+        "epoch": sample.epoch,
+    }
+
+
+def read_log(logs: Any, *, scorer: str | None = None) -> pl.DataFrame:
+    """Inspect AI eval logs as one table: a row per sample x scorer (x key of a dict score).
+
+    Parameters
+    ----------
+    logs
+        A log file (``.eval`` or ``.json``), a folder of logs (searched recursively), an
+        ``inspect_ai.log.EvalLog``, or a list of them.
+    scorer
+        Keep only this scorer's rows (a dict-valued score's rows are ``scorer/key``).
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns :data:`LOG_SCHEMA`: ``log``, ``task``, ``run_id``, ``system`` (the log's model),
+        ``id`` (the sample id, as text), ``epoch``, ``input``, ``target``, ``output`` (the
+        final completion), ``scorer``, ``score`` (the value as a number with Inspect's
+        ``value_to_float``: C=1, P=0.5, I=0, N=0, booleans 0/1; null when unscored or not a
+        scalar), ``value`` (the value as recorded, as text), ``answer``, ``explanation``,
+        ``reason``, tokens and ``cost_usd`` summed over every model the sample used (the
+        model under test and any grader model Inspect called), ``error`` (the sample's error;
+        a sample that ended in an error keeps one row with a null ``scorer``).
+
+    Example
+    -------
+    >>> import polars as pl, rubrictools as rt
+    >>> from inspect_ai import Task, eval
+    >>> from inspect_ai.dataset import Sample
+    >>> from inspect_ai.scorer import includes
+    >>> task = Task(dataset=[Sample(input="Say hi", target="Default")], scorer=includes())
+    >>> log = eval(task, model="mockllm/model", display="none", log_dir="/tmp/rt-doctest-logs")[0]
+    >>> rt.inspect.read_log(log).select("system", "id", "scorer", "score").row(0)
+    ('mockllm/model', '1', 'includes', 1.0)
+    """
+    from inspect_ai.scorer import value_to_float
+
+    to_float = value_to_float()
+    rows: list[dict[str, Any]] = []
+    for log in _logs(logs):
+        for sample in log.samples or []:
+            base = {
+                **_where(log, sample),
+                "input": _text(sample.input),
+                "target": _text(sample.target),
+                "output": sample.output.completion if sample.output else None,
+                **_usage(sample),
+                "error": sample.error.message if sample.error else None,
+            }
+            scores = [r for name, s in (sample.scores or {}).items() for r in _score_rows(name, s, to_float)]
+            if scorer is not None:
+                scores = [r for r in scores if r["scorer"] == scorer]
+            if not scores and base["error"] is not None:
+                scores = [dict.fromkeys(("scorer", "score", "value", "answer", "explanation", "reason"))]
+            rows += [{**base, **r} for r in scores]
+    return pl.DataFrame(rows, schema=LOG_SCHEMA) if rows else pl.DataFrame(schema=LOG_SCHEMA)
+
+
+def read_verdicts(logs: Any, *, scorer: str | None = None) -> pl.DataFrame:
+    """The per-criterion verdicts :func:`rubric_scorer` recorded in Inspect logs, as a verdict table.
+
+    One row per sample x criterion (x judge), with the verdict table's columns
+    (:data:`rubrictools.VERDICT_SCHEMA`, ``id`` being the sample id as text) and the sample's
+    ``log``, ``task``, ``run_id``, ``system`` (model), ``epoch`` and ``scorer``. With one
+    epoch per sample, :func:`rubrictools.score` on it gives the values Inspect recorded;
+    with several, filter one ``epoch`` (or one ``system``) first: a verdict table has one row
+    per id x criterion x judge.
+
+    Parameters
+    ----------
+    logs
+        As for :func:`read_log`.
+    scorer
+        The rubrictools scorer to read when a log has several (by its name).
+
+    Raises
+    ------
+    ValueError
+        When no score in ``logs`` was recorded by :func:`rubric_scorer` (it names the scorers
+        found: :func:`read_log` reads those).
+
+    Example
+    -------
+    >>> import rubrictools as rt
+    >>> from inspect_ai import Task, eval
+    >>> from inspect_ai.dataset import Sample
+    >>> rubric = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
+    >>> task = Task(dataset=[Sample(input="Hi")], scorer=rt.inspect.rubric_scorer(rubric, model="rubrictools/scripted"))
+    >>> log = eval(task, model="mockllm/model", display="none", log_dir="/tmp/rt-doctest-logs")[0]
+    >>> v = rt.inspect.read_verdicts(log)
+    >>> v.select("system", "id", "criterion", "verdict").row(0)
+    ('mockllm/model', '1', 'greets', 'UNMET')
+    """
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for log in _logs(logs):
+        for sample in log.samples or []:
+            for name, s in (sample.scores or {}).items():
+                seen.add(name)
+                found = (s.metadata or {}).get(METADATA_KEY)
+                if found is None or (scorer is not None and name != scorer):
+                    continue
+                where = {**_where(log, sample), "scorer": name}
+                rows += [{**where, **{k: v.get(k) for k in VERDICT_FIELDS}} for v in found["verdicts"]]
+    if not rows:
+        which = "" if scorer is None else f" by scorer {scorer!r}"
+        raise ValueError(
+            f"logs: no verdicts recorded by rt.inspect.rubric_scorer{which} (scorers found: {sorted(seen)}); "
+            "rt.inspect.read_log reads any scorer's scores"
+        )
+    schema = {**_SAMPLE_SCHEMA, "scorer": pl.String(), **{k: VERDICT_SCHEMA[k] for k in VERDICT_FIELDS}}
+    front = ["id", "criterion", "verdict", "value", "explanation", "error", "judge", "weight"]
+    return pl.DataFrame(rows, schema=schema).select(*front, pl.exclude(front))
+
+
+def read_rubric(logs: Any, *, scorer: str | None = None) -> Rubric:
+    """The rubric :func:`rubric_scorer` graded with, as Inspect recorded it in the logs' eval spec.
+
+    Parameters
+    ----------
+    logs
+        As for :func:`read_log`.
+    scorer
+        The rubrictools scorer's name when a log has several.
+
+    Raises
+    ------
+    ValueError
+        When no log holds a rubrictools scorer (named ``scorer``), or the logs hold different
+        rubrics (read them one log at a time).
+
+    Example
+    -------
+    >>> import rubrictools as rt
+    >>> from inspect_ai import Task, eval
+    >>> from inspect_ai.dataset import Sample
+    >>> rubric = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
+    >>> task = Task(dataset=[Sample(input="Hi")], scorer=rt.inspect.rubric_scorer(rubric, model="rubrictools/scripted"))
+    >>> log = eval(task, model="mockllm/model", display="none", log_dir="/tmp/rt-doctest-logs")[0]
+    >>> rt.inspect.read_rubric(log) == rubric
+    True
+    """
+    found: list[Any] = []
+    names: list[str] = []
+    for log in _logs(logs):
+        for s in log.eval.scorers or []:
+            names.append(s.name)
+            options = s.options or {}
+            ours = "rubric" in options and "settings" in options and (scorer is None or s.name == scorer)
+            if ours and options["rubric"] not in found:
+                found.append(options["rubric"])
+    if not found:
+        which = "" if scorer is None else f" named {scorer!r}"
+        raise ValueError(f"logs: no rt.inspect.rubric_scorer{which} in these logs (scorers: {sorted(set(names))})")
+    if len(found) > 1:
+        raise ValueError(
+            f"logs: {len(found)} different rubrics were graded with; read one log (or one scorer) at a time"
+        )
+    return Rubric.from_dict(found[0])

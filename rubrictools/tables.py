@@ -77,6 +77,25 @@ _HEADERS = {
 }
 
 
+def _bounds_of(df: pl.DataFrame, rates: list[str]) -> list[str]:
+    """The interval bounds of rate columns: a bound (``ci_low``, ``agreement_ci_high``, ``kappa
+    low``) belongs to the nearest column before it that is not a bound, and is a percentage only
+    when that estimate is (``accuracy, ci_low`` yes; ``kappa, kappa low`` no).
+
+    >>> _bounds_of(pl.DataFrame({"accuracy": [0.5], "ci_low": [0.4], "kappa": [0.2], "kappa low": [0.1]}), ["accuracy"])
+    ['ci_low']
+    """
+    out: list[str] = []
+    estimate = None
+    for c in df.columns:
+        if c.endswith(_BOUNDS) and df[c].dtype.is_float():
+            if estimate in rates and c not in rates:
+                out.append(c)
+        else:
+            estimate = c
+    return out
+
+
 def _header(name: str) -> str:
     """The header shown for a column: ``ci_low`` -> ``low``, ``met_rate`` -> ``met rate``.
 
@@ -197,8 +216,7 @@ def table(
     left_out = max(0, df.height - max_rows)
     df = _readable(df.head(max_rows))
     rates = list(dict.fromkeys([*(percent or ()), *(c for c in df.columns if _is_rate(c, df[c]))]))
-    if rates:  # an interval's bounds follow its estimate: ci_low, agreement_ci_low, ...
-        rates += [c for c in df.columns if c.endswith(_BOUNDS) and c not in rates and df[c].dtype.is_float()]
+    rates += _bounds_of(df, rates)
     pvals = [c for c in df.columns if c.lower() in _PVALUE and df[c].dtype.is_float()]
     df = df.with_columns(pl.col(c).map_elements(format_p_value, return_dtype=pl.String) for c in pvals)
     counts = [c for c in df.columns if c not in rates and _is_count(c, df[c])]

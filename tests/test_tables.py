@@ -116,3 +116,12 @@ def test_headers_are_words_unless_labelled() -> None:
     assert heads == ["met rate", "low", "high", "p-value", "excluded"]
     relabelled = rt.charts.table(t, labels={"ci_low": "from"}).cols_label(ci_high="to").as_raw_html()
     assert ">from<" in relabelled and ">to<" in relabelled and ">met rate<" in relabelled
+
+
+def test_interval_bounds_take_the_format_of_their_own_estimate():
+    """Before, any rate column made every bound a percentage: a kappa's bounds read 13.5%."""
+    t = pl.DataFrame(
+        {"accuracy": [0.637], "ci_low": [0.55], "kappa": [0.30], "kappa low": [0.135], "kappa high": [0.468]}
+    )
+    cells = _cells(rt.charts.table(t, decimals=2).as_raw_html())
+    assert cells[:5] == ["63.7%", "55.0%", "0.30", "0.14", "0.47"]

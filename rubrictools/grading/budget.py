@@ -51,6 +51,7 @@ class Budget:
         self.spent = 0.0
         self.reserved = 0.0
         self._settled: asyncio.Event | None = None  # set whenever a reservation is released
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop that event belongs to
 
     def worst_case(self, judge: Judge, messages: Sequence[dict[str, Any]], max_tokens: int | None, n: int) -> float:
         """The most one request can cost (see the module docstring); ``inf`` when it is unbounded."""
@@ -81,8 +82,9 @@ class Budget:
             held = self.reserve(judge, messages, max_tokens, n)
             if held is not None or self.reserved <= 0:
                 return held
-            if self._settled is None:
-                self._settled = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            if self._settled is None or self._loop is not loop:  # a Budget shared by runs on several loops
+                self._settled, self._loop = asyncio.Event(), loop
             self._settled.clear()
             await self._settled.wait()
 

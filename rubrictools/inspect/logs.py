@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from rubrictools.inspect.requires import inspect_log_module
+from rubrictools.inspect.reading import each_log, sample_usage, sample_where, text_of
 from rubrictools.inspect.scorer import METADATA_KEY, VERDICT_FIELDS
 from rubrictools.rubric import Rubric
+from rubrictools.stack import user_stacklevel
 from rubrictools.verdicts import VERDICT_SCHEMA
 
 __all__ = ["LOG_SCHEMA", "read_log", "read_rubric", "read_verdicts"]
@@ -27,6 +28,7 @@ _SAMPLE_SCHEMA: dict[str, pl.DataType] = {
     "log": pl.String(),
     "task": pl.String(),
     "run_id": pl.String(),
+    "status": pl.String(),
     "system": pl.String(),
     "id": pl.String(),
     "epoch": pl.Int64(),
@@ -46,54 +48,11 @@ LOG_SCHEMA: dict[str, pl.DataType] = {
     "output_tokens": pl.Int64(),
     "total_tokens": pl.Int64(),
     "cost_usd": pl.Float64(),
+    "judge_tokens": pl.Int64(),
+    "judge_cost_usd": pl.Float64(),
     "error": pl.String(),
 }
 """The columns of :func:`read_log`'s table, in order."""
-
-
-def _logs(logs: Any) -> Iterator[Any]:
-    """Each log of ``logs`` (a path, a folder, an ``EvalLog``, or a list of them), read."""
-    mod = inspect_log_module("rt.inspect.read_log")
-    items = list(logs) if isinstance(logs, (list, tuple)) else [logs]
-    if not items:
-        raise ValueError("logs: an empty list; give a log file, a folder of logs or EvalLog objects")
-    for item in items:
-        if hasattr(item, "eval") and hasattr(item, "samples"):
-            yield item
-        elif isinstance(item, (str, Path)):
-            p = Path(item)
-            if p.is_dir():
-                found = mod.list_eval_logs(str(p), recursive=True)
-                if not found:
-                    raise FileNotFoundError(f"logs: no .eval or .json Inspect log under {str(p)!r}")
-                yield from (mod.read_eval_log(info) for info in reversed(found))
-            elif p.is_file():
-                yield mod.read_eval_log(str(p))
-            else:
-                raise FileNotFoundError(f"logs: {str(p)!r} is not a file or a folder")
-        else:
-            raise TypeError(f"logs: expected a path, a folder or an inspect_ai EvalLog, got {type(item).__name__}")
-
-
-def _text(value: Any) -> str | None:
-    """An input or target as text: a string as is, a list of strings or messages joined."""
-    if value is None or isinstance(value, str):
-        return value
-    return "\n\n".join(v if isinstance(v, str) else str(getattr(v, "text", v)) for v in value)
-
-
-def _usage(sample: Any) -> dict[str, Any]:
-    """Tokens and cost over every model the sample used (None where Inspect recorded none)."""
-    usage = list((sample.model_usage or {}).values())
-    if not usage:
-        return {"input_tokens": None, "output_tokens": None, "total_tokens": None, "cost_usd": None}
-    costs = [u.total_cost for u in usage if u.total_cost is not None]
-    return {
-        "input_tokens": sum(u.input_tokens for u in usage),
-        "output_tokens": sum(u.output_tokens for u in usage),
-        "total_tokens": sum(u.total_tokens for u in usage),
-        "cost_usd": sum(costs) if costs else None,
-    }
 
 
 def _number(value: Any, to_float: Any) -> float | None:
@@ -120,18 +79,24 @@ def _score_rows(name: str, s: Any, to_float: Any) -> Iterator[dict[str, Any]]:
             "answer": s.answer,
             "explanation": s.explanation,
             "reason": getattr(s, "reason", None),
+            **_judge_usage(s),
         }
 
 
-def _where(log: Any, sample: Any) -> dict[str, Any]:
-    return {
-        "log": Path(str(log.location)).name if log.location else None,
-        "task": log.eval.task,
-        "run_id": log.eval.run_id,
-        "system": log.eval.model,
-        "id": str(sample.id),
-        "epoch": sample.epoch,
-    }
+def _judge_usage(s: Any) -> dict[str, Any]:
+    """Tokens and cost of rubrictools' judge for one score (null for any other scorer)."""
+    found = (s.metadata or {}).get(METADATA_KEY) if isinstance(s.metadata, dict) else None
+    if not found:
+        return {"judge_tokens": None, "judge_cost_usd": None}
+    rows = found.get("verdicts", [])
+    tokens = [(r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0) for r in rows]
+    costs = [r["cost_usd"] for r in rows if r.get("cost_usd") is not None]
+    return {"judge_tokens": sum(tokens), "judge_cost_usd": sum(costs) if costs else None}
+
+
+def _no_match(scorer: str, seen: set[str]) -> ValueError:
+    hint = "; a dict-valued score's rows are named 'scorer/key'" if any("/" in n for n in seen) else ""
+    return ValueError(f"scorer={scorer!r} matches no score in these logs (scorers: {sorted(seen)}){hint}")
 
 
 def read_log(logs: Any, *, scorer: str | None = None) -> pl.DataFrame:
@@ -148,14 +113,24 @@ def read_log(logs: Any, *, scorer: str | None = None) -> pl.DataFrame:
     Returns
     -------
     polars.DataFrame
-        Columns :data:`LOG_SCHEMA`: ``log``, ``task``, ``run_id``, ``system`` (the log's model),
+        Columns :data:`LOG_SCHEMA`: ``log``, ``task``, ``run_id``, ``status`` (the run's:
+        ``success``, ``error``, ``cancelled``...), ``system`` (the log's model),
         ``id`` (the sample id, as text), ``epoch``, ``input``, ``target``, ``output`` (the
         final completion), ``scorer``, ``score`` (the value as a number with Inspect's
         ``value_to_float``: C=1, P=0.5, I=0, N=0, booleans 0/1; null when unscored or not a
         scalar), ``value`` (the value as recorded, as text), ``answer``, ``explanation``,
-        ``reason``, tokens and ``cost_usd`` summed over every model the sample used (the
-        model under test and any grader model Inspect called), ``error`` (the sample's error;
-        a sample that ended in an error keeps one row with a null ``scorer``).
+        ``reason``, tokens and ``cost_usd`` as Inspect recorded them for the sample (the model
+        under test and any grader Inspect called through its own models), ``judge_tokens`` and
+        ``judge_cost_usd`` of rubrictools' judge (on :func:`rubric_scorer` rows; Inspect does not
+        count them above), ``error`` (the sample's error; a sample that ended in an error keeps
+        one row with a null ``scorer``).
+
+    Raises
+    ------
+    ValueError
+        When ``scorer`` names no score in the logs (the message lists the names found), or a
+        file is not a readable Inspect log. A log without samples (an unfinished run, or one
+        read ``header_only``) is warned about and contributes no row.
 
     Example
     -------
@@ -172,22 +147,26 @@ def read_log(logs: Any, *, scorer: str | None = None) -> pl.DataFrame:
 
     to_float = value_to_float()
     rows: list[dict[str, Any]] = []
-    for log in _logs(logs):
+    seen: set[str] = set()
+    for log in each_log(logs, "rt.inspect.read_log"):
         for sample in log.samples or []:
             base = {
-                **_where(log, sample),
-                "input": _text(sample.input),
-                "target": _text(sample.target),
+                **sample_where(log, sample),
+                "input": text_of(sample.input),
+                "target": text_of(sample.target),
                 "output": sample.output.completion if sample.output else None,
-                **_usage(sample),
+                **sample_usage(sample),
                 "error": sample.error.message if sample.error else None,
             }
             scores = [r for name, s in (sample.scores or {}).items() for r in _score_rows(name, s, to_float)]
+            seen.update(r["scorer"] for r in scores)
             if scorer is not None:
                 scores = [r for r in scores if r["scorer"] == scorer]
             if not scores and base["error"] is not None:
                 scores = [dict.fromkeys(("scorer", "score", "value", "answer", "explanation", "reason"))]
             rows += [{**base, **r} for r in scores]
+    if scorer is not None and scorer not in seen:
+        raise _no_match(scorer, seen)
     return pl.DataFrame(rows, schema=LOG_SCHEMA) if rows else pl.DataFrame(schema=LOG_SCHEMA)
 
 
@@ -228,14 +207,16 @@ def read_verdicts(logs: Any, *, scorer: str | None = None) -> pl.DataFrame:
     """
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for log in _logs(logs):
+    ours: set[str] = set()
+    for log in each_log(logs, "rt.inspect.read_verdicts"):
         for sample in log.samples or []:
             for name, s in (sample.scores or {}).items():
                 seen.add(name)
-                found = (s.metadata or {}).get(METADATA_KEY)
+                found = (s.metadata or {}).get(METADATA_KEY) if isinstance(s.metadata, dict) else None
                 if found is None or (scorer is not None and name != scorer):
                     continue
-                where = {**_where(log, sample), "scorer": name}
+                ours.add(name)
+                where = {**sample_where(log, sample), "scorer": name}
                 rows += [{**where, **{k: v.get(k) for k in VERDICT_FIELDS}} for v in found["verdicts"]]
     if not rows:
         which = "" if scorer is None else f" by scorer {scorer!r}"
@@ -243,9 +224,23 @@ def read_verdicts(logs: Any, *, scorer: str | None = None) -> pl.DataFrame:
             f"logs: no verdicts recorded by rt.inspect.rubric_scorer{which} (scorers found: {sorted(seen)}); "
             "rt.inspect.read_log reads any scorer's scores"
         )
+    if len(ours) > 1:
+        raise ValueError(
+            f"logs: {len(ours)} rubrictools scorers ({sorted(ours)}) graded with their own rubrics; "
+            "choose one with scorer="
+        )
     schema = {**_SAMPLE_SCHEMA, "scorer": pl.String(), **{k: VERDICT_SCHEMA[k] for k in VERDICT_FIELDS}}
     front = ["id", "criterion", "verdict", "value", "explanation", "error", "judge", "weight"]
-    return pl.DataFrame(rows, schema=schema).select(*front, pl.exclude(front))
+    out = pl.DataFrame(rows, schema=schema).select(*front, pl.exclude(front))
+    epochs = out["epoch"].unique().sort().to_list()
+    if len(epochs) > 1:
+        warnings.warn(
+            f"the samples were scored in {len(epochs)} epochs ({epochs}): the table has a row per epoch, so filter "
+            "one (v.filter(pl.col('epoch') == 1)) before rt.score or rt.agreement",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+    return out
 
 
 def read_rubric(logs: Any, *, scorer: str | None = None) -> Rubric:
@@ -277,11 +272,11 @@ def read_rubric(logs: Any, *, scorer: str | None = None) -> Rubric:
     """
     found: list[Any] = []
     names: list[str] = []
-    for log in _logs(logs):
-        for s in log.eval.scorers or []:
-            names.append(s.name)
+    for log in each_log(logs, "rt.inspect.read_rubric"):
+        for s, shown in _scorer_names(log):
+            names.append(shown)
             options = s.options or {}
-            ours = "rubric" in options and "settings" in options and (scorer is None or s.name == scorer)
+            ours = "rubric" in options and "settings" in options and (scorer is None or shown == scorer)
             if ours and options["rubric"] not in found:
                 found.append(options["rubric"])
     if not found:
@@ -292,3 +287,14 @@ def read_rubric(logs: Any, *, scorer: str | None = None) -> Rubric:
             f"logs: {len(found)} different rubrics were graded with; read one log (or one scorer) at a time"
         )
     return Rubric.from_dict(found[0])
+
+
+def _scorer_names(log: Any) -> list[tuple[Any, str]]:
+    """Each scorer of the eval spec with the name its scores carry: Inspect renames a clashing
+    name in the results (``rubric``, ``rubric1``) but not in the spec; the order is the same."""
+    spec = list(log.eval.scorers or [])
+    first = next((s for s in log.samples or [] if s.scores), None)
+    shown = list(first.scores) if first is not None else []
+    if len(shown) != len(spec):
+        shown = [s.name for s in spec]
+    return list(zip(spec, shown, strict=True))

@@ -15,16 +15,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
-from rubrictools.conversations import CONVERSATION_PARTS, ConversationPart
+from rubrictools.conversations import ConversationPart
 from rubrictools.grading import agrade
 from rubrictools.grading.budget import Budget
 from rubrictools.grading.executor import BUDGET_ERROR
-from rubrictools.grading.inputs import resolve_judges, rubric_argument
-from rubrictools.grading.options import CacheSetting, GradeOptions, Mode
+from rubrictools.grading.options import CacheSetting, Mode
+from rubrictools.inspect.checks import check_settings
 from rubrictools.inspect.messages import as_messages
 from rubrictools.inspect.requires import require_inspect
-from rubrictools.judge import Judge
-from rubrictools.judge.pricing import require_prices
 from rubrictools.rubric import Rubric, score
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,39 +49,7 @@ VERDICT_FIELDS: tuple[str, ...] = (
 )
 """The verdict columns kept per criterion in the score's metadata."""
 
-_MODES: tuple[str, ...] = ("per_criterion", "per_item", "grouped", "holistic")
 Submission = Literal["output", "messages"]
-
-
-def _check(settings: dict[str, Any]) -> Rubric:
-    """Every argument checked before Inspect runs a sample (no call is paid for a typo)."""
-    rubric, model, mode = settings["rubric"], settings["model"], settings["mode"]
-    submission, conversation_part, max_cost_usd = (
-        settings["submission"],
-        settings["conversation_part"],
-        settings["max_cost_usd"],
-    )
-    for flag in ("query", "reference"):
-        if not isinstance(settings[flag], bool):
-            raise TypeError(f"{flag} must be True or False, got {settings[flag]!r}")
-    if not isinstance(settings["name"], str) or not settings["name"].strip():
-        raise ValueError(f"name must be a non-empty string (the scorer's name in the log), got {settings['name']!r}")
-    rub = rubric_argument(rubric)
-    if rub is None:
-        raise ValueError("rubric_scorer needs a rubric (a Rubric, a rubric dict/list or a .yaml/.json path)")
-    if mode not in _MODES:
-        raise ValueError(f"mode must be one of {list(_MODES)}, got {mode!r}")
-    if submission not in ("output", "messages"):
-        raise ValueError(
-            f"submission must be 'output' (the final completion) or 'messages' (the history), got {submission!r}"
-        )
-    if conversation_part not in CONVERSATION_PARTS:
-        raise ValueError(f"conversation_part must be one of {list(CONVERSATION_PARTS)}, got {conversation_part!r}")
-    if max_cost_usd is not None and (isinstance(max_cost_usd, bool) or not isinstance(max_cost_usd, (int, float))):
-        raise TypeError(f"max_cost_usd must be a number of US dollars or None, got {max_cost_usd!r}")
-    GradeOptions(model=model, mode=mode, conversation_part=conversation_part, max_cost_usd=max_cost_usd)
-    require_prices([j for j in resolve_judges(model) if isinstance(j, Judge)], max_cost_usd)
-    return rub
 
 
 def _frame(state: TaskState, target: Target, submission: Submission, query: bool, reference: bool) -> pl.DataFrame:
@@ -148,27 +114,33 @@ def rubric_scorer(
     model
         The judge, as for :func:`rubrictools.grade`: a litellm model string, a
         :class:`~rubrictools.Judge`, a :class:`~rubrictools.ScriptedJudge` (offline, not a
-        model) or a list of them (the ``ensemble`` rows are scored).
+        model) or a list of them (the ``ensemble`` rows are scored: a majority vote, a tie
+        counting as not met). Its provider, API key and (with a budget) price are checked
+        when the scorer is built, before Inspect runs any sample.
     mode
         How the judge is asked (:func:`rubrictools.grade`'s ``mode``).
     submission
         ``"output"``: the sample's final completion, with its input as the query (``query``);
         ``"messages"``: the sample's whole message history with tool calls and results, read as
-        a conversation (agent tasks), graded per ``conversation_part``.
+        a conversation (agent tasks), graded per ``conversation_part`` (the input is then in
+        the history, and ``query`` is not used).
     conversation_part
         With ``submission="messages"``: ``"last_assistant"``, ``"all_assistant"`` or ``"whole"``.
     query, reference
         Show the judge the sample's input (``query``) and its target (``reference``, as an
         exemplar answer; an empty target shows none).
     cache
-        rubrictools' response cache (:func:`rubrictools.grade`): re-running an eval does not
-        pay again for a verdict already given.
+        rubrictools' response cache (:func:`rubrictools.grade`; ``True``: the default file in
+        the user's cache folder): re-running an eval does not pay again for a verdict already
+        given. Opened once when the scorer is built, so a path that cannot be written fails then.
     max_cost_usd
         Cap on what this scorer spends across the whole eval, kept as in one
         :func:`rubrictools.grade` run: every judge request of every sample reserves its worst
         case from one shared budget before it is sent, so the cap is never passed, at any
         concurrency. A sample whose requests no longer fit is unscored (``scoring_failed``),
-        its verdict rows saying ``budget exceeded``.
+        its verdict rows saying ``budget exceeded``. The budget belongs to the scorer object:
+        passed to several evals (or models), it covers all of them; build a new scorer for a
+        new budget.
     name
         The scorer's name in the log (its metrics are ``mean`` and ``stderr`` of the score).
 
@@ -179,7 +151,9 @@ def rubric_scorer(
         (:func:`rubrictools.score`); ``explanation`` a line per criterion; ``metadata["rubrictools"]``
         the score, the raw score and every verdict row (criterion, verdict, value, weight,
         explanation, error, judge, tokens, cost). A sample whose verdicts give no score (a
-        failed judge call) is ``Score.unscored(reason="grader_failed")`` with the error rows kept.
+        failed judge call) is ``Score.unscored(reason="grader_failed")`` with the error rows kept;
+        Inspect leaves unscored samples out of ``mean`` and ``stderr`` (its results count them
+        as ``unscored_samples``), so check that count before comparing runs.
 
     Example
     -------
@@ -193,7 +167,7 @@ def rubric_scorer(
     >>> log.samples[0].scores["rubric"].metadata["rubrictools"]["verdicts"][0]["verdict"]
     'UNMET'
     """
-    rub = _check(locals())
+    rub = check_settings(locals())
     inspect_scorer = require_inspect("rt.inspect.rubric_scorer")
     budget = None if max_cost_usd is None else Budget(float(max_cost_usd))
     settings = {"mode": mode, "submission": submission, "conversation_part": conversation_part}

@@ -165,3 +165,79 @@ def test_bad_log_arguments_are_named(logs_arg, error, match):
 def test_a_folder_without_logs_is_an_error(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"no \.eval or \.json Inspect log"):
         rt.inspect.read_log(tmp_path)
+
+
+def test_the_run_status_and_the_judges_cost_are_columns(logs):
+    from rubrictools.testing import FakeLLMServer
+
+    rubric = rt.Rubric.from_dict([{"name": "names_it", "requirement": "Names an answer", "weight": 1}])
+    with FakeLLMServer() as srv:
+        judge = rt.Judge(model="openai/gpt-4.1-mini", api_base=srv.url, api_key="sk-test", backoff_base=0.01)
+        task = Task(dataset=dataset(), scorer=[includes(), rt.inspect.rubric_scorer(rubric, model=judge, cache=False)])
+        log = eval(task, model=replay("x", answer_with({"a"})), display="none", log_dir=logs)[0]
+    t = rt.inspect.read_log(log)
+    assert (t["status"] == "success").all()
+    ours, builtin = t.filter(pl.col("scorer") == "rubric"), t.filter(pl.col("scorer") == "includes")
+    assert (ours["judge_cost_usd"] > 0).all() and (ours["judge_tokens"] > 0).all()
+    assert builtin["judge_cost_usd"].is_null().all()
+    v = rt.inspect.read_verdicts(log)
+    assert ours["judge_cost_usd"].sum() == pytest.approx(v["cost_usd"].sum())
+
+
+def test_a_scorer_name_that_matches_nothing_is_an_error_naming_the_scorers(logs):
+    log = eval(
+        Task(dataset=dataset(), scorer=[includes(), two_numbers()]),
+        model=replay("x", answer_with({"a"})),
+        display="none",
+        log_dir=logs,
+    )[0]
+    with pytest.raises(ValueError, match=r"scorer='two_numbers' matches no score .*'scorer/key'"):
+        rt.inspect.read_log(log, scorer="two_numbers")
+
+
+def test_two_rubric_scorers_must_be_told_apart(logs):
+    r1 = rt.Rubric.from_dict([{"name": "a", "requirement": "A", "weight": 1}])
+    r2 = rt.Rubric.from_dict([{"name": "b", "requirement": "B", "weight": 1}])
+    scorers = [
+        rt.inspect.rubric_scorer(r1, model="rubrictools/scripted"),
+        rt.inspect.rubric_scorer(r2, model="rubrictools/scripted"),
+    ]
+    log = eval(
+        Task(dataset=dataset(), scorer=scorers), model=replay("x", answer_with(set())), display="none", log_dir=logs
+    )[0]
+    names = sorted(log.samples[0].scores)
+    with pytest.raises(ValueError, match="choose one with scorer="):
+        rt.inspect.read_verdicts(log)
+    second = names[1]  # Inspect renames the clash in its results ('rubric1'), not in the eval spec
+    assert set(rt.inspect.read_verdicts(log, scorer=second)["criterion"]) == {"b"}
+    assert rt.inspect.read_rubric(log, scorer=second) == r2
+
+
+def test_epochs_are_said_and_list_eval_logs_handles_are_read(logs):
+    from inspect_ai.log import list_eval_logs
+
+    rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "A", "weight": 1}])
+    eval(
+        Task(dataset=dataset(), scorer=rt.inspect.rubric_scorer(rubric, model="rubrictools/scripted"), epochs=2),
+        model=replay("x", answer_with(set())),
+        display="none",
+        log_dir=logs,
+    )
+    with pytest.warns(UserWarning, match=r"2 epochs \(\[1, 2\]\)"):
+        v = rt.inspect.read_verdicts(list_eval_logs(logs))
+    assert v.height == 8 and sorted(set(v["epoch"])) == [1, 2]
+
+
+def test_a_file_that_is_not_a_log_and_a_log_without_samples_are_said_so(logs, tmp_path):
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    bad = tmp_path / "notes.json"
+    bad.write_text('{"hello": 1}')
+    with pytest.raises(ValueError, match="is not a readable Inspect log"):
+        rt.inspect.read_log(bad)
+    eval(
+        Task(dataset=dataset(), scorer=includes()), model=replay("x", answer_with(set())), display="none", log_dir=logs
+    )
+    header = read_eval_log(list_eval_logs(logs)[0], header_only=True)
+    with pytest.warns(UserWarning, match="holds no samples"):
+        assert rt.inspect.read_log(header).height == 0

@@ -144,7 +144,9 @@ def test_a_budget_smaller_than_one_request_sends_nothing(logs):
 
 def test_a_budget_on_a_model_without_a_price_is_refused_before_the_eval():
     with pytest.raises(ValueError, match="cannot be enforced"):
-        rt.inspect.rubric_scorer(RUBRIC, model=rt.Judge(model="openai/no-such-model-xyz"), max_cost_usd=1.0)
+        rt.inspect.rubric_scorer(
+            RUBRIC, model=rt.Judge(model="openai/no-such-model-xyz", api_key="sk-test"), max_cost_usd=1.0
+        )
 
 
 def test_an_agent_history_with_tool_calls_is_graded_as_a_conversation(logs):
@@ -238,3 +240,34 @@ def test_without_inspect_installed_the_error_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "inspect_ai.scorer", None)
     with pytest.raises(ModuleNotFoundError, match=r"pip install 'rubrictools\[inspect\]'"):
         rt.inspect.rubric_scorer(RUBRIC, model="rubrictools/scripted")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"model": "rubrictools/Scripted"}, ValueError, "the offline stand-in is 'rubrictools/scripted'"),
+        ({"model": "openai/gpt-4.1-mini"}, ValueError, "no API key"),
+        ({"cache": 123}, TypeError, "cache must be True, False, a file path"),
+        ({"cache": "/etc/passwd/cache.sqlite"}, ValueError, "cannot be opened"),
+        ({"conversation_part": "whole"}, ValueError, "applies to submission='messages'"),
+        ({"name": "rubric/a"}, ValueError, "without '/'"),
+        ({"model": None}, ValueError, "rt.inspect.rubric_scorer needs model="),
+    ],
+)
+def test_settings_that_would_fail_inside_every_sample_fail_when_the_scorer_is_built(kwargs, error, match, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    args = {"model": "rubrictools/scripted", **kwargs}
+    with pytest.raises(error, match=match):
+        rt.inspect.rubric_scorer(RUBRIC, **args)
+
+
+def test_a_scorer_with_a_budget_runs_again_in_a_second_eval(logs):
+    """Each eval runs its own event loop: the budget's wait event is made for the loop it is on
+    (before, the second eval's waiting requests failed with 'bound to a different event loop')."""
+    with FakeLLMServer() as srv:
+        judge = rt.Judge(model=MODEL, api_base=srv.url, api_key="sk-test-not-a-key", backoff_base=0.01, max_tokens=50)
+        scorer = rt.inspect.rubric_scorer(RUBRIC, model=judge, cache=False, max_cost_usd=1.0)
+        first, second = run(scorer, logs), run(scorer, logs)
+    for log in (first, second):
+        reasons = {s.scores["rubric"].reason for s in log.samples}
+        assert reasons == {None}, [s.scores["rubric"].explanation for s in log.samples]

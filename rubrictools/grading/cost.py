@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import polars as pl
@@ -11,9 +12,10 @@ from rubrictools.frames import to_polars
 from rubrictools.grading.inputs import prepare, resolve_judges
 from rubrictools.grading.options import GradeOptions, Mode, moved_judge_settings
 from rubrictools.grading.plan import build_calls
+from rubrictools.grading.schedule import predicted_cached_tokens
 from rubrictools.judge import Judge, ScriptedJudge
 from rubrictools.judge.image_parts import has_remote_image
-from rubrictools.judge.pricing import warn_unknown_prices
+from rubrictools.judge.pricing import cache_prices, unit_prices, warn_unknown_prices
 from rubrictools.judge.providers import load_litellm
 from rubrictools.rubric import Rubric
 
@@ -39,8 +41,12 @@ def estimate_cost(
 
     ``completion_tokens`` is the assumed reply length per call (per criterion asked in
     ``per_item`` and ``grouped`` modes): ``cost = prompt_tokens * p_in + calls * completion_tokens * p_out``
-    with litellm's prices. Returns one row per judge: ``judge, calls, prompt_tokens,
-    completion_tokens, cost_usd`` (null when the model has no known price).
+    with litellm's prices, less what the provider's prompt cache should save:
+    ``cached_tokens * (p_in - p_cached)``, where ``cached_tokens`` is a prediction (the shared
+    prefix of every request after the first about a submission, when it is 1,024 tokens or more;
+    :mod:`rubrictools.grading.schedule`). Returns one row per judge: ``judge, calls,
+    prompt_tokens, cached_tokens, completion_tokens, cost_usd`` (null when the model has no
+    known price).
 
     >>> import polars as pl, rubrictools as rt
     >>> rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "Says hello"}])
@@ -53,14 +59,14 @@ def estimate_cost(
     judges = resolve_judges(model)
     warn_unknown_prices([j for j in judges if isinstance(j, Judge)])
     calls = build_calls(inp, judges, opts)
-    rows: list[tuple[str, int, int | None, int | None, float | None]] = []
+    rows: list[tuple[str, int, int | None, int | None, int | None, float | None]] = []
     for ji, j in enumerate(judges):
         mine = [c for c in calls if c.judge_i == ji]
         if isinstance(j, ScriptedJudge):
-            rows.append((j.label, len(mine), 0, 0, 0.0))
+            rows.append((j.label, len(mine), 0, 0, 0, 0.0))
             continue
         if not isinstance(j, Judge):  # a judge you wrote: what it spends is its own business
-            rows.append((j.label, len(mine), None, None, None))
+            rows.append((j.label, len(mine), None, None, None, None))
             continue
         litellm = load_litellm()
         pt: int = sum(
@@ -71,27 +77,43 @@ def estimate_cost(
         )
         per_item = mode in ("per_item", "grouped")  # a reply holds one verdict per criterion asked
         ct = sum(completion_tokens * (len(c.task.asks()) if per_item else 1) for c in mine)
+        counter = functools.partial(litellm.token_counter, model=j.model)
+        cached = predicted_cached_tokens(mine, j, lambda m, count=counter: count(messages=m))
         try:
             p_cost, c_cost = litellm.cost_per_token(model=j.model, prompt_tokens=pt, completion_tokens=ct)
-            cost: float | None = float(p_cost + c_cost)
+            cost: float | None = float(p_cost + c_cost) - _cache_saving(j.model, cached)
         except Exception:  # noqa: BLE001  # litellm's cost functions raise assorted errors for an unpriced model; the estimate's cost is then null, as documented
             cost = None
-        rows.append((j.label, len(mine), pt, ct, cost))
+        rows.append((j.label, len(mine), pt, cached, ct, cost))
     schema = {
         "judge": pl.String,
         "calls": pl.Int64,
         "prompt_tokens": pl.Int64,
+        "cached_tokens": pl.Int64,
         "completion_tokens": pl.Int64,
         "cost_usd": pl.Float64,
     }
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
+def _cache_saving(model: str, cached: int) -> float:
+    """What ``cached`` prompt tokens cost less at the model's cached-input price (0 without one)."""
+    prices, (read, _) = unit_prices(model), cache_prices(model)
+    return 0.0 if prices is None or read is None else cached * (prices[0] - read)
+
+
+def _provider_cached(v: pl.DataFrame) -> pl.Expr:
+    """The provider's cached prompt tokens per row (0 where none were reported or the table predates them)."""
+    return pl.col("cached_tokens").fill_null(0) if "cached_tokens" in v.columns else pl.lit(0, dtype=pl.Int64)
+
+
 def usage(verdicts: Any) -> pl.DataFrame:
     """Summarise a grading run per judge: calls, cache hits, errors, tokens, cost, latency.
 
     ``cost_usd`` is what this run spent (cache hits cost nothing); ``cost_saved_usd`` is
-    what the cached answers had cost when first made.
+    what the cached answers had cost when first made. ``prompt_cache_tokens`` are the prompt
+    tokens the provider's prompt cache served (billed at its cached-input price, in
+    ``cost_usd``), ``prompt_cache_share`` their share of the prompt tokens sent.
     """
     v = to_polars(verdicts, name="verdicts").filter(pl.col("judge") != "ensemble")
     return v.group_by("judge", maintain_order=True).agg(
@@ -101,6 +123,11 @@ def usage(verdicts: Any) -> pl.DataFrame:
         pl.col("attempts").sum().alias("http_attempts"),
         pl.col("prompt_tokens").filter(~pl.col("cached")).sum().alias("prompt_tokens"),
         pl.col("completion_tokens").filter(~pl.col("cached")).sum().alias("completion_tokens"),
+        _provider_cached(v).filter(~pl.col("cached")).sum().alias("prompt_cache_tokens"),
+        (
+            _provider_cached(v).filter(~pl.col("cached")).sum()
+            / pl.col("prompt_tokens").filter(~pl.col("cached")).sum()
+        ).alias("prompt_cache_share"),
         pl.col("cost_usd").filter(~pl.col("cached")).sum().alias("cost_usd"),
         pl.col("cost_usd").filter(pl.col("cached")).sum().alias("cost_saved_usd"),
         pl.col("latency_s").filter(~pl.col("cached")).mean().alias("mean_latency_s"),

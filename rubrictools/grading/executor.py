@@ -22,6 +22,7 @@ from rubrictools.grading.answers import cache_entry, from_cache
 from rubrictools.grading.budget import Budget
 from rubrictools.grading.bulk import bulk_objects
 from rubrictools.grading.inputs import AnyJudge
+from rubrictools.grading.schedule import WarmFirst
 from rubrictools.judge import (
     CacheWriteError,
     Call,
@@ -438,17 +439,11 @@ async def execute(
             RuntimeWarning,
             stacklevel=user_stacklevel(),
         )
-    queue: asyncio.Queue[Call] = asyncio.Queue()
-    for c in todo:
-        queue.put_nowait(c)
+    queue = WarmFirst(todo, judges)  # a shared prompt prefix: one call warms the provider's cache first
     n_workers = max(1, min(len(todo), sum(min(getattr(j, "max_concurrency", 16), 512) for j in judges)))
 
     async def worker() -> None:
-        while True:
-            try:
-                c = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
+        while (c := await queue.next()) is not None:
             try:
                 await run.run_one(c)
             except asyncio.CancelledError:
@@ -458,6 +453,8 @@ async def execute(
             except Exception as e:  # noqa: BLE001  # a bug of ours in one call must become that call's error row (error_kind='internal'), not lose the run
                 c.error = scrub_secrets(f"internal: {type(e).__name__}: {e}", run.keys)
                 c.error_kind = "internal"
+            finally:
+                queue.done(c)
 
     try:
         await asyncio.gather(*(worker() for _ in range(n_workers)))

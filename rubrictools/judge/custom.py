@@ -76,7 +76,7 @@ class Grader(ABC):
     >>> import json, polars as pl, rubrictools as rt
     >>> class Keyword(rt.Grader):
     ...     def generate(self, system_prompt, user_prompt, *, schema):
-    ...         met = "refund" in user_prompt.split("<submission>")[1]
+    ...         met = "refund" in user_prompt.split("<submission>")[1].split("</submission>")[0]
     ...         return {"verdict": "MET" if met else "UNMET", "explanation": "looked for 'refund'"}
     >>> rubric = rt.Rubric.from_dict([{"name": "refund", "requirement": "Offers a refund"}])
     >>> df = pl.DataFrame({"submission": ["We will refund you.", "No."]})

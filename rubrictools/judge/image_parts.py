@@ -1,4 +1,5 @@
-"""Images in a request: the submission's images as content parts after the prompt's text,
+"""Images in a request: the submission's images as content parts after the submission and
+before the criteria (so they are part of the prefix requests about one submission share),
 each labelled with where it came from; and the text of a message whatever its content form."""
 
 from __future__ import annotations
@@ -7,14 +8,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from rubrictools.images import Image, as_image, describe, image_sha256, is_image_part
+from rubrictools.judge.prompts import shared_prefix
 
 __all__ = ["content_text", "has_remote_image", "request_images", "with_images"]
 
 
 def with_images(messages: list[dict[str, Any]], images: Sequence[Image]) -> list[dict[str, Any]]:
-    """``messages`` with ``images`` appended to the last (user) message as OpenAI content
-    parts: the prompt's text first, then for each image a text label ("Image 2 of the
-    submission (turn 3, user):") and the image. Without images, ``messages`` unchanged.
+    """``messages`` with ``images`` placed in the last (user) message as OpenAI content parts:
+    the text up to the end of the shared part (:func:`~rubrictools.judge.prompts.shared_prefix`),
+    then for each image a text label ("Image 2 of the submission (turn 3, user):") and the
+    image, then the rest of the text (the criteria); after all the text when it has no shared
+    part. Without images, ``messages`` unchanged.
 
     >>> from rubrictools.images import Image
     >>> photo = Image("https://x/a.png", "0" * 64, source="column 'photo'")
@@ -25,10 +29,15 @@ def with_images(messages: list[dict[str, Any]], images: Sequence[Image]) -> list
     if not images:
         return messages
     *head, last = messages
-    parts: list[dict[str, Any]] = [{"type": "text", "text": str(last["content"])}]
+    text = str(last["content"])
+    cut = shared_prefix(text)
+    before, after = (text, "") if cut is None else (text[:cut], text[cut:].lstrip("\n"))
+    parts: list[dict[str, Any]] = [{"type": "text", "text": before}]
     for k, img in enumerate(images, 1):
         where = f" ({img.source})" if img.source else ""
         parts += [{"type": "text", "text": f"Image {k} of the submission{where}:"}, img.part()]
+    if after:
+        parts.append({"type": "text", "text": after})
     return [*head, {**last, "content": parts}]
 
 

@@ -15,6 +15,7 @@ from rubrictools.stack import user_stacklevel
 
 __all__ = [
     "batch_prices",
+    "cache_prices",
     "context_window",
     "model_limit",
     "require_prices",
@@ -118,12 +119,45 @@ def batch_prices(model: str) -> tuple[float, float] | None:
 
 
 def token_cost(
-    prices: tuple[float, float] | None, prompt_tokens: int | None, completion_tokens: int | None
+    prices: tuple[float, float] | None,
+    prompt_tokens: int | None,
+    completion_tokens: int | None,
+    *,
+    cached_tokens: int | None = None,
+    cache_write_tokens: int | None = None,
+    cache_prices: tuple[float | None, float | None] = (None, None),
 ) -> float | None:
-    """Dollars for a call's tokens at ``prices``; None when a price or a count is unknown."""
+    """Dollars for a call's tokens at ``prices``; None when a price or a count is unknown.
+
+    Of the prompt tokens, ``cached_tokens`` (served from the provider's prompt cache) are billed
+    at the cached-input price and ``cache_write_tokens`` (written to it, Anthropic) at the
+    cache-write price (``cache_prices``; the input price where one is unknown):
+
+        cost = (prompt - cached - written) * p_in + cached * p_read + written * p_write + completion * p_out
+
+    >>> round(token_cost((4e-7, 1.6e-6), 2000, 10, cached_tokens=1536, cache_prices=(1e-7, None)), 9)
+    0.0003552
+    """
     if prices is None or prompt_tokens is None or completion_tokens is None:
         return None
-    return prompt_tokens * prices[0] + completion_tokens * prices[1]
+    read, write = cached_tokens or 0, cache_write_tokens or 0
+    p_read = prices[0] if cache_prices[0] is None else cache_prices[0]
+    p_write = prices[0] if cache_prices[1] is None else cache_prices[1]
+    plain = max(prompt_tokens - read - write, 0)
+    return plain * prices[0] + read * p_read + write * p_write + completion_tokens * prices[1]
+
+
+def cache_prices(model: str) -> tuple[float | None, float | None]:
+    """(dollars per cached prompt token read, per token written to the cache) in litellm's
+    price table; None where it gives none.
+
+    >>> cache_prices("openai/gpt-4.1-mini")
+    (1e-07, None)
+    """
+    info = _model_info(model) or {}
+    read, write = info.get("cache_read_input_token_cost"), info.get("cache_creation_input_token_cost")
+    as_price = lambda v: float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None  # noqa: E731 - two uses, one line
+    return as_price(read), as_price(write)
 
 
 def require_prices(judges: Sequence[Judge], max_cost_usd: float | None) -> None:

@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 
 from rubrictools.judge.config import Judge
 from rubrictools.judge.distribution import normalise_logprobs
-from rubrictools.judge.pricing import token_cost, unit_prices
+from rubrictools.judge.pricing import cache_prices, token_cost, unit_prices
+from rubrictools.judge.prompt_cache import marks_cache, with_cache_mark
 from rubrictools.judge.providers import chat_url, load_litellm, request_headers, wire_model
 from rubrictools.judge.result import CallResult, usage_details
 from rubrictools.judge.retry import Sender, with_retries
@@ -118,10 +119,11 @@ def _litellm_kwargs(
     max_tokens: int | None,
 ) -> dict[str, Any]:
     """``litellm.acompletion``'s arguments: fields litellm has no parameter for (vLLM's
-    ``guided_json``) travel in ``extra_body``."""
+    ``guided_json``) travel in ``extra_body``; an Anthropic model's shared prefix is marked
+    for its prompt cache (:mod:`rubrictools.judge.prompt_cache`)."""
     kwargs: dict[str, Any] = {
         "model": judge.model,
-        "messages": messages,
+        "messages": with_cache_mark(messages) if marks_cache(judge.model) else messages,
         "temperature": judge.temperature,
         "timeout": judge.timeout,
         "num_retries": 0,
@@ -223,8 +225,15 @@ def _direct_sender(judge: Judge, body: dict[str, Any]) -> Sender:
         first = choices[0] if choices else {}
         usage = data.get("usage") or {}
         pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
-        prices = unit_prices(judge.model)
-        cost = token_cost(prices, pt, ct)
+        details = usage_details(first.get("message"), usage)
+        cost = token_cost(
+            unit_prices(judge.model),
+            pt,
+            ct,
+            cached_tokens=details["cached_tokens"],
+            cache_write_tokens=details["cache_write_tokens"],
+            cache_prices=cache_prices(judge.model),
+        )
         lp = normalise_logprobs(first.get("logprobs")) if first else None
         many = [(c.get("message") or {}).get("content") for c in choices] if len(choices) > 1 else None
         content = (first.get("message") or {}).get("content")
@@ -236,7 +245,7 @@ def _direct_sender(judge: Judge, body: dict[str, Any]) -> Sender:
             logprobs=lp,
             choices=many,
             finish_reason=first.get("finish_reason") if first else None,
-            **usage_details(first.get("message"), usage),
+            **details,
         )
 
     return send

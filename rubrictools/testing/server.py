@@ -49,6 +49,7 @@ from typing import Any
 from aiohttp import web
 
 from rubrictools.testing.batches import BatchAPI
+from rubrictools.testing.prompt_cache import PromptCacheSim, system_text
 from rubrictools.testing.scripts import (
     Reply,
     Script,
@@ -79,8 +80,12 @@ class FakeLLMServer(BatchAPI):
         dialect: str = "json_schema",
         slots: int | None = None,
         report_slots: bool = False,
+        prompt_cache: bool = False,
     ) -> None:
         self.script: Script = script or default_script
+        # like OpenAI: the longest prefix shared with an answered request is reported as cached
+        # (from 1,024 tokens, in 128-token steps; rubrictools.testing.prompt_cache)
+        self.prompt_cache = PromptCacheSim() if prompt_cache else None
         self.latency = latency
         # like llama-cpp-python: at most ``slots`` chat requests answered at once, the rest wait
         # in arrival order (and one whose client gave up is still answered: its slot stays taken)
@@ -217,6 +222,8 @@ class FakeLLMServer(BatchAPI):
         """Forget what was asked (requests, counts, faults, storms, batches). Every held request is
         released and answered, but neither recorded nor counted: it belongs to what was forgotten."""
         self._release(None, counted=False)
+        if self.prompt_cache is not None:
+            self.prompt_cache.clear()
         with self._lock:
             self.arrivals = self.answers = 0
             self.arrived_at.clear()
@@ -285,9 +292,17 @@ class FakeLLMServer(BatchAPI):
             "created": int(time.time()),
             "model": body.get("model", "fake"),
             "choices": choices,
-            "usage": fake_usage(reply, user_text(body), content),
+            "usage": self._usage(reply, body, content),
         }
         return reply, 200, payload
+
+    def _usage(self, reply: Reply, body: dict[str, Any], content: str) -> dict[str, Any]:
+        usage = fake_usage(reply, user_text(body), content)
+        if self.prompt_cache is not None and reply.cached_tokens is None:
+            cached = self.prompt_cache.cached(system_text(body), user_text(body))
+            if cached:
+                usage["prompt_tokens_details"] = {"cached_tokens": cached}
+        return usage
 
     def _probe_answer(self, body: dict[str, Any]) -> dict[str, Any] | int | None:
         """The answer to rubrictools' structured-output probe (a schema whose one property
@@ -327,6 +342,8 @@ class FakeLLMServer(BatchAPI):
             delay = reply.delay or self.latency
             if delay:
                 await asyncio.sleep(delay)
+            if self.prompt_cache is not None and status == 200:
+                self.prompt_cache.remember(system_text(body), user_text(body))
             with self._lock:
                 self.answers += 1
                 self._count(self._answer_events, self.answers)

@@ -104,11 +104,11 @@ def test_full_criterion_context_lists_the_rest_of_the_rubric_and_changes_the_key
     focused = rt.prompts(DF.head(1), RUBRIC, model=MODEL)
     full = rt.prompts(DF.head(1), RUBRIC, model=MODEL, criterion_context="full")
     assert "The rest of the rubric" not in focused["user"][0]
-    rest = full["user"][2].split("The rest of the rubric")[1].split("<submission>")[0]
+    rest = full["user"][2].split("The rest of the rubric")[1]
     assert "greets: Says hello" in rest and "signs: Signs off" in rest and "short" not in rest
     assert set(focused["cache_key"]).isdisjoint(full["cache_key"])
     grouped = rt.prompts(DF.head(1), RUBRIC, model=MODEL, mode="grouped", criterion_context="full")
-    assert grouped["user"][0].startswith("Judge these 2 criteria of the rubric")
+    assert "Grade the submission.\n\nJudge these 2 criteria of the rubric" in grouped["user"][0]  # after the submission
     with pytest.raises(ValueError, match="criterion_context='full'= is a setting of single grading"):
         GradeOptions(pair_column="b", criterion_context="full")
 

@@ -69,6 +69,52 @@ KEYS_0_1["per_item"] = [
     "aefb3d0819fca92b66227ae27e01f7b902b282be2452f65585759f8bce1000da",
     "3a705c482fe89c1a2fd6ecd75bc5a7f0a64eb69cfd89669587a7fe90dccd9425",
 ]
+# Every mode changed on purpose (issue 47, prompt template version 3): the shared part of a request
+# (guidelines, query, reference, the fenced submission) now comes before the criteria, so the requests
+# about one submission share a prefix a provider's prompt cache serves. A response cache filled by an
+# earlier version is asked again once. These are the keys of that layout.
+KEYS_0_1 = {
+    "distribution": [
+        "67f215e00583737df4aef1cab5edd2a07f2e48e2d1377cfe47518ea42bb121af",
+        "586fe4fcbc66e9260da20197c679b92d986251d9f88e119ed8a2581bb22d178f",
+        "21c2ef488a6c697704a83c4c728fdb5ba29ae7e87afba5e9908a92dd97a272ba",
+        "5a9a416fd898c677ca604dd50fab6b63f1c5ff3fcddab35c327779baca94a3bf",
+        "b49856564e3e29e1896aadb89562e3f6a4ed742583e099154d40fea50cb6622b",
+        "efb18b1047362aa2bd66637165b0ca8640858670662e40ae1df557b6f46bdcb5",
+    ],
+    "holistic": [
+        "523997b3137508c75c2a65f6603a562a6e131b3310ada93073456307b5a035cc",
+        "d891697d138eb2f462bd684e390a7d564a50e1095315787e5c04934392fac01f",
+    ],
+    "per_criterion": [
+        "7e45fc876e6ed252f5cf31e955e52beb2003f3a682cb3520edf304bcc031297f",
+        "a08f92c6bfbd8912c5eec5f80d7960ad4e876a2cd915d38670233639f8107506",
+        "95ce2c299d811b11e94a7b49bedba5fcdbfee1451b1c61385f7e5d7e89a3b974",
+        "fe5088e735142e8ea13bd815a33cd8e415cdfa16efda07b0a9bb710b81c94ca7",
+        "b53b9a38ae6faebb3eb27b02ac1c9eab54b2f0a92ecb67d2e32c9146788f9048",
+        "d9f3a06492538d208b73ab15dccd381db5b851a4026e9e145f09d4b700f9d8dd",
+    ],
+    "per_item": [
+        "11eb2d750c679f61709bc50972865daecba55577bcee80f2787f121748f49007",
+        "eee41b5e24753c8db1319016ac30364197a864b3252f9b911f43127ed7fd851f",
+    ],
+    "query": [
+        "fc9c8310dcfe6819880c67d070a8d60559879c678b44b707e59527b5df68d0aa",
+        "6807befd2909a3c6a991b9c751d8e4eccec9f6c6022d8941b2ad8d34a90bc196",
+        "f2e1070d79dc6c857295e628b5fcc89951fd344577112ecdd64dfb8bcf5e742e",
+        "fe5088e735142e8ea13bd815a33cd8e415cdfa16efda07b0a9bb710b81c94ca7",
+        "b53b9a38ae6faebb3eb27b02ac1c9eab54b2f0a92ecb67d2e32c9146788f9048",
+        "d9f3a06492538d208b73ab15dccd381db5b851a4026e9e145f09d4b700f9d8dd",
+    ],
+    "shuffled": [
+        "7e45fc876e6ed252f5cf31e955e52beb2003f3a682cb3520edf304bcc031297f",
+        "607ec00605c5d613f794bcf8587e6c68c80858488542401691c81c8e0124270a",
+        "95ce2c299d811b11e94a7b49bedba5fcdbfee1451b1c61385f7e5d7e89a3b974",
+        "fe5088e735142e8ea13bd815a33cd8e415cdfa16efda07b0a9bb710b81c94ca7",
+        "4ab456debf299fc5654ded9d105d2db7230fde45bd9bd622f4c94dbd04fd60c2",
+        "d9f3a06492538d208b73ab15dccd381db5b851a4026e9e145f09d4b700f9d8dd",
+    ],
+}
 SETTINGS: dict[str, dict[str, Any]] = {
     "per_criterion": {},
     "per_item": {"mode": "per_item"},

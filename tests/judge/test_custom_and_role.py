@@ -30,7 +30,7 @@ class Recorder(rt.Grader):
         self.seen.append((system_prompt, user_prompt, schema))
         if "BOOM" in user_prompt:
             raise ConnectionError(f"down, key {SECRET}")
-        text = user_prompt.split("<submission>")[1]
+        text = user_prompt.split("<submission>")[1].split("</submission>")[0]
         name = user_prompt.split("Criterion name: ")[1].split("\n")[0]
         met = ("hello" in text) if name == "greets" else ("thank" in text)
         return {"verdict": "MET" if met else "UNMET", "explanation": "looked"}
@@ -63,7 +63,7 @@ def test_an_async_function_judge_runs_concurrently_and_its_bad_replies_are_parse
         running["now"] -= 1
         return (
             "not json at all"
-            if "thank you" in user_prompt.split("<submission>")[1]
+            if "thank you" in user_prompt.split("<submission>")[1].split("</submission>")[0]
             else '{"verdict": "MET", "explanation": "x"}'
         )
 
@@ -87,7 +87,7 @@ def test_a_grader_in_an_ensemble_beside_a_model(tmp_path) -> None:
     with pytest.raises(ValueError, match="batch grading sends requests to a provider"):
         rt.submit_batch(DF, RUBRIC, model=Recorder(), path=tmp_path / "b")
     est = rt.estimate_cost(DF, RUBRIC, model=Recorder())
-    assert est.row(0) == ("recorder", 6, None, None, None)
+    assert est.row(0) == ("recorder", 6, None, None, None, None)
 
 
 def test_grader_arguments_are_checked() -> None:

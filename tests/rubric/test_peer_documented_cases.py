@@ -210,7 +210,8 @@ def test_rubric_custom_generate_fn_receives_the_system_and_user_prompts() -> Non
 
     async def generate(system_prompt: str, user_prompt: str, *, schema: dict) -> dict:
         seen.append((system_prompt, user_prompt))
-        return {"verdict": "MET" if "Paris" in user_prompt.split("<submission>")[1] else "UNMET", "explanation": "-"}
+        answer = user_prompt.split("<submission>")[1].split("</submission>")[0]
+        return {"verdict": "MET" if "Paris" in answer else "UNMET", "explanation": "-"}
 
     r = rt.Rubric.from_dict([{"weight": 10.0, "requirement": "Response mentions Paris"}])
     df = pl.DataFrame({"submission": ["Paris is the capital of France."]})

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from rubrictools.datasets.dataset import Dataset
 from rubrictools.frames import to_polars
 from rubrictools.human_agreement import labels_from_wide
 from rubrictools.rubric import Rubric
+from rubrictools.stack import user_stacklevel
 
 __all__ = ["load_huggingface", "read_huggingface"]
 
@@ -43,11 +45,17 @@ def _open(source: str | Path, config: str | None, revision: str | None) -> Any:
     if saved:
         if config is not None or revision is not None:
             raise ValueError(f"config= and revision= choose a hub version; {str(path)!r} is a saved folder")
-        return lib.load_from_disk(str(path))
+        try:
+            return lib.load_from_disk(str(path))
+        except IndexError as e:  # datasets fails so on a saved data set of no rows
+            raise ValueError(f"source: {str(path)!r} holds a data set with no rows") from e
     if isinstance(source, Path) and not path.exists():
         raise FileNotFoundError(f"source: {str(path)!r} does not exist")
     if path.is_file():
-        builder = _BUILDERS.get(path.suffix.lower())
+        if config is not None or revision is not None:
+            raise ValueError(f"config= and revision= choose a hub version; {str(path)!r} is a local file")
+        inner = path.with_suffix("") if path.suffix.lower() in (".gz", ".bz2", ".xz", ".zst") else path
+        builder = _BUILDERS.get(inner.suffix.lower())
         if builder is None:
             raise ValueError(f"source: cannot read a {path.suffix!r} file; give {sorted(_BUILDERS)} or a folder")
         return lib.load_dataset(builder, data_files=str(path))
@@ -118,12 +126,42 @@ def _card(source: str | Path, info: Any) -> dict[str, Any]:
     return card
 
 
+def _check_ids(frame: pl.DataFrame, id_column: str, source: Any) -> None:
+    if id_column not in frame.columns:
+        raise ValueError(f"id_column={id_column!r} is not a column of {str(source)!r}: {frame.columns}")
+    missing = frame[id_column].null_count()
+    if missing:
+        raise ValueError(f"id_column={id_column!r} is empty on {missing} row(s); each submission needs an id")
+    if frame[id_column].is_duplicated().any():
+        raise ValueError(f"id_column={id_column!r} has repeated values; each submission needs its own id")
+
+
+def _labels(
+    frame: pl.DataFrame, criteria: Any, raters: Any, sep: str, id_column: str, source: Any
+) -> tuple[pl.DataFrame, list[str]]:
+    """The long label table of the wide label columns, and those columns' names."""
+    names = [criteria] if isinstance(criteria, str) else list(getattr(criteria, "names", criteria))
+    who = [raters] if isinstance(raters, str) else raters
+    human = labels_from_wide(frame, id_column=id_column, criteria=names, raters=who, sep=sep)
+    ends = [(n, f"{sep}{n}") for n in names]
+    cols = [c for c in frame.columns for n, end in ends if c.endswith(end) and (who is None or c[: -len(end)] in who)]
+    unlabelled = sorted(set(names) - set(human["criterion"].unique()))
+    if unlabelled:
+        warnings.warn(
+            f"no labels for criteria {unlabelled} in {str(source)!r} (no '<rater>{sep}<criterion>' column "
+            "with a value)",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+    return human, cols
+
+
 def load_huggingface(
     source: str | Path,
     *,
-    criteria: Sequence[str] | Rubric,
+    criteria: str | Sequence[str] | Rubric,
     id_column: str = "id",
-    raters: Sequence[str] | None = None,
+    raters: str | Sequence[str] | None = None,
     sep: str = "_",
     split: str | None = None,
     config: str | None = None,
@@ -146,8 +184,11 @@ def load_huggingface(
     id_column
         The column identifying each submission (unique).
     raters, sep
-        Which raters to read (default: every prefix found) and the separator of
-        ``{rater}{sep}{criterion}``.
+        Which raters to read (default: every prefix found: any column ending in
+        ``{sep}{criterion}`` is read as a rater's labels, so name them when another column
+        ends so, e.g. ``response_length`` for a criterion ``length``) and the separator of
+        ``{rater}{sep}{criterion}``. Those columns are left out of ``submissions``; a criterion
+        without any label is warned about.
 
     Example
     -------
@@ -163,17 +204,8 @@ def load_huggingface(
     ['id', 'submission']
     """
     frame, info = _read(source, split, config, revision)
-    if id_column not in frame.columns:
-        raise ValueError(f"id_column={id_column!r} is not a column of {str(source)!r}: {frame.columns}")
-    if frame[id_column].is_duplicated().any():
-        raise ValueError(f"id_column={id_column!r} has repeated values; each submission needs its own id")
-    names = list(criteria.names) if isinstance(criteria, Rubric) else list(criteria)
-    human = labels_from_wide(frame, id_column=id_column, criteria=names, raters=raters, sep=sep)
-    if human.height == 0:
-        raise ValueError(
-            f"no label columns '<rater>{sep}<criterion>' for criteria {names} in {str(source)!r}: {frame.columns}"
-        )
-    label_cols = {f"{r}{sep}{c}" for r in human["rater"].unique() for c in names}
+    _check_ids(frame, id_column, source)
+    human, label_cols = _labels(frame, criteria, raters, sep, id_column, source)
     submissions = frame.select([c for c in frame.columns if c not in label_cols])
     return Dataset(
         name=Path(str(source)).name or str(source),

@@ -48,7 +48,7 @@ def _options(s: dict[str, Any]) -> None:
 
 def _judges(model: Any, max_cost_usd: float | None) -> None:
     """The judges exist, their provider is known, their key is set, their price is known under a budget."""
-    if model is None:
+    if model is None or (isinstance(model, (list, tuple)) and not model):
         raise ValueError("rt.inspect.rubric_scorer needs model= (a litellm model string, a Judge or a ScriptedJudge)")
     judges = [j for j in resolve_judges(model) if isinstance(j, Judge)]
     for j in judges:

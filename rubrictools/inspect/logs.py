@@ -232,6 +232,14 @@ def read_verdicts(logs: Any, *, scorer: str | None = None) -> pl.DataFrame:
     schema = {**_SAMPLE_SCHEMA, "scorer": pl.String(), **{k: VERDICT_SCHEMA[k] for k in VERDICT_FIELDS}}
     front = ["id", "criterion", "verdict", "value", "explanation", "error", "judge", "weight"]
     out = pl.DataFrame(rows, schema=schema).select(*front, pl.exclude(front))
+    runs = out.group_by("task", "system").agg(pl.col("run_id").n_unique().alias("n")).filter(pl.col("n") > 1)
+    if runs.height:
+        warnings.warn(
+            f"logs: {runs.height} task(s) and model(s) were run more than once ({runs.rows()[:3]}): the table has "
+            "a row per run, so filter one run_id before rt.score or rt.agreement",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
     epochs = out["epoch"].unique().sort().to_list()
     if len(epochs) > 1:
         warnings.warn(

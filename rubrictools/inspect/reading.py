@@ -29,8 +29,8 @@ def _read(mod: Any, where: Any) -> Any:
 def _one(mod: Any, item: Any) -> Iterator[Any]:
     if hasattr(item, "eval") and hasattr(item, "samples"):
         yield item
-    elif type(item).__name__ == "EvalLogInfo":  # what list_eval_logs() returns
-        yield _read(mod, item)
+    elif type(item).__name__ == "EvalLogInfo" or (isinstance(item, str) and "://" in item):
+        yield _read(mod, item)  # what list_eval_logs() returns; a remote log (s3://...) Inspect reads where it is
     elif isinstance(item, (str, Path)):
         p = Path(item)
         if p.is_dir():
@@ -50,11 +50,23 @@ def each_log(logs: Any, what: str) -> Iterator[Any]:
     """Each log of ``logs`` (a path, a folder, an ``EvalLogInfo``, an ``EvalLog``, or a list of them),
     read; a warning names the logs that hold no samples."""
     mod = inspect_log_module(what)
-    items = list(logs) if isinstance(logs, (list, tuple)) else [logs]
+    several = not isinstance(logs, (str, Path, bytes)) and not hasattr(logs, "samples") and hasattr(logs, "__iter__")
+    items = list(logs) if several else [logs]
     if not items:
         raise ValueError("logs: an empty list; give a log file, a folder of logs or EvalLog objects")
+    seen: set[tuple[str, str]] = set()
     for item in items:
         for log in _one(mod, item):
+            run = (str(log.eval.eval_id), str(log.eval.run_id))
+            if run in seen:  # the same log twice (a path given twice, a .json copy of an .eval)
+                warnings.warn(
+                    f"logs: the run of {log.eval.task!r} on {log.eval.model!r} (eval id {run[0]}) is given twice; "
+                    "read once",
+                    UserWarning,
+                    stacklevel=user_stacklevel(),
+                )
+                continue
+            seen.add(run)
             if not log.samples:
                 where = Path(str(log.location)).name if log.location else log.eval.task
                 warnings.warn(

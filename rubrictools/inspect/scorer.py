@@ -61,8 +61,9 @@ def _frame(state: TaskState, target: Target, submission: Submission, query: bool
         cols["submission"] = [state.output.completion]
         if query:
             cols["query"] = [state.input_text]
-    if reference:
-        cols["reference"] = [target.text or None]
+    if reference:  # a target of several answers: each on its own, a blank line between
+        answers = [target.target] if isinstance(target.target, str) else list(target.target)
+        cols["reference"] = ["\n\n".join(a for a in answers if a) or None]
     return pl.DataFrame(cols, schema_overrides={"reference": pl.String} if reference else None)
 
 

@@ -102,3 +102,22 @@ def test_a_file_of_an_unknown_kind_is_refused(tmp_path):
     path.write_bytes(b"not a table")
     with pytest.raises(ValueError, match=r"cannot read a '\.xlsx' file"):
         rt.datasets.read_huggingface(path)
+
+
+def test_round_two_inputs_are_named_or_warned(tmp_path):
+    folder = saved(tmp_path, datasets.Dataset.from_dict(ROWS))
+    one = rt.datasets.load_huggingface(folder, criteria="polite", raters="ann")  # a bare string is one name
+    assert one.human.height == 3 and set(one.human["rater"]) == {"ann"}
+    assert "ann_polite" not in one.submissions.columns and "bob_polite" in one.submissions.columns  # not read
+    with pytest.warns(UserWarning, match=r"no labels for criteria \['tone'\]"):
+        rt.datasets.load_huggingface(folder, criteria=["polite", "tone"])
+    nulls = saved(tmp_path / "n", datasets.Dataset.from_dict({**ROWS, "id": ["a", None, None]}))
+    with pytest.raises(ValueError, match="empty on 2 row"):
+        rt.datasets.load_huggingface(nulls, criteria=["polite"])
+    path = tmp_path / "rows.jsonl"
+    pl.DataFrame(ROWS).write_ndjson(path)
+    with pytest.raises(ValueError, match="is a local file"):
+        rt.datasets.read_huggingface(path, revision="main")
+    empty = saved(tmp_path / "e", datasets.Dataset.from_dict({"id": [], "submission": []}))
+    with pytest.raises(ValueError, match="no rows"):
+        rt.datasets.read_huggingface(empty)

@@ -241,3 +241,21 @@ def test_a_file_that_is_not_a_log_and_a_log_without_samples_are_said_so(logs, tm
     header = read_eval_log(list_eval_logs(logs)[0], header_only=True)
     with pytest.warns(UserWarning, match="holds no samples"):
         assert rt.inspect.read_log(header).height == 0
+
+
+def test_a_log_given_twice_is_read_once_and_reruns_are_said(logs):
+    from inspect_ai.log import list_eval_logs
+
+    rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "A", "weight": 1}])
+    for _ in range(2):  # the same task and model, run twice
+        eval(
+            Task(dataset=dataset(), scorer=rt.inspect.rubric_scorer(rubric, model="rubrictools/scripted")),
+            model=replay("x", answer_with(set())),
+            display="none",
+            log_dir=logs,
+        )
+    first = list_eval_logs(logs)[0]
+    with pytest.warns(UserWarning, match="given twice"):
+        assert rt.inspect.read_log([first, first]).height == 4
+    with pytest.warns(UserWarning, match="run more than once"):
+        assert rt.inspect.read_verdicts(iter(list_eval_logs(logs))).height == 8  # any iterable of logs

@@ -271,3 +271,19 @@ def test_a_scorer_with_a_budget_runs_again_in_a_second_eval(logs):
     for log in (first, second):
         reasons = {s.scores["rubric"].reason for s in log.samples}
         assert reasons == {None}, [s.scores["rubric"].explanation for s in log.samples]
+
+
+def test_a_target_of_several_answers_is_shown_one_by_one(logs):
+    with FakeLLMServer() as srv:
+        task = Task(
+            dataset=[Sample(id="q", input="greet", target=["hello there", "hi there"])],
+            scorer=rt.inspect.rubric_scorer(RUBRIC, model=fake_judge(srv), cache=False, reference=True),
+        )
+        eval(task, model=replay("a", lambda q: "hello"), display="none", log_dir=logs)
+        text = srv.requests[0]["messages"][-1]["content"]
+    assert "hello there\n\nhi there" in text
+
+
+def test_an_empty_list_of_judges_is_refused():
+    with pytest.raises(ValueError, match="needs model="):
+        rt.inspect.rubric_scorer(RUBRIC, model=[])

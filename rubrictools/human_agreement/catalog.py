@@ -128,5 +128,5 @@ def check_metrics(metrics: Sequence[str] | None, allowed: Sequence[str], what: s
         metrics = [metrics]
     bad = [m for m in metrics if m not in allowed]
     if bad:
-        raise ValueError(f"unknown {what} metric(s) {bad}; choose from {list(allowed)}")
+        raise ValueError(f"unknown {what} metric(s) {bad}; choose from {list(dict.fromkeys(allowed))}")
     return list(metrics)

@@ -44,6 +44,7 @@ class RubricAdapter:
     discrimination_weight: float = 0.0
     spent: list[float] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # candidates that tried to change the structure
+    answered: bool = False  # the judge has answered at least once
     propose_new_texts: ClassVar[None] = None  # GEPA's own proposer writes the texts, from the reflection model
 
     def grade(self, rubric: Rubric, ids: Sequence[Any]) -> pl.DataFrame:
@@ -52,6 +53,12 @@ class RubricAdapter:
                   record=False)  # fmt: skip
         fresh = v.filter(~pl.col("cached")) if "cached" in v.columns else v
         self.spent.append(float(fresh["cost_usd"].fill_null(0).sum()) if "cost_usd" in v.columns else 0.0)
+        errors = v["error"].drop_nulls() if "error" in v.columns else pl.Series([], dtype=pl.String)
+        if not self.answered and v.height and errors.len() == v.height:  # the judge never answers: stop now
+            raise RuntimeError(
+                f"the judge failed on every call of the first batch ({v.height}); the first: {errors[0]}"
+            )
+        self.answered = self.answered or errors.len() < v.height
         return v
 
     def agreements(self, v: pl.DataFrame, rubric: Rubric, ids: Sequence[Any]) -> list[float]:

@@ -85,9 +85,22 @@ def from_candidate(rubric: Rubric, candidate: dict[str, str]) -> Rubric:
         if text is not None and c.rule is None:
             if not text.strip():
                 raise ValueError(f"candidate gives criterion {c.name!r} an empty requirement")
+            if _structured(text):
+                raise ValueError(
+                    f"candidate gives criterion {c.name!r} a rubric structure, not a requirement: {text[:60]!r}"
+                )
             update["requirement"] = text.strip()
         if c.name in weights:
             update["weight"] = weights[c.name or ""]
         criteria.append(c.model_copy(update=update) if update else c)
     guidelines = candidate.get(GUIDELINES, rubric.guidelines or "").strip() or None
     return rubric.model_copy(update={"criteria": tuple(criteria), "guidelines": guidelines})
+
+
+def _structured(text: str) -> bool:
+    """Whether a proposed requirement is a rubric structure (JSON or YAML naming fields), not prose."""
+    t = text.strip()
+    if t[:1] in "[{" and t[-1:] in "]}":
+        return True
+    first = t.splitlines()[0].lstrip("- ").lower() if t else ""
+    return first.startswith(("name:", "requirement:", "weight:", "criteria:"))

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ import polars as pl
 from rubrictools.diagnostics.disagreements import holdout_change, holdout_split
 from rubrictools.evolution.adapter import RubricAdapter
 from rubrictools.evolution.components import from_candidate, to_candidate
-from rubrictools.evolution.reflection import REFLECTION_TEMPLATE, reflection_lm
+from rubrictools.evolution.reflection import REFLECTION_TEMPLATE, ReflectionsFailed, reflection_lm
 from rubrictools.frames import to_polars
 from rubrictools.human_agreement import agreement, human_frame
 from rubrictools.metrics.resampling import check_resampling
@@ -79,7 +80,8 @@ class RubricEvolution:
 
     def __repr__(self) -> str:
         h = self.holdout.row(0, named=True) if self.holdout.height else {}
-        gain = "" if not h else f"; held-out change {h['diff']:+.3f} [{h['ci_low']:+.3f}, {h['ci_high']:+.3f}]"
+        ci = "" if not h or h["ci_low"] is None else f" [{h['ci_low']:+.3f}, {h['ci_high']:+.3f}]"
+        gain = "" if not h or h["diff"] is None else f"; held-out change {h['diff']:+.3f}{ci}"
         return (
             f"RubricEvolution({self.candidates.height} candidates, {self.metric_calls} graded submissions, "
             f"{self.changes().height} criteria changed{gain})"
@@ -100,15 +102,15 @@ def _check(rubric: Rubric, frame: pl.DataFrame, column: str, id_column: str, num
         raise ValueError(f"column {column!r} of df has null submissions (ids {nulls}...): drop or fill them first")
     for name in ("holdout", "validation"):
         v = numbers[name]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 < v < 1.0:
+        if isinstance(v, bool) or not isinstance(v, Real) or not 0.0 < float(v) < 1.0:
             raise ValueError(f"{name} must be a fraction in (0, 1), got {v!r}")
-    for name in ("max_metric_calls", "minibatch_size"):
+    for name in ("max_metric_calls", "minibatch_size", "seed"):
         v = numbers[name]
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, Integral) or v < (0 if name == "seed" else 1):
+            raise ValueError(f"{name} must be an int >= {0 if name == 'seed' else 1}, got {v!r}")
     for name in ("agreement_weight", "discrimination_weight"):
         v = numbers[name]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or not np.isfinite(v):
+        if isinstance(v, bool) or not isinstance(v, Real) or v < 0 or not np.isfinite(float(v)):
             raise ValueError(f"{name} must be a number >= 0, got {v!r}")
     if numbers["agreement_weight"] + numbers["discrimination_weight"] <= 0:
         raise ValueError("agreement_weight and discrimination_weight cannot both be 0")
@@ -134,6 +136,9 @@ def _check(rubric: Rubric, frame: pl.DataFrame, column: str, id_column: str, num
         raise TypeError(f"cache must be True, False or a file path, got {type(cache).__name__}")
 
 
+_CHANCE_CORRECTED = ("cohen_kappa", "kappa_linear", "kappa_quadratic", "gwet_ac1", "mcc")
+
+
 def _check_labels(h: pl.DataFrame, rubric: Rubric, metric: str) -> None:
     """The human labels and ``metric`` as the final comparison will read them, checked before
     any call: criteria of the rubric, labels its criteria allow, a metric that exists."""
@@ -147,6 +152,16 @@ def _check_labels(h: pl.DataFrame, rubric: Rubric, metric: str) -> None:
         "id", "criterion", pl.col("label").cast(pl.String).alias("verdict")
     )
     agreement(first, h, rubric, metrics=[metric], level="criterion", n_resamples=0)  # raises naming the problem
+    constant = sorted(
+        c for c, n in h.group_by("criterion").agg(pl.col("label").cast(pl.String).n_unique()).iter_rows() if n < 2
+    )
+    if constant and metric in _CHANCE_CORRECTED:
+        warnings.warn(
+            f"the human labels of {constant} are all one label: {metric} (chance-corrected) is 0 or undefined for "
+            "any judge there, so it cannot show a change; metric='accuracy' can",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
 
 
 def _split(order: list[Any], validation: float, seed: int, minibatch_size: int, budget: int) -> tuple[list, list]:
@@ -156,7 +171,10 @@ def _split(order: list[Any], validation: float, seed: int, minibatch_size: int, 
     val = [order[i] for i in sorted(perm[:n_val])]
     train = [i for i in order if i not in set(val)]
     if minibatch_size > len(train):
-        raise ValueError(f"minibatch_size={minibatch_size} is more than the {len(train)} training submissions")
+        raise ValueError(
+            f"minibatch_size={minibatch_size} is more than the {len(train)} training submissions left after "
+            "holdout= and validation= took their shares: lower one of the three"
+        )
     least = len(val) + 2 * minibatch_size
     if budget < least:
         raise ValueError(
@@ -270,6 +288,13 @@ def evolve_rubric(
     _check(rubric, frame, column, id_column, locals())
     h = _human(human, frame.schema[id_column])
     _check_labels(h, rubric, metric)
+    orphans = h.filter(~pl.col("id").is_in(frame[id_column].implode()))["id"].unique()
+    if orphans.len():
+        warnings.warn(
+            f"{orphans.len()} labelled id(s) are not in df and are left out (e.g. {orphans.head(3).to_list()})",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
     train_all, hold, split = holdout_split(
         h, frame, id_column, holdout=holdout, seed=seed, min_hold=2, min_train=4, at_least=8, who="evolve_rubric"
     )
@@ -283,12 +308,15 @@ def evolve_rubric(
     lm = reflection_lm(reflection_model)
     template = REFLECTION_TEMPLATE if reflection_template is None else reflection_template
     seed_candidate = to_candidate(rubric, weights=evolve_weights)
-    result: Any = gepa.optimize(
-        seed_candidate=seed_candidate, trainset=train, valset=val, adapter=adapter, reflection_lm=lm,  # type: ignore[arg-type]  # reason: gepa's protocols, met structurally
-        reflection_prompt_template=template, reflection_minibatch_size=minibatch_size,
-        max_metric_calls=max_metric_calls, seed=seed, display_progress_bar=False, raise_on_exception=True,
-        logger=_Printer(verbose), skip_perfect_score=True,
-    )  # fmt: skip
+    try:
+        result: Any = gepa.optimize(
+            seed_candidate=seed_candidate, trainset=train, valset=val, adapter=adapter, reflection_lm=lm,  # type: ignore[arg-type]  # reason: gepa's protocols, met structurally
+            reflection_prompt_template=template, reflection_minibatch_size=minibatch_size,
+            max_metric_calls=max_metric_calls, seed=seed, display_progress_bar=False, raise_on_exception=True,
+            logger=_Printer(verbose), skip_perfect_score=True,
+        )  # fmt: skip
+    except ReflectionsFailed as stop:
+        raise RuntimeError(f"the reflection model never answered, so nothing was evolved: {stop}") from None
     _check_reflections(lm, result)
     if adapter.refused:
         warnings.warn(f"{len(adapter.refused)} proposed candidate(s) were refused and scored 0; the first: "

@@ -18,7 +18,23 @@ from rubrictools.judge.providers import token_limit
 from rubrictools.judge.scripted import ScriptedJudge
 from rubrictools.judge.transport import complete, with_clients_closed
 
-__all__ = ["REFLECTION_TEMPLATE", "reflection_lm"]
+__all__ = ["FAILURES_TO_STOP", "REFLECTION_TEMPLATE", "ReflectionsFailed", "reflection_lm"]
+
+FAILURES_TO_STOP = 3
+"""Reflection calls without any reply (the model raised: a bad key, a dead server) that stop the run
+when they are the first ones; a reply in the wrong form is a skipped proposal, not a stop."""
+
+
+class ReflectionsFailed(BaseException):
+    """The reflection model failed on every one of its first calls: the run stops (GEPA would
+    otherwise go on grading with a model that never answers)."""
+
+    def __init__(self, errors: list[BaseException]) -> None:
+        super().__init__(
+            f"{len(errors)} reflection(s) failed in a row; the first: {type(errors[0]).__name__}: {errors[0]}"
+        )
+        self.errors = errors
+
 
 REFLECTION_TEMPLATE = """You maintain a grading rubric that an LLM judge applies to submissions. Below is the current text of one part of it (a criterion's requirement, the rubric's general guidelines, or its weights as "name: weight" lines):
 ```
@@ -48,8 +64,11 @@ def reflection_lm(model: Any, *, max_tokens: int = 1500) -> Callable[[str | list
     spent: list[float] = []
     errors: list[BaseException] = []
     calls: list[int] = []
+    unanswered: list[BaseException] = []  # calls where the model gave no reply at all (raised, a bad key...)
     if isinstance(model, (ScriptedJudge, list, tuple)):
         raise ValueError("reflection_model must be one model string, a Judge or a function prompt -> text")
+    if isinstance(model, str) and not model.strip():
+        raise ValueError("reflection_model is an empty string: name a model, e.g. 'openai/gpt-4.1-mini'")
     if isinstance(model, str):
         model = Judge(model=model)
     if isinstance(model, Judge):
@@ -66,6 +85,8 @@ def reflection_lm(model: Any, *, max_tokens: int = 1500) -> Callable[[str | list
 
     elif callable(model):
         fn = model
+        if inspect.iscoroutinefunction(fn):
+            raise TypeError("reflection_model must be a plain function prompt -> text, not an async one")
         try:
             inspect.signature(fn).bind("prompt")
         except TypeError:
@@ -85,7 +106,13 @@ def reflection_lm(model: Any, *, max_tokens: int = 1500) -> Callable[[str | list
     def recorded(prompt: str | list[dict[str, Any]]) -> str:
         calls.append(1)
         try:
-            reply = ask(prompt)
+            try:
+                reply = ask(prompt)
+            except Exception as e:
+                unanswered.append(e)
+                if len(unanswered) == len(calls) >= FAILURES_TO_STOP:  # never answered: stop before the budget burns
+                    raise ReflectionsFailed(unanswered) from e
+                raise
             inside = reply.split("```")[1:-1]  # the text between the first and the last fence
             if not "".join(inside).strip():
                 raise ValueError(f"reflection reply has no text inside a ``` block: {reply[:120]!r}")

@@ -184,3 +184,65 @@ def test_a_candidate_cannot_change_the_rubric_structure() -> None:
         from_candidate(START, {**seed, "criterion:polite": "x"})
     with pytest.raises(ValueError, match="an empty requirement"):
         from_candidate(START, {**seed, "criterion:cites": "  "})
+
+
+def test_round_two_a_judge_or_reflection_that_never_answers_stops_the_run_early() -> None:
+    """Before, both spent the whole budget (372 judge calls at the default) before saying so."""
+    calls: list[int] = []
+
+    def broken_rule(text: str, c: rt.Criterion) -> str:
+        calls.append(1)
+        raise RuntimeError("judge down")
+
+    kw = {"max_metric_calls": 200, "minibatch_size": 4, "n_resamples": 50, "cache": False}
+    with pytest.raises(RuntimeError, match="the judge failed on every call of the first batch"):
+        rt.evolve_rubric(
+            DF, HUMAN, START, model=rt.ScriptedJudge(rule=broken_rule), reflection_model=lambda p: "x", **kw
+        )
+    assert len(calls) < 100
+
+    asked: list[int] = []
+
+    def dead(prompt: str) -> str:
+        asked.append(1)
+        raise ConnectionError("no route to the reflection model")
+
+    with pytest.raises(RuntimeError, match=r"never answered.*3 reflection\(s\) failed in a row.*ConnectionError"):
+        rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model=dead, **kw)
+    assert len(asked) == 3
+
+
+def test_round_two_inputs_named_before_any_call() -> None:
+    kw = {"model": JUDGE, "reflection_model": lambda p: "```x```", "max_metric_calls": 40, "cache": False}
+    with pytest.raises(ValueError, match="seed must be an int >= 0"):
+        rt.evolve_rubric(DF, HUMAN, START, seed=None, **kw)
+    with pytest.raises(ValueError, match="reflection_model is an empty string"):
+        rt.evolve_rubric(DF, HUMAN, START, **{**kw, "reflection_model": " "})
+
+    async def later(prompt: str) -> str:
+        return "```x```"
+
+    with pytest.raises(TypeError, match="not an async one"):
+        rt.evolve_rubric(DF, HUMAN, START, **{**kw, "reflection_model": later})
+    with pytest.raises(ValueError, match="left after holdout= and validation="):
+        rt.evolve_rubric(DF, HUMAN, START, validation=0.95, minibatch_size=10, **kw)
+    with pytest.warns(UserWarning, match=r"all one label: cohen_kappa"):
+        rt.evolve_rubric(DF, HUMAN.with_columns(pl.lit("MET").alias("label")), START, n_resamples=20, **kw)
+    extra = pl.concat([HUMAN, HUMAN.head(2).with_columns(pl.col("id") + 1000)])
+    with pytest.warns(UserWarning, match=r"2 labelled id\(s\) are not in df"):
+        rt.evolve_rubric(DF, extra, START, n_resamples=20, **kw)
+    np = pytest.importorskip("numpy")
+    e = rt.evolve_rubric(DF, HUMAN, START, **{**kw, "max_metric_calls": np.int64(40)}, n_resamples=0)
+    assert "held-out change" in repr(e) and "[" not in repr(e).split("held-out change")[1]  # no interval asked
+
+
+def test_a_proposal_that_is_a_rubric_structure_is_refused() -> None:
+    from rubrictools.evolution.components import from_candidate
+
+    for text in (
+        '[{"name": "cites", "requirement": "x"}]',
+        "- name: citation\n  requirement: x",
+        '{"requirement": "x"}',
+    ):
+        with pytest.raises(ValueError, match="a rubric structure, not a requirement"):
+            from_candidate(START, {"criterion:cites": text})

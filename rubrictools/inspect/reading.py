@@ -50,7 +50,8 @@ def each_log(logs: Any, what: str) -> Iterator[Any]:
     """Each log of ``logs`` (a path, a folder, an ``EvalLogInfo``, an ``EvalLog``, or a list of them),
     read; a warning names the logs that hold no samples."""
     mod = inspect_log_module(what)
-    several = not isinstance(logs, (str, Path, bytes)) and not hasattr(logs, "samples") and hasattr(logs, "__iter__")
+    # a list, a set or an iterator of logs; not one EvalLogInfo (a pydantic model iterates over its fields)
+    several = isinstance(logs, (list, tuple, set, frozenset, Iterator))
     items = list(logs) if several else [logs]
     if not items:
         raise ValueError("logs: an empty list; give a log file, a folder of logs or EvalLog objects")

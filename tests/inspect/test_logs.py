@@ -259,3 +259,13 @@ def test_a_log_given_twice_is_read_once_and_reruns_are_said(logs):
         assert rt.inspect.read_log([first, first]).height == 4
     with pytest.warns(UserWarning, match="run more than once"):
         assert rt.inspect.read_verdicts(iter(list_eval_logs(logs))).height == 8  # any iterable of logs
+
+
+def test_one_list_eval_logs_handle_is_one_log(logs):
+    """A single EvalLogInfo is a pydantic model, which iterates over its fields: it was read as a
+    list of its fields ("got tuple")."""
+    from inspect_ai.log import list_eval_logs
+
+    model = replay("x", answer_with({"a"}))
+    eval(Task(dataset=dataset(), scorer=includes()), model=model, display="none", log_dir=logs)
+    assert rt.inspect.read_log(list_eval_logs(logs)[0]).height == 4

@@ -120,13 +120,12 @@ _EXPORTS: dict[str, str] = {
             "healthbench_score",
             "LengthPenalty",
             "word_count",
+            "OutputConstraint",
         ],
         "rubrictools.rubric",
     ),
     **dict.fromkeys(["VERDICT_SCHEMA", "HOLISTIC", "validate_verdicts"], "rubrictools.verdicts"),
-    **dict.fromkeys(
-        ["Judge", "ScriptedJudge", "Grader", "FunctionJudge", "Role", "OutputConstraint"], "rubrictools.judge"
-    ),
+    **dict.fromkeys(["Judge", "ScriptedJudge", "Grader", "FunctionJudge", "Role"], "rubrictools.judge"),
     **dict.fromkeys(
         [
             "grade",
@@ -214,7 +213,7 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from rubrictools.grading import ray as ray
     from rubrictools.human_agreement import agreement, compare, inter_rater, judge_kappas, labels_from_wide
-    from rubrictools.judge import FunctionJudge, Grader, Judge, OutputConstraint, Role, ScriptedJudge
+    from rubrictools.judge import FunctionJudge, Grader, Judge, Role, ScriptedJudge
     from rubrictools.leaderboard import (
         length_controlled_win_rates,
         position_bias,
@@ -234,6 +233,7 @@ if TYPE_CHECKING:  # pragma: no cover
         LengthPenalty,
         NumericRange,
         Option,
+        OutputConstraint,
         Rubric,
         RubricTree,
         Rule,

@@ -32,9 +32,9 @@ from rubrictools.grading.options import (
     OnUnsupported,
     moved_judge_settings,
 )
-from rubrictools.judge.constraints import OutputConstraint
 from rubrictools.records import runs_dir
 from rubrictools.rubric import Rubric
+from rubrictools.rubric.constraints import OutputConstraint
 
 __all__ = ["agrade", "grade"]
 

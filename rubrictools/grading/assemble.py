@@ -24,6 +24,7 @@ _OPTIONAL = {
     "evidence": ["evidence", "evidence_ok"],
     "confidence": ["confidence"],
     "warnings": ["warnings"],
+    "disqualified_by": ["disqualified_by"],
 }
 
 
@@ -36,6 +37,7 @@ def row_frame(cols: dict[str, list[Any]], id_dtype: pl.DataType) -> pl.DataFrame
             "__pos": pl.Int64(),
             "__judge": pl.Int64(),
             "__variant": pl.Int64(),
+            "__call": pl.Int64(),
             "raw_response": pl.String(),
             "reasoning": pl.String(),
             "error_kind": pl.String(),
@@ -125,10 +127,21 @@ def assemble(
                     "evidence_ok",
                     "confidence",
                     "warnings",
+                    "disqualified_by",
                 )
                 if c in agg.columns
             ]
         )
+        if "disqualified_by" in df.columns:  # a judge's disqualifying reply disqualifies the ensemble's row too
+            why = df.group_by("__row", "criterion").agg(
+                pl.format("{}: {}", "judge", "disqualified_by")
+                .filter(pl.col("disqualified_by").is_not_null())
+                .str.join("; ")
+                .alias("disqualified_by")
+            )
+            agg = agg.join(why, on=["__row", "criterion"], how="left").with_columns(
+                pl.col("disqualified_by").replace("", None)
+            )
         agg = agg.with_columns(
             pl.when(pl.col("error").is_not_null()).then(pl.lit("ensemble")).otherwise(None).alias("error_kind")
         )
@@ -152,7 +165,7 @@ def assemble(
             how="vertical",
         )
     df = df.sort(["__row", "__pos", "__judge"])
-    drop = ["__row", "__pos", "__judge", "__variant", "__ev", "__needs", "__floor_label", "__floor_value"]
+    drop = ["__row", "__pos", "__judge", "__variant", "__call", "__ev", "__needs", "__floor_label", "__floor_value"]
     for name, columns in _OPTIONAL.items():
         if name not in keep:
             drop += columns

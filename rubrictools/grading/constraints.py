@@ -10,8 +10,11 @@ without making it an error (rubrify's ``CriterionJudgment.warnings`` and ``Judgm
 - ``evidence: ...`` the quoted passage is not in the submission (``evidence_ok`` is false).
 
 A hard constraint that a reply breaks makes its row an error row (``error_kind
-"constraint"``, verdict and value null), its reply kept in ``raw_response``. Every check is a
-polars expression over all rows at once.
+"constraint"``, verdict and value null), its reply kept in ``raw_response``; a
+``"disqualify"`` one keeps the verdict and names the constraint in ``disqualified_by``. A
+constraint's ``scope`` says over which rows its field is joined and checked once (the row,
+its call, or the judge's whole judgment of the submission; see
+:mod:`rubrictools.rubric.constraints`). Every check is a polars expression over all rows at once.
 """
 
 from __future__ import annotations
@@ -20,23 +23,37 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from rubrictools.judge.constraints import OutputConstraint
+from rubrictools.rubric.constraints import OutputConstraint
 
 __all__ = ["check_replies"]
 
 _ANSWERED = pl.col("error").is_null() & pl.col("verdict").is_not_null()
+_SCOPE_KEYS = {"call": ["__call"], "judgment": ["__row", "__judge", "__variant"]}
 
 
 def _broken(c: OutputConstraint) -> pl.Expr:
-    """True where a row breaks ``c``; a constraint on the evidence applies to rows that asked for one."""
-    return (pl.col("__ev") & c.broken()) if c.target == "evidence" else c.broken()
+    """True where a row breaks ``c``: its own field (scope ``criterion``), or the answered
+    rows' fields of its call or judgment joined by newlines, each distinct text once. A
+    constraint on the evidence applies to rows that asked for one."""
+    if c.scope == "criterion":
+        broken = c.broken()
+    else:
+        field = pl.col(c.target).filter(_ANSWERED & pl.col(c.target).is_not_null())
+        joined = field.unique(maintain_order=True).str.join("\n").over(_SCOPE_KEYS[c.scope])
+        broken = c.broken(joined)
+    return (pl.col("__ev") & broken) if c.target == "evidence" else broken
+
+
+def _messages(constraints: Sequence[OutputConstraint]) -> pl.Expr:
+    """The messages of the ``constraints`` a row breaks (an empty list when none)."""
+    return pl.concat_list([pl.when(_broken(c)).then(pl.lit(c.message())) for c in constraints]).list.drop_nulls()
 
 
 def _hard(df: pl.DataFrame, hard: Sequence[OutputConstraint]) -> pl.DataFrame:
     if not hard:
         return df
-    why = pl.concat_list([pl.when(_broken(c)).then(pl.lit(c.message())) for c in hard]).list.drop_nulls()
-    df = df.with_columns(pl.when(_ANSWERED).then(why).otherwise(pl.lit([], dtype=pl.List(pl.String))).alias("__hard"))
+    empty = pl.lit([], dtype=pl.List(pl.String))
+    df = df.with_columns(pl.when(_ANSWERED).then(_messages(hard)).otherwise(empty).alias("__hard"))
     bad = pl.col("__hard").list.len() > 0
     return df.with_columns(
         pl.when(bad).then(None).otherwise(pl.col("verdict")).alias("verdict"),
@@ -47,11 +64,22 @@ def _hard(df: pl.DataFrame, hard: Sequence[OutputConstraint]) -> pl.DataFrame:
     ).drop("__hard")
 
 
+def _disqualifying(df: pl.DataFrame, constraints: Sequence[OutputConstraint]) -> pl.DataFrame:
+    """The ``disqualified_by`` column: the disqualifying constraints an answered row breaks."""
+    if not constraints:
+        return df
+    why = _messages(constraints)
+    return df.with_columns(
+        pl.when(_ANSWERED & (why.list.len() > 0)).then(why.list.join("; ")).otherwise(None).alias("disqualified_by")
+    )
+
+
 def check_replies(df: pl.DataFrame, constraints: Sequence[OutputConstraint], *, confidence: bool) -> pl.DataFrame:
-    """Apply the hard ``constraints`` and add ``warnings`` (see the module docstring). The
-    replies of rows still answered after the check are dropped from ``raw_response`` (only
-    error rows keep theirs, as without constraints)."""
+    """Apply the hard and disqualifying ``constraints`` and add ``warnings`` (see the module
+    docstring). The replies of rows still answered after the check are dropped from
+    ``raw_response`` (only error rows keep theirs, as without constraints)."""
     df = _hard(df, [c for c in constraints if c.enforcement == "hard"])
+    df = _disqualifying(df, [c for c in constraints if c.enforcement == "disqualify"])
     notes = [pl.when(_broken(c)).then(pl.lit(c.message())) for c in constraints if c.enforcement == "soft"]
     if confidence:
         notes.append(

@@ -11,7 +11,7 @@ from rubrictools.deprecation import adapted
 from rubrictools.frames import to_polars
 from rubrictools.grading.inputs import prepare, resolve_judges
 from rubrictools.grading.options import GradeOptions, Mode, moved_judge_settings
-from rubrictools.grading.plan import build_calls
+from rubrictools.grading.plan import build_calls, with_rubric_constraints
 from rubrictools.grading.schedule import predicted_cached_tokens
 from rubrictools.judge import Judge, ScriptedJudge
 from rubrictools.judge.image_parts import has_remote_image
@@ -56,6 +56,7 @@ def estimate_cost(
     """
     opts = GradeOptions.pick(locals())
     inp = prepare(df, rubric, opts)
+    opts = with_rubric_constraints(opts, inp.rubrics)
     judges = resolve_judges(model)
     warn_unknown_prices([j for j in judges if isinstance(j, Judge)])
     calls = build_calls(inp, judges, opts)
@@ -113,10 +114,11 @@ def usage(verdicts: Any) -> pl.DataFrame:
     ``cost_usd`` is what this run spent (cache hits cost nothing); ``cost_saved_usd`` is
     what the cached answers had cost when first made. ``prompt_cache_tokens`` are the prompt
     tokens the provider's prompt cache served (billed at its cached-input price, in
-    ``cost_usd``), ``prompt_cache_share`` their share of the prompt tokens sent.
+    ``cost_usd``), ``prompt_cache_share`` their share of the prompt tokens sent (null when
+    none was sent).
     """
     v = to_polars(verdicts, name="verdicts").filter(pl.col("judge") != "ensemble")
-    return v.group_by("judge", maintain_order=True).agg(
+    out = v.group_by("judge", maintain_order=True).agg(
         pl.len().alias("rows"),
         pl.col("cached").sum().alias("cached"),
         pl.col("error").is_not_null().sum().alias("errors"),
@@ -124,12 +126,12 @@ def usage(verdicts: Any) -> pl.DataFrame:
         pl.col("prompt_tokens").filter(~pl.col("cached")).sum().alias("prompt_tokens"),
         pl.col("completion_tokens").filter(~pl.col("cached")).sum().alias("completion_tokens"),
         _provider_cached(v).filter(~pl.col("cached")).sum().alias("prompt_cache_tokens"),
-        (
-            _provider_cached(v).filter(~pl.col("cached")).sum()
-            / pl.col("prompt_tokens").filter(~pl.col("cached")).sum()
-        ).alias("prompt_cache_share"),
         pl.col("cost_usd").filter(~pl.col("cached")).sum().alias("cost_usd"),
         pl.col("cost_usd").filter(pl.col("cached")).sum().alias("cost_saved_usd"),
         pl.col("latency_s").filter(~pl.col("cached")).mean().alias("mean_latency_s"),
         pl.col("latency_s").filter(~pl.col("cached")).max().alias("max_latency_s"),
     )
+    share = pl.when(pl.col("prompt_tokens") > 0).then(pl.col("prompt_cache_tokens") / pl.col("prompt_tokens"))
+    cols = out.columns
+    at = cols.index("prompt_cache_tokens") + 1  # null when no prompt token was sent (a scripted judge)
+    return out.with_columns(share.alias("prompt_cache_share")).select(*cols[:at], "prompt_cache_share", *cols[at:])

@@ -12,15 +12,13 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
 from rubrictools.conversations import CONVERSATION_PARTS, ConversationPart
 from rubrictools.deprecation import REMOVED_IN, warn_deprecated
 from rubrictools.grading.budget import Budget
 from rubrictools.grading.votes import AGGREGATIONS
 from rubrictools.judge import ResponseCache
 from rubrictools.judge.config import LEGACY_FORMATS, Judge
-from rubrictools.judge.constraints import OutputConstraint
+from rubrictools.rubric.constraints import OutputConstraint, parse_constraints
 
 __all__ = [
     "JUDGE_SETTINGS",
@@ -180,7 +178,7 @@ class GradeOptions:
         _choice("conversation_part", self.conversation_part, CONVERSATION_PARTS)
         _choice("on_unsupported", self.on_unsupported, ("flag", "downgrade"))
         _choice("criterion_context", self.criterion_context, ("focused", "full"))
-        object.__setattr__(self, "output_constraints", _constraints(self.output_constraints))
+        object.__setattr__(self, "output_constraints", parse_constraints(self.output_constraints, "output_constraints"))
         if self.confidence and self.mode == "holistic" and not self.pairwise:
             raise ValueError("confidence=True asks for a confidence per verdict; mode='holistic' gives one score")
         _choice("on_null", self.on_null, ("raise", "error_row"))
@@ -236,28 +234,6 @@ class GradeOptions:
         if self.output_constraints:  # JSON-ready: batch handles and run records keep them
             out["output_constraints"] = [c.model_dump(exclude_defaults=True) for c in self.output_constraints]
         return out
-
-
-def _constraints(value: Any) -> tuple[OutputConstraint, ...]:
-    """``output_constraints`` as a tuple of :class:`OutputConstraint` (mappings are read as one)."""
-    if isinstance(value, (OutputConstraint, dict)):
-        value = [value]
-    out = []
-    for i, c in enumerate(value or ()):
-        if isinstance(c, OutputConstraint):
-            out.append(c)
-        elif isinstance(c, dict):
-            try:
-                out.append(OutputConstraint.model_validate(c))
-            except ValidationError as e:
-                raise ValueError(f"output_constraints[{i}]: {e.errors()[0]['msg']}") from None
-        else:
-            kind = type(c).__name__
-            raise TypeError(f"output_constraints[{i}]: expected rt.OutputConstraint or a mapping, got {kind}")
-    ids = [c.id for c in out]
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"output_constraints: duplicate ids {sorted({x for x in ids if ids.count(x) > 1})}")
-    return tuple(out)
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:

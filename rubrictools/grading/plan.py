@@ -302,6 +302,8 @@ class Plan:
         if self.opts.pairwise:
             return preference_table(sink.cols, self.inp, self.judges, self.opts)
         keep: set[str] = {"warnings"} if (self.opts.output_constraints or self.opts.confidence) else set()
+        if any(c.enforcement == "disqualify" for c in self.opts.output_constraints):
+            keep.add("disqualified_by")
         for c in self.calls:
             keep |= c.task.optional_columns()
             if c.wants_distribution:
@@ -344,6 +346,7 @@ def _rule_rows(inp: Inputs, texts: list[str]) -> pl.DataFrame | None:
 def build_plan(df: Any, rubric: Rubric | None, opts: GradeOptions) -> Plan:
     """Check every input and build every call of a run (no call is made)."""
     inp = prepare(df, rubric, opts)
+    opts = with_rubric_constraints(opts, inp.rubrics)
     if opts.pairwise and (rules := sorted({c.name or "" for r in inp.rubrics for c in r if c.rule is not None})):
         raise ValueError(
             f"pairwise grading asks a judge; rule criteria {rules} are decided per answer without one: "
@@ -422,3 +425,20 @@ def assign_keys(plan: Plan) -> None:
             )
         elif isinstance(j, Grader) and (ident := j.request_identity()) is not None:
             c.key = keys.key(c.messages, share=(c.judge_i, c.dist_samples), fixed=functools.partial(dict, ident))
+
+
+def with_rubric_constraints(opts: GradeOptions, rubrics: Sequence[Rubric]) -> GradeOptions:
+    """``opts`` with the rubrics' own output constraints added to ``output_constraints=``; one id
+    given twice with different rules is refused, naming it."""
+    given = {c.id: c for c in opts.output_constraints}
+    for rub in rubrics:
+        for c in rub.output_constraints:
+            if c.id in given and given[c.id] != c:
+                raise ValueError(
+                    f"output_constraints: {c.id!r} is given twice with different rules (by the rubric and by "
+                    "output_constraints=, or by two rubrics): rename one"
+                )
+            given.setdefault(c.id, c)
+    if len(given) == len(opts.output_constraints):
+        return opts
+    return opts.replace(output_constraints=tuple(given.values()))

@@ -12,9 +12,9 @@ from rubrictools.conversations import ConversationPart
 from rubrictools.deprecation import adapted
 from rubrictools.grading.options import CriterionContext, GradeOptions, GradePart, Mode, moved_judge_settings
 from rubrictools.grading.plan import assign_keys, build_plan
-from rubrictools.judge.constraints import OutputConstraint
 from rubrictools.judge.image_parts import content_text, request_images
 from rubrictools.rubric import Rubric
+from rubrictools.rubric.constraints import OutputConstraint
 
 __all__ = ["PROMPT_COLUMNS", "prompts"]
 

@@ -57,8 +57,8 @@ from rubrictools.grading.options import (
 from rubrictools.grading.streaming import scan_source
 from rubrictools.judge.cache import default_cache_path
 from rubrictools.judge.config import Judge
-from rubrictools.judge.constraints import OutputConstraint
 from rubrictools.rubric import Rubric
+from rubrictools.rubric.constraints import OutputConstraint
 
 __all__ = ["ConcurrencyLimiter", "grade", "make_limiter"]
 

@@ -22,8 +22,8 @@ from rubrictools.grading.options import (
     moved_judge_settings,
 )
 from rubrictools.grading.streaming import stream_parts
-from rubrictools.judge.constraints import OutputConstraint
 from rubrictools.rubric import Rubric
+from rubrictools.rubric.constraints import OutputConstraint
 
 __all__ = ["grade_to_parquet"]
 

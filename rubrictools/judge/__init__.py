@@ -20,7 +20,6 @@ from rubrictools.judge.cache import (
 )
 from rubrictools.judge.call import NO_DISTRIBUTION, Call, apply_answer
 from rubrictools.judge.config import Judge
-from rubrictools.judge.constraints import OutputConstraint
 from rubrictools.judge.custom import FunctionJudge, Grader
 from rubrictools.judge.result import ERROR_KINDS, CallResult
 from rubrictools.judge.role import Role
@@ -43,7 +42,6 @@ __all__ = [
     "ItemTask",
     "Judge",
     "JudgeTask",
-    "OutputConstraint",
     "PairTask",
     "Parsed",
     "RequestKeys",

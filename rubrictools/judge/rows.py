@@ -19,6 +19,7 @@ ROW_COLUMNS = (
     "__pos",
     "__judge",
     "__variant",
+    "__call",
     "id",
     "criterion",
     "verdict",
@@ -69,6 +70,8 @@ class RowSink:
         self.judge_labels = list(judge_labels)
         self.keep_replies = keep_replies
         self.cols: dict[str, list[Any]] = {k: [] for k in ROW_COLUMNS}
+        self._last: Call | None = None  # a call's rows are added together: a new call object, a new index
+        self._calls = -1
 
     def add(
         self,
@@ -99,6 +102,9 @@ class RowSink:
         c["__pos"].append(position)
         c["__judge"].append(call.judge_i)
         c["__variant"].append(variant)
+        if call is not self._last:
+            self._last, self._calls = call, self._calls + 1
+        c["__call"].append(self._calls)
         c["id"].append(call.task.subject.sid)
         c["criterion"].append(criterion)
         c["verdict"].append(verdict if ok else None)

@@ -11,6 +11,7 @@ This package is the bottom of the pipeline and imports nothing above it::
 
 from __future__ import annotations
 
+from rubrictools.rubric.constraints import OutputConstraint
 from rubrictools.rubric.criterion import Criterion
 from rubrictools.rubric.groups import UNGROUPED, Group, Threshold, parse_thresholds
 from rubrictools.rubric.healthbench import HealthBenchScores, healthbench_score
@@ -36,6 +37,7 @@ __all__ = [
     "LengthPenalty",
     "NumericRange",
     "Option",
+    "OutputConstraint",
     "Rubric",
     "RubricTree",
     "Rule",

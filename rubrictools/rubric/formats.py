@@ -12,7 +12,13 @@ from rubrictools.stack import user_stacklevel
 
 __all__ = ["RUBRIC_KEYS", "criterion_id", "field_errors", "flatten", "format_validation_error", "healthbench_item"]
 
-RUBRIC_KEYS = ("groups", "thresholds", "guidelines", "disqualified_decision")  # rubric-level keys beside the criteria
+RUBRIC_KEYS = (
+    "groups",
+    "thresholds",
+    "guidelines",
+    "disqualified_decision",
+    "output_constraints",
+)  # rubric-level keys beside the criteria
 
 
 def flatten(data: Any) -> list[tuple[dict[str, Any], str | None]]:

@@ -29,6 +29,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
+from rubrictools.rubric.constraints import OutputConstraint, parse_constraints
 from rubrictools.rubric.criterion import Criterion, kind_note
 from rubrictools.rubric.formats import RUBRIC_KEYS, field_errors, flatten, format_validation_error
 from rubrictools.rubric.groups import Group, Threshold, check_groups, parse_thresholds
@@ -69,6 +70,9 @@ class Rubric(BaseModel):
     disqualified_decision: str | None = None
     """The ``decision`` of a submission a disqualifier or required criterion capped (rubrify's
     ``"Rejected"``), instead of the threshold its capped score reaches."""
+    output_constraints: tuple[OutputConstraint, ...] = ()
+    """Rules every judge reply must follow (rubrify's output constraints), added to
+    ``grade(output_constraints=...)`` whenever this rubric is graded."""
 
     def __init__(self, criteria: Sequence[Criterion] | None = None, /, **data: Any) -> None:
         if criteria is not None:
@@ -81,6 +85,11 @@ class Rubric(BaseModel):
         if v is not None and not isinstance(v, str):
             raise ValueError(f"guidelines must be text, got {type(v).__name__}")
         return v if v is None or v.strip() else None
+
+    @field_validator("output_constraints", mode="before")
+    @classmethod
+    def _parse_constraints(cls, v: Any) -> Any:
+        return parse_constraints(v, "output_constraints")
 
     @field_validator("thresholds", mode="before")
     @classmethod
@@ -365,7 +374,8 @@ class Rubric(BaseModel):
         """List of criterion dicts (a ``{"criteria", "groups", "thresholds"}`` mapping when the
         rubric declares groups or thresholds); ``Rubric.from_dict(r.to_dict()) == r``."""
         crit = [c.to_dict() for c in self.criteria]
-        if not self.groups and not self.thresholds and self.guidelines is None and self.disqualified_decision is None:
+        plain = not (self.groups or self.thresholds or self.output_constraints)
+        if plain and self.guidelines is None and self.disqualified_decision is None:
             return crit
         out: dict[str, Any] = {"criteria": crit}
         for key in ("guidelines", "disqualified_decision"):
@@ -375,6 +385,8 @@ class Rubric(BaseModel):
             out["groups"] = [g.model_dump(exclude_defaults=True) for g in self.groups]
         if self.thresholds:
             out["thresholds"] = [{"label": t.label, "min": t.min} for t in self.thresholds]
+        if self.output_constraints:
+            out["output_constraints"] = [c.model_dump(exclude_defaults=True) for c in self.output_constraints]
         return out
 
     def to_markdown(self) -> str:

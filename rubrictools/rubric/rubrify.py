@@ -30,6 +30,13 @@ criterion ``genre``                 ``applies_when={"genre": [genre]}``: asked o
                                     defaults (90 Publish-ready, 75 Strong draft, 60 Workable
                                     draft, 40 Needs major revision, else Fundamentally unclear)
 a violated disqualifier's decision  ``disqualified_decision="Rejected"``
+``output_constraints``              the rubric's ``output_constraints``
+                                    (:class:`~rubrictools.OutputConstraint`, checked on every
+                                    reply whenever the rubric is graded): ``target_field``
+                                    ``rationale`` is the verdict's explanation, ``hard``
+                                    enforcement disqualifies (score capped at 0, decision
+                                    Rejected), ``soft`` warns, the ``scope`` is kept (rubrify's
+                                    default ``"call"``); ``count`` with ``mode`` is ``min``/``max``
 =================================== =========================================================
 
 ``goal``, ``instructions``,           the rubric's ``guidelines`` (shown to the judge with every
@@ -37,7 +44,7 @@ a violated disqualifier's decision  ``disqualified_decision="Rejected"``
 ``advice``                            lines, mappings ``term: definition`` lines
 
 Parts with no rubrictools meaning here (a role: pass ``Judge(role=rt.Role.from_rubrify(...))``;
-output constraints: pass ``grade(output_constraints=...)``; calibration examples: pass
+calibration examples: pass
 ``grade(examples=...)``; or any criterion field not above) are skipped with one warning that
 names every one of them.
 
@@ -58,6 +65,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rubrictools.rubric.constraints import from_rubrify
 from rubrictools.rubric.groups import UNGROUPED
 from rubrictools.stack import user_stacklevel
 
@@ -76,11 +84,9 @@ _IGNORED_TOP = (
     "role",
     "policy",
     "surface_policy",
-    "output_constraints",
 )
 _TAKEN_BY = {  # rubrify parts that belong to a grading run or a judge, not to the rubric: where they go
     "role": "pass Judge(role=rt.Role.from_rubrify(spec['role']))",
-    "output_constraints": "pass grade(output_constraints=[rt.OutputConstraint(...)])",
     "calibration_examples": "pass grade(examples=...), a table of labelled submissions",
     "meta": "metadata: no rubrictools equivalent",
 }
@@ -345,6 +351,12 @@ def rubrify_spec(source: Any) -> dict[str, Any]:
         payload["guidelines"] = guidance
     if groups:
         payload["groups"] = groups
-    if data.get("disqualifiers"):
+    constraints = data.get("output_constraints") or []
+    if constraints:  # carried by the rubric: every grade of it checks them
+        try:
+            payload["output_constraints"] = [from_rubrify(c).model_dump(exclude_defaults=True) for c in constraints]
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"rubrify: {e}") from None
+    if data.get("disqualifiers") or any(c.get("enforcement") == "hard" for c in constraints):
         payload["disqualified_decision"] = REJECTED
     return payload

@@ -158,8 +158,9 @@ def score(
         One row per submission, in order of first appearance:
         ``id, score, raw_score, cannot_assess_count, error_count, error``, plus
         ``score:<group>`` per declared group, ``disqualified`` when the rubric has
-        disqualifiers or required criteria, ``length_penalty`` when one is applied and
-        ``decision`` when thresholds apply.
+        disqualifiers or required criteria or the verdicts a ``disqualified_by`` column
+        (a reply that broke a disqualifying output constraint: the score is capped at 0),
+        ``length_penalty`` when one is applied and ``decision`` when thresholds apply.
 
     Example
     -------
@@ -183,7 +184,9 @@ def score(
     groups = rubric.groups if rubric is not None else ()
     gates = [c for c in rubric if c.disqualifier or c.required] if rubric is not None else []
     patterns = [c.name or "" for c in rubric or () if "pattern" in c.tags]
-    v, gate_aggs = _gates(v, gates)
+    by_reply = "disqualified_by" in v.columns  # grade(output_constraints=[... enforcement="disqualify"])
+    v, gate_aggs = _gates(v, gates, by_reply=by_reply)
+    gates_or_reply = bool(gates) or by_reply
     if groups:
         group_of = {c.name: c.group for c in rubric or ()}
         v = v.with_columns(
@@ -193,10 +196,10 @@ def score(
     per_id = per_id.with_columns(_error(rubric, on_error).alias("error"))
     if groups:
         per_id = group_scores(per_id, groups)
-    out, group_cols = _scores(per_id, groups, normalize=normalize, cannot_assess=cannot_assess, gates=bool(gates))
+    out, group_cols = _scores(per_id, groups, normalize=normalize, cannot_assess=cannot_assess, gates=gates_or_reply)
     cols = ["id", "score", "raw_score", "cannot_assess_count", "error_count", "error", *group_cols]
     cols += ["pattern_hits"] if patterns else []
-    if gates:
+    if gates_or_reply:
         out = out.with_columns(_disqualified().alias("disqualified"))
         cols.append("disqualified")
     if length_penalty is not None:
@@ -204,7 +207,7 @@ def score(
         cols.append("length_penalty")
     cuts = _resolve_thresholds(thresholds, rubric)
     if cuts:
-        out = out.with_columns(_decision(cuts, rubric, bool(gates)).alias("decision"))
+        out = out.with_columns(_decision(cuts, rubric, gates_or_reply).alias("decision"))
         cols.append("decision")
     return out.select(cols)
 
@@ -251,10 +254,11 @@ def _pattern_aggs(patterns: list[str]) -> list[pl.Expr]:
     return [pl.col("criterion").filter(hit).alias("pattern_hits")]
 
 
-def _gates(v: pl.DataFrame, gates: list[Any]) -> tuple[pl.DataFrame, list[pl.Expr]]:
-    """Disqualifiers and required criteria: which are hit (``__hit``), and the per-submission
-    cap (``__capped``, the lowest) and names (``__dq``) to aggregate."""
-    if not gates:
+def _gates(v: pl.DataFrame, gates: list[Any], *, by_reply: bool = False) -> tuple[pl.DataFrame, list[pl.Expr]]:
+    """Disqualifiers, required criteria and disqualifying replies (``disqualified_by``, cap 0):
+    which rows are hit (``__hit``), and the per-submission cap (``__capped``, the lowest) and
+    names (``__dq``) to aggregate."""
+    if not gates and not by_reply:
         return v, []
     cap = {c.name: (c.cap or 0.0) for c in gates}
     dq = [c.name for c in gates if c.disqualifier]
@@ -263,13 +267,17 @@ def _gates(v: pl.DataFrame, gates: list[Any]) -> tuple[pl.DataFrame, list[pl.Exp
     met_dq = pl.col("criterion").is_in(dq) & (pl.col("value") >= 1.0 - 1e-12)
     at_floor = pl.col("criterion").is_in(list(floor)) & (pl.col("value") <= floor_of + 1e-12)
     hit = pl.col("error").is_null() & pl.col("value").is_not_null() & (met_dq | at_floor)
-    v = v.with_columns(
-        hit.fill_null(False).alias("__hit"),
-        pl.col("criterion").replace_strict(cap, default=None, return_dtype=pl.Float64).alias("__cap"),
-    )
+    cap_of = pl.col("criterion").replace_strict(cap, default=None, return_dtype=pl.Float64)
+    name = pl.col("criterion")
+    if by_reply:
+        broke = pl.col("error").is_null() & pl.col("disqualified_by").is_not_null()
+        cap_of = pl.when(broke).then(pl.lit(0.0)).otherwise(cap_of)
+        name = pl.when(broke).then(pl.col("disqualified_by")).otherwise(name)
+        hit = hit.fill_null(False) | broke
+    v = v.with_columns(hit.fill_null(False).alias("__hit"), cap_of.alias("__cap"), name.alias("__dq_name"))
     return v, [
         pl.col("__cap").filter("__hit").min().alias("__capped"),
-        pl.col("criterion").filter("__hit").str.join(", ").alias("__dq"),
+        pl.col("__dq_name").filter("__hit").unique(maintain_order=True).str.join(", ").alias("__dq"),
     ]
 
 

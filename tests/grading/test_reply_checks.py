@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import warnings
 
 import polars as pl
 import pytest
 
 import rubrictools as rt
-from rubrictools.testing import FakeLLMServer, criterion_name, submission_text
+from rubrictools.testing import FakeLLMServer, criterion_name, submission_text, user_text
 
 from .test_grading import MODEL, SECRET
 
@@ -181,3 +182,84 @@ def test_a_constraint_on_the_evidence_applies_where_a_quote_was_asked() -> None:
     assert v.filter(pl.col("criterion") == "b")["warnings"].to_list() == [[]]  # no quote asked: nothing to check
     with pytest.raises(ValueError, match=r"output_constraints \['q'\] check the evidence quote"):
         rt.grade(DF.head(1), RUBRIC, model=judge, output_constraints=[quote], progress=False, record=False)
+
+
+GROUPED = rt.Rubric.from_dict(
+    {
+        "criteria": [
+            {"name": "a", "requirement": "Is polite", "group": "tone"},
+            {"name": "b", "requirement": "Is warm", "group": "tone"},
+            {"name": "c", "requirement": "Is brief"},
+        ],
+        "thresholds": [{"label": "good", "min": 0.5}, {"label": "poor", "min": 0.0}],
+        "disqualified_decision": "Rejected",
+    }
+)
+
+
+def four_words(request):
+    """Each criterion's explanation has four words of its own; an answer with 'sorry' apologises in it."""
+    sub = submission_text(request)
+    crits = re.findall(r"^Criterion name: (.+)$", user_text(request), re.M)
+    why = {c: f"BECAUSE: criterion {c} {'sorry' if 'sorry' in sub else 'holds'}" for c in crits}
+    if len(crits) == 1:
+        return json.dumps({"verdict": "MET", "explanation": why[crits[0]]})
+    return json.dumps({"verdicts": [{"criterion": c, "verdict": "MET", "explanation": why[c]} for c in crits]})
+
+
+def _warned(v: pl.DataFrame) -> dict[tuple[int, str], bool]:
+    return {(r["id"], r["criterion"]): bool(r["warnings"]) for r in v.iter_rows(named=True)}
+
+
+def test_a_disqualifying_constraint_keeps_the_verdict_and_caps_the_score_at_zero() -> None:
+    df = pl.DataFrame({"id": [1, 2], "submission": ["All fine.", "I am sorry."]})
+    no_sorry = rt.OutputConstraint(id="no_sorry", kind="token", token="sorry", forbid=True, enforcement="disqualify")
+    with FakeLLMServer(script=four_words) as srv:
+        v = _grade_df(srv, df, GROUPED, output_constraints=[no_sorry])
+    assert v["verdict"].to_list() == ["MET"] * 6 and v["error"].null_count() == 6  # nothing thrown away
+    assert v.filter(pl.col("id") == 1)["disqualified_by"].null_count() == 3
+    assert set(v.filter(pl.col("id") == 2)["disqualified_by"]) == {
+        'constraint no_sorry: the explanation must not contain "sorry"'
+    }
+    s = rt.score(v, GROUPED)
+    assert s["score"].to_list() == [1.0, 0.0] and s["raw_score"].to_list() == [30.0, 30.0]
+    assert s["decision"].to_list() == ["good", "Rejected"]
+    assert s["disqualified"][1] == 'capped at 0.0 by constraint no_sorry: the explanation must not contain "sorry"'
+    assert "disqualified_by" not in _grade_plain(df).columns  # the column comes with a disqualifying constraint
+
+
+def test_scopes_check_a_row_a_call_or_the_whole_judgment_once() -> None:
+    df = pl.DataFrame({"id": [1], "submission": ["All fine."]})
+    at_most = {"id": "short", "kind": "word_count", "max": 6}
+    with FakeLLMServer(script=four_words) as srv:
+        by_row = _grade_df(srv, df, GROUPED, output_constraints=[at_most], mode="grouped")
+        by_call = _grade_df(srv, df, GROUPED, output_constraints=[{**at_most, "scope": "call"}], mode="grouped")
+        whole = _grade_df(srv, df, GROUPED, output_constraints=[{**at_most, "scope": "judgment"}], mode="grouped")
+        system = srv.requests[-1]["messages"][0]["content"]
+    assert set(_warned(by_row).values()) == {False}  # four words each
+    assert _warned(by_call) == {(1, "a"): True, (1, "b"): True, (1, "c"): False}  # a and b shared one call: 8 words
+    assert set(_warned(whole).values()) == {True}  # 12 words in all
+    assert whole["warnings"][0].to_list() == [
+        "constraint short: the explanation must have at most 6 words (over all verdicts on the submission)"
+    ]
+    assert "at most 6 words (over all your verdicts on the submission together)" in system
+
+
+def test_an_ensemble_row_carries_a_judge_s_disqualifying_reply() -> None:
+    df = pl.DataFrame({"id": [1], "submission": ["fine"]})
+    polite = rt.ScriptedJudge(rule=lambda text, c: ("MET", "BECAUSE: it is fine"), name="polite")
+    sorry = rt.ScriptedJudge(rule=lambda text, c: ("MET", "sorry, it is fine"), name="sorry")
+    no_sorry = {"id": "no_sorry", "kind": "token", "token": "sorry", "forbid": True, "enforcement": "disqualify"}
+    v = rt.grade(df, RUBRIC, model=[polite, sorry], output_constraints=[no_sorry], progress=False, record=False)
+    ensemble = v.filter(pl.col("judge") == "ensemble")
+    assert ensemble["disqualified_by"].str.starts_with("sorry: constraint no_sorry").all()
+    assert rt.score(v, RUBRIC)["score"].to_list() == [0.0]
+
+
+def _grade_df(srv, df, rubric, **kw):
+    judge = rt.Judge(model=MODEL, api_base=srv.url, api_key=SECRET)
+    return rt.grade(df, rubric, model=judge, id_column="id", progress=False, record=False, cache=False, **kw)
+
+
+def _grade_plain(df):
+    return rt.grade(df, GROUPED, model=rt.ScriptedJudge(), id_column="id", progress=False, record=False)

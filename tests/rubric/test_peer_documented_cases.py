@@ -245,6 +245,40 @@ def test_rubrify_word_count_constraint_example_is_a_soft_warning() -> None:
     assert v["warnings"].to_list() == [["constraint rationale_length: the explanation must have at least 10 words"]]
 
 
+def test_rubrify_output_constraints_are_carried_by_the_rubric_and_a_hard_one_disqualifies() -> None:
+    # rubrify README: WordCountConstraint(id="rationale_length", target_field="rationale",
+    # enforcement="soft", scope="criterion", count=10, mode="min"); "Hard constraints trigger
+    # disqualification; soft constraints produce warnings"; scope defaults to "call"
+    spec = {
+        "criteria": [{"id": "C1", "title": "Clear"}, {"id": "C2", "title": "Kind"}],
+        "output_constraints": [
+            {"kind": "word_count", "id": "rationale_length", "description": "Rationale must be at least 10 words",
+             "target_field": "rationale", "enforcement": "soft", "scope": "criterion", "count": 10, "mode": "min"},
+            {"kind": "prefix_suffix", "id": "because", "target_field": "rationale", "enforcement": "hard",
+             "prefix": "BECAUSE:"},
+        ],
+    }  # fmt: skip
+    r = rt.Rubric.from_rubrify(spec)
+    soft, hard = r.output_constraints
+    assert (soft.min, soft.scope, soft.enforcement, soft.target) == (10, "criterion", "soft", "explanation")
+    assert (hard.enforcement, hard.scope) == ("disqualify", "call")
+    assert rt.Rubric.from_dict(r.to_dict()) == r  # written and read back whole
+    judge = rt.ScriptedJudge(rule=lambda text, crit: ("MET", "BECAUSE: fine" if "ok" in text else "fine"))
+    v = rt.grade(pl.DataFrame({"id": [1, 2], "submission": ["ok", "no"]}), r, model=judge, id_column="id",
+                 progress=False, record=False)  # fmt: skip
+    assert v["warnings"].list.len().to_list() == [1, 1, 1, 1]  # "Rationale must be at least 10 words"
+    assert v.filter(pl.col("id") == 2)["disqualified_by"].str.starts_with("Rationale").sum() == 0
+    assert v.filter(pl.col("id") == 2)["disqualified_by"].str.starts_with("constraint because").all()
+    s = rt.score(v, r)
+    assert s["score"].to_list() == [1.0, 0.0] and s["decision"].to_list() == ["Publish-ready", "Rejected"]
+    with pytest.raises(ValueError, match="output_constraints: 'because' is given twice with different rules"):
+        rt.grade(pl.DataFrame({"submission": ["ok"]}), r, model=judge, progress=False, record=False,
+                 output_constraints=[{**hard.model_dump(), "prefix": "SINCE:"}])  # fmt: skip
+    with pytest.raises(ValueError, match="target_field 'verdict' is not a field of a verdict"):
+        bad = {**spec["output_constraints"][1], "target_field": "verdict"}
+        rt.Rubric.from_rubrify({**spec, "output_constraints": [bad]})
+
+
 def test_rubrify_role_spec_fields_and_decision_of_a_group_weighted_sum() -> None:
     # rubrify README: RoleSpec (persona, authority, domain, obligations, constraints);
     # CriterionGroup aggregation weighted_sum (the raw sum is reported beside the 0-1 score)

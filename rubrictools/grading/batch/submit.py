@@ -33,9 +33,9 @@ from rubrictools.grading.options import (
 from rubrictools.grading.plan import assign_keys, build_plan
 from rubrictools.grading.streaming import ROW_ID, scan_source, slice_of
 from rubrictools.judge import Judge, ResponseCache, default_cache_path
-from rubrictools.judge.constraints import OutputConstraint
 from rubrictools.judge.providers import provider_of
 from rubrictools.rubric import Rubric
+from rubrictools.rubric.constraints import OutputConstraint
 
 __all__ = ["submit_batch", "submit_batch_plan"]
 

@@ -22,29 +22,23 @@ from typing import Any
 from rubrictools.judge import Judge
 from rubrictools.judge.call import Call
 from rubrictools.judge.image_parts import content_text
-from rubrictools.judge.prompt_cache import MIN_CACHED_TOKENS
-from rubrictools.judge.prompts import shared_prefix
+from rubrictools.judge.prompt_cache import MIN_CACHED_TOKENS, cacheable_prefix
 
 __all__ = ["WarmFirst", "predicted_cached_tokens", "prefix_key"]
 
 
 def prefix_key(call: Call, judge: Any) -> tuple[int, str, str] | None:
     """What a call's requests share with others about the same submission (judge, system
-    message, user text up to the end of the shared part); None when there is nothing worth
+    message, the user message's shared part, images included:
+    :func:`~rubrictools.judge.prompt_cache.cacheable_prefix`); None when there is nothing worth
     caching (a short prefix, no shared part, a judge that is not a model)."""
     if not isinstance(judge, Judge) or not call.messages or call.messages[-1].get("role") != "user":
         return None
-    content = call.messages[-1].get("content")
-    text = (
-        content
-        if isinstance(content, str)
-        else next((p.get("text", "") for p in content or [] if p.get("type") == "text"), "")
-    )
-    cut = shared_prefix(text)
-    if cut is None or cut < 4 * MIN_CACHED_TOKENS:
+    shared = cacheable_prefix(call.messages[-1].get("content"))
+    if shared is None:
         return None
     system = "".join(content_text(m.get("content")) for m in call.messages if m.get("role") == "system")
-    return call.judge_i, system, text[:cut]
+    return call.judge_i, system, shared
 
 
 class WarmFirst:
@@ -87,7 +81,8 @@ def predicted_cached_tokens(calls: Sequence[Call], judge: Judge, count: Any) -> 
     """The prompt tokens a provider's cache should serve for ``calls`` (one judge's), sent in the
     warm-first order: each follower's shared prefix, counted by ``count(messages)`` and rounded
     down to 128-token steps (OpenAI's), from :data:`MIN_CACHED_TOKENS`. A prediction: a provider
-    may evict a prefix, or route a request to a machine that has not seen it."""
+    may evict a prefix, or route a request to a machine that has not seen it; an image in the
+    prefix counts as its description's tokens only, so with images it is a lower bound."""
     seen: dict[tuple[int, str, str], int] = {}
     total = 0
     for c in calls:

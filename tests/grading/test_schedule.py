@@ -91,3 +91,33 @@ def test_usage_reports_the_prompt_cache_and_the_estimate_predicts_it():
     assert est["cached_tokens"] < 0.75 * est["prompt_tokens"]
     full = est["prompt_tokens"] * 4e-7 + est["completion_tokens"] * 1.6e-6
     assert est["cost_usd"] == pytest.approx(full - est["cached_tokens"] * (4e-7 - 1e-7))
+
+
+def test_usage_leaves_the_prompt_cache_share_null_when_no_prompt_token_was_sent():
+    rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "Says hello"}])
+    u = rt.usage(rt.grade(pl.DataFrame({"submission": ["hi"]}), rubric, model=rt.ScriptedJudge(), progress=False,
+                          record=False))  # fmt: skip
+    assert u["prompt_tokens"][0] == 0 and u["prompt_cache_share"][0] is None  # not NaN
+    assert u.columns.index("prompt_cache_share") == u.columns.index("prompt_cache_tokens") + 1
+
+
+def test_requests_with_images_also_send_one_request_each_first():
+    """The image sits in the shared part (before the criterion): followers wait for their leader."""
+    from .test_images import PNG, VISION
+
+    frame = pl.DataFrame(
+        {"submission": ["a photo of a red bus", "a photo of a blue car"], "photo": [PNG, PNG[:-1] + b"\x83"]},
+        schema={"submission": pl.String, "photo": pl.Binary},
+    )
+    with FakeLLMServer() as srv:
+        srv.hold()
+        judge = rt.Judge(model=VISION, api_base=srv.url, api_key="sk-test-not-a-key")
+        run = lambda: rt.grade(frame, RUBRIC, model=judge, image_column="photo", cache=False, progress=False,  # noqa: E731 - a thread's body
+                               record=False)  # fmt: skip
+        worker = threading.Thread(target=run)
+        worker.start()
+        assert srv.arrived(2).wait(60)
+        assert srv.arrivals == 2  # one leader per submission; the other 2 x 3 wait for its answer
+        srv.release()
+        worker.join(60)
+        assert srv.arrivals == 8

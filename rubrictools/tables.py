@@ -132,7 +132,8 @@ def _decimals(col: pl.Series, decimals: int) -> int:
 
 
 def _readable(frame: pl.DataFrame) -> pl.DataFrame:
-    """Nested columns (lists, structs) as short text: ``a, b`` and ``key: value``, never ``[]``."""
+    """Nested columns (lists, structs) as short text: ``a, b`` and ``key: value``, never ``[]``;
+    booleans as ``yes``/``no``, not Python's ``True``/``False``."""
     out = []
     for name, dtype in frame.schema.items():
         c = pl.col(name)
@@ -142,6 +143,8 @@ def _readable(frame: pl.DataFrame) -> pl.DataFrame:
             out.append(c.map_elements(lambda v: "; ".join(map(str, v)) or "–", return_dtype=pl.String))
         elif isinstance(dtype, pl.Struct):
             out.append(c.map_elements(lambda s: "; ".join(f"{k}: {v}" for k, v in s.items()), return_dtype=pl.String))
+        elif dtype == pl.Boolean:
+            out.append(pl.when(c).then(pl.lit("yes")).when(~c).then(pl.lit("no")).alias(name))
         else:
             out.append(c)
     return frame.select(out)
@@ -168,7 +171,8 @@ def table(
       bounds beside them (``ci_low``/``ci_high``) too;
     * other floats: ``decimals`` decimals; integers, and float columns of whole numbers named
       as counts (``n``, ``games``, ``wins``, ``labels``...): thousands separators, no decimals;
-    * text: left-aligned, never cut; lists and structs: ``a, b``; missing values: ``–``;
+    * text: left-aligned, never cut; lists and structs: ``a, b``; booleans: ``yes``/``no``;
+      missing values: ``–``;
     * a float column whose smallest non-zero value would round to 0 at ``decimals`` (a bound of
       0.00023) gets the decimals it needs, up to 6;
     * a constant ``ci_level`` column is not shown: the subtitle says "95% intervals" instead, and

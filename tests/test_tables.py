@@ -125,3 +125,9 @@ def test_interval_bounds_take_the_format_of_their_own_estimate():
     )
     cells = _cells(rt.charts.table(t, decimals=2).as_raw_html())
     assert cells[:5] == ["63.7%", "55.0%", "0.30", "0.14", "0.47"]
+
+
+def test_booleans_read_yes_and_no_and_a_missing_one_a_dash() -> None:
+    html = rt.charts.table(pl.DataFrame({"consistent": [True, False, None]})).as_raw_html()
+    cells = re.findall(r'<td [^>]*class="gt_row[^"]*"[^>]*>([^<]*)</td>', html)
+    assert cells == ["yes", "no", "–"]

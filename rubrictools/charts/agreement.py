@@ -309,7 +309,7 @@ def reliability(
         .encode(x="x:Q", y="y:Q")
     )
     # empty bins draw nothing (and put no "0 items" in the size legend); padding keeps a
-    # point at 0 or 1 whole instead of half-clipped at the plot's edge
+    # point at 0 or 1 whole instead of half-clipped at the plot's edge (ticks stay 0-100%)
     unit = alt.Scale(domain=[0, 1], padding=8)
     pts = alt.Chart(alt.Data(values=_values(t.filter(pl.col("n") > 0)))).encode(
         x=alt.X("mean_confidence:Q", title="judge confidence", scale=unit, axis=rate_axis()),
@@ -326,5 +326,6 @@ def reliability(
             alt.Tooltip("accuracy:Q", format=".3f"),
         ],
     )
-    default = f"Reliability: ECE {ece:.3f}, Brier {brier:.3f} (dashed: perfectly calibrated)"
-    return alt.layer(diag, line, dots).properties(width=300, height=300, title=title or default)
+    default = f"Reliability: ECE {ece:.3f}, Brier {brier:.3f}"
+    heading = alt.Title(title or default, subtitle="dashed: perfectly calibrated; point size: items in the bin")
+    return alt.layer(diag, line, dots).properties(width=300, height=300, title=heading)

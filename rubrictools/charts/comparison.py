@@ -23,8 +23,9 @@ def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int =
     """The changes of :func:`rubrictools.compare_runs`, overall score first, then each shared
     criterion: a point at the mean change (``b - a``), a bar over its bootstrap interval, a
     dashed line at 0, and each row's change and p-value printed beside it. Colour says only
-    whether the interval excludes 0, in neutral tones: for a penalty criterion a rise is bad
-    news, so read the sign with the criterion. Rows without an interval (``n_resamples=0``) show the point alone.
+    whether the interval excludes 0, in neutral tones; a penalty criterion (negative weight) is
+    labelled so, and its printed change says which way it moves the score (a rise in a
+    penalty's MET share lowers it). Rows without an interval (``n_resamples=0``) show the point alone.
 
     >>> import polars as pl, rubrictools as rt
     >>> rub = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
@@ -45,10 +46,17 @@ def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int =
         .alias("reading"),
         pl.coalesce("ci_low", "change").alias("lo"),
         pl.coalesce("ci_high", "change").alias("hi"),
+        pl.when(pl.col("penalty").fill_null(False))
+        .then(pl.col("criterion") + " (penalty)")
+        .otherwise(pl.col("criterion"))
+        .alias("row")
+        if "penalty" in cmp.summary.columns
+        else pl.col("criterion").alias("row"),
+        _effect(cmp.summary).alias("effect"),
     )
-    order = t["criterion"].to_list()
+    order = t["row"].to_list()
     base = alt.Chart(alt.Data(values=_values(t))).encode(
-        y=alt.Y("criterion:N", sort=order, title=None, axis=alt.Axis(labelLimit=0)),
+        y=alt.Y("row:N", sort=order, title=None, axis=alt.Axis(labelLimit=0)),
         tooltip=[
             "criterion:N",
             alt.Tooltip("mean_a:Q", title=f"mean, {a}", format=".3f"),
@@ -79,7 +87,7 @@ def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int =
         base.transform_calculate(
             text="(datum.change > 0 ? '+' : '') + format(datum.change, '.3f') + "
             "(datum.p_value == null ? '' : datum.p_value < 0.001 ? '  p < 0.001' "
-            ": '  p = ' + format(datum.p_value, '.3f'))",
+            ": '  p = ' + format(datum.p_value, '.3f')) + datum.effect",
             at="max(datum.hi, 0)",  # right of the bar and of the zero line, never across it
         )
         .mark_text(align="left", dx=8, fontSize=11, color="#333")
@@ -88,4 +96,18 @@ def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int =
     n = int(cmp.summary["n"][0])
     return alt.layer(zero, bar, point, label).properties(
         width=width, title=title or f"{b} against {a}: {n} paired submissions, {cmp.flips.height} verdict flips"
+    )
+
+
+def _effect(summary: pl.DataFrame) -> pl.Expr:
+    """For a penalty that moved: which way it moved the score, in words ("" otherwise)."""
+    if "penalty" not in summary.columns:
+        return pl.lit("")
+    moved = pl.col("penalty").fill_null(False) & (pl.col("change") != 0)
+    return (
+        pl.when(moved & (pl.col("change") > 0))
+        .then(pl.lit("  (lowers the score)"))
+        .when(moved)
+        .then(pl.lit("  (raises the score)"))
+        .otherwise(pl.lit(""))
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -76,6 +77,11 @@ def forest(
         raise ValueError(f"compare={compare!r} is not a column of the table ({t.columns})")
     if chance is None and t.height > 0 and set(t["metric"].to_list()) <= CHANCE_AT_ZERO:
         chance = 0.0
+    zero_in = (
+        []
+        if chance is not None
+        else [METRIC_NAMES.get(m, m) for m in t["metric"].unique(maintain_order=True) if m in CHANCE_AT_ZERO]
+    )
     percent = _all_shares(t)
     if percent and chance is not None and not 0 <= chance <= 1:
         raise ValueError(f"chance={chance:g} is outside [0, 1], the scale of a share (for 50%, pass chance=0.5)")
@@ -105,7 +111,14 @@ def forest(
     ]
     one = t["metric"][0] if t["metric"].n_unique() == 1 else "estimate"
     layer = _intervals(
-        base, tooltip, one, interval_words(t, "CI"), chance=chance, percent=percent, shape=shape if compare else None
+        base,
+        tooltip,
+        one,
+        interval_words(t, "CI"),
+        chance=chance,
+        percent=percent,
+        shape=shape if compare else None,
+        zero_in=zero_in,
     )
     layer = layer.properties(width=width)
     # panels in the order asked (metric=[...]), else the table's; never alphabetical
@@ -157,20 +170,29 @@ def _intervals(
     chance: float | None = None,
     percent: bool = False,
     shape: Any = None,
+    zero_in: Sequence[str] = (),
 ) -> alt.LayerChart:
     """A forest plot's marks on ``base``: the ``ci_low``-``ci_high`` rule and the ``value`` point;
-    with ``chance``, a dashed line there (chance agreement), which the axis then includes."""
+    with ``chance``, a dashed line there (chance agreement), which the axis then includes; with
+    ``zero_in`` (metrics in words), a dashed line at 0 in those metrics' panels only."""
     alt = _alt()
     # not forced to start at 0 (agreement of 0.70-0.97 fills the axis), with room at the ends so a
     # point or interval at the edge of the data is drawn whole
     at = "" if chance in (None, 0) else f" at {chance:.0%}" if percent else f" at {chance:g}"
     words = f"{metric} ({level}; dashed: chance{at})" if chance is not None else f"{metric} ({level})"
-    axis = alt.Axis(format="%") if percent else alt.Axis()
+    if zero_in:
+        words = f"{metric} ({level}; dashed: chance, 0 for {' and '.join(zero_in)})"
+    # a share's axis: padded for whole marks at 0% or 100%, but ticks only within 0-100%
+    axis = alt.Axis(format="%", values=[k / 10 for k in range(11)]) if percent else alt.Axis()
     x = alt.X("ci_low:Q", title=words, axis=axis, scale=alt.Scale(zero=chance == 0, padding=12))
     rule = base.mark_rule(strokeWidth=2).encode(x=x, x2="ci_high:Q")
     point = base.mark_point(filled=True, size=70).encode(x="value:Q", tooltip=tooltip)
     if shape is not None:
         point = point.encode(shape=shape)
+    if zero_in:  # a faceted chart of several metrics: the line only in the panels where 0 is chance
+        keep = alt.FieldOneOfPredicate(field="metric", oneOf=list(zero_in))
+        ref = alt.Chart(base.data).transform_filter(keep).mark_rule(color="#888", strokeDash=[4, 3])
+        return alt.layer(ref.encode(x=alt.datum(0.0)), rule, point)
     if chance is None:
         return alt.layer(rule, point)
     # its own chart on the same data, with no y or colour: one grey line over the whole height

@@ -41,7 +41,9 @@ class RunComparison:
     * ``criteria_only_a`` / ``criteria_only_b``: criteria graded in one run only (no row of
       their own: only the overall score counts them), and a ``note`` column in ``summary``
       says where the two rubrics differ (``"rubrics differ"`` on the overall score's row,
-      ``"requirement changed"`` / ``"weight changed"`` on a criterion's), with a warning.
+      ``"requirement changed"`` / ``"weight changed"`` on a criterion's), with a warning;
+      a ``penalty`` column is true for a criterion with a negative weight (a rise in its MET
+      share lowers the score), null where no rubric says.
     """
 
     names: tuple[str, str]
@@ -264,7 +266,7 @@ def compare_runs(
     summary = bs.with_ci_level(summary, ci)
     only = ([c for c in va["criterion"].unique(maintain_order=True) if c not in shared],
             [c for c in vb["criterion"].unique(maintain_order=True) if c not in shared])  # fmt: skip
-    summary = summary.with_columns(_notes(rub_a, rub_b, only, names))
+    summary = summary.with_columns(_notes(rub_a, rub_b, only, names), _penalties(rub_a, rub_b))
     return RunComparison(names, summary, scores, _flips(va, vb, shared), _costs(va, vb, ia, ib), only_a, only_b, *only)
 
 
@@ -304,3 +306,10 @@ def _notes(a: Rubric | None, b: Rubric | None, only: tuple[list[str], list[str]]
     if differ:
         note = pl.when(pl.col("criterion") == OVERALL).then(pl.lit("rubrics differ")).otherwise(note)
     return note.alias("note")
+
+
+def _penalties(a: Rubric | None, b: Rubric | None) -> pl.Expr:
+    """The ``penalty`` column: a criterion whose weight is negative in run b's rubric (else a's)."""
+    weights = {c.name or "": c.weight for rub in (a, b) if rub is not None for c in rub}  # b's win: read last
+    sign = {name: w < 0 for name, w in weights.items()}
+    return pl.col("criterion").replace_strict(sign, default=None, return_dtype=pl.Boolean).alias("penalty")

@@ -162,9 +162,12 @@ def grade(
         ``True`` asks the judge for a 0-1 confidence with every verdict (a ``confidence``
         column; not with ``mode="holistic"``). Not an interval level: intervals are ``ci=``.
     output_constraints
-        Hard checks of the judge's reply (:class:`~rubrictools.OutputConstraint`, or mappings of
-        its fields): a verdict whose explanation or evidence breaks one gets a ``warnings`` entry
-        or, for a ``hard`` constraint, an error row.
+        Rules the judge's reply must follow (:class:`~rubrictools.OutputConstraint`, or mappings
+        of its fields), added to the rubric's own ``output_constraints``: the judge is told them,
+        and a reply whose explanation or evidence breaks one gets a ``warnings`` entry
+        (``"soft"``), an error row (``"hard"``) or, with ``enforcement="disqualify"``, a
+        ``disqualified_by`` entry that caps the submission's score at 0 in :func:`score`. Each
+        is checked per verdict, per call or over the judge's whole judgment (``scope``).
     on_null
         A null submission: ``"raise"`` (default) stops before any call with an error naming the
         row and id; ``"error_row"`` grades the other rows and gives that row's criteria error

@@ -28,3 +28,25 @@ def test_the_legend_names_only_what_is_drawn_in_neutral_colours() -> None:
     assert spec["title"] == "v2 against v1: 8 paired submissions, 6 verdict flips"
     assert "v2 - v1" in spec["layer"][1]["encoding"]["x"]["title"]
     assert _colour(rt.charts.run_comparison(_cmp(0)).to_dict())["scale"]["domain"] == ["no interval"]
+
+
+def test_a_penalty_is_labelled_and_its_rise_said_to_lower_the_score() -> None:
+    rub = rt.Rubric.from_dict(
+        [{"name": "greets", "requirement": "Says hello"}, {"name": "rude", "requirement": "Is rude", "weight": -2}]
+    )
+    greets, rude = [1.0] * 8, [0.0] * 8
+    a = pl.DataFrame({"id": [*range(8)] * 2, "criterion": ["greets"] * 8 + ["rude"] * 8, "value": greets + rude})
+    a = a.with_columns(pl.when(pl.col("value") == 1).then(pl.lit("MET")).otherwise(pl.lit("UNMET")).alias("verdict"))
+    rise = pl.Series("value", greets + [1.0] * 6 + [0.0] * 2)
+    b = a.with_columns(rise, pl.when(rise == 1).then(pl.lit("MET")).otherwise(pl.lit("UNMET")).alias("verdict"))
+    cmp = rt.compare_runs(a, b, rubric=rub, n_resamples=200, seed=0)
+    assert cmp.summary.select("criterion", "penalty").rows() == [
+        ("overall score", None),
+        ("greets", False),
+        ("rude", True),
+    ]
+    layers = rt.charts.run_comparison(cmp).to_dict()["layer"]
+    rows = {r["criterion"]: r for layer in layers for r in layer.get("data", {}).get("values", []) if "row" in r}
+    assert rows["rude"]["row"] == "rude (penalty)" and rows["rude"]["effect"] == "  (lowers the score)"
+    assert rows["greets"]["row"] == "greets" and rows["greets"]["effect"] == ""
+    assert rows["overall score"]["change"] < 0  # the penalty's rise is the score's fall

@@ -1,0 +1,25 @@
+"""forest: reference lines where chance lies."""
+
+from __future__ import annotations
+
+import polars as pl
+
+import rubrictools as rt
+
+
+def test_a_forest_of_mixed_metrics_draws_the_chance_line_only_where_zero_is_chance() -> None:
+    t = pl.DataFrame(
+        {
+            "criterion": ["a", "a"],
+            "metric": ["rmse", "pearson"],
+            "value": [0.7, 0.2],
+            "ci_low": [0.6, 0.01],
+            "ci_high": [0.8, 0.35],
+        }
+    )
+    spec = rt.charts.forest(t).to_dict()
+    layers = spec["spec"]["layer"]
+    ref = layers[0]
+    assert ref["mark"]["strokeDash"] and ref["encoding"]["x"] == {"datum": 0.0}
+    assert ref["transform"] == [{"filter": {"field": "metric", "oneOf": ["Pearson's r"]}}]  # not in the RMSE panel
+    assert "dashed: chance, 0 for Pearson's r" in layers[1]["encoding"]["x"]["title"]

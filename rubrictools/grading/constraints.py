@@ -37,10 +37,10 @@ def _broken(c: OutputConstraint) -> pl.Expr:
     constraint on the evidence applies to rows that asked for one."""
     if c.scope == "criterion":
         broken = c.broken()
-    else:
-        field = pl.col(c.target).filter(_ANSWERED & pl.col(c.target).is_not_null())
-        joined = field.unique(maintain_order=True).str.join("\n").over(_SCOPE_KEYS[c.scope])
-        broken = c.broken(joined)
+    else:  # a text repeated on the rows of one call (a shared rationale) counts once
+        once = pl.col(c.target).is_first_distinct().over("__call")
+        field = pl.col(c.target).filter(_ANSWERED & pl.col(c.target).is_not_null() & once)
+        broken = c.broken(field.str.join("\n").over(_SCOPE_KEYS[c.scope]))
     return (pl.col("__ev") & broken) if c.target == "evidence" else broken
 
 
@@ -78,8 +78,10 @@ def check_replies(df: pl.DataFrame, constraints: Sequence[OutputConstraint], *, 
     """Apply the hard and disqualifying ``constraints`` and add ``warnings`` (see the module
     docstring). The replies of rows still answered after the check are dropped from
     ``raw_response`` (only error rows keep theirs, as without constraints)."""
-    df = _hard(df, [c for c in constraints if c.enforcement == "hard"])
+    # disqualification first: a reply that also breaks a hard rule becomes an error row, and its
+    # disqualification must not vanish with its verdict
     df = _disqualifying(df, [c for c in constraints if c.enforcement == "disqualify"])
+    df = _hard(df, [c for c in constraints if c.enforcement == "hard"])
     notes = [pl.when(_broken(c)).then(pl.lit(c.message())) for c in constraints if c.enforcement == "soft"]
     if confidence:
         notes.append(

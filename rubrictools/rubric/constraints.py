@@ -28,20 +28,22 @@ message), and every answered verdict is checked, with polars expressions over th
 What is checked is its ``scope`` (rubrify's three):
 
 * ``"criterion"`` (default): each verdict's field on its own;
-* ``"call"``: the fields of all verdicts one judge call answered, joined by newlines (identical
-  texts once), checked once; every row of the call shares the outcome. Per-criterion grading
-  makes one call per criterion, so it equals ``"criterion"`` there;
-* ``"judgment"``: the fields of all of one judge's verdicts on a submission, joined, checked
-  once (e.g. "at most 200 words of explanation in all"); every row of the submission shares it.
+* ``"call"``: the fields of all verdicts one judge call answered, joined by newlines (a text
+  repeated on several rows of one call, a shared rationale, once), checked once; every row of
+  the call shares the outcome. Per-criterion grading makes one call per criterion, so it
+  equals ``"criterion"`` there;
+* ``"judgment"``: the fields of all of one judge's verdicts on a submission, joined (a text
+  repeated within one call once), checked once (e.g. "at most 200 words of explanation in
+  all"); every row of the submission shares it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 __all__ = ["OutputConstraint", "from_rubrify", "parse_constraints"]
 
@@ -55,6 +57,7 @@ _NEEDS = {
     "token": ("token",),
 }
 _UNIT = {"word_count": "words", "char_limit": "characters", "item_count": "items (non-blank lines)"}
+_ONE = {"word_count": "word", "char_limit": "character", "item_count": "item (non-blank line)"}
 
 
 class OutputConstraint(BaseModel):
@@ -72,7 +75,7 @@ class OutputConstraint(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: str = Field(min_length=1)
+    id: str = Field(min_length=1, pattern=r"\S")
     kind: Kind
     target: Literal["explanation", "evidence"] = "explanation"
     enforcement: Literal["soft", "hard", "disqualify"] = "soft"
@@ -84,6 +87,13 @@ class OutputConstraint(BaseModel):
     token: str | None = None
     forbid: bool = False
     description: str | None = None
+
+    @field_validator("min", "max", mode="before")
+    @classmethod
+    def _count_not_bool(cls, v: Any) -> Any:
+        if isinstance(v, bool):
+            raise ValueError(f"a count is a whole number, not {v!r}")
+        return v
 
     @model_validator(mode="after")
     def _fields_of_kind(self) -> OutputConstraint:
@@ -98,18 +108,34 @@ class OutputConstraint(BaseModel):
             raise ValueError(f"constraint {self.id!r}: min ({self.min}) is above max ({self.max})")
         if self.forbid and self.kind != "token":
             raise ValueError(f"constraint {self.id!r}: forbid= applies to a token constraint only")
+        # the field is trimmed before the check: a prefix starting (a suffix ending) with a space never matches
+        if (self.prefix or "x")[0].isspace() or (self.suffix or "x")[-1].isspace():
+            raise ValueError(
+                f"constraint {self.id!r}: a prefix may not start, nor a suffix end, with a space or line break "
+                "(the reply is trimmed before the check, so it could never match)"
+            )
         return self
 
+    @classmethod
+    def from_rubrify(cls, item: Mapping[str, Any]) -> OutputConstraint:
+        """One of a rubrify rubric's ``output_constraints`` (see :func:`from_rubrify`)."""
+        return from_rubrify(item)
+
     def render(self) -> str:
-        """The rule in words, as the judge is told it."""
-        if self.description:
-            return self.description
+        """The rule in words, as the judge is told it (a ``description`` follows it in brackets:
+        the rule checked is always the one stated)."""
+        rule = self._rule()
+        return f"{rule} ({self.description})" if self.description else rule
+
+    def _rule(self) -> str:
         f = f"the {self.target}"
         if self.kind in _UNIT:
             bounds = [f"at least {self.min}" if self.min is not None else "", f"at most {self.max}" if self.max else ""]
             if self.max == 0:
                 bounds[1] = "at most 0"
-            return f"{f} must have {' and '.join(b for b in bounds if b)} {_UNIT[self.kind]}"
+            last = self.max if self.max is not None else self.min
+            unit = _ONE[self.kind] if last == 1 else _UNIT[self.kind]
+            return f"{f} must have {' and '.join(b for b in bounds if b)} {unit}"
         if self.kind == "prefix_suffix":
             ends = [
                 f'start with "{self.prefix}"' if self.prefix else "",
@@ -181,12 +207,22 @@ def from_rubrify(item: Mapping[str, Any]) -> OutputConstraint:
     enforcement = d.pop("enforcement", "soft")
     d["enforcement"] = _RUBRIFY_ENFORCEMENT.get(enforcement, enforcement)
     d.setdefault("scope", "call")
+    if "mode" in d and "count" not in d:
+        raise ValueError(f"output constraint {d.get('id')!r}: mode {d['mode']!r} needs a count")
     if "count" in d:
         mode = d.pop("mode", "max")
         if mode not in ("min", "max"):
             raise ValueError(f"output constraint {d.get('id')!r}: mode must be 'min' or 'max', got {mode!r}")
+        if d.get(mode) is not None:
+            raise ValueError(f"output constraint {d.get('id')!r}: count and {mode} are both given; give one")
         d[mode] = d.pop("count")
-    return OutputConstraint.model_validate(d)
+    try:
+        return OutputConstraint.model_validate(d)
+    except ValidationError as e:
+        first = e.errors()[0]
+        field = ".".join(map(str, first["loc"]))
+        where = f"output constraint {d.get('id')!r}" + (f" field {field!r}" if field else "")
+        raise ValueError(f"{where}: {first['msg'].removeprefix('Value error, ')}") from None
 
 
 def parse_constraints(value: Any, name: str) -> tuple[OutputConstraint, ...]:
@@ -196,7 +232,7 @@ def parse_constraints(value: Any, name: str) -> tuple[OutputConstraint, ...]:
         return ()
     if isinstance(value, (OutputConstraint, Mapping)):  # one constraint
         value = [value]
-    if isinstance(value, (str, bytes)):
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         raise TypeError(f"{name} must be a list of rt.OutputConstraint (or mappings), got {type(value).__name__}")
     out = []
     for i, c in enumerate(value):
@@ -204,7 +240,10 @@ def parse_constraints(value: Any, name: str) -> tuple[OutputConstraint, ...]:
             try:
                 c = OutputConstraint.model_validate(dict(c))
             except ValidationError as e:
-                raise ValueError(f"{name}[{i}]: {e.errors()[0]['msg']}") from None
+                first = e.errors()[0]
+                field = ".".join(map(str, first["loc"]))
+                where = f"{name}[{i}]" + (f" field {field!r}" if field else "")
+                raise ValueError(f"{where}: {first['msg'].removeprefix('Value error, ')}") from None
         if not isinstance(c, OutputConstraint):
             raise TypeError(f"{name}[{i}]: expected rt.OutputConstraint or a mapping, got {type(c).__name__}")
         out.append(c)

@@ -351,12 +351,27 @@ def rubrify_spec(source: Any) -> dict[str, Any]:
         payload["guidelines"] = guidance
     if groups:
         payload["groups"] = groups
-    constraints = data.get("output_constraints") or []
-    if constraints:  # carried by the rubric: every grade of it checks them
-        try:
-            payload["output_constraints"] = [from_rubrify(c).model_dump(exclude_defaults=True) for c in constraints]
-        except (ValueError, TypeError) as e:
-            raise ValueError(f"rubrify: {e}") from None
-    if data.get("disqualifiers") or any(c.get("enforcement") == "hard" for c in constraints):
+    carried = _constraints(data.get("output_constraints"))  # carried by the rubric: every grade checks them
+    if carried:
+        payload["output_constraints"] = [c.model_dump(exclude_defaults=True) for c in carried]
+    if data.get("disqualifiers") or any(c.enforcement == "disqualify" for c in carried):
         payload["disqualified_decision"] = REJECTED
     return payload
+
+
+def _constraints(raw: Any) -> list[Any]:
+    """A rubrify file's ``output_constraints`` (a list of mappings, or one) as OutputConstraints."""
+    if not raw:
+        return []
+    items = [raw] if isinstance(raw, Mapping) else raw
+    if isinstance(items, (str, bytes)) or not isinstance(items, list):
+        raise ValueError(f"rubrify: output_constraints must be a list of mappings, got {type(raw).__name__}")
+    out = []
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise ValueError(f"rubrify: output_constraints[{i}] must be a mapping, got {type(item).__name__}")
+        try:
+            out.append(from_rubrify(item))
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"rubrify: output_constraints[{i}]: {e}") from None
+    return out

@@ -59,6 +59,7 @@ capped submission's decision is the rubric's ``disqualified_decision`` when it h
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
@@ -67,6 +68,7 @@ from rubrictools.frames import to_polars
 from rubrictools.rubric.group_scores import criterion_aggs, group_scores, normalised
 from rubrictools.rubric.groups import parse_thresholds
 from rubrictools.rubric.length import LengthPenalty, word_count
+from rubrictools.stack import user_stacklevel
 from rubrictools.verdicts import HOLISTIC, NOT_APPLICABLE, validate_verdicts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -184,7 +186,7 @@ def score(
     groups = rubric.groups if rubric is not None else ()
     gates = [c for c in rubric if c.disqualifier or c.required] if rubric is not None else []
     patterns = [c.name or "" for c in rubric or () if "pattern" in c.tags]
-    by_reply = "disqualified_by" in v.columns  # grade(output_constraints=[... enforcement="disqualify"])
+    by_reply = _reply_disqualifications(v, rubric)  # grade(output_constraints=[... enforcement="disqualify"])
     v, gate_aggs = _gates(v, gates, by_reply=by_reply)
     gates_or_reply = bool(gates) or by_reply
     if groups:
@@ -210,6 +212,30 @@ def score(
         out = out.with_columns(_decision(cuts, rubric, gates_or_reply).alias("decision"))
         cols.append("decision")
     return out.select(cols)
+
+
+def _reply_disqualifications(v: pl.DataFrame, rubric: Rubric | None) -> bool:
+    """Whether the verdicts carry a ``disqualified_by`` column (text: which disqualifying output
+    constraint a reply broke); a rubric with such constraints and a table without the column is
+    warned about, since nothing checked them."""
+    if "disqualified_by" not in v.columns:
+        rules = [
+            c.id for c in (rubric.output_constraints if rubric is not None else ()) if c.enforcement == "disqualify"
+        ]
+        if rules:
+            warnings.warn(
+                f"score: the rubric's disqualifying output constraints {rules} were not checked on these verdicts "
+                "(no 'disqualified_by' column): grade with this rubric to check them",
+                UserWarning,
+                stacklevel=user_stacklevel(),
+            )
+        return False
+    dtype = v.schema["disqualified_by"]
+    if dtype not in (pl.String, pl.Null):
+        raise ValueError(
+            f"verdicts: column 'disqualified_by' must hold text (which constraint a reply broke), got {dtype}"
+        )
+    return True
 
 
 def _check(*, cannot_assess: str, on_error: str, partial_credit: float, value: str) -> None:
@@ -270,7 +296,7 @@ def _gates(v: pl.DataFrame, gates: list[Any], *, by_reply: bool = False) -> tupl
     cap_of = pl.col("criterion").replace_strict(cap, default=None, return_dtype=pl.Float64)
     name = pl.col("criterion")
     if by_reply:
-        broke = pl.col("error").is_null() & pl.col("disqualified_by").is_not_null()
+        broke = (pl.col("disqualified_by").str.strip_chars() != "").fill_null(False)  # also on an error row
         cap_of = pl.when(broke).then(pl.lit(0.0)).otherwise(cap_of)
         name = pl.when(broke).then(pl.col("disqualified_by")).otherwise(name)
         hit = hit.fill_null(False) | broke

@@ -263,3 +263,73 @@ def _grade_df(srv, df, rubric, **kw):
 
 def _grade_plain(df):
     return rt.grade(df, GROUPED, model=rt.ScriptedJudge(), id_column="id", progress=False, record=False)
+
+
+def test_bad_constraint_inputs_are_refused_naming_the_field() -> None:
+    ok = {"id": "short", "kind": "word_count", "max": 5}
+    cases = [
+        ({**ok, "scoep": "call"}, r"output_constraints\[0\] field 'scoep'"),
+        ({**ok, "scope": "turn"}, r"output_constraints\[0\] field 'scope'"),
+        ({**ok, "max": True}, r"field 'max': .*whole number"),
+        ({**ok, "id": "  "}, r"field 'id'"),
+        ({"id": "p", "kind": "prefix_suffix", "prefix": " BECAUSE"}, "a prefix may not start"),
+    ]
+    for bad, message in cases:
+        with pytest.raises(ValueError, match=message):
+            rt.grade(DF, RUBRIC, model=rt.ScriptedJudge(), output_constraints=[bad], progress=False, record=False)
+    with pytest.raises(TypeError, match="output_constraints must be a list"):
+        rt.grade(DF, RUBRIC, model=rt.ScriptedJudge(), output_constraints=5, progress=False, record=False)
+    spec = {"criteria": [{"id": "C1", "title": "Clear"}]}
+    with pytest.raises(ValueError, match="count and max are both given"):
+        rt.Rubric.from_rubrify({**spec, "output_constraints": [{**ok, "count": 3, "mode": "max"}]})
+    with pytest.raises(ValueError, match="mode 'min' needs a count"):
+        no_count = {"id": "x", "kind": "word_count", "min": 2, "mode": "min"}
+        rt.Rubric.from_rubrify({**spec, "output_constraints": [no_count]})
+    with pytest.raises(ValueError, match=r"output_constraints\[0\] must be a mapping"):
+        rt.Rubric.from_rubrify({**spec, "output_constraints": ["short"]})
+    one = rt.Rubric.from_rubrify({**spec, "output_constraints": {**ok, "enforcement": "disqualify"}})  # one mapping
+    assert one.output_constraints[0].enforcement == "disqualify" and one.disqualified_decision == "Rejected"
+    assert rt.OutputConstraint.from_rubrify({"id": "w", "kind": "word_count", "count": 1}).render() == (
+        "the explanation must have at most 1 word"
+    )
+
+
+def test_the_judge_is_told_the_rule_checked_and_a_description_beside_it() -> None:
+    c = rt.OutputConstraint(id="short", kind="word_count", max=50, description="keep it brief")
+    assert c.render() == "the explanation must have at most 50 words (keep it brief)"
+
+
+def test_a_reply_breaking_a_hard_and_a_disqualifying_rule_stays_disqualified() -> None:
+    df = pl.DataFrame({"id": [1], "submission": ["fine"]})
+    judge = rt.ScriptedJudge(rule=lambda text, c: ("MET", "sorry" if c.name == "a" else "BECAUSE it is fine"))
+    rules = [
+        {"id": "no_sorry", "kind": "token", "token": "sorry", "forbid": True, "enforcement": "disqualify"},
+        {"id": "because", "kind": "prefix_suffix", "prefix": "BECAUSE", "enforcement": "hard"},
+    ]
+    v = rt.grade(df, RUBRIC, model=judge, id_column="id", output_constraints=rules, progress=False, record=False)
+    assert v["error_kind"].to_list() == ["constraint", None] and v["disqualified_by"].to_list()[1] is None
+    assert v["disqualified_by"][0].startswith("constraint no_sorry")  # kept on the error row
+    assert rt.score(v, RUBRIC, on_error="skip")["score"].to_list() == [0.0]  # not 1.0
+
+
+def test_score_reads_disqualified_by_strictly_and_warns_when_nothing_checked_the_rubric_s_rules() -> None:
+    rubric = rt.Rubric.from_dict(
+        {
+            "criteria": [{"name": "a", "requirement": "Is polite"}],
+            "output_constraints": [{"id": "x", "kind": "token", "token": "z", "enforcement": "disqualify"}],
+        }
+    )
+    v = pl.DataFrame({"id": [1, 2], "criterion": "a", "verdict": "MET"})
+    with pytest.warns(UserWarning, match=r"disqualifying output constraints \['x'\] were not checked"):
+        rt.score(v, rubric)
+    assert rt.score(v.with_columns(pl.Series("disqualified_by", ["", None])), rubric)["score"].to_list() == [1.0, 1.0]
+    with pytest.raises(ValueError, match="'disqualified_by' must hold text"):
+        rt.score(v.with_columns(pl.lit(False).alias("disqualified_by")), rubric)
+
+
+def test_the_judgment_scope_counts_a_text_repeated_in_separate_calls_each_time() -> None:
+    df = pl.DataFrame({"id": [1], "submission": ["fine"]})
+    same = rt.ScriptedJudge(rule=lambda text, c: ("MET", "one two three"))  # per criterion: two calls, same text
+    rule = {"id": "short", "kind": "word_count", "max": 4, "scope": "judgment"}
+    v = rt.grade(df, RUBRIC, model=same, id_column="id", output_constraints=[rule], progress=False, record=False)
+    assert v["warnings"].list.len().to_list() == [1, 1]  # 6 words over the judgment, not 3

@@ -120,7 +120,7 @@ def support(rng: np.random.Generator) -> None:
             if c == "answers_question" and not t and rng.random() < 0.3:
                 j = True
             verdicts.append({"id": sid, "criterion": c, "verdict": "MET" if j else "UNMET",
-                             "explanation": f"simulated judge: {'found' if j else 'did not find'} evidence for {c}",
+                             "explanation": "simulated: a noisy copy of the true label, not a reading of this answer",
                              "judge": "simulated-judge"})  # fmt: skip
     _write("support", subs, pl.DataFrame(human), pl.DataFrame(verdicts), SUPPORT_RUBRIC, {
         "name": "demo_support",

@@ -27,7 +27,9 @@ __all__ = ["format_p_value", "html_table", "table"]
 _PVALUE = ("p_value", "pvalue", "p-value", "p")
 _RATE_WORDS = ("rate", "share", "percent", "agreement", "accuracy", "coverage", "fraction")
 _BOUNDS = ("ci_low", "ci_high", "low", "high")
-_COUNT_WORDS = ("n", "count", "games", "wins", "losses", "ties", "labels", "calls", "tokens", "rows", "items", "points")
+_COUNT_WORDS = (
+    "n", "count", "games", "wins", "losses", "ties", "labels", "calls", "tokens", "rows", "items", "points", "weight",
+)  # fmt: skip
 
 
 def format_p_value(p: float | None) -> str:

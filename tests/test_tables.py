@@ -131,3 +131,8 @@ def test_booleans_read_yes_and_no_and_a_missing_one_a_dash() -> None:
     html = rt.charts.table(pl.DataFrame({"consistent": [True, False, None]})).as_raw_html()
     cells = re.findall(r'<td [^>]*class="gt_row[^"]*"[^>]*>([^<]*)</td>', html)
     assert cells == ["yes", "no", "–"]
+
+
+def test_whole_number_weights_print_without_decimals() -> None:
+    html = rt.charts.table(pl.DataFrame({"criterion": ["a", "b"], "weight": [10.0, -6.0]})).as_raw_html()
+    assert "10.000" not in html and ">10<" in html and "6<" in html

@@ -113,13 +113,16 @@ def score_distributions(
     *,
     bins: int | None = None,
     human_scores: Any = None,
+    title: str | None = None,
 ) -> alt.Chart:
     """Histograms of judge and human rubric scores on the same items, each mean marked by a
     dashed line, with the mean difference, the Wasserstein distance and the KS statistic in
     the title.
 
     ``bins``: default one bar per distinct score when there are at most 12 (ratings), else
-    Sturges' ``ceil(log2(n)) + 1`` bars: 140 scores get 9, not 20 jagged ones."""
+    Sturges' ``ceil(log2(n)) + 1`` bars: 140 scores get 9, not 20 jagged ones. ``title``: the
+    chart's heading (say what and whose); the statistics go below it either way. ``n`` counts
+    (item, rater) pairs: an item several people rated counts once per rater, judge side too."""
 
     alt = _alt()
     pairs = score_pairs(verdicts, human, rubric, [], "each", human_scores).drop_nulls(["h_value", "j_value"])
@@ -173,12 +176,12 @@ def score_distributions(
         x=alt.X("mean:Q", scale=domain), color=colour, tooltip=["who:N", alt.Tooltip("mean:Q", format=".3f")]
     )
     gap = float(js.mean() - hs.mean())
-    return alt.layer(bars, line, mean_rules).properties(
-        width=420,
-        height=200,
-        title=f"Score distributions (dashed: means, judge - human {gap:+.3f}): Wasserstein {w1[0]:.3f}, "
-        f"KS {ks[0]:.3f} (n={pairs.height})",
+    stats = (
+        f"dashed: means, judge - human {gap:+.3f}; Wasserstein distance {w1[0]:.3f}, Kolmogorov-Smirnov {ks[0]:.3f}; "
+        f"n = {pairs.height:,} (item, rater) pairs"
     )
+    heading = alt.Title(title or "Rubric scores: judge vs human", subtitle=stats)
+    return alt.layer(bars, line, mean_rules).properties(width=420, height=200, title=heading)
 
 
 @adapted(renamed(bootstrap="n_resamples"))
@@ -190,13 +193,14 @@ def met_rates(
     n_resamples: int = 500,
     ci: float = 0.95,
     seed: int | None = 0,
+    title: str | None = None,
 ) -> alt.LayerChart:
     """Per-criterion MET rate of the judge and of the humans on the same pairs, with
+    bootstrap intervals: a judge more lenient (or strict) than people shows at a glance.
 
     ``n_resamples``, ``ci``, ``seed``: the bootstrap's resamples; the interval level (printed on
     the axis); its seed (``0`` by default: identical calls give identical intervals; ``None``
-    draws afresh).
-    bootstrap intervals: a judge more lenient (or strict) than people shows at a glance."""
+    draws afresh); ``title``: the chart's heading (say which judge and data)."""
 
     alt = _alt()
     t = agreement(
@@ -232,7 +236,7 @@ def met_rates(
     point = base.mark_point(filled=True, size=60).encode(
         x="value:Q", shape=shape, tooltip=["criterion:N", "who:N", alt.Tooltip("value:Q", format=".1%"), "n:Q"]
     )
-    return alt.layer(rule, point).properties(width=360, title="MET rate: judge vs humans on the same items")
+    return alt.layer(rule, point).properties(width=360, title=title or "MET rate: judge vs humans on the same items")
 
 
 def judge_agreement(

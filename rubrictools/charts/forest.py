@@ -133,7 +133,8 @@ def forest(
         # glance; metrics on other scales (an error in points, a count) keep their own
         bounds = t.select(pl.min_horizontal(pl.col(c).min() for c in ("value", "ci_low", "ci_high") if c in t.columns))
         top = t.select(pl.max_horizontal(pl.col(c).max() for c in ("value", "ci_low", "ci_high") if c in t.columns))
-        shared = bounds.item() is not None and bounds.item() >= -1 and top.item() <= 1
+        agreement_type = set(t["metric"].to_list()) <= {METRIC_NAMES.get(m, m) for m in CHANCE_AT_ZERO | _SHARES}
+        shared = agreement_type and bounds.item() is not None and bounds.item() >= -1 and top.item() <= 1
         return (
             layer.facet(column=alt.Column("metric:N", title=None, sort=panels))
             .resolve_scale(x="shared" if shared else "independent")

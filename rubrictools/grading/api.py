@@ -106,8 +106,9 @@ def grade(
         Binary column), a file path, an ``http(s)`` URL or a ``data:`` URI, or a list of them
         (null: none). The judge receives them as image parts after the submission and before
         the criteria, each labelled ("Image 1 of the submission (column 'photo'):"), as it
-        does the image parts of a conversation's turns. A model litellm says takes no images is refused before any call;
-        cache keys hold each image's SHA-256, not its bytes (:mod:`rubrictools.images`).
+        does the image parts of a conversation's turns. A model litellm says takes no images is
+        refused before any call; cache keys hold each image's SHA-256, not its bytes
+        (:mod:`rubrictools.images`).
     mode
         ``"per_criterion"`` (one call per submission x criterion), ``"per_item"`` (one call per
         submission, aligned by criterion name), ``"grouped"`` (one per-item call per scoring group

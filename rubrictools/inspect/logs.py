@@ -83,9 +83,14 @@ def _score_rows(name: str, s: Any, to_float: Any) -> Iterator[dict[str, Any]]:
         }
 
 
+def _ours(s: Any) -> dict[str, Any] | None:
+    """What :func:`rubric_scorer` left in a score's metadata (None: another scorer's score)."""
+    return s.metadata.get(METADATA_KEY) if isinstance(s.metadata, dict) else None
+
+
 def _judge_usage(s: Any) -> dict[str, Any]:
     """Tokens and cost of rubrictools' judge for one score (null for any other scorer)."""
-    found = (s.metadata or {}).get(METADATA_KEY) if isinstance(s.metadata, dict) else None
+    found = _ours(s)
     if not found:
         return {"judge_tokens": None, "judge_cost_usd": None}
     rows = found.get("verdicts", [])
@@ -212,7 +217,7 @@ def read_verdicts(logs: Any, *, scorer: str | None = None) -> pl.DataFrame:
         for sample in log.samples or []:
             for name, s in (sample.scores or {}).items():
                 seen.add(name)
-                found = (s.metadata or {}).get(METADATA_KEY) if isinstance(s.metadata, dict) else None
+                found = _ours(s)
                 if found is None or (scorer is not None and name != scorer):
                     continue
                 ours.add(name)

@@ -37,10 +37,11 @@ def _broken(c: OutputConstraint) -> pl.Expr:
     constraint on the evidence applies to rows that asked for one."""
     if c.scope == "criterion":
         broken = c.broken()
-    else:  # a text repeated on the rows of one call (a shared rationale) counts once
-        once = pl.col(c.target).is_first_distinct().over("__call")
-        field = pl.col(c.target).filter(_ANSWERED & pl.col(c.target).is_not_null() & once)
-        broken = c.broken(field.str.join("\n").over(_SCOPE_KEYS[c.scope]))
+    else:  # the rows answered before any check (whatever the enforcement); a text repeated on
+        # the rows of one call (a shared rationale) counts once
+        valid = pl.col("__answered") & pl.col(c.target).is_not_null()
+        once = pl.when(valid).then(pl.col(c.target)).is_first_distinct().over("__call") & valid
+        broken = c.broken(pl.col(c.target).filter(once).str.join("\n").over(_SCOPE_KEYS[c.scope]))
     return (pl.col("__ev") & broken) if c.target == "evidence" else broken
 
 
@@ -80,6 +81,7 @@ def check_replies(df: pl.DataFrame, constraints: Sequence[OutputConstraint], *, 
     ``raw_response`` (only error rows keep theirs, as without constraints)."""
     # disqualification first: a reply that also breaks a hard rule becomes an error row, and its
     # disqualification must not vanish with its verdict
+    df = df.with_columns(_ANSWERED.alias("__answered"))
     df = _disqualifying(df, [c for c in constraints if c.enforcement == "disqualify"])
     df = _hard(df, [c for c in constraints if c.enforcement == "hard"])
     notes = [pl.when(_broken(c)).then(pl.lit(c.message())) for c in constraints if c.enforcement == "soft"]
@@ -94,4 +96,4 @@ def check_replies(df: pl.DataFrame, constraints: Sequence[OutputConstraint], *, 
     return df.with_columns(
         pl.when(_ANSWERED).then(warnings).otherwise(None).alias("warnings"),
         pl.when(pl.col("error").is_null()).then(None).otherwise(pl.col("raw_response")).alias("raw_response"),
-    )
+    ).drop("__answered")

@@ -430,6 +430,13 @@ def assign_keys(plan: Plan) -> None:
 def with_rubric_constraints(opts: GradeOptions, rubrics: Sequence[Rubric]) -> GradeOptions:
     """``opts`` with the rubrics' own output constraints added to ``output_constraints=``; one id
     given twice with different rules is refused, naming it."""
+    carried = {rub.output_constraints for rub in rubrics}
+    if len(carried) > 1:
+        raise ValueError(
+            "output_constraints: the rubrics of this run (rubric_column) carry different output constraints, and a "
+            "run checks one set on every reply: give every row's rubric the same constraints, or pass them to "
+            "grade(output_constraints=) and leave them out of the rubrics"
+        )
     given = {c.id: c for c in opts.output_constraints}
     for rub in rubrics:
         for c in rub.output_constraints:

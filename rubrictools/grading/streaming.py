@@ -32,6 +32,7 @@ from rubrictools.frames import to_polars
 from rubrictools.grading.executor import Hooks
 from rubrictools.grading.live import grade_frame
 from rubrictools.grading.options import PAIR_OPTIONS, GradeOptions
+from rubrictools.grading.plan import build_plan
 from rubrictools.progress import progress_bar
 from rubrictools.rubric import Rubric
 
@@ -88,6 +89,8 @@ def _fingerprint(rubric: Rubric | None, opts: GradeOptions, batch_size: int) -> 
         "seed",
         "thinking_markers",
         "conversation_part",
+        "confidence",
+        "criterion_context",
         *PAIR_OPTIONS,
     )
     default = GradeOptions()
@@ -96,6 +99,7 @@ def _fingerprint(rubric: Rubric | None, opts: GradeOptions, batch_size: int) -> 
         "rubric": rubric.to_dict() if rubric is not None else None,
         "judges": names,
         "settings": {k: str(v) for k, v in sorted(settings.items())},
+        "output_constraints": [c.model_dump(mode="json") for c in opts.output_constraints],
         "batch_size": batch_size,
         "column": opts.column,
         "id_column": opts.id_column,
@@ -210,8 +214,9 @@ def stream_parts(
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
     n_parts = max(1, -(-n // batch_size))
-    _open_manifest(out, _fingerprint(rubric, opts, batch_size), n, batch_size, n_parts)
     slice_opts = opts.replace(progress=False, id_column=opts.id_column or ROW_ID)
+    build_plan(slice_of(lf, 0, batch_size, opts.id_column), rubric, slice_opts)  # every input checked, no call made
+    _open_manifest(out, _fingerprint(rubric, opts, batch_size), n, batch_size, n_parts)
     bar = progress_bar(n_parts, enabled=opts.progress, desc="parts", unit="part")
     try:
         for k in range(n_parts):

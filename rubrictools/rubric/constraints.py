@@ -75,7 +75,7 @@ class OutputConstraint(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: str = Field(min_length=1, pattern=r"\S")
+    id: str = Field(min_length=1, pattern=r"^[^;\n]*[^;\s][^;\n]*$")  # shown joined by "; " in messages
     kind: Kind
     target: Literal["explanation", "evidence"] = "explanation"
     enforcement: Literal["soft", "hard", "disqualify"] = "soft"
@@ -191,7 +191,14 @@ def from_rubrify(item: Mapping[str, Any]) -> OutputConstraint:
     disqualifies: ``"disqualify"``), ``scope`` (rubrify's default ``"call"``) and the kind's
     own fields (``count`` with ``mode`` ``"min"``/``"max"``, or ``min``/``max``; ``prefix``,
     ``suffix``; ``token``, ``forbid``). A field with no meaning here is refused by name."""
+    if not isinstance(item, Mapping):
+        raise TypeError(f"an output constraint must be a mapping of its fields, got {type(item).__name__}")
     d = dict(item)
+    if "target_field" in d and "target" in d:
+        raise ValueError(f"output constraint {d.get('id')!r}: give target_field or target, not both")
+    for key in ("enforcement", "scope", "mode", "kind", "target_field", "target"):
+        if key in d and not isinstance(d[key], str):
+            raise ValueError(f"output constraint {d.get('id')!r} field {key!r}: expected text, got {d[key]!r}")
     known = {"kind", "id", "description", "target_field", "target", "enforcement", "scope", "count", "mode"}
     known |= {"min", "max", "prefix", "suffix", "token", "forbid"}
     unknown = sorted(set(d) - known)
@@ -232,8 +239,13 @@ def parse_constraints(value: Any, name: str) -> tuple[OutputConstraint, ...]:
         return ()
     if isinstance(value, (OutputConstraint, Mapping)):  # one constraint
         value = [value]
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable) or hasattr(value, "columns"):
         raise TypeError(f"{name} must be a list of rt.OutputConstraint (or mappings), got {type(value).__name__}")
+    if isinstance(value, (set, frozenset)):
+        raise TypeError(
+            f"{name} must be a list (in the order the judge is told them), got a {type(value).__name__}: its order "
+            "changes between runs, and with it the prompt and its cache key"
+        )
     out = []
     for i, c in enumerate(value):
         if isinstance(c, Mapping):

@@ -301,10 +301,13 @@ def _gates(v: pl.DataFrame, gates: list[Any], *, by_reply: bool = False) -> tupl
         name = pl.when(broke).then(pl.col("disqualified_by")).otherwise(name)
         hit = hit.fill_null(False) | broke
     v = v.with_columns(hit.fill_null(False).alias("__hit"), cap_of.alias("__cap"), name.alias("__dq_name"))
-    return v, [
+    aggs = [
         pl.col("__cap").filter("__hit").min().alias("__capped"),
         pl.col("__dq_name").filter("__hit").unique(maintain_order=True).str.join(", ").alias("__dq"),
     ]
+    if by_reply:  # a broken disqualifying rule decides the score (0) even when its rows failed otherwise
+        aggs.append(broke.any().alias("__reply_dq"))
+    return v, aggs
 
 
 def _per_submission(v: pl.DataFrame, extra: list[pl.Expr]) -> pl.DataFrame:
@@ -371,7 +374,13 @@ def _scores(
         ceiling = pl.col("__capped") if normalize else pl.col("__capped") * pl.col("P")
         base = pl.when(pl.col("__capped").is_not_null()).then(pl.min_horizontal(base, ceiling)).otherwise(base)
     out = per_id.with_columns(
-        pl.when(undefined).then(None).otherwise(base).cast(pl.Float64).alias("score"),
+        pl.when(pl.col("__reply_dq") if "__reply_dq" in per_id.columns else pl.lit(False))
+        .then(0.0)
+        .when(undefined)
+        .then(None)
+        .otherwise(base)
+        .cast(pl.Float64)
+        .alias("score"),
         pl.when(undefined).then(None).otherwise(S).cast(pl.Float64).alias("raw_score"),
     )
     return out, group_cols

@@ -333,3 +333,47 @@ def test_the_judgment_scope_counts_a_text_repeated_in_separate_calls_each_time()
     rule = {"id": "short", "kind": "word_count", "max": 4, "scope": "judgment"}
     v = rt.grade(df, RUBRIC, model=same, id_column="id", output_constraints=[rule], progress=False, record=False)
     assert v["warnings"].list.len().to_list() == [1, 1]  # 6 words over the judgment, not 3
+
+
+def test_a_disqualified_submission_scores_zero_even_when_its_rows_failed() -> None:
+    v = pl.DataFrame(
+        {
+            "id": [1, 1],
+            "criterion": ["a", "b"],
+            "verdict": [None, None],
+            "error": ["constraint x: broken", "timeout"],
+            "disqualified_by": ["constraint no_sorry: ...", None],
+        }
+    )
+    s = rt.score(v, RUBRIC)
+    assert s["score"].to_list() == [0.0] and s["disqualified"][0].startswith("capped at 0.0 by constraint no_sorry")
+
+
+def test_per_row_rubrics_with_different_constraints_are_refused_and_sets_are_not_lists() -> None:
+    quiet = RUBRIC.to_dict()
+    strict = {"criteria": quiet, "output_constraints": [{"id": "s", "kind": "token", "token": "z", "forbid": True}]}
+    df = pl.DataFrame({"submission": ["a", "b"], "rubric": [json.dumps(quiet), json.dumps(strict)]})
+    with pytest.raises(ValueError, match="carry different output constraints"):
+        rt.grade(df, None, model=rt.ScriptedJudge(), rubric_column="rubric", progress=False, record=False)
+    rule = rt.OutputConstraint(id="s", kind="token", token="z")
+    with pytest.raises(TypeError, match=r"must be a list .* got a set"):
+        rt.grade(DF, RUBRIC, model=rt.ScriptedJudge(), output_constraints={rule}, progress=False, record=False)
+    with pytest.raises(TypeError, match="must be a mapping"):
+        rt.OutputConstraint.from_rubrify(None)
+    with pytest.raises(ValueError, match="field 'enforcement': expected text"):
+        rt.OutputConstraint.from_rubrify({"id": "x", "kind": "token", "token": "z", "enforcement": ["hard"]})
+
+
+def test_streaming_refuses_before_writing_anything_and_new_constraints_are_new_settings(tmp_path) -> None:
+    src = tmp_path / "in.parquet"
+    DF.write_parquet(src)
+    out = tmp_path / "parts"
+    on_evidence = {"id": "q", "kind": "word_count", "max": 3, "target": "evidence"}
+    with pytest.raises(ValueError, match="check the evidence quote"):
+        rt.grade_to_parquet(src, RUBRIC, model=rt.ScriptedJudge(), output=out, output_constraints=[on_evidence],
+                            progress=False)  # fmt: skip
+    assert not list(out.glob("*"))  # no manifest left behind to refuse the next run
+    rt.grade_to_parquet(src, RUBRIC, model=rt.ScriptedJudge(), output=out, progress=False)
+    with pytest.raises(ValueError, match="holds parts graded with other settings"):
+        rt.grade_to_parquet(src, RUBRIC, model=rt.ScriptedJudge(), output=out, progress=False,
+                            output_constraints=[{"id": "s", "kind": "token", "token": "z"}])  # fmt: skip

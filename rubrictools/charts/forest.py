@@ -192,8 +192,9 @@ def _intervals(
         point = point.encode(shape=shape)
     if zero_in:  # a faceted chart of several metrics: the line only in the panels where 0 is chance
         keep = alt.FieldOneOfPredicate(field="metric", oneOf=list(zero_in))
-        ref = alt.Chart(base.data).transform_filter(keep).mark_rule(color="#888", strokeDash=[4, 3])
-        return alt.layer(ref.encode(x=alt.datum(0.0)), rule, point)
+        # a field, not a datum: a datum would pull 0 into every panel's axis, the error metric's too
+        ref = alt.Chart(base.data).transform_filter(keep).transform_calculate(zero="0")
+        return alt.layer(ref.mark_rule(color="#888", strokeDash=[4, 3]).encode(x="zero:Q"), rule, point)
     if chance is None:
         return alt.layer(rule, point)
     # its own chart on the same data, with no y or colour: one grey line over the whole height

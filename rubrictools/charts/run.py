@@ -68,8 +68,8 @@ def _latency(v: pl.DataFrame, new_calls: int) -> alt.Chart:
         )
     if not (x.size and x.max() > 1e-3):
         return _note(
-            f"{new_calls:,} new calls, none with a latency over\n"
-            "1 ms recorded (batch jobs and scripted\njudges record none)",
+            f"no latency to draw for the {new_calls:,} new calls:\n"
+            "batch jobs and scripted judges\nrecord none (or all under 1 ms)",
             "Latency",
         )
     edges = np.histogram_bin_edges(x, bins=min(30, max(5, int(np.sqrt(x.size)))), range=(0.0, float(x.max())))

@@ -108,7 +108,7 @@ class Improvement:
         rule = base.mark_rule(color="#999").encode(
             x=alt.X(
                 "holdout_before:Q",
-                title=f"held-out {self.history['metric'][0] if self.history.height else 'agreement'}",
+                title=f"held-out {_in_words(self.history['metric'][0]) if self.history.height else 'agreement'}",
             ),
             x2="holdout_after:Q",
         )
@@ -391,3 +391,10 @@ def _reorder(v: pl.DataFrame, ids: pl.Series, rubric: Rubric) -> pl.DataFrame:
 
 _OUTCOME = {"kept": "#0072b2", "rejected": "#d55e00"}
 """Colour-blind-safe colours of a proposal's outcome (Okabe-Ito blue and vermilion)."""
+
+
+def _in_words(metric: str) -> str:
+    """A metric's name for an axis: ``cohen_kappa`` as Cohen's kappa, other names with spaces."""
+    return {"cohen_kappa": "Cohen's kappa", "kappa_quadratic": "quadratic-weighted kappa"}.get(
+        metric, metric.replace("_", " ")
+    )

@@ -9,7 +9,7 @@ A constraint names a field of each verdict (``explanation`` or ``evidence``) and
 ``char_limit``    have at least ``min`` and at most ``max`` characters
 ``item_count``    hold at least ``min`` and at most ``max`` items (non-blank lines)
 ``prefix_suffix`` start with ``prefix`` and/or end with ``suffix`` (after trimming spaces)
-``token``         contain ``token`` (``forbid=True``: must not contain it)
+``token``         contain ``token``, exactly (case-sensitive; ``forbid=True``: must not)
 ================= ====================================================================
 
 The judge is told every constraint (a "Constraints on your reply" section of its system

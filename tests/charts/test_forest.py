@@ -20,8 +20,8 @@ def test_a_forest_of_mixed_metrics_draws_the_chance_line_only_where_zero_is_chan
     spec = rt.charts.forest(t).to_dict()
     layers = spec["spec"]["layer"]
     ref = layers[0]
-    assert ref["mark"]["strokeDash"] and ref["encoding"]["x"] == {"datum": 0.0}
-    assert ref["transform"] == [{"filter": {"field": "metric", "oneOf": ["Pearson's r"]}}]  # not in the RMSE panel
+    assert ref["mark"]["strokeDash"] and ref["encoding"]["x"] == {"field": "zero", "type": "quantitative"}
+    assert ref["transform"][0] == {"filter": {"field": "metric", "oneOf": ["Pearson's r"]}}  # not in the RMSE panel
     assert "dashed: chance, 0 for Pearson's r" in layers[1]["encoding"]["x"]["title"]
     assert spec["resolve"]["scale"]["x"] == "independent"  # an error in points does not share an agreement axis
     both_agreement = t.with_columns(pl.Series("metric", ["spearman", "pearson"]))

@@ -56,7 +56,7 @@ def cacheable_prefix(content: Any) -> str | None:
     as text (an image as its description, with its hash), when it is long enough to be cached;
     None otherwise. What the scheduler groups calls by and what the cache mark closes.
 
-    >>> text = "<submission>\n" + "x" * 5000 + "\n</submission>\n\nGrade the submission.\n\nCriterion name: a"
+    >>> text = "<submission>\\n" + "x" * 5000 + "\\n</submission>\\n\\nGrade the submission.\\n\\nCriterion name: a"
     >>> cacheable_prefix(text).endswith("Grade the submission."), cacheable_prefix("short")
     (True, None)
     """

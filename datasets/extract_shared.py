@@ -117,7 +117,7 @@ def hanna(shared: Path) -> None:
     _write(llm, out / "llm.parquet")
     _card(out / "CARD.json", {
         "name": "hanna",
-        "title": "HANNA: 1,056 generated stories rated by 3 humans on 6 criteria, with LLM ratings",
+        "title": "HANNA: 1,056 stories (960 generated, 96 written by people) rated by 3 humans on 6 criteria, with LLM ratings",
         "origin": "https://github.com/dig-team/hanna-benchmark-asg (commit 282f27536a5d05ad4ce14298abcd70c45668fed2), file hanna_metric_scores_llm.csv",
         "licence": "MIT (Copyright (c) 2022 dig-team); stories derive from WritingPrompts",
         "citation": "Chhun, C., Colombo, P., Suchanek, F., Clavel, C. (2022). Of Human Criteria and Automatic Metrics: A Benchmark of the Evaluation of Story Generation. COLING 2022. LLM ratings: Chhun, C., Suchanek, F., Clavel, C. (2024). Do Language Models Enjoy Their Own Stories? Prompting Large Language Models for Automatic Story Evaluation. TACL.",
@@ -168,12 +168,12 @@ def llm_rubric(shared: Path) -> None:
     _write(base.sort(keys), out / "real_baselines.parquet")
     _card(out / "CARD.json", {
         "name": "llm_rubric",
-        "title": "LLM-Rubric: GPT-3.5 answer distributions on 9 rubric questions and human judges' ratings of dialogues",
+        "title": "LLM-Rubric: GPT-3.5 answer distributions on 9 rubric questions and human raters' ratings of dialogues",
         "origin": "https://github.com/microsoft/LLM-Rubric (commit 70d56fc4e9a26e60642bc14b62b96d2d0a500edd)",
         "licence": "MIT (Copyright (c) Microsoft Corporation)",
         "citation": "Hashemi, H., Eisner, J., Rosset, C., Van Durme, B., Kedzie, C. (2024). LLM-Rubric: A Multidimensional, Calibrated Approach to Automated Evaluation of Natural Language Texts. ACL 2024.",
-        "contents": "{real,synth}_human.parquet: one row per (dialogue, judge, question) with the judge's rating. {real,synth}_gpt35.parquet: GPT-3.5's probability for each of the 4 answers (p1..p4) per (dialogue, question) and one sampled answer. real_baselines.parquet: the repository's shipped baseline predictions per (dialogue, judge, question): sample_llm, argmax_llm, expected_llm, group_constant, ann_constant, random.",
-        "labels": "Q1..Q8: rubric questions (naturalness, relevance, ... of a help-desk dialogue), Q0: overall satisfaction; ratings 1-4, 0 = not applicable. Real data: 223 dialogues, one judge each (13 judges); synthetic: 250 dialogues, 2-3 judges each (24 judges).",
+        "contents": "{real,synth}_human.parquet: one row per (dialogue, rater, question) with the rater's rating. {real,synth}_gpt35.parquet: GPT-3.5's probability for each of the 4 answers (p1..p4) per (dialogue, question) and one sampled answer. real_baselines.parquet: the repository's shipped baseline predictions per (dialogue, rater, question): sample_llm, argmax_llm, expected_llm, group_constant, ann_constant, random.",
+        "labels": "Q1..Q8: rubric questions (naturalness, relevance, ... of a help-desk dialogue), Q0: overall satisfaction; ratings 1-4, 0 = not applicable. Real data: 223 dialogues, one rater each (13 raters; the paper calls its raters judges); synthetic: 250 dialogues, 2-3 raters each (24 raters).",
         "not_included": "dialogue texts (real_data.json)",
         "extracted_by": "datasets/extract_shared.py",
     })  # fmt: skip

@@ -28,9 +28,12 @@ _CATALOGUE: dict[str, tuple[str, str]] = {
     "hanna": ("hanna", "HANNA stories; 3 human raters x 6 criteria (1-5); 5 LLMs x 4 prompts"),
     "llm_rubric_real": (
         "llm_rubric",
-        "LLM-Rubric real dialogues; GPT-3.5 answer probabilities; 13 judges (1 per dialogue)",
+        "LLM-Rubric real dialogues; GPT-3.5 answer probabilities; 13 human raters (1 per dialogue)",
     ),
-    "llm_rubric_synth": ("llm_rubric", "LLM-Rubric synthetic dialogues; GPT-3.5 answer probabilities; 2-3 judges each"),
+    "llm_rubric_synth": (
+        "llm_rubric",
+        "LLM-Rubric synthetic dialogues; GPT-3.5 answer probabilities; 2-3 human raters each",
+    ),
     "agent_reward_bench": (
         "agent_reward_bench",
         "AgentRewardBench web-agent trajectories; expert success / side-effect / looping labels; 1-2 annotators",

@@ -286,7 +286,9 @@ class CalibrationWidget:
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         """The live widget plus a static snapshot for exports (:mod:`rubrictools.widgets.snapshot`)."""
         cols = ["id", "criterion", "rater", "judge_label", "human_label", "explanation", "kind"]
-        shown = self.disagreements.select(c for c in cols if c in self.disagreements.columns)
+        shown = self.disagreements.select(c for c in cols if c in self.disagreements.columns).rename(
+            {"judge_label": "judge's label", "human_label": "human's label"}, strict=False
+        )
         if self.texts:  # the answer each disagreement is about, beside the judge's explanation
             ids = pl.Series("id", list(self.texts), dtype=shown.schema["id"], strict=False)
             answers = pl.DataFrame([ids, pl.Series("answer", [str(t) for t in self.texts.values()])])

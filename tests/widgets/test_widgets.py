@@ -201,7 +201,7 @@ def test_every_widget_carries_a_static_snapshot_for_exports() -> None:
     ex = rt.widgets.explore(support.verdicts, page_size=5)
     for widget, title, inside in (
         (lw, "Labelling", "answers_question"),
-        (cw, "Adjudication", "human_label"),
+        (cw, "Adjudication", "human&#x27;s label"),
         (ex, "Verdict explorer", "page 1 of"),
     ):
         bundle = widget._repr_mimebundle_()

@@ -438,14 +438,13 @@ def with_rubric_constraints(opts: GradeOptions, rubrics: Sequence[Rubric]) -> Gr
             "grade(output_constraints=) and leave them out of the rubrics"
         )
     given = {c.id: c for c in opts.output_constraints}
-    for rub in rubrics:
-        for c in rub.output_constraints:
-            if c.id in given and given[c.id] != c:
-                raise ValueError(
-                    f"output_constraints: {c.id!r} is given twice with different rules (by the rubric and by "
-                    "output_constraints=, or by two rubrics): rename one"
-                )
-            given.setdefault(c.id, c)
+    for c in next(iter(carried), ()):  # the one set every rubric of the run carries
+        if c.id in given and given[c.id] != c:
+            raise ValueError(
+                f"output_constraints: {c.id!r} is given twice with different rules (by the rubric and by "
+                "output_constraints=): rename one"
+            )
+        given.setdefault(c.id, c)
     if len(given) == len(opts.output_constraints):
         return opts
     return opts.replace(output_constraints=tuple(given.values()))

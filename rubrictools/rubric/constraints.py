@@ -45,6 +45,8 @@ from typing import Any, Literal
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from rubrictools.rubric.formats import field_errors
+
 __all__ = ["OutputConstraint", "from_rubrify", "parse_constraints"]
 
 Kind = Literal["word_count", "char_limit", "item_count", "prefix_suffix", "token"]
@@ -223,13 +225,15 @@ def from_rubrify(item: Mapping[str, Any]) -> OutputConstraint:
         if d.get(mode) is not None:
             raise ValueError(f"output constraint {d.get('id')!r}: count and {mode} are both given; give one")
         d[mode] = d.pop("count")
+    return _validated(d, f"output constraint {d.get('id')!r}")
+
+
+def _validated(fields: dict[str, Any], where: str) -> OutputConstraint:
+    """An :class:`OutputConstraint` from its fields; an error names ``where`` and each field."""
     try:
-        return OutputConstraint.model_validate(d)
+        return OutputConstraint.model_validate(fields)
     except ValidationError as e:
-        first = e.errors()[0]
-        field = ".".join(map(str, first["loc"]))
-        where = f"output constraint {d.get('id')!r}" + (f" field {field!r}" if field else "")
-        raise ValueError(f"{where}: {first['msg'].removeprefix('Value error, ')}") from None
+        raise ValueError(f"{where} {field_errors(e, 'constraint')}") from None
 
 
 def parse_constraints(value: Any, name: str) -> tuple[OutputConstraint, ...]:
@@ -249,13 +253,7 @@ def parse_constraints(value: Any, name: str) -> tuple[OutputConstraint, ...]:
     out = []
     for i, c in enumerate(value):
         if isinstance(c, Mapping):
-            try:
-                c = OutputConstraint.model_validate(dict(c))
-            except ValidationError as e:
-                first = e.errors()[0]
-                field = ".".join(map(str, first["loc"]))
-                where = f"{name}[{i}]" + (f" field {field!r}" if field else "")
-                raise ValueError(f"{where}: {first['msg'].removeprefix('Value error, ')}") from None
+            c = _validated(dict(c), f"{name}[{i}]")
         if not isinstance(c, OutputConstraint):
             raise TypeError(f"{name}[{i}]: expected rt.OutputConstraint or a mapping, got {type(c).__name__}")
         out.append(c)

@@ -215,7 +215,9 @@ def stream_parts(
     out.mkdir(parents=True, exist_ok=True)
     n_parts = max(1, -(-n // batch_size))
     slice_opts = opts.replace(progress=False, id_column=opts.id_column or ROW_ID)
-    build_plan(slice_of(lf, 0, batch_size, opts.id_column), rubric, slice_opts)  # every input checked, no call made
+    # the settings checked on the first row before the manifest is written (no call made; one row,
+    # so the first slice is not planned twice): a refused run leaves nothing behind
+    build_plan(slice_of(lf, 0, 1, opts.id_column), rubric, slice_opts)
     _open_manifest(out, _fingerprint(rubric, opts, batch_size), n, batch_size, n_parts)
     bar = progress_bar(n_parts, enabled=opts.progress, desc="parts", unit="part")
     try:

@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.charts.base import METRIC_NAMES, interval_words, rate_axis
 from rubrictools.charts.base import alt_module as _alt
+from rubrictools.charts.base import interval_words, rate_axis
 from rubrictools.charts.base import values as _values
 from rubrictools.deprecation import adapted, renamed
 from rubrictools.human_agreement import agreement, criterion_pairs, judge_kappas, score_pairs
 from rubrictools.human_agreement.judge_pairs import Weights
 from rubrictools.metrics.distribution import cdf_distances_weighted
+from rubrictools.metrics.names import METRIC_NAMES
 from rubrictools.metrics.probability import brier_score, expected_calibration_error, reliability_table
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -13,7 +13,6 @@ from rubrictools.frames import to_polars
 __all__ = [
     "CHANCE_AT_ZERO",
     "MAX_ROWS",
-    "METRIC_NAMES",
     "alt_module",
     "chart_frame",
     "interval_level",
@@ -181,28 +180,6 @@ def interval_words(table: pl.DataFrame, kind: str = "interval") -> str:
         return "no interval"
     level = interval_level(table)
     return f"{level} {kind}" if level else kind
-
-
-METRIC_NAMES = {
-    "cohen_kappa": "Cohen's kappa",
-    "kappa_linear": "linear-weighted kappa",
-    "kappa_quadratic": "quadratic-weighted kappa",
-    "cohen_kappa_pairwise": "mean pairwise Cohen's kappa",
-    "fleiss_kappa": "Fleiss' kappa",
-    "gwet_ac1": "Gwet's AC1",
-    "krippendorff_alpha": "Krippendorff's alpha",
-    "icc2": "ICC(2,1)",
-    "icc3": "ICC(3,1)",
-    "spearman": "Spearman's rho",
-    "kendall": "Kendall's tau",
-    "pearson": "Pearson's r",
-    "mcc": "MCC",
-    "f1": "F1",
-    "mae": "MAE",
-    "rmse": "RMSE",
-    "percent_agreement": "percent agreement",
-}
-"""How a metric is named on a chart (panels, axes): words, not identifiers."""
 
 
 def rate_axis() -> Any:

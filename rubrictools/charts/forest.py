@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.charts.base import CHANCE_AT_ZERO, METRIC_NAMES, chart_frame, interval_words
+from rubrictools.charts.base import CHANCE_AT_ZERO, chart_frame, interval_words
 from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import values as _values
+from rubrictools.metrics.names import METRIC_NAMES
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt

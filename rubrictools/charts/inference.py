@@ -19,8 +19,9 @@ _NAMES = {"classical": "human labels only", "ppi": "prediction-powered (PPI++)",
 def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = None) -> alt.LayerChart:
     """A :func:`rubrictools.ppi.width_curve` table: median interval width against the number
     of human labels for the classical, PPI and naive estimates, one panel per criterion. The
-    naive line is dashed and its legend entry carries the judge's bias (naive minus the
-    full-human value) written under its start, since a narrow interval around the wrong value is no help.
+    naive line is dashed and carries the judge's bias (the judge-only estimate minus the value
+    from all human labels, signed, two decimals) under its start, since a narrow interval around
+    the wrong value is no help.
 
     >>> import polars as pl, rubrictools as rt
     >>> c = pl.DataFrame({"criterion": "c", "n": [50, 50, 50], "method": ["classical", "ppi", "naive"],
@@ -35,14 +36,12 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
     require_columns(c, need, "ppi_widths", "; pass rt.ppi.width_curve(...)")
     if criterion is not None:
         c = c.filter(pl.col("criterion") == criterion)
-    bias = (pl.col("estimate") - pl.col("full_value")).round(2)
-    note = pl.when(pl.col("method") == "naive").then(pl.format("bias {}", bias.cast(pl.String))).otherwise(pl.lit(""))
-    last = pl.col("n") == pl.col("n").min().over("criterion")  # the note sits under the line's start
-    c = c.with_columns(
+    first = (pl.col("n") == pl.col("n").min().over("criterion")) & (pl.col("method") == "naive")
+    c = c.with_columns(  # the judge's bias is written once per panel, under the naive line's start
         pl.col("method").replace_strict(_NAMES, default=pl.col("method")).alias("estimator"),
-        pl.when(last).then(note).otherwise(pl.lit("")).alias("note"),
+        pl.when(first).then(pl.col("estimate") - pl.col("full_value")).alias("bias"),
     )
-    data = alt.Data(values=values(c.select("criterion", "n", "method", "estimator", "width", "covers", "note")))
+    data = alt.Data(values=values(c.select("criterion", "n", "method", "estimator", "width", "covers", "bias")))
     order = [_NAMES[m] for m in ("classical", "ppi", "naive")]
     base = alt.Chart(data).encode(
         x=alt.X("n:Q", title="human labels (n)"),
@@ -57,7 +56,12 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
     )
     tooltip = [alt.Tooltip("estimator:N"), alt.Tooltip("n:Q"), alt.Tooltip("width:Q", format=".3f")]
     tooltip.append(alt.Tooltip("covers:Q", format=".0%", title="covers full-human value"))
-    text = base.mark_text(align="left", dy=12, fontSize=10, color="#555").encode(text="note:N")
+    text = (
+        base.transform_filter("isValid(datum.bias)")
+        .transform_calculate(note="'judge bias ' + format(datum.bias, '+.2f')")
+        .mark_text(align="left", dy=12, fontSize=10)
+        .encode(text="note:N", color=alt.value("#333"))
+    )
     lines = alt.layer(
         base.mark_line().encode(
             strokeDash=alt.condition("datum.method == 'naive'", alt.value([5, 4]), alt.value([1, 0]))
@@ -77,4 +81,6 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
     panels = c["criterion"].unique(maintain_order=True).to_list()  # the curve's (rubric) order, not alphabetical
     chart = lines.facet(facet=alt.Facet("criterion:N", title=None, sort=panels), columns=3) if many else lines
     scope = f" on {criterion!r}" if criterion is not None else ""
-    return chart.properties(title=title or f"Interval width against the number of human labels{scope}")
+    heading = title or f"Interval width against the number of human labels{scope}"
+    words = "judge bias: the judge-only estimate minus the value from all human labels"
+    return chart.properties(title=alt.Title(heading, subtitle=words))

@@ -40,6 +40,7 @@ from rubrictools.human_agreement import compare, human_frame
 from rubrictools.judge.config import Judge
 from rubrictools.judge.prompts import describe_criterion, escape
 from rubrictools.judge.scripted import ScriptedJudge
+from rubrictools.metrics.names import metric_words
 from rubrictools.metrics.resampling import check_resampling
 from rubrictools.rubric import Criterion, Rubric
 from rubrictools.tables import html_table
@@ -108,7 +109,7 @@ class Improvement:
         rule = base.mark_rule(color="#999").encode(
             x=alt.X(
                 "holdout_before:Q",
-                title=f"held-out {_in_words(self.history['metric'][0]) if self.history.height else 'agreement'}",
+                title=f"held-out {metric_words(self.history['metric'][0]) if self.history.height else 'agreement'}",
             ),
             x2="holdout_after:Q",
         )
@@ -363,8 +364,8 @@ def improve(
         if verbose:
             ci = "" if r.get("ci_low") is None else f", {100 * 0.95:.0f}% CI [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
             print(
-                f"round {rnd}: {name}: held-out {metric} {_fmt(r.get('value_before'))} -> {_fmt(r.get('value_after'))} "
-                f"(change {_fmt(diff, sign=True)}{ci}) {'KEPT' if keep else 'rejected'}"
+                f"round {rnd}: {name}: held-out {metric_words(metric)} {_fmt(r.get('value_before'))} -> {_fmt(r.get('value_after'))} "
+                f"(change {_fmt(diff, sign=True)}{ci}) {'kept' if keep else 'rejected'}"
             )
         rows.append(row)
     history = pl.DataFrame(rows, schema=_HISTORY_SCHEMA)
@@ -391,10 +392,3 @@ def _reorder(v: pl.DataFrame, ids: pl.Series, rubric: Rubric) -> pl.DataFrame:
 
 _OUTCOME = {"kept": "#0072b2", "rejected": "#d55e00"}
 """Colour-blind-safe colours of a proposal's outcome (Okabe-Ito blue and vermilion)."""
-
-
-def _in_words(metric: str) -> str:
-    """A metric's name for an axis: ``cohen_kappa`` as Cohen's kappa, other names with spaces."""
-    return {"cohen_kappa": "Cohen's kappa", "kappa_quadratic": "quadratic-weighted kappa"}.get(
-        metric, metric.replace("_", " ")
-    )

@@ -17,6 +17,7 @@ from rubrictools.metrics.distribution import js_divergence, ks_2samp, wasserstei
 from rubrictools.metrics.errors import mae, mean_bias, rmse, rmse_affine
 from rubrictools.metrics.kappa import cohen_kappa, gwet_ac1
 from rubrictools.metrics.multirater import fleiss_kappa, icc, krippendorff_alpha, percent_agreement
+from rubrictools.metrics.names import METRIC_NAMES, metric_words
 from rubrictools.metrics.probability import brier_score, expected_calibration_error, reliability_table
 from rubrictools.metrics.resampling import (
     Interval,
@@ -31,6 +32,7 @@ from rubrictools.metrics.resampling import (
 from rubrictools.metrics.spread import consistency, discrimination
 
 __all__ = [
+    "METRIC_NAMES",
     "Estimate",
     "Interval",
     "Kernel",
@@ -57,6 +59,7 @@ __all__ = [
     "mae",
     "mcc",
     "mean_bias",
+    "metric_words",
     "pearson",
     "percent_agreement",
     "precision",

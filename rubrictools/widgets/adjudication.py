@@ -18,9 +18,9 @@ import polars as pl
 from IPython.core.formatters import DisplayFormatter
 
 from rubrictools.charts import before_after
-from rubrictools.charts.base import METRIC_NAMES
 from rubrictools.frames import to_polars
 from rubrictools.human_agreement import agreement, criterion_pairs, human_frame
+from rubrictools.metrics.names import METRIC_NAMES
 from rubrictools.widgets.snapshot import snapshot_bundle
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -285,10 +285,14 @@ class CalibrationWidget:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         """The live widget plus a static snapshot for exports (:mod:`rubrictools.widgets.snapshot`)."""
-        cols = ["id", "criterion", "rater", "judge_label", "human_label", "explanation", "kind"]
-        shown = self.disagreements.select(c for c in cols if c in self.disagreements.columns).rename(
-            {"judge_label": "judge's label", "human_label": "human's label"}, strict=False
-        )
+        cols = ["id", "criterion", "rater", "judge_label", "human_label", "explanation"]  # the labels say the kind
+        shown = self.disagreements.select(c for c in cols if c in self.disagreements.columns)
+        if "rater" in shown.columns:  # one row per (answer, criterion, labels): the raters who gave it listed
+            keys = [c for c in shown.columns if c != "rater"]
+            rater = pl.col("rater").cast(pl.String).fill_null("–")
+            shown = shown.group_by(keys, maintain_order=True).agg(rater.str.join(", ").alias("raters"))
+            shown = shown.select(*keys[:2], "raters", *keys[2:])
+        shown = shown.rename({"judge_label": "judge's label", "human_label": "human's label"}, strict=False)
         if self.texts:  # the answer each disagreement is about, beside the judge's explanation
             ids = pl.Series("id", list(self.texts), dtype=shown.schema["id"], strict=False)
             answers = pl.DataFrame([ids, pl.Series("answer", [str(t) for t in self.texts.values()])])

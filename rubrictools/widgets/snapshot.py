@@ -101,7 +101,28 @@ def snapshot_html(
         return head + ("</div>" if current else "<p>(no rows yet)</p></div>")
     shown = table.head(SNAPSHOT_ROWS)
     more = f"<p>... {table.height - shown.height} more rows</p>" if table.height > shown.height else ""
-    return f"{head}{html_table(shown, max_chars=600, labels=labels)}{more}</div>"
+    shown, same = _constant_columns(shown, table)
+    note = "".join(
+        f"<p>every row's {html.escape((labels or {}).get(c, c))}: <i>{html.escape(_cut(v, 600))}</i></p>"
+        for c, v in same.items()
+    )
+    return f"{head}{note}{html_table(shown, max_chars=600, labels=labels)}{more}</div>"
+
+
+def _constant_columns(shown: pl.DataFrame, table: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, str]]:
+    """Text columns holding one value on every row of ``table`` (two rows or more), taken out of
+    ``shown`` to be said once above it rather than repeated on every row.
+
+    >>> t = pl.DataFrame({"id": ["a", "b"], "note": ["same", "same"]})
+    >>> _constant_columns(t, t)[1]
+    {'note': 'same'}
+    """
+    if table.height < 2 or shown.width < 2:
+        return shown, {}
+    text = [c for c, t in table.schema.items() if t == pl.String]
+    same = {c: table[c][0] for c in text if table[c].null_count() == 0 and table[c].n_unique() == 1}
+    same = dict(list(same.items())[: shown.width - 1])  # at least one column stays a table
+    return shown.drop(list(same)), same
 
 
 def snapshot_bundle(

@@ -3,6 +3,7 @@ save offline at twice their size."""
 
 from __future__ import annotations
 
+import re
 import struct
 
 import polars as pl
@@ -52,6 +53,28 @@ def test_ppi_width_panels_follow_the_curve() -> None:
     ]
     spec = rt.charts.ppi_widths(pl.DataFrame(rows)).to_dict()
     assert spec["facet"]["sort"] == ["zeta", "alpha"]
+
+
+def test_ppi_widths_writes_the_signed_bias_once_per_panel_with_two_decimals() -> None:
+    vl_convert = pytest.importorskip("vl_convert")
+    rows = [
+        {
+            "criterion": c,
+            "n": n,
+            "method": m,
+            "width": 0.1,
+            "covers": 1.0,
+            "full_value": 3.0,
+            "estimate": {"zeta": 2.2, "alpha": 3.5}[c] if m == "naive" else 3.0,
+        }
+        for c in ("zeta", "alpha")
+        for n in (10, 20)
+        for m in ("classical", "ppi", "naive")
+    ]
+    svg = vl_convert.vegalite_to_svg(rt.charts.ppi_widths(pl.DataFrame(rows)).to_dict())
+    notes = re.findall(r">(judge bias [^<]*)<", svg)
+    assert sorted(n.replace("\u2212", "-") for n in notes) == ["judge bias +0.50", "judge bias -0.80"]
+    assert "the judge-only estimate minus the value from all human labels" in svg
 
 
 def _png_size(path) -> tuple[int, int]:

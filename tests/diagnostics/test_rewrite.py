@@ -80,7 +80,7 @@ def test_improve_keeps_a_helpful_rewrite_and_rejects_a_harmful_one(data, server,
     assert res.rubric["polite"].requirement == "Opens with 'sorry' or 'thanks'"
     assert res.rubric["answers"] == rubric["answers"] and res.initial == rubric
     out = capsys.readouterr().out
-    assert "round 1: polite" in out and "KEPT" in out and "95% CI" in out
+    assert "round 1: polite" in out and "kept" in out and "Cohen's kappa" in out and "95% CI" in out
     # the final verdicts are those of the improved rubric, in input order
     v = res.verdicts
     assert v.select("id", "criterion").rows() == [(i, n) for i in df["id"] for n in rubric.names]

@@ -272,4 +272,10 @@ def test_snapshots_show_the_item_in_hand_and_what_each_disagreement_is_about() -
     assert "answers_question" in snap and "[1: MET]" in snap and "[skip]" in snap
     cw = rt.widgets.calibrate(support.verdicts, support.human, support.rubric, submissions=support.submissions)
     snap = cw._repr_mimebundle_()["text/html"]
-    assert "<th style='text-align:left'>explanation</th>" in snap and "<th style='text-align:left'>answer</th>" in snap
+    assert "<th style='text-align:left'>answer</th>" in snap and "<th style='text-align:left'>raters</th>" in snap
+    # the demo judge gives one explanation everywhere: said once above the table, not on each of its rows
+    assert (
+        snap.count("every row's explanation: <i>simulated") == 1 and snap.count("simulated:") == 2
+    )  # and the card in hand
+    # one row per (answer, criterion, labels), the raters who gave that label listed together
+    assert "ana, chloe" in snap or "ana, ben" in snap

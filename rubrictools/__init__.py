@@ -64,6 +64,7 @@ __all__ = [
     "ensemble",
     "estimate_cost",
     "evaluate_rubric",
+    "evolution",
     "evolve_rubric",
     "grade",
     "grade_pairs",
@@ -179,11 +180,12 @@ _SUBMODULES: dict[str, str] = {
     "ppi": "rubrictools.ppi",
     "testing": "rubrictools.testing",
     "inspect": "rubrictools.inspect",
+    "evolution": "rubrictools.evolution",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from rubrictools import calibration as calibrate
-    from rubrictools import charts, datasets, inspect, metrics, ppi, testing, widgets
+    from rubrictools import charts, datasets, evolution, inspect, metrics, ppi, testing, widgets
     from rubrictools.comparison import assert_score, compare_runs, consistency
     from rubrictools.diagnostics import (
         draft_rubric,

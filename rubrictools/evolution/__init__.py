@@ -2,12 +2,22 @@
 
 The rubric's texts become GEPA's candidate (:mod:`~rubrictools.evolution.components`), graded
 through rubrictools' cached grading against human labels (:mod:`~rubrictools.evolution.adapter`),
-rewritten by a reflection model (:mod:`~rubrictools.evolution.reflection`); the gain is claimed
+rewritten by a reflection model (:mod:`~rubrictools.evolution.reflection`, one prompt per kind of
+component), optionally through a proposal quality gate (:class:`ProposalGate`) and a
+multi-objective acceptance rule (:mod:`~rubrictools.evolution.acceptance`); the gain is claimed
 on held-out submissions only (:mod:`~rubrictools.evolution.evolve`). Needs the ``[evolve]``
 extra (``pip install "rubrictools[evolve]"``: the ``gepa`` package).
 """
 
 from rubrictools.evolution.evolve import RubricEvolution, evolve_rubric
-from rubrictools.evolution.reflection import REFLECTION_TEMPLATE
+from rubrictools.evolution.gate import GATE_RUBRIC, ProposalGate
+from rubrictools.evolution.reflection import REFLECTION_TEMPLATE, REFLECTION_TEMPLATES
 
-__all__ = ["REFLECTION_TEMPLATE", "RubricEvolution", "evolve_rubric"]
+__all__ = [
+    "GATE_RUBRIC",
+    "REFLECTION_TEMPLATE",
+    "REFLECTION_TEMPLATES",
+    "ProposalGate",
+    "RubricEvolution",
+    "evolve_rubric",
+]

@@ -23,6 +23,7 @@ hundred graded submissions or more.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 from pathlib import Path
@@ -32,9 +33,11 @@ import numpy as np
 import polars as pl
 
 from rubrictools.diagnostics.disagreements import holdout_change, holdout_split
+from rubrictools.evolution.acceptance import acceptance_rule
 from rubrictools.evolution.adapter import RubricAdapter
 from rubrictools.evolution.components import from_candidate, to_candidate
-from rubrictools.evolution.reflection import REFLECTION_TEMPLATE, ReflectionsFailed, reflection_lm
+from rubrictools.evolution.gate import ProposalGate, gated
+from rubrictools.evolution.reflection import ReflectionsFailed, check_templates, reflection_lm, templates_for
 from rubrictools.frames import to_polars
 from rubrictools.human_agreement import agreement, human_frame
 from rubrictools.metrics.resampling import check_resampling
@@ -52,8 +55,9 @@ class RubricEvolution:
     ``candidates`` GEPA kept (``candidate, parent, validation_score, changed``), the ``holdout``
     comparison (one row: ``value_before, value_after, diff, ci_low, ci_high, p_value``), the
     per-criterion ``by_criterion``, the ``split`` (train / validation / holdout per id), the
-    graded submissions GEPA spent (``metric_calls``) and the cost of the judge and the
-    reflection model (``cost_usd``)."""
+    graded submissions GEPA spent (``metric_calls``), the cost of the judge, the reflection
+    model and the gate (``cost_usd``) and, with a ``gate``, one row per gate check
+    (``gate_log``: ``attempt, score, passed, error, cost_usd``)."""
 
     rubric: Rubric
     initial: Rubric
@@ -63,6 +67,7 @@ class RubricEvolution:
     split: pl.DataFrame = field(repr=False)
     metric_calls: int = 0
     cost_usd: float = 0.0
+    gate_log: pl.DataFrame = field(default_factory=lambda: _gate_log(None), repr=False)
 
     @property
     def gain(self) -> float | None:
@@ -122,19 +127,21 @@ def _check(rubric: Rubric, frame: pl.DataFrame, column: str, id_column: str, num
             "evolve_weights=True needs discrimination_weight > 0: agreement is measured per criterion, so weights "
             "never change it and no weight change could be kept"
         )
-    template = numbers["reflection_template"]
-    if template is not None and not isinstance(template, str):
-        raise TypeError(
-            f"reflection_template must be text with <curr_param> and <side_info>, got {type(template).__name__}"
-        )
-    if isinstance(template, str) and not all(p in template for p in ("<curr_param>", "<side_info>")):
-        raise ValueError(
-            "reflection_template must hold both <curr_param> (the current text) and <side_info> (the examples)"
-        )
+    check_templates(numbers["reflection_template"])
+    acceptance_rule(numbers["acceptance"])
+    gate = numbers["gate"]
+    if gate is not None and not isinstance(gate, ProposalGate):
+        raise TypeError(f"gate must be a rubrictools.evolution.ProposalGate or None, got {type(gate).__name__}")
+    patience = numbers["patience"]
+    if patience is not None and (isinstance(patience, bool) or not isinstance(patience, Integral) or patience < 1):
+        raise ValueError(f"patience must be an int >= 1 or None, got {patience!r}")
     cache = numbers["cache"]
     if not isinstance(cache, (bool, str, Path)):
         raise TypeError(f"cache must be True, False or a file path, got {type(cache).__name__}")
 
+
+_FEW_HELD_OUT = 10
+"""Fewer held-out submissions than this draw a warning: the final comparison rests on them."""
 
 _CHANCE_CORRECTED = ("cohen_kappa", "kappa_linear", "kappa_quadratic", "gwet_ac1", "mcc")
 
@@ -224,7 +231,10 @@ def evolve_rubric(
     agreement_weight: float = 1.0,
     discrimination_weight: float = 0.0,
     evolve_weights: bool = False,
-    reflection_template: str | None = None,
+    reflection_template: str | Mapping[str, str] | None = None,
+    gate: ProposalGate | None = None,
+    acceptance: str | Mapping[str, float] = "improvement",
+    patience: int | None = None,
     metric: str = "cohen_kappa",
     n_resamples: int = 1000,
     seed: int = 0,
@@ -260,8 +270,23 @@ def evolve_rubric(
     evolve_weights
         Also evolve the weights of the scored criteria (signs never change).
     reflection_template
-        The reflection prompt, with ``<curr_param>`` and ``<side_info>`` (default
-        :data:`rubrictools.evolution.REFLECTION_TEMPLATE`).
+        The reflection prompt, with ``<curr_param>`` and ``<side_info>``: one text for every
+        component, or a mapping by kind (``requirement``, ``guidelines``, ``weights``) or by
+        component name (``criterion:<name>``); what it leaves out gets its default,
+        :data:`rubrictools.evolution.REFLECTION_TEMPLATES` (one prompt per kind).
+    gate
+        A :class:`rubrictools.evolution.ProposalGate`: a small rubric and judge that check each
+        proposed text before it is evaluated, sending it back with reasons (rubrify v3's
+        proposal quality gate). ``None``: every proposal is evaluated.
+    acceptance
+        When a mutation is kept on its minibatch: ``"improvement"`` (the score sum rises, GEPA's
+        rule), ``"improvement_or_equal"``, or tolerances by objective, e.g.
+        ``{"discrimination": 0.05}``: some objective's mean rises and none falls by more than
+        its tolerance (rubrify's multi-dimensional acceptance; see
+        :mod:`rubrictools.evolution.acceptance`).
+    patience
+        Stop after this many proposals in a row that do not raise the best validation score,
+        before ``max_metric_calls`` is spent (``None``: spend the budget).
     metric, n_resamples, seed
         The held-out comparison's agreement metric (pooled over criteria), its resamples, and
         the seed of the splits, GEPA and the bootstrap.
@@ -272,16 +297,17 @@ def evolve_rubric(
     -------
     >>> import polars as pl, rubrictools as rt
     >>> rubric = rt.Rubric.from_dict([{"name": "cites", "requirement": "Mentions a source (cues: trust)"}])
-    >>> df = pl.DataFrame({"id": range(30), "submission": [f"see ref {i}" if i % 2 else "trust me" for i in range(30)]})
-    >>> human = pl.DataFrame({"id": range(30), "criterion": "cites", "label": ["UNMET", "MET"] * 15})
+    >>> df = pl.DataFrame({"id": range(40), "submission": [f"see ref {i}" if i % 2 else "trust me" for i in range(40)]})
+    >>> human = pl.DataFrame({"id": range(40), "criterion": "cites", "label": ["UNMET", "MET"] * 20})
     >>> judge = rt.ScriptedJudge(rule=lambda t, c: "MET" if c.requirement.split("cues: ")[1][:-1] in t else "UNMET")
     >>> fix = lambda prompt: "```Names a source it relies on (cues: ref)```"
     >>> e = rt.evolve_rubric(df, human, rubric, model=judge, reflection_model=fix, max_metric_calls=40,
     ...                      n_resamples=200, cache=False)
-    >>> e.rubric["cites"].requirement, round(e.gain, 2)  # held-out kappa from -0.8 to 1.0
-    ('Names a source it relies on (cues: ref)', 1.8)
+    >>> e.rubric["cites"].requirement, round(e.gain, 2)  # held-out kappa from -0.95 to 1.0
+    ('Names a source it relies on (cues: ref)', 1.95)
     """
     import gepa  # reason: gepa is the optional [evolve] extra, loaded only when used
+    from gepa.utils.stop_condition import NoImprovementStopper  # reason: the same optional extra
 
     check_resampling(n_resamples=n_resamples, seed=seed)
     frame = to_polars(df, name="df")
@@ -298,6 +324,13 @@ def evolve_rubric(
     train_all, hold, split = holdout_split(
         h, frame, id_column, holdout=holdout, seed=seed, min_hold=2, min_train=4, at_least=8, who="evolve_rubric"
     )
+    if len(hold) < _FEW_HELD_OUT:
+        warnings.warn(
+            f"only {len(hold)} submissions are held out: the held-out change and its interval rest on them alone and "
+            f"will be wide; label more submissions or raise holdout= (now {holdout})",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
     train, val = _split(sorted(train_all, key=str), validation, seed, minibatch_size, max_metric_calls)
     split = split.with_columns(
         pl.when(pl.col("id").is_in(val)).then(pl.lit("validation")).otherwise(pl.col("split")).alias("split")
@@ -306,14 +339,18 @@ def evolve_rubric(
     adapter = RubricAdapter(rubric, texts, h, model, cache=cache, agreement_weight=agreement_weight,
                             discrimination_weight=discrimination_weight)  # fmt: skip
     lm = reflection_lm(reflection_model)
-    template = REFLECTION_TEMPLATE if reflection_template is None else reflection_template
+    if gate is not None:
+        gate.log.clear()
+    asker = lm if gate is None else gated(lm, gate)
     seed_candidate = to_candidate(rubric, weights=evolve_weights)
+    stoppers = [] if patience is None else [NoImprovementStopper(patience)]
     try:
         result: Any = gepa.optimize(
-            seed_candidate=seed_candidate, trainset=train, valset=val, adapter=adapter, reflection_lm=lm,  # type: ignore[arg-type]  # reason: gepa's protocols, met structurally
-            reflection_prompt_template=template, reflection_minibatch_size=minibatch_size,
-            max_metric_calls=max_metric_calls, seed=seed, display_progress_bar=False, raise_on_exception=True,
-            logger=_Printer(verbose), skip_perfect_score=True,
+            seed_candidate=seed_candidate, trainset=train, valset=val, adapter=adapter, reflection_lm=asker,  # type: ignore[arg-type]  # reason: gepa's protocols, met structurally
+            reflection_prompt_template=templates_for(reflection_template, seed_candidate),
+            reflection_minibatch_size=minibatch_size, max_metric_calls=max_metric_calls, seed=seed,
+            display_progress_bar=False, raise_on_exception=True, logger=_Printer(verbose), skip_perfect_score=True,
+            acceptance_criterion=acceptance_rule(acceptance), stop_callbacks=stoppers,
         )  # fmt: skip
     except ReflectionsFailed as stop:
         raise RuntimeError(f"the reflection model never answered, so nothing was evolved: {stop}") from None
@@ -321,6 +358,14 @@ def evolve_rubric(
     if adapter.refused:
         warnings.warn(f"{len(adapter.refused)} proposed candidate(s) were refused and scored 0; the first: "
                       f"{adapter.refused[0]}", RuntimeWarning, stacklevel=user_stacklevel())  # fmt: skip
+    log = _gate_log(gate)
+    if log.height and not log["passed"].any():
+        warnings.warn(f"the gate turned down every proposal ({log.height} checks), so nothing was evaluated; "
+                      "lower its min_score or check its model",
+                      RuntimeWarning, stacklevel=user_stacklevel())  # fmt: skip
+    if log["error"].any():
+        warnings.warn(f"{int(log['error'].sum())} gate call(s) failed; those proposals were evaluated ungated",
+                      RuntimeWarning, stacklevel=user_stacklevel())  # fmt: skip
     best = from_candidate(rubric, result.best_candidate)
     hold_ids = sorted(hold, key=str)
     v_before, v_after = adapter.grade(rubric, hold_ids), adapter.grade(best, hold_ids)
@@ -330,7 +375,8 @@ def evolve_rubric(
     return RubricEvolution(
         rubric=best, initial=rubric, candidates=_candidates(result, seed_candidate), holdout=pooled,
         by_criterion=per, split=split, metric_calls=int(result.total_metric_calls or 0),
-        cost_usd=float(sum(adapter.spent)) + float(sum(getattr(lm, "spent", []))),
+        cost_usd=float(sum(adapter.spent)) + float(sum(getattr(lm, "spent", []))) + float(log["cost_usd"].sum()),
+        gate_log=log,
     )  # fmt: skip
 
 
@@ -357,3 +403,15 @@ class _Printer:
     def log(self, message: str) -> None:
         if self.verbose:
             print(message)
+
+
+def _gate_log(gate: ProposalGate | None) -> pl.DataFrame:
+    schema = {
+        "attempt": pl.Int64,
+        "score": pl.Float64,
+        "passed": pl.Boolean,
+        "error": pl.Boolean,
+        "cost_usd": pl.Float64,
+    }
+    rows = [] if gate is None else [{k: r.get(k) for k in schema} for r in gate.log]
+    return pl.DataFrame(rows, schema=schema)

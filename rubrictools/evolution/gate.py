@@ -1,0 +1,162 @@
+"""A proposal quality gate (rubrify's ``ProposalQualityGate``): a small rubric that judges each
+text the reflection model proposes before GEPA spends a minibatch of graded submissions on it.
+
+The gate grades the proposal (the submission) against the request that produced it (the
+reflection prompt, as the query) with its own rubric, :data:`GATE_RUBRIC` by default: is it the
+same kind of text as the one it replaces, is it checkable, does it answer the disagreements. A
+proposal whose score is below ``min_score`` is sent back to the reflection model with the
+gate's reasons, up to ``retries`` times; one still below is dropped (GEPA skips it, no
+submission is graded). One gate call costs one judge call, against ``minibatch_size`` graded
+submissions for an evaluation. A gate call that fails lets the proposal through and is counted:
+the gate only saves money, it never decides what is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from numbers import Real
+from typing import Any
+
+import polars as pl
+
+from rubrictools.grading import grade
+from rubrictools.rubric import Rubric, score
+
+__all__ = ["GATE_RUBRIC", "ProposalGate", "ProposalRejected", "gated"]
+
+GATE_RUBRIC = Rubric.from_dict(
+    [
+        {
+            "name": "same_kind",
+            "requirement": "The proposal is the same kind of text as the current one: a requirement stays one "
+            "plain-language requirement about one quality, guidelines stay general guidance, weights stay one "
+            "'name: number' line per criterion",
+        },
+        {
+            "name": "checkable",
+            "requirement": "The proposal says what counts and what does not in terms a judge can check on any "
+            "submission, without referring to particular examples",
+        },
+        {
+            "name": "answers_disagreements",
+            "requirement": "The proposal changes the current text in a way that addresses the disagreements between "
+            "the judge and the raters described in the request, rather than restating it",
+        },
+    ]
+)
+"""The default gate: three binary criteria, equal weights (a proposal passes at ``min_score`` 0.6
+when two of the three are met)."""
+
+
+class ProposalRejected(Exception):
+    """The gate turned a proposal down after every retry: GEPA skips it."""
+
+
+@dataclass
+class ProposalGate:
+    """Judge each proposed text with ``rubric`` (default :data:`GATE_RUBRIC`) and ``model``
+    before it is evaluated; see the module docstring.
+
+    Parameters
+    ----------
+    model
+        The gate's judge, as in :func:`rubrictools.grade` (a model string, a Judge or a
+        ScriptedJudge); a cheap model is enough.
+    rubric
+        The gate's rubric (binary or scaled criteria; its score is in [0, 1]).
+    min_score
+        The score a proposal needs to be evaluated.
+    retries
+        How many times a turned-down proposal is sent back with the gate's reasons.
+
+    Example
+    -------
+    >>> import rubrictools as rt
+    >>> from rubrictools.evolution import ProposalGate
+    >>> strict = rt.ScriptedJudge(rule=lambda text, c: "MET" if len(text) > 20 else "UNMET")
+    >>> gate = ProposalGate(model=strict)
+    >>> gate.check("Names the source it relies on", request="...").passed
+    True
+    >>> gate.check("ok", request="...").reasons[0][:9]
+    'same_kind'
+    """
+
+    model: Any
+    rubric: Rubric = GATE_RUBRIC
+    min_score: float = 0.6
+    retries: int = 1
+    log: list[dict[str, Any]] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.rubric, Rubric):
+            raise TypeError(f"ProposalGate rubric must be a rubrictools Rubric, got {type(self.rubric).__name__}")
+        if self.model is None or (isinstance(self.model, str) and not self.model.strip()):
+            raise ValueError("ProposalGate model must name the gate's judge, e.g. 'openai/gpt-4.1-mini'")
+        v = self.min_score
+        if isinstance(v, bool) or not isinstance(v, Real) or not 0.0 <= float(v) <= 1.0:
+            raise ValueError(f"ProposalGate min_score must be a number in [0, 1], got {v!r}")
+        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
+            raise ValueError(f"ProposalGate retries must be an int >= 0, got {self.retries!r}")
+
+    def check(self, proposal: str, *, request: str) -> GateVerdict:
+        """The gate's verdict on ``proposal``, written in answer to ``request``."""
+        frame = pl.DataFrame({"id": ["proposal"], "text": [proposal], "request": [request]})
+        v = grade(frame, self.rubric, model=self.model, column="text", id_column="id", query_column="request",
+                  cache=False, progress=False, record=False)  # fmt: skip
+        cost = float(v["cost_usd"].fill_null(0).sum()) if "cost_usd" in v.columns else 0.0
+        failed = v.filter(pl.col("error").is_not_null()) if "error" in v.columns else v.clear()
+        if failed.height:  # the gate could not judge: the proposal goes through, counted
+            verdict = GateVerdict(True, None, [f"gate call failed: {failed['error'][0]}"], cost, error=True)
+        else:
+            s = score(v, self.rubric, on_error="null")["score"][0]
+            low = v.filter(pl.col("value") < 1)
+            reasons = [
+                f"{r['criterion']}: {self.rubric[r['criterion']].requirement} ({r['explanation'] or 'no reason given'})"
+                for r in low.iter_rows(named=True)
+            ]
+            verdict = GateVerdict(s is not None and s >= self.min_score, s, reasons, cost)
+        self.log.append({"score": verdict.score, "passed": verdict.passed, "error": verdict.error, "cost_usd": cost})
+        return verdict
+
+
+@dataclass
+class GateVerdict:
+    """One gate check: whether the proposal goes on, its gate score, the criteria it missed."""
+
+    passed: bool
+    score: float | None
+    reasons: list[str]
+    cost_usd: float
+    error: bool = False
+
+
+_AGAIN = """
+
+A reviewer turned down this proposal:
+```
+{proposal}
+```
+Its reasons: {reasons}.
+Write a better version, again as the new text alone inside one ``` block."""
+
+
+def gated(lm: Callable[[str], str], gate: ProposalGate) -> Callable[[str], str]:
+    """``lm`` with every proposal checked by ``gate``; a proposal turned down ``gate.retries + 1``
+    times raises :class:`ProposalRejected` (GEPA skips it)."""
+
+    def ask(prompt: str) -> str:
+        request = prompt if isinstance(prompt, str) else str(prompt)
+        for attempt in range(gate.retries + 1):
+            reply = lm(prompt)
+            inside = "```".join(reply.split("```")[1:-1]).strip()
+            verdict = gate.check(inside, request=request)
+            gate.log[-1]["attempt"] = attempt + 1
+            if verdict.passed:
+                return reply
+            prompt = request + _AGAIN.format(proposal=inside, reasons="; ".join(verdict.reasons) or "none given")
+        raise ProposalRejected(f"the gate turned the proposal down {gate.retries + 1} time(s)")
+
+    for name in ("spent", "errors", "calls"):  # the reflection model's own records, read by evolve_rubric
+        setattr(ask, name, getattr(lm, name, []))
+    return ask

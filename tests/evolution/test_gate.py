@@ -1,0 +1,80 @@
+"""The proposal quality gate: a proposal it turns down goes back with its reasons and is never
+evaluated; one it never lets through leaves the rubric as it was, and says so."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import rubrictools as rt
+from rubrictools.evolution import GATE_RUBRIC, ProposalGate
+from tests.evolution.test_evolve import DF, HUMAN, JUDGE, START, Reflector, cue
+
+pytest.importorskip("gepa")
+
+# the gate's scripted judge passes a proposal that names its cue word, as the rubric's texts do
+NAMES_A_CUE = rt.ScriptedJudge(rule=lambda text, c: "MET" if "(cues: " in text else "UNMET")
+
+
+class FirstDraftsAreBad(Reflector):
+    """Proposes a vague text first; sent back with reasons, it does the real work."""
+
+    def __call__(self, prompt: str) -> str:
+        if "A reviewer turned down this proposal" not in prompt:
+            self.prompts.append(prompt)
+            return "```\nBe better.\n```"
+        return super().__call__(prompt.split("\n\nA reviewer turned down")[0])
+
+
+def test_a_turned_down_proposal_goes_back_with_reasons_and_the_second_draft_is_evaluated() -> None:
+    reflect = FirstDraftsAreBad()
+    gate = ProposalGate(model=NAMES_A_CUE, retries=1)
+    e = rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model=reflect, gate=gate, max_metric_calls=120,
+                         minibatch_size=4, n_resamples=200, cache=False)  # fmt: skip
+    assert cue(e.rubric["cites"].requirement) == "ref" and e.gain is not None and e.gain > 0
+    log = e.gate_log
+    first, second = log.filter(pl.col("attempt") == 1), log.filter(pl.col("attempt") == 2)
+    assert first.height >= 1 and not first["passed"].any() and first["score"].max() == 0  # every first draft
+    assert second.height == first.height and second["passed"].all()  # each sent back once, then let through
+    # no candidate GEPA kept holds a first draft: what the gate turned down was never evaluated
+    assert all("Be better." not in c for c in e.rubric.to_markdown().splitlines())
+    assert e.candidates["changed"].list.len().max() >= 1
+
+
+@pytest.mark.filterwarnings("ignore:.*reflection.s. failed and were skipped")  # the guidelines' empty reply
+def test_a_gate_that_lets_nothing_through_leaves_the_rubric_and_says_so() -> None:
+    gate = ProposalGate(model=rt.ScriptedJudge(rule=lambda text, c: "UNMET"), retries=0)
+    with pytest.warns(RuntimeWarning, match=r"the gate turned down every proposal \(\d+ checks\)"):
+        e = rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model=Reflector(), gate=gate,
+                             max_metric_calls=60, minibatch_size=4, n_resamples=50, cache=False)  # fmt: skip
+    assert e.candidates.height == 1 and e.changes().height == 0
+    assert e.gate_log.height >= 1 and (e.gate_log["attempt"] == 1).all()
+
+
+def test_a_failing_gate_lets_proposals_through_and_is_counted() -> None:
+    def down(text: str, c: rt.Criterion) -> str:
+        raise ConnectionError("gate model unreachable")
+
+    gate = ProposalGate(model=rt.ScriptedJudge(rule=down))
+    with pytest.warns(RuntimeWarning, match=r"\d+ gate call\(s\) failed; those proposals were evaluated ungated"):
+        e = rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model=Reflector(), gate=gate,
+                             max_metric_calls=120, minibatch_size=4, n_resamples=50, cache=False)  # fmt: skip
+    assert cue(e.rubric["cites"].requirement) == "ref" and e.gate_log["error"].all()
+
+
+def test_the_gate_reads_its_rubric_and_refuses_bad_settings() -> None:
+    verdict = ProposalGate(model=NAMES_A_CUE).check("Says hello (cues: hello)", request="the current text ...")
+    assert verdict.passed and verdict.score == 1.0 and verdict.reasons == []
+    no = ProposalGate(model=NAMES_A_CUE).check("Be better.", request="...")
+    assert not no.passed and [r.split(":")[0] for r in no.reasons] == list(GATE_RUBRIC.names)
+    for kwargs, message in [
+        ({"min_score": 1.5}, r"min_score must be a number in \[0, 1\], got 1.5"),
+        ({"retries": -1}, "retries must be an int >= 0, got -1"),
+        ({"model": " "}, "model must name the gate's judge"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            ProposalGate(**{"model": NAMES_A_CUE, **kwargs})
+    with pytest.raises(TypeError, match="rubric must be a rubrictools Rubric"):
+        ProposalGate(model=NAMES_A_CUE, rubric={"name": "x"})  # type: ignore[arg-type]  # reason: the error under test
+    with pytest.raises(TypeError, match=r"gate must be a rubrictools\.evolution\.ProposalGate or None"):
+        rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model=Reflector(), gate="strict", cache=False)  # type: ignore[arg-type]  # reason: the error under test

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
@@ -17,7 +18,7 @@ from rubrictools.judge import Judge, ScriptedJudge
 from rubrictools.judge.image_parts import has_remote_image
 from rubrictools.judge.pricing import cache_prices, unit_prices, warn_unknown_prices
 from rubrictools.judge.providers import load_litellm
-from rubrictools.rubric import Rubric
+from rubrictools.rubric import OutputConstraint, Rubric
 
 __all__ = ["estimate_cost", "usage"]
 
@@ -35,6 +36,7 @@ def estimate_cost(
     rubric_column: str | None = None,
     image_column: str | None = None,
     mode: Mode = "per_criterion",
+    output_constraints: Sequence[OutputConstraint] = (),
     completion_tokens: int = 80,
 ) -> pl.DataFrame:
     """Calls, prompt tokens (litellm's token counter) and dollars before running anything.
@@ -46,7 +48,9 @@ def estimate_cost(
     prefix of every request after the first about a submission, when it is 1,024 tokens or more;
     :mod:`rubrictools.grading.schedule`). Returns one row per judge: ``judge, calls,
     prompt_tokens, cached_tokens, completion_tokens, cost_usd`` (null when the model has no
-    known price).
+    known price). ``output_constraints`` are those :func:`rubrictools.grade` would be given
+    (the judge is told them, so they lengthen every prompt a little); the rubric's own are
+    always counted.
 
     >>> import polars as pl, rubrictools as rt
     >>> rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "Says hello"}])

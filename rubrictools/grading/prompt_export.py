@@ -45,7 +45,7 @@ def prompts(
     df: Any,
     rubric: Rubric | None = None,
     *,
-    model: Any = None,
+    model: Any,
     column: str = "submission",
     id_column: str | None = None,
     query_column: str | None = None,

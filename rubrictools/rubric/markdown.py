@@ -43,6 +43,11 @@ def to_markdown(rubric: Rubric) -> str:
         for g in rubric.groups:
             members = ", ".join(c.name or "" for c in rubric if c.group == g.name)
             lines.append(f"| {_cell(g.name)} | {g.weight:g} | {g.aggregation} | {_cell(members)} |")
+    if rubric.output_constraints:
+        lines += ["", "| Rule on the judge's replies | Id | Scope | If broken |", "|---|---|---|---|"]
+        broken = {"soft": "warning", "hard": "error row", "disqualify": "disqualifies the submission"}
+        for k in rubric.output_constraints:
+            lines.append(f"| {_cell(k.render())} | {_cell(k.id)} | {k.scope} | {broken[k.enforcement]} |")
     if rubric.thresholds:
         lines += [
             "",

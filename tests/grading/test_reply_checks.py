@@ -377,3 +377,16 @@ def test_streaming_refuses_before_writing_anything_and_new_constraints_are_new_s
     with pytest.raises(ValueError, match="holds parts graded with other settings"):
         rt.grade_to_parquet(src, RUBRIC, model=rt.ScriptedJudge(), output=out, progress=False,
                             output_constraints=[{"id": "s", "kind": "token", "token": "z"}])  # fmt: skip
+
+
+def test_estimate_cost_counts_the_rules_the_judge_will_be_told() -> None:
+    """Before: estimate_cost had no output_constraints=, so it under-counted what grade sends."""
+    r = rt.Rubric.from_dict([{"name": "a", "requirement": "Says hello"}])
+    df = pl.DataFrame({"submission": ["hi there"] * 3})
+    rule = [{"id": "short", "kind": "word_count", "max": 30}]
+    plain = rt.estimate_cost(df, r, model="openai/gpt-4.1-mini")["prompt_tokens"].item()
+    told = rt.estimate_cost(df, r, model="openai/gpt-4.1-mini", output_constraints=rule)["prompt_tokens"].item()
+    sent = rt.prompts(df, r, model="openai/gpt-4.1-mini", output_constraints=rule)
+    assert told > plain and "at most 30 words" in str(sent.row(0))
+    with pytest.raises(ValueError, match=r"output_constraints\[0\] field 'kind'"):
+        rt.estimate_cost(df, r, model="openai/gpt-4.1-mini", output_constraints=[{"id": "s", "kind": "words"}])

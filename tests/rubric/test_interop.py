@@ -267,3 +267,19 @@ def test_from_rubrify_names_the_option_that_takes_each_run_part():
     assert "output_constraints" not in text  # carried by the rubric now
     assert "calibration_examples (pass grade(examples=" in text
     assert "no rubrictools equivalent" not in text
+
+
+def test_markdown_lists_the_rules_on_the_judges_replies() -> None:
+    """Before: a rubric's output constraints were carried everywhere but its Markdown table."""
+    r = rt.Rubric.from_dict(
+        {
+            "criteria": [{"name": "a", "requirement": "x"}],
+            "output_constraints": [
+                {"id": "short", "kind": "word_count", "max": 40, "enforcement": "disqualify", "scope": "call"},
+                {"id": "no|pipe", "kind": "token", "token": "sorry", "forbid": True},
+            ],
+        }
+    )
+    md = r.to_markdown()
+    assert "| the explanation must have at most 40 words | short | call | disqualifies the submission |" in md
+    assert '| the explanation must not contain "sorry" | no\\|pipe | criterion | warning |' in md

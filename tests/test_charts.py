@@ -185,10 +185,15 @@ def test_run_summary_of_a_free_run_says_so_instead_of_drawing_empty_axes() -> No
         schema_overrides={"cost_usd": pl.Float64, "error": pl.String},
     )
     spec = rt.charts.run_summary(v).to_dict()
-    top, lat = spec["vconcat"]
+    (top,) = spec["vconcat"]  # no empty latency panel: its subtitle says why there is none
     _, cost = top["hconcat"]
     assert cost["mark"]["type"] == "text" and "no cost recorded" in str(spec)
-    assert lat["mark"]["type"] == "text" and "no latency to draw for the" in str(spec)
+    assert (
+        spec["title"]["subtitle"]
+        == "Latency: every one of the 2 latencies is under 1 ms (a scripted or in-process judge)"
+    )
+    batch = rt.charts.run_summary(v.with_columns(pl.lit(None, dtype=pl.Float64).alias("latency_s"))).to_dict()
+    assert batch["title"]["subtitle"].startswith("Latency: no latency recorded for the 2 new calls (batch jobs")
     free = rt.charts.run_summary(v.with_columns(pl.lit(0.0).alias("cost_usd"), pl.lit(0.4).alias("latency_s")))
     spec = free.to_dict()
     top, lat = spec["vconcat"]

@@ -120,6 +120,8 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
     stats |= {"first_win_rate", "first_ci_low", "first_ci_high"}
     groups = [c for c in t.columns if c not in stats]
     label = by or "group"
+    same = [g for g in groups if len(groups) > 1 and t[g].n_unique() == 1]  # said once, in the title
+    groups = [g for g in groups if g not in same] or groups
     if by is None:
         t = t.with_columns(
             (
@@ -150,10 +152,17 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
             layers.append(rule.encode(x="x:Q"))
         return alt.layer(*layers).properties(width=width)
 
-    left = panel("positional_agreement", "agreement_ci_low", "agreement_ci_high", "positional agreement", 1.0)
+    left = panel(
+        "positional_agreement",
+        "agreement_ci_low",
+        "agreement_ci_high",
+        "positional agreement (dashed: never flips)",
+        1.0,
+    )
     right = panel(
         "first_win_rate", "first_ci_low", "first_ci_high", "first-position win rate (50% = no bias)", 0.5, False
     )
+    of = f" of {', '.join(str(t[g][0]) for g in same)}" if same and by is None else ""
     return alt.hconcat(left, right).properties(
-        title=title or f"Position bias ({interval_words(t, 'bootstrap intervals')})"
+        title=title or f"Position bias{of} ({interval_words(t, 'bootstrap intervals')})"
     )

@@ -55,23 +55,19 @@ def _outcomes(v: pl.DataFrame) -> pl.DataFrame:
     return v.with_columns(outcome.alias("outcome")).group_by("judge", "outcome", maintain_order=True).len()
 
 
-def _latency(v: pl.DataFrame, new_calls: int) -> alt.Chart:
-    """Histogram of the latencies of new calls, or a note saying why there is none."""
+def _latency(v: pl.DataFrame, new_calls: int) -> alt.Chart | str:
+    """Histogram of the latencies of new calls, or the sentence that says why there is none."""
     import numpy as np
 
     alt = _alt()
     lat = v.filter(~pl.col("cached").fill_null(False) & pl.col("latency_s").is_not_null() & (pl.col("judge") != "rule"))
     x = lat["latency_s"].to_numpy()
     if new_calls == 0:
-        return _note(
-            "no new call: every answer came from\nthe cache, a rule or a scripted judge", "Latency of new calls"
-        )
-    if not (x.size and x.max() > 1e-3):
-        return _note(
-            f"no latency to draw for the {new_calls:,} new calls:\n"
-            "batch jobs and scripted judges\nrecord none (or all under 1 ms)",
-            "Latency",
-        )
+        return "no new call: every answer came from the cache, a rule or a scripted judge"
+    if not x.size:
+        return f"no latency recorded for the {new_calls:,} new calls (batch jobs and scripted judges record none)"
+    if not x.max() > 1e-3:
+        return f"every one of the {x.size:,} latencies is under 1 ms (a scripted or in-process judge)"
     edges = np.histogram_bin_edges(x, bins=min(30, max(5, int(np.sqrt(x.size)))), range=(0.0, float(x.max())))
     per_bin, _ = np.histogram(x, bins=edges)
     rows = [{"start": float(edges[i]), "end": float(edges[i + 1]), "calls": int(n)} for i, n in enumerate(per_bin)]
@@ -89,8 +85,8 @@ def run_summary(verdicts: Any) -> alt.VConcatChart:
     hit, error, no call for rule criteria and scripted judges); dollars spent and saved by the
     cache per judge; and the latency distribution of the calls actually made. One colour
     means one thing in every panel (blue: new calls and what they cost; green: the cache). A
-    run that cost nothing, or whose model has no price, says so in words; so does a run
-    without latencies to draw."""
+    run that cost nothing, or whose model has no price, says so in words; a run without
+    latencies to draw says why in its subtitle instead of an empty panel."""
     alt = _alt()
     v = chart_frame(verdicts, name="verdicts")
     need = {"judge", "cached", "error", "cost_usd", "latency_s"}
@@ -136,7 +132,7 @@ def run_summary(verdicts: Any) -> alt.VConcatChart:
                 "kind:N",
                 title=None,
                 scale=alt.Scale(domain=kinds, range=[_SPEND[k] for k in kinds]),
-                legend=alt.Legend(orient="bottom"),
+                legend=alt.Legend(orient="bottom") if len(kinds) > 1 else None,  # one kind: the title says it
             ),
             tooltip=["judge:N", "kind:N", alt.Tooltip("usd:Q", format="$.4f")],
         )
@@ -148,5 +144,8 @@ def run_summary(verdicts: Any) -> alt.VConcatChart:
         b = _note("$0: every call was free\n(scripted or local judge)", "Cost")
     new_calls = int(counts.filter(pl.col("outcome") == "new call")["len"].sum())
     c = _latency(v, new_calls)
+    top = alt.hconcat(a, b).resolve_scale(color="independent")
+    if isinstance(c, str):  # nothing to draw: said in words, not an empty panel
+        return alt.vconcat(top).properties(title=alt.Title("Run summary", subtitle=f"Latency: {c}"))
     # rows and cost side by side (legends below), latency underneath: fits a notebook's width
-    return alt.vconcat(alt.hconcat(a, b).resolve_scale(color="independent"), c).resolve_scale(color="independent")
+    return alt.vconcat(top, c).resolve_scale(color="independent")

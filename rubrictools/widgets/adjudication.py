@@ -301,6 +301,11 @@ class CalibrationWidget:
         svg = drawn[0]["data"].get("image/svg+xml") if drawn else None  # with rt.charts.offline()
         buttons = "".join(f"<code>[{b.description}]</code> " for b in self._buttons)
         current = f"{self.card.value}<p>buttons: {buttons}</p>"
+        if shown.height != self.disagreements.height:  # rows grouped by rater: say how the counts relate
+            current += (
+                f"<p>The table lists the {self.disagreements.height:,} disagreements (one per rater) as "
+                f"{shown.height:,} rows, one per answer, criterion and pair of labels.</p>"
+            )
         return snapshot_bundle(self.widget, "Adjudication", self.status.value, shown, figure=svg, current=current)
 
     @property

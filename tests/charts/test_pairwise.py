@@ -59,3 +59,17 @@ def test_position_bias_chart_has_two_panels_and_reference_lines():
     assert len(refs) == 2
     with pytest.raises(ValueError, match="missing column"):
         rt.charts.position_bias(pl.DataFrame({"x": [1]}))
+
+
+def test_position_bias_says_a_judge_shared_by_every_row_once_in_the_title():
+    """Before: every row label repeated the one judge ('openai/scripted-stand-in · right')."""
+    d = rt.datasets.load("llmbar")
+    prefs = d.tables["preferences"].filter(pl.col("judge") == pl.col("judge").first())
+    bias = rt.position_bias(prefs, by=("subset", "judge"), on_error="as_answer", n_resamples=50)
+    spec = rt.charts.position_bias(bias).to_dict()
+    judge = prefs["judge"][0]
+    rows = {v["group"] for v in spec["datasets"][next(iter(spec["datasets"]))]} if "datasets" in spec else set()
+    rows = rows or {v["group"] for v in spec["hconcat"][0]["layer"][0]["data"]["values"]}
+    assert rows == set(bias["subset"].to_list()) and judge not in " ".join(rows)
+    assert spec["title"].startswith(f"Position bias of {judge} (")
+    assert "dashed: never flips" in str(spec["hconcat"][0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 
 import polars as pl
 import pytest
@@ -279,3 +280,4 @@ def test_snapshots_show_the_item_in_hand_and_what_each_disagreement_is_about() -
     )  # and the card in hand
     # one row per (answer, criterion, labels), the raters who gave that label listed together
     assert "ana, chloe" in snap or "ana, ben" in snap
+    assert re.search(r"lists the 134 disagreements \(one per rater\) as \d+ rows, one per answer", snap)

@@ -57,7 +57,7 @@ class RubricEvolution:
     per-criterion ``by_criterion``, the ``split`` (train / validation / holdout per id), the
     graded submissions GEPA spent (``metric_calls``), the cost of the judge, the reflection
     model and the gate (``cost_usd``) and, with a ``gate``, one row per gate check
-    (``gate_log``: ``attempt, score, passed, error, cost_usd``)."""
+    (``gate_log``: ``attempt, score, passed, error, cost_usd, reason``: why a call failed)."""
 
     rubric: Rubric
     initial: Rubric
@@ -127,11 +127,19 @@ def _check(rubric: Rubric, frame: pl.DataFrame, column: str, id_column: str, num
             "evolve_weights=True needs discrimination_weight > 0: agreement is measured per criterion, so weights "
             "never change it and no weight change could be kept"
         )
-    check_templates(numbers["reflection_template"])
+    components = to_candidate(rubric, weights=numbers["evolve_weights"])
+    check_templates(numbers["reflection_template"], components)
     acceptance_rule(numbers["acceptance"])
+    if isinstance(numbers["acceptance"], Mapping) and numbers["discrimination_weight"] == 0:
+        raise ValueError(
+            "acceptance= tolerances need discrimination_weight > 0: with it at 0 discrimination is never measured, so "
+            "a mapping of tolerances is the same as acceptance='improvement'"
+        )
     gate = numbers["gate"]
     if gate is not None and not isinstance(gate, ProposalGate):
         raise TypeError(f"gate must be a rubrictools.evolution.ProposalGate or None, got {type(gate).__name__}")
+    if gate is not None:
+        gate.validate()  # a field changed after the gate was built is checked too
     patience = numbers["patience"]
     if patience is not None and (isinstance(patience, bool) or not isinstance(patience, Integral) or patience < 1):
         raise ValueError(f"patience must be an int >= 1 or None, got {patience!r}")
@@ -256,7 +264,9 @@ def evolve_rubric(
         text`` returning the new text in a fenced block (between three backticks).
     max_metric_calls
         GEPA's budget: submissions graded during the search (a submission graded with a
-        candidate counts once, whatever the number of criteria).
+        candidate counts once, whatever the number of criteria). GEPA checks it once per
+        iteration, so a run can go over by up to one validation pass and two minibatches;
+        reflection and gate calls are not counted in it.
     holdout, validation
         Share of the labelled submissions held out for the final comparison; share of the rest
         used as GEPA's validation set (the others are its training set).
@@ -285,8 +295,9 @@ def evolve_rubric(
         its tolerance (rubrify's multi-dimensional acceptance; see
         :mod:`rubrictools.evolution.acceptance`).
     patience
-        Stop after this many proposals in a row that do not raise the best validation score,
-        before ``max_metric_calls`` is spent (``None``: spend the budget).
+        Stop after this many GEPA iterations in a row that do not raise the best validation
+        score (an iteration tries one proposal, or none when the reflection gave nothing
+        usable), before ``max_metric_calls`` is spent (``None``: spend the budget).
     metric, n_resamples, seed
         The held-out comparison's agreement metric (pooled over criteria), its resamples, and
         the seed of the splits, GEPA and the bootstrap.
@@ -364,7 +375,9 @@ def evolve_rubric(
                       "lower its min_score or check its model",
                       RuntimeWarning, stacklevel=user_stacklevel())  # fmt: skip
     if log["error"].any():
-        warnings.warn(f"{int(log['error'].sum())} gate call(s) failed; those proposals were evaluated ungated",
+        first = log.filter(pl.col("error"))["reason"][0]
+        warnings.warn(f"{int(log['error'].sum())} gate call(s) failed; those proposals were evaluated ungated; "
+                      f"the first: {first}",
                       RuntimeWarning, stacklevel=user_stacklevel())  # fmt: skip
     best = from_candidate(rubric, result.best_candidate)
     hold_ids = sorted(hold, key=str)
@@ -412,6 +425,7 @@ def _gate_log(gate: ProposalGate | None) -> pl.DataFrame:
         "passed": pl.Boolean,
         "error": pl.Boolean,
         "cost_usd": pl.Float64,
+        "reason": pl.String,
     }
     rows = [] if gate is None else [{k: r.get(k) for k in schema} for r in gate.log]
     return pl.DataFrame(rows, schema=schema)

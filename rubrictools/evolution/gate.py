@@ -15,15 +15,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import polars as pl
 
 from rubrictools.grading import grade
+from rubrictools.grading.inputs import resolve_judges
+from rubrictools.judge.config import Judge
+from rubrictools.judge.providers import require_credentials
 from rubrictools.rubric import Rubric, score
 
-__all__ = ["GATE_RUBRIC", "ProposalGate", "ProposalRejected", "gated"]
+__all__ = ["GATE_RUBRIC", "MAX_RETRIES", "ProposalGate", "ProposalRejected", "gated"]
+
+MAX_RETRIES = 10
+"""The most times one proposal may be sent back: reflection and gate calls are not counted in
+``max_metric_calls``, so this bounds what one stubborn proposal can cost."""
 
 GATE_RUBRIC = Rubric.from_dict(
     [
@@ -68,7 +75,12 @@ class ProposalGate:
     min_score
         The score a proposal needs to be evaluated.
     retries
-        How many times a turned-down proposal is sent back with the gate's reasons.
+        How many times a turned-down proposal is sent back with the gate's reasons (at most
+        :data:`MAX_RETRIES`).
+
+    A gate call that fails (its judge raises or returns an error row) lets the proposal through
+    and is counted in ``RubricEvolution.gate_log``; with several gate judges, their ensemble
+    verdict decides.
 
     Example
     -------
@@ -86,18 +98,32 @@ class ProposalGate:
     rubric: Rubric = GATE_RUBRIC
     min_score: float = 0.6
     retries: int = 1
-    log: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    log: list[dict[str, Any]] = field(default_factory=list, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Every field checked, naming it (also run by :func:`rubrictools.evolve_rubric` before
+        any call, so a field changed after the gate was built is checked too)."""
         if not isinstance(self.rubric, Rubric):
             raise TypeError(f"ProposalGate rubric must be a rubrictools Rubric, got {type(self.rubric).__name__}")
         if self.model is None or (isinstance(self.model, str) and not self.model.strip()):
             raise ValueError("ProposalGate model must name the gate's judge, e.g. 'openai/gpt-4.1-mini'")
+        try:
+            judges = resolve_judges(self.model)
+            require_credentials([j for j in judges if isinstance(j, Judge)])
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"ProposalGate model: {e}") from None
         v = self.min_score
-        if isinstance(v, bool) or not isinstance(v, Real) or not 0.0 <= float(v) <= 1.0:
-            raise ValueError(f"ProposalGate min_score must be a number in [0, 1], got {v!r}")
-        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
-            raise ValueError(f"ProposalGate retries must be an int >= 0, got {self.retries!r}")
+        if isinstance(v, bool) or not isinstance(v, Real) or not 0.0 < float(v) <= 1.0:
+            raise ValueError(
+                f"ProposalGate min_score must be a number in (0, 1], got {v!r} (a gate at 0 turns nothing down: "
+                "pass gate=None instead)"
+            )
+        r = self.retries
+        if isinstance(r, bool) or not isinstance(r, Integral) or not 0 <= r <= MAX_RETRIES:
+            raise ValueError(f"ProposalGate retries must be an int from 0 to {MAX_RETRIES}, got {r!r}")
 
     def check(self, proposal: str, *, request: str) -> GateVerdict:
         """The gate's verdict on ``proposal``, written in answer to ``request``."""
@@ -105,6 +131,8 @@ class ProposalGate:
         v = grade(frame, self.rubric, model=self.model, column="text", id_column="id", query_column="request",
                   cache=False, progress=False, record=False)  # fmt: skip
         cost = float(v["cost_usd"].fill_null(0).sum()) if "cost_usd" in v.columns else 0.0
+        if "judge" in v.columns and (v["judge"] == "ensemble").any():  # several gate judges: their verdict
+            v = v.filter(pl.col("judge") == "ensemble")
         failed = v.filter(pl.col("error").is_not_null()) if "error" in v.columns else v.clear()
         if failed.height:  # the gate could not judge: the proposal goes through, counted
             verdict = GateVerdict(True, None, [f"gate call failed: {failed['error'][0]}"], cost, error=True)
@@ -116,7 +144,16 @@ class ProposalGate:
                 for r in low.iter_rows(named=True)
             ]
             verdict = GateVerdict(s is not None and s >= self.min_score, s, reasons, cost)
-        self.log.append({"score": verdict.score, "passed": verdict.passed, "error": verdict.error, "cost_usd": cost})
+        reason = verdict.reasons[0] if verdict.error else None
+        self.log.append(
+            {
+                "score": verdict.score,
+                "passed": verdict.passed,
+                "error": verdict.error,
+                "cost_usd": cost,
+                "reason": reason,
+            }
+        )
         return verdict
 
 
@@ -150,7 +187,12 @@ def gated(lm: Callable[[str], str], gate: ProposalGate) -> Callable[[str], str]:
         for attempt in range(gate.retries + 1):
             reply = lm(prompt)
             inside = "```".join(reply.split("```")[1:-1]).strip()
-            verdict = gate.check(inside, request=request)
+            try:
+                verdict = gate.check(inside, request=request)
+            except Exception as e:  # noqa: BLE001  # the gate could not judge: the proposal goes on, counted
+                gate.log.append({"score": None, "passed": True, "error": True, "cost_usd": 0.0,
+                                 "reason": f"{type(e).__name__}: {e}"})  # fmt: skip
+                verdict = GateVerdict(True, None, [f"gate call failed: {type(e).__name__}: {e}"], 0.0, error=True)
             gate.log[-1]["attempt"] = attempt + 1
             if verdict.passed:
                 return reply

@@ -127,22 +127,22 @@ def templates_for(template: str | Mapping[str, str] | None, components: Iterable
     return {c: given.get(c, given.get(component_kind(c), REFLECTION_TEMPLATES[component_kind(c)])) for c in components}
 
 
-def check_templates(template: Any) -> None:
-    """A ``reflection_template=`` refused, naming what is wrong, before any call."""
+def check_templates(template: Any, components: Iterable[str] = ()) -> None:
+    """A ``reflection_template=`` refused, naming what is wrong, before any call: each text must
+    hold both placeholders and ask for the reply in a fenced block; a mapping's keys must be kinds
+    or component names the run evolves (``components``)."""
     if template is None:
         return
+    known = list(components)
     if isinstance(template, str):
         texts = {"reflection_template": template}
     elif isinstance(template, Mapping):
         texts = {f"reflection_template[{k!r}]": v for k, v in template.items()}
-        bad = [
-            k
-            for k in template
-            if not isinstance(k, str) or not (k in REFLECTION_TEMPLATES or k.startswith("criterion:"))
-        ]
-        if bad:
-            raise ValueError(f"reflection_template keys must be a kind {list(REFLECTION_TEMPLATES)} or a component "
-                             f"name 'criterion:<name>', got {bad}")  # fmt: skip
+        kinds = {component_kind(c) for c in known} if known else set(REFLECTION_TEMPLATES)
+        for key in template:
+            if isinstance(key, str) and (key in kinds or key in known or (not known and key.startswith("criterion:"))):
+                continue
+            raise ValueError(f"reflection_template key {key!r} {_why_unknown(key, known, kinds)}")
     else:
         raise TypeError(f"reflection_template must be text or a mapping of texts, got {type(template).__name__}")
     for name, text in texts.items():
@@ -150,6 +150,23 @@ def check_templates(template: Any) -> None:
             raise TypeError(f"{name} must be text with <curr_param> and <side_info>, got {type(text).__name__}")
         if not all(p in text for p in ("<curr_param>", "<side_info>")):
             raise ValueError(f"{name} must hold both <curr_param> (the current text) and <side_info> (the examples)")
+        if "```" not in text:
+            raise ValueError(f"{name} must ask for the new text inside a ``` block: the reply is read from there")
+
+
+def _why_unknown(key: Any, known: list[str], kinds: set[str]) -> str:
+    """Why a template key matches nothing this run evolves, with the closest name."""
+    import difflib
+
+    if key == "weights" and known:
+        return "names the weights, which are evolved only with evolve_weights=True"
+    names = sorted(kinds) + known
+    lower = [n.lower() for n in names]
+    close = difflib.get_close_matches(str(key).lower(), lower, n=1)
+    hint = f"; did you mean {names[lower.index(close[0])]!r}?" if close else ""
+    if isinstance(key, str) and f"criterion:{key}" in known:
+        hint = f"; did you mean 'criterion:{key}'?"
+    return f"is not a kind {sorted(kinds)} or a component this run evolves ({known}){hint}"
 
 
 def _text_of(prompt: str | list[dict[str, Any]]) -> list[dict[str, Any]]:

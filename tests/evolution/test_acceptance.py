@@ -51,6 +51,9 @@ def test_a_run_with_tolerances_finds_the_rule_and_patience_stops_it_once_nothing
     for e in (tolerant, patient, full):
         assert cue(e.rubric["cites"].requirement) == "ref"
     assert patient.metric_calls < full.metric_calls  # the budget is not spent after the search has converged
+    with pytest.raises(ValueError, match="acceptance= tolerances need discrimination_weight > 0"):
+        rt.evolve_rubric(DF, HUMAN, START, reflection_model=Reflector(), acceptance={"agreement": 0.2},
+                         **{**kw, "discrimination_weight": 0.0})  # fmt: skip
     with pytest.raises(ValueError, match="patience must be an int >= 1 or None, got 0"):
         rt.evolve_rubric(DF, HUMAN, START, reflection_model=Reflector(), patience=0, **kw)
 

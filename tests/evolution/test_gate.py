@@ -3,6 +3,7 @@ evaluated; one it never lets through leaves the rubric as it was, and says so.""
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -68,13 +69,55 @@ def test_the_gate_reads_its_rubric_and_refuses_bad_settings() -> None:
     no = ProposalGate(model=NAMES_A_CUE).check("Be better.", request="...")
     assert not no.passed and [r.split(":")[0] for r in no.reasons] == list(GATE_RUBRIC.names)
     for kwargs, message in [
-        ({"min_score": 1.5}, r"min_score must be a number in \[0, 1\], got 1.5"),
-        ({"retries": -1}, "retries must be an int >= 0, got -1"),
+        ({"min_score": 1.5}, r"min_score must be a number in \(0, 1\], got 1.5"),
+        ({"min_score": 0}, r"got 0 \(a gate at 0 turns nothing down: pass gate=None instead\)"),
+        ({"retries": -1}, "retries must be an int from 0 to 10, got -1"),
+        ({"retries": 10**9}, "retries must be an int from 0 to 10, got 1000000000"),
         ({"model": " "}, "model must name the gate's judge"),
     ]:
         with pytest.raises(ValueError, match=message):
             ProposalGate(**{"model": NAMES_A_CUE, **kwargs})
+    assert ProposalGate(model=NAMES_A_CUE, retries=np.int64(2)).retries == 2  # any integer type
+    for model in (123, lambda text, c: "MET"):  # before: accepted, then every check failed inside GEPA, unseen
+        with pytest.raises(TypeError, match="ProposalGate model: model: expected str, Judge, ScriptedJudge"):
+            ProposalGate(model=model)
     with pytest.raises(TypeError, match="rubric must be a rubrictools Rubric"):
         ProposalGate(model=NAMES_A_CUE, rubric={"name": "x"})  # type: ignore[arg-type]  # reason: the error under test
     with pytest.raises(TypeError, match=r"gate must be a rubrictools\.evolution\.ProposalGate or None"):
         rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model=Reflector(), gate="strict", cache=False)  # type: ignore[arg-type]  # reason: the error under test
+
+
+def test_round_two_a_gate_that_cannot_run_is_refused_before_any_call(monkeypatch) -> None:
+    """Before: a gate model without a key, or a field changed after the gate was built, made every gate
+    check fail inside GEPA, which swallowed it: the run spent its budget and evolved nothing, without a word."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ValueError, match=r"ProposalGate model: judge 'openai/gpt-4.1-mini': no API key"):
+        ProposalGate(model="openai/gpt-4.1-mini")
+    gate = ProposalGate(model=NAMES_A_CUE)
+    gate.retries = -1
+    calls: list[str] = []
+    with pytest.raises(ValueError, match="ProposalGate retries must be an int from 0 to 10, got -1"):
+        rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model=lambda p: calls.append(p) or "```x```",
+                         gate=gate, cache=False)  # fmt: skip
+    assert calls == []
+    with pytest.raises(TypeError):
+        ProposalGate(model=NAMES_A_CUE, log=[])  # type: ignore[call-arg]  # reason: the log is the gate's own
+
+
+def test_round_two_a_gate_check_that_raises_lets_the_proposal_through_and_says_why() -> None:
+    gate = ProposalGate(model=NAMES_A_CUE)
+
+    def broken(proposal: str, *, request: str) -> None:
+        raise ConnectionError("gate unreachable")
+
+    gate.check = broken  # type: ignore[method-assign, assignment]  # reason: a gate that raises, as a network would
+    with pytest.warns(RuntimeWarning, match=r"evaluated ungated; the first: ConnectionError: gate unreachable"):
+        e = rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model=Reflector(), gate=gate,
+                             max_metric_calls=120, minibatch_size=4, n_resamples=50, cache=False)  # fmt: skip
+    assert cue(e.rubric["cites"].requirement) == "ref" and e.gate_log["error"].all()
+
+
+def test_round_two_several_gate_judges_give_one_verdict_and_one_reason_per_criterion() -> None:
+    two = [rt.ScriptedJudge(rule=lambda t, c: "UNMET", name="a"), rt.ScriptedJudge(rule=lambda t, c: "UNMET", name="b")]
+    verdict = ProposalGate(model=two).check("Be better.", request="...")
+    assert not verdict.passed and [r.split(":")[0] for r in verdict.reasons] == list(GATE_RUBRIC.names)

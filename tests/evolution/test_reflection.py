@@ -48,11 +48,17 @@ def test_the_reflection_model_reads_the_prompt_of_the_component_it_rewrites() ->
 
 def test_bad_templates_are_refused_naming_the_key() -> None:
     kw = {"model": JUDGE, "reflection_model": Reflector(), "cache": False}
+    t = "<curr_param> <side_info> ```"
     for template, message in [
-        ({"bogus": "<curr_param> <side_info>"}, r"keys must be a kind \['requirement', 'guidelines', 'weights'\]"),
+        ({"bogus": t}, r"key 'bogus' is not a kind \['guidelines', 'requirement'\] or a component this run evolves"),
+        ({"criterion:Cites": t}, r"did you mean 'criterion:cites'\?"),
+        ({"cites": t}, r"did you mean 'criterion:cites'\?"),
+        ({"criterion:nonexistent": t}, "is not a kind"),
+        ({"weights": t}, "names the weights, which are evolved only with evolve_weights=True"),
         ({"guidelines": "no placeholders"}, r"reflection_template\['guidelines'\] must hold both <curr_param>"),
+        ("<curr_param> <side_info> reply in plain text", r"must ask for the new text inside a ``` block"),
     ]:
         with pytest.raises(ValueError, match=message):
             rt.evolve_rubric(DF, HUMAN, START, reflection_template=template, **kw)
-    with pytest.raises(TypeError, match=r"reflection_template\['weights'\] must be text"):
-        rt.evolve_rubric(DF, HUMAN, START, reflection_template={"weights": 3}, **kw)
+    with pytest.raises(TypeError, match=r"reflection_template\['requirement'\] must be text"):
+        rt.evolve_rubric(DF, HUMAN, START, reflection_template={"requirement": 3}, **kw)

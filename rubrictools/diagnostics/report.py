@@ -172,6 +172,7 @@ _SHOWN = (
 """The report's columns shown in a notebook (the full table stays in ``report.table``)."""
 
 _FLAG_COLOURS = {  # the first flag of a criterion decides its bar's colour
+    "lowest human agreement": "#cc79a7",
     "low human agreement": "#d55e00",
     "judges disagree": "#ff7f0e",
     "never discriminates": "#8c564b",
@@ -405,13 +406,24 @@ def rubric_report(
         if r["human_kappa"] is not None and r["human_kappa"] < low_kappa:
             flags[n].append("low human agreement")
             findings.append(f"the judge and humans disagree on {n!r} (kappa {r['human_kappa']:.2f})")
+    rated = table.filter(pl.col("discriminates") & pl.col("human_kappa").is_not_null()).sort("human_kappa")
+    if rated.height >= 2:  # the one whose wording to fix first (RubricReport.weakest), flagged and said
+        low = rated.row(0, named=True)
+        said = f"the judge and humans disagree on {low['criterion']!r}"  # the same point, said once
+        findings[:] = [f for f in findings if not f.startswith(said)]
+        flags[low["criterion"]].insert(0, "lowest human agreement")  # beside "low human agreement" when below
+        findings.insert(
+            0,
+            f"{low['criterion']!r} agrees least with the humans (kappa {low['human_kappa']:.2f}): "
+            "fix its wording first",
+        )
     if gain:
         worst = max(gain, key=lambda k: gain[k] if np.isfinite(gain[k]) else -np.inf)
         if np.isfinite(gain[worst]) and gain[worst] > 0:
             flags[worst].append("costliest disagreement")
             findings.append(
-                f"fixing {worst!r} would help the score most: answering it as the humans did raises the "
-                f"score correlation by {gain[worst]:+.3f}"
+                f"{worst!r} costs the score most: had the judge answered it as the humans did, the correlation "
+                f"of its scores with theirs would rise by {gain[worst]:+.3f}"
             )
     table = table.with_columns(
         pl.col("criterion")

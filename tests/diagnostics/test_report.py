@@ -89,3 +89,16 @@ def test_demo_dataset_report():
     rep = rt.rubric_report(d.verdicts, d.human, d.rubric)
     assert rep.weakest(1) == ["polite"]
     assert rep.table["score_gain"].null_count() == 0
+
+
+def test_the_report_names_the_criterion_to_fix_first_as_its_chart_does() -> None:
+    """Before: the headline and flags named only the costliest criterion (answers_question) while the
+    chart marked the lowest-kappa one (polite) 'fix first', so a reader got two answers."""
+    s = rt.datasets.load("demo_support")
+    report = rt.rubric_report(s.verdicts, s.human, s.rubric)
+    flags = dict(report.table.select("criterion", "flags").iter_rows())
+    assert report.weakest(1) == ["polite"] and flags["polite"][0] == "lowest human agreement"
+    assert report.findings[0] == "'polite' agrees least with the humans (kappa 0.44): fix its wording first"
+    assert flags["answers_question"] == ["costliest disagreement"]
+    assert report.findings[1].startswith("'answers_question' costs the score most")
+    assert not any("the judge and humans disagree on 'polite'" in f for f in report.findings)  # said once

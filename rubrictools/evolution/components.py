@@ -85,6 +85,11 @@ def from_candidate(rubric: Rubric, candidate: dict[str, str]) -> Rubric:
         if text is not None and c.rule is None:
             if not text.strip():
                 raise ValueError(f"candidate gives criterion {c.name!r} an empty requirement")
+            if "```" in text:
+                raise ValueError(
+                    f"candidate gives criterion {c.name!r} a requirement holding a ``` fence (a reply with several "
+                    f"blocks?): {text[:60]!r}"
+                )
             if _structured(text):
                 raise ValueError(
                     f"candidate gives criterion {c.name!r} a rubric structure, not a requirement: {text[:60]!r}"

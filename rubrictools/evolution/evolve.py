@@ -37,7 +37,13 @@ from rubrictools.evolution.acceptance import acceptance_rule
 from rubrictools.evolution.adapter import RubricAdapter
 from rubrictools.evolution.components import from_candidate, to_candidate
 from rubrictools.evolution.gate import ProposalGate, gated
-from rubrictools.evolution.reflection import ReflectionsFailed, check_templates, reflection_lm, templates_for
+from rubrictools.evolution.reflection import (
+    ReflectionsFailed,
+    asked_once,
+    check_templates,
+    reflection_lm,
+    templates_for,
+)
 from rubrictools.frames import to_polars
 from rubrictools.human_agreement import agreement, human_frame
 from rubrictools.metrics.resampling import check_resampling
@@ -57,7 +63,8 @@ class RubricEvolution:
     per-criterion ``by_criterion``, the ``split`` (train / validation / holdout per id), the
     graded submissions GEPA spent (``metric_calls``), the cost of the judge, the reflection
     model and the gate (``cost_usd``) and, with a ``gate``, one row per gate check
-    (``gate_log``: ``attempt, score, passed, error, cost_usd, reason``: why a call failed)."""
+    (``gate_log``: ``attempt, score, passed, error, cost_usd, reason``: what the proposal missed, or why the
+    check failed)."""
 
     rubric: Rubric
     initial: Rubric
@@ -350,9 +357,7 @@ def evolve_rubric(
     adapter = RubricAdapter(rubric, texts, h, model, cache=cache, agreement_weight=agreement_weight,
                             discrimination_weight=discrimination_weight)  # fmt: skip
     lm = reflection_lm(reflection_model)
-    if gate is not None:
-        gate.log.clear()
-    asker = lm if gate is None else gated(lm, gate)
+    asker = asked_once(lm if gate is None else gated(lm, gate))
     seed_candidate = to_candidate(rubric, weights=evolve_weights)
     stoppers = [] if patience is None else [NoImprovementStopper(patience)]
     try:
@@ -369,7 +374,7 @@ def evolve_rubric(
     if adapter.refused:
         warnings.warn(f"{len(adapter.refused)} proposed candidate(s) were refused and scored 0; the first: "
                       f"{adapter.refused[0]}", RuntimeWarning, stacklevel=user_stacklevel())  # fmt: skip
-    log = _gate_log(gate)
+    log = _gate_log(getattr(asker, "gate_log", None))
     if log.height and not log["passed"].any():
         warnings.warn(f"the gate turned down every proposal ({log.height} checks), so nothing was evaluated; "
                       "lower its min_score or check its model",
@@ -418,7 +423,7 @@ class _Printer:
             print(message)
 
 
-def _gate_log(gate: ProposalGate | None) -> pl.DataFrame:
+def _gate_log(checks: list[dict[str, Any]] | None) -> pl.DataFrame:
     schema = {
         "attempt": pl.Int64,
         "score": pl.Float64,
@@ -427,5 +432,4 @@ def _gate_log(gate: ProposalGate | None) -> pl.DataFrame:
         "cost_usd": pl.Float64,
         "reason": pl.String,
     }
-    rows = [] if gate is None else [{k: r.get(k) for k in schema} for r in gate.log]
-    return pl.DataFrame(rows, schema=schema)
+    return pl.DataFrame([{k: r.get(k) for k in schema} for r in checks or []], schema=schema)

@@ -14,7 +14,7 @@ the gate only saves money, it never decides what is kept.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
 
@@ -98,7 +98,6 @@ class ProposalGate:
     rubric: Rubric = GATE_RUBRIC
     min_score: float = 0.6
     retries: int = 1
-    log: list[dict[str, Any]] = field(default_factory=list, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.validate()
@@ -108,6 +107,12 @@ class ProposalGate:
         any call, so a field changed after the gate was built is checked too)."""
         if not isinstance(self.rubric, Rubric):
             raise TypeError(f"ProposalGate rubric must be a rubrictools Rubric, got {type(self.rubric).__name__}")
+        needs = sorted({k for c in self.rubric for k in (c.applies_when or {})} - {"text", "request"})
+        if needs:
+            raise ValueError(
+                f"ProposalGate rubric: applies_when names {needs}, but the gate grades only the proposal ('text') and "
+                "the request that produced it ('request')"
+            )
         if self.model is None or (isinstance(self.model, str) and not self.model.strip()):
             raise ValueError("ProposalGate model must name the gate's judge, e.g. 'openai/gpt-4.1-mini'")
         try:
@@ -115,46 +120,48 @@ class ProposalGate:
             require_credentials([j for j in judges if isinstance(j, Judge)])
         except (TypeError, ValueError) as e:
             raise type(e)(f"ProposalGate model: {e}") from None
+        if not judges:
+            raise ValueError("ProposalGate model is an empty list: name the gate's judge, e.g. 'openai/gpt-4.1-mini'")
         v = self.min_score
         if isinstance(v, bool) or not isinstance(v, Real) or not 0.0 < float(v) <= 1.0:
-            raise ValueError(
-                f"ProposalGate min_score must be a number in (0, 1], got {v!r} (a gate at 0 turns nothing down: "
-                "pass gate=None instead)"
-            )
+            hint = " (a gate at 0 turns nothing down: pass gate=None instead)" if v == 0 else ""
+            raise ValueError(f"ProposalGate min_score must be a number in (0, 1], got {v!r}{hint}")
         r = self.retries
         if isinstance(r, bool) or not isinstance(r, Integral) or not 0 <= r <= MAX_RETRIES:
             raise ValueError(f"ProposalGate retries must be an int from 0 to {MAX_RETRIES}, got {r!r}")
+        self.min_score, self.retries = float(v), int(r)  # a Fraction or numpy value compared exactly no more
 
     def check(self, proposal: str, *, request: str) -> GateVerdict:
-        """The gate's verdict on ``proposal``, written in answer to ``request``."""
+        """The gate's verdict on ``proposal``, written in answer to ``request``. A call that
+        fails, or a score the gate cannot give (every criterion CANNOT_ASSESS), lets the
+        proposal through with ``error=True``: the gate only saves money, it never decides."""
         frame = pl.DataFrame({"id": ["proposal"], "text": [proposal], "request": [request]})
         v = grade(frame, self.rubric, model=self.model, column="text", id_column="id", query_column="request",
                   cache=False, progress=False, record=False)  # fmt: skip
         cost = float(v["cost_usd"].fill_null(0).sum()) if "cost_usd" in v.columns else 0.0
+        failed = v.filter(pl.col("error").is_not_null() & (pl.col("judge") != "ensemble"))
         if "judge" in v.columns and (v["judge"] == "ensemble").any():  # several gate judges: their verdict
-            v = v.filter(pl.col("judge") == "ensemble")
-        failed = v.filter(pl.col("error").is_not_null()) if "error" in v.columns else v.clear()
-        if failed.height:  # the gate could not judge: the proposal goes through, counted
-            verdict = GateVerdict(True, None, [f"gate call failed: {failed['error'][0]}"], cost, error=True)
-        else:
-            s = score(v, self.rubric, on_error="null")["score"][0]
-            low = v.filter(pl.col("value") < 1)
-            reasons = [
-                f"{r['criterion']}: {self.rubric[r['criterion']].requirement} ({r['explanation'] or 'no reason given'})"
-                for r in low.iter_rows(named=True)
-            ]
-            verdict = GateVerdict(s is not None and s >= self.min_score, s, reasons, cost)
-        reason = verdict.reasons[0] if verdict.error else None
-        self.log.append(
-            {
-                "score": verdict.score,
-                "passed": verdict.passed,
-                "error": verdict.error,
-                "cost_usd": cost,
-                "reason": reason,
-            }
-        )
-        return verdict
+            v = v.filter(pl.col("judge").is_in(["ensemble", "rule"]))  # rule criteria have no ensemble row
+        if failed.height:  # a judge could not answer: the proposal goes through, counted
+            return GateVerdict(True, None, [f"gate call failed: {failed['error'][0]}"], cost, error=True)
+        s = score(v, self.rubric, on_error="null")["score"][0]
+        if s is None:
+            why = "the gate could not score the proposal (no criterion it could assess)"
+            return GateVerdict(True, None, [why], cost, error=True)
+        return GateVerdict(s >= self.min_score - 1e-9, s, _reasons(v, self.rubric), cost)
+
+
+def _reasons(v: pl.DataFrame, rubric: Rubric) -> list[str]:
+    """What the proposal missed: a reward criterion not fully met, a penalty or disqualifier met."""
+    out = []
+    for r in v.iter_rows(named=True):
+        c = rubric[r["criterion"]]
+        bad = c.weight < 0 or c.disqualifier
+        value = r["value"] if r["value"] is not None else (0.0 if not bad else 1.0)
+        if (value > 0) if bad else (value < 1):
+            said = r["explanation"] or "no reason given"
+            out.append(f"{'avoid: ' if bad else ''}{r['criterion']}: {c.requirement} ({said})")
+    return out
 
 
 @dataclass
@@ -180,25 +187,32 @@ Write a better version, again as the new text alone inside one ``` block."""
 
 def gated(lm: Callable[[str], str], gate: ProposalGate) -> Callable[[str], str]:
     """``lm`` with every proposal checked by ``gate``; a proposal turned down ``gate.retries + 1``
-    times raises :class:`ProposalRejected` (GEPA skips it)."""
+    times raises :class:`ProposalRejected` (GEPA skips it). The gate reads the text GEPA would
+    adopt (its own extractor); this run's checks are in the returned function's ``gate_log``."""
+    from gepa.strategies.instruction_proposal import (  # reason: gepa is the optional [evolve] extra
+        InstructionProposalSignature,
+    )
+
+    log: list[dict[str, Any]] = []
 
     def ask(prompt: str) -> str:
         request = prompt if isinstance(prompt, str) else str(prompt)
         for attempt in range(gate.retries + 1):
             reply = lm(prompt)
-            inside = "```".join(reply.split("```")[1:-1]).strip()
+            proposal = InstructionProposalSignature.output_extractor(reply)["new_instruction"]
             try:
-                verdict = gate.check(inside, request=request)
+                verdict = gate.check(proposal, request=request)
             except Exception as e:  # noqa: BLE001  # the gate could not judge: the proposal goes on, counted
-                gate.log.append({"score": None, "passed": True, "error": True, "cost_usd": 0.0,
-                                 "reason": f"{type(e).__name__}: {e}"})  # fmt: skip
-                verdict = GateVerdict(True, None, [f"gate call failed: {type(e).__name__}: {e}"], 0.0, error=True)
-            gate.log[-1]["attempt"] = attempt + 1
+                verdict = GateVerdict(True, None, [f"{type(e).__name__}: {e}"], 0.0, error=True)
+            log.append({"attempt": attempt + 1, "score": verdict.score, "passed": verdict.passed,
+                        "error": verdict.error, "cost_usd": verdict.cost_usd,
+                        "reason": "; ".join(verdict.reasons) or None})  # fmt: skip
             if verdict.passed:
                 return reply
-            prompt = request + _AGAIN.format(proposal=inside, reasons="; ".join(verdict.reasons) or "none given")
+            prompt = request + _AGAIN.format(proposal=proposal, reasons="; ".join(verdict.reasons) or "none given")
         raise ProposalRejected(f"the gate turned the proposal down {gate.retries + 1} time(s)")
 
     for name in ("spent", "errors", "calls"):  # the reflection model's own records, read by evolve_rubric
         setattr(ask, name, getattr(lm, name, []))
+    ask.gate_log = log  # type: ignore[attr-defined]  # reason: this run's checks, read by evolve_rubric
     return ask

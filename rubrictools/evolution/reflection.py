@@ -23,6 +23,7 @@ __all__ = [
     "REFLECTION_TEMPLATE",
     "REFLECTION_TEMPLATES",
     "ReflectionsFailed",
+    "asked_once",
     "check_templates",
     "component_kind",
     "reflection_lm",
@@ -162,10 +163,14 @@ def _why_unknown(key: Any, known: list[str], kinds: set[str]) -> str:
         return "names the weights, which are evolved only with evolve_weights=True"
     names = sorted(kinds) + known
     lower = [n.lower() for n in names]
-    close = difflib.get_close_matches(str(key).lower(), lower, n=1)
+    close = difflib.get_close_matches(str(key).lower(), lower, n=1, cutoff=0.9)
     hint = f"; did you mean {names[lower.index(close[0])]!r}?" if close else ""
     if isinstance(key, str) and f"criterion:{key}" in known:
         hint = f"; did you mean 'criterion:{key}'?"
+    if not hint and isinstance(key, str) and key.startswith("criterion:") and known:
+        return (
+            f"names no criterion whose text this run evolves ({known}; rule criteria are decided by code, not worded)"
+        )
     return f"is not a kind {sorted(kinds)} or a component this run evolves ({known}){hint}"
 
 
@@ -241,3 +246,26 @@ def reflection_lm(model: Any, *, max_tokens: int = 1500) -> Callable[[str | list
     recorded.errors = errors  # type: ignore[attr-defined]  # reason: failures GEPA swallowed, read by evolve_rubric
     recorded.calls = calls  # type: ignore[attr-defined]  # reason: how many reflections were asked
     return recorded
+
+
+def asked_once(fn: Callable[[str], str]) -> Callable[[str], str]:
+    """``fn`` that does not answer the same failed prompt twice in a row: GEPA re-asks a
+    reflection that raised (once batched, once per task), which would double every failed or
+    gate-refused proposal's calls. The second ask raises the first one's error again."""
+    last: dict[str, Any] = {}
+
+    def ask(prompt: str) -> str:
+        if "prompt" in last and last["prompt"] == prompt:
+            raise last["error"]
+        try:
+            reply = fn(prompt)
+        except Exception as e:
+            last.update(prompt=prompt, error=e)
+            raise
+        last.clear()
+        return reply
+
+    for name in ("spent", "errors", "calls", "gate_log"):  # the records evolve_rubric reads
+        if hasattr(fn, name):
+            setattr(ask, name, getattr(fn, name))
+    return ask

@@ -3,12 +3,15 @@ evaluated; one it never lets through leaves the rubric as it was, and says so.""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import polars as pl
 import pytest
 
 import rubrictools as rt
 from rubrictools.evolution import GATE_RUBRIC, ProposalGate
+from rubrictools.evolution.gate import gated
 from tests.evolution.test_evolve import DF, HUMAN, JUDGE, START, Reflector, cue
 
 pytest.importorskip("gepa")
@@ -121,3 +124,64 @@ def test_round_two_several_gate_judges_give_one_verdict_and_one_reason_per_crite
     two = [rt.ScriptedJudge(rule=lambda t, c: "UNMET", name="a"), rt.ScriptedJudge(rule=lambda t, c: "UNMET", name="b")]
     verdict = ProposalGate(model=two).check("Be better.", request="...")
     assert not verdict.passed and [r.split(":")[0] for r in verdict.reasons] == list(GATE_RUBRIC.names)
+
+
+def test_round_three_a_refused_proposal_costs_retries_plus_one_asks_not_twice_that() -> None:
+    """Before: GEPA re-asks a reflection that raised (batched, then per task), so each refused
+    proposal cost 2 x (retries + 1) reflections and gate checks."""
+    asked: list[str] = []
+
+    def reflect(prompt: str) -> str:
+        asked.append(prompt)
+        return "```\nBe better.\n```"
+
+    gate = ProposalGate(model=rt.ScriptedJudge(rule=lambda t, c: "UNMET"), retries=2)
+    with pytest.warns(RuntimeWarning, match="the gate turned down every proposal"):
+        e = rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model=reflect, gate=gate, max_metric_calls=60,
+                             minibatch_size=4, n_resamples=20, cache=False)  # fmt: skip
+    firsts = e.gate_log.filter(pl.col("attempt") == 1).height  # one per proposal
+    assert firsts >= 1 and len(asked) == 3 * firsts and e.gate_log.height == 3 * firsts
+    assert e.gate_log["attempt"].to_list() == [1, 2, 3] * firsts
+    assert e.gate_log["reason"].drop_nulls().str.contains("same_kind").all()  # why each was refused
+
+
+def test_round_three_the_gate_scores_as_the_rubric_does() -> None:
+    rule_gate = rt.Rubric.from_dict([{"name": "short", "rule": {"max_chars": 20}},
+                                     {"name": "clear", "requirement": "Is clear"}])  # fmt: skip
+    two = [rt.ScriptedJudge(rule=lambda t, c: "MET", name="a"), rt.ScriptedJudge(rule=lambda t, c: "MET", name="b")]
+    assert ProposalGate(model=two, rubric=rule_gate).check("ok", request="...").passed  # a rule with several judges
+    with_penalty = rt.Rubric.from_dict([{"name": "clear", "requirement": "Is clear"},
+                                        {"name": "examples", "requirement": "Names particular submissions",
+                                         "weight": -10}])  # fmt: skip
+    met = ProposalGate(model=rt.ScriptedJudge(rule=lambda t, c: "MET"), rubric=with_penalty).check("x", request="r")
+    assert not met.passed and [r.split(" (")[0] for r in met.reasons] == [
+        "avoid: examples: Names particular submissions"]  # fmt: skip
+    unmet = ProposalGate(model=rt.ScriptedJudge(rule=lambda t, c: "UNMET"), rubric=with_penalty).check("x", request="r")
+    assert [r.split(":")[0] for r in unmet.reasons] == ["clear"]  # an untriggered penalty is no fault
+    unsure = ProposalGate(model=rt.ScriptedJudge(rule=lambda t, c: "CANNOT_ASSESS")).check("x", request="r")
+    assert unsure.passed and unsure.error and "could not score" in unsure.reasons[0]
+    two_thirds = ProposalGate(model=rt.ScriptedJudge(rule=lambda t, c: "UNMET" if c.name == "checkable" else "MET"),
+                              min_score=Fraction(2, 3))  # fmt: skip
+    assert two_thirds.min_score == pytest.approx(2 / 3) and two_thirds.check("x", request="r").passed
+
+
+def test_round_three_gates_that_cannot_work_are_refused_when_built() -> None:
+    with pytest.raises(ValueError, match="ProposalGate model is an empty list"):
+        ProposalGate(model=[])
+    genre = rt.Rubric.from_dict([{"name": "c", "requirement": "x", "applies_when": {"genre": "y"}}])
+    with pytest.raises(ValueError, match=r"ProposalGate rubric: applies_when names \['genre'\]"):
+        ProposalGate(model=NAMES_A_CUE, rubric=genre)
+    with pytest.raises(ValueError, match=r"got 60$"):
+        ProposalGate(model=NAMES_A_CUE, min_score=60)
+
+
+def test_round_three_the_gate_reads_the_text_gepa_adopts_and_a_fenced_requirement_is_refused() -> None:
+    from rubrictools.evolution.components import from_candidate
+
+    seen: list[str] = []
+    gate = ProposalGate(model=rt.ScriptedJudge(rule=lambda t, c: seen.append(t) or "MET"))  # type: ignore[func-returns-value]  # reason: records, then answers
+    asker = gated(lambda prompt: "```text\nMentions a source (cues: ref)\n```", gate)
+    asker("the request")
+    assert set(seen) == {"Mentions a source (cues: ref)"}  # the language tag is not part of the text
+    with pytest.raises(ValueError, match="holding a ``` fence"):
+        from_candidate(START, {"criterion:cites": "Mentions a source\n```\nor alternatively\n```\nCites something"})

@@ -53,7 +53,7 @@ def test_bad_templates_are_refused_naming_the_key() -> None:
         ({"bogus": t}, r"key 'bogus' is not a kind \['guidelines', 'requirement'\] or a component this run evolves"),
         ({"criterion:Cites": t}, r"did you mean 'criterion:cites'\?"),
         ({"cites": t}, r"did you mean 'criterion:cites'\?"),
-        ({"criterion:nonexistent": t}, "is not a kind"),
+        ({"criterion:nonexistent": t}, "names no criterion whose text this run evolves"),
         ({"weights": t}, "names the weights, which are evolved only with evolve_weights=True"),
         ({"guidelines": "no placeholders"}, r"reflection_template\['guidelines'\] must hold both <curr_param>"),
         ("<curr_param> <side_info> reply in plain text", r"must ask for the new text inside a ``` block"),

@@ -134,6 +134,11 @@ def _check(rubric: Rubric, frame: pl.DataFrame, column: str, id_column: str, num
             "evolve_weights=True needs discrimination_weight > 0: agreement is measured per criterion, so weights "
             "never change it and no weight change could be kept"
         )
+    if numbers["discrimination_weight"] > 0 and numbers["minibatch_size"] < 2:
+        raise ValueError(
+            "discrimination_weight > 0 needs minibatch_size >= 2: discrimination is the spread of a minibatch's "
+            "scores, always 0 for one submission (about 10 or more make it meaningful)"
+        )
     components = to_candidate(rubric, weights=numbers["evolve_weights"])
     check_templates(numbers["reflection_template"], components)
     acceptance_rule(numbers["acceptance"])

@@ -54,6 +54,9 @@ def test_a_run_with_tolerances_finds_the_rule_and_patience_stops_it_once_nothing
     with pytest.raises(ValueError, match="acceptance= tolerances need discrimination_weight > 0"):
         rt.evolve_rubric(DF, HUMAN, START, reflection_model=Reflector(), acceptance={"agreement": 0.2},
                          **{**kw, "discrimination_weight": 0.0})  # fmt: skip
+    with pytest.raises(ValueError, match="discrimination_weight > 0 needs minibatch_size >= 2"):
+        rt.evolve_rubric(DF, HUMAN, START, reflection_model=Reflector(), acceptance={"discrimination": 0.05},
+                         **{**kw, "minibatch_size": 1})  # fmt: skip
     with pytest.raises(ValueError, match="patience must be an int >= 1 or None, got 0"):
         rt.evolve_rubric(DF, HUMAN, START, reflection_model=Reflector(), patience=0, **kw)
 

@@ -125,15 +125,39 @@ def _numeric_labels(df: pl.DataFrame, numeric: list[Any]) -> pl.DataFrame:
 def validate_verdicts(verdicts: Any, rubric: Rubric | None = None) -> pl.DataFrame:
     """Check a verdict table and complete it to the full schema.
 
-    * required columns ``id, criterion, verdict`` must exist; optional ones are added as nulls;
-    * with a ``rubric``: every criterion must belong to it, every non-error verdict must be an
-      allowed label (case/space-insensitive; rewritten to its canonical spelling), and
-      ``value``/``weight`` are (re)computed from the rubric;
-    * without a rubric: ``weight`` must be present, and ``value`` is derived for binary labels
-      when missing.
+    Parameters
+    ----------
+    verdicts
+        A verdict table (polars or pandas): the required columns ``id, criterion, verdict``
+        must exist; optional ones are added as nulls.
+    rubric
+        With a rubric, every criterion must belong to it, every non-error verdict must be an
+        allowed label (case/space-insensitive; rewritten to its canonical spelling), and
+        ``value``/``weight`` are (re)computed from the rubric. Without one (``None``),
+        ``weight`` must be present, and ``value`` is derived for binary labels when missing.
 
-    Also adds ``worst_value`` (the score-minimising realisable fraction for the row's criterion).
-    Raises ``ValueError`` naming the offending rows.
+    Returns
+    -------
+    polars.DataFrame
+        The table with every column of :data:`VERDICT_SCHEMA`, plus ``worst_value`` (the
+        score-minimising realisable fraction for the row's criterion).
+
+    Raises
+    ------
+    ValueError
+        Naming the offending rows.
+
+    Example
+    -------
+    >>> import polars as pl, rubrictools as rt
+    >>> rubric = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
+    >>> v = pl.DataFrame({"id": [1, 2], "criterion": "greets", "verdict": ["met", "UNMET"]})
+    >>> rt.validate_verdicts(v, rubric).select("id", "verdict", "value", "weight").rows()
+    [(1, 'MET', 1.0, 10.0), (2, 'UNMET', 0.0, 10.0)]
+    >>> rt.validate_verdicts(v.with_columns(verdict=pl.lit("maybe")), rubric)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: verdict table: 2 row(s) have labels the rubric does not allow; first: id=1, ...
     """
     df = to_polars(verdicts, name="verdicts")
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]

@@ -58,17 +58,50 @@ def assert_score(
 
     The gate is the one-sided lower confidence bound of the mean of
     :func:`rubrictools.score` over submissions (the ``1 - ci`` percentile of
-    ``n_resamples`` resampled means, drawn with ``seed``): a mean of 0.82 on 20 submissions may well not clear 0.8.
-    ``criteria`` adds gates on criteria's mean verdict values (``{"correct": 0.9}``),
-    bounded the same way. ``on_error``: a submission with a failed judge call makes the gate
-    fail (``"fail"``, default: an outage is not a pass), scores 0 (``"zero"``) or is left out
-    (``"exclude"``). ``verdicts`` is a verdict table, a :class:`~rubrictools.records.Run` or
-    a recorded run's id (the run's own rubric is then used). Raises ``AssertionError``
-    naming the figures and the worst criteria; returns the table of gates when all pass.
+    ``n_resamples`` resampled means, drawn with ``seed``): a mean of 0.82 on 20 submissions may
+    well not clear 0.8. In pytest it is a plain assertion; in a notebook run by
+    ``pytest --nbmake`` the failing cell fails the notebook.
 
-    In pytest it is a plain assertion; in a notebook run by ``pytest --nbmake`` the failing
-    cell fails the notebook.
+    Parameters
+    ----------
+    verdicts
+        A verdict table, a :class:`~rubrictools.records.Run` or a recorded run's id (the run's
+        own rubric is then used).
+    rubric
+        The rubric to score with (overrides a recorded run's); without one, a verdict table's
+        own ``value`` and ``weight`` columns are used.
+    at_least
+        The bar the mean score's lower bound must reach, between 0 and 1.
+    ci
+        The confidence of the one-sided bound (default 0.95; written to the table's
+        ``ci_level`` column).
+    criteria
+        Gates on criteria's mean verdict values (``{"correct": 0.9}``), bounded the same way.
+    on_error
+        A submission with a failed judge call makes the gate fail (``"fail"``, default: an
+        outage is not a pass), scores 0 (``"zero"``) or is left out (``"exclude"``).
+    judge
+        Which judge's rows to score when the table holds several (default: the ensemble rows
+        when present), as in :func:`rubrictools.score`.
+    root
+        The run store to look a run id up in (``None``: where ``record=True`` writes).
+    n_resamples, seed
+        The bootstrap's resamples of submissions (at least 1) and its seed (``0`` by default:
+        identical calls give identical bounds; ``None`` draws afresh).
 
+    Returns
+    -------
+    polars.DataFrame
+        The table of gates when all pass: ``gate, mean, lower_bound, ci_level, at_least, n,
+        passed``, one row for the mean score and one per gated criterion.
+
+    Raises
+    ------
+    AssertionError
+        When a gate fails, naming the figures and the criteria that help the score least.
+
+    Example
+    -------
     >>> import polars as pl, rubrictools as rt
     >>> rub = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
     >>> v = pl.DataFrame({"id": range(40), "criterion": "greets", "verdict": "MET", "value": 1.0})

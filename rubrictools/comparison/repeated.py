@@ -28,21 +28,46 @@ def consistency(
     seed: int | None = 0,
 ) -> pl.DataFrame:
     """Repeated-run consistency of a rubric and judge: the same submissions graded two or more
-    times (run ids, :class:`~rubrictools.records.Run` objects or verdict tables).
+    times.
 
-    Per criterion, on the submissions every run graded without error: ``all_agree`` (the share
-    whose verdict is the same in every run), ``percent_agreement`` and ``fleiss_kappa`` with the
-    runs as raters (:func:`rubrictools.inter_rater`, cluster-bootstrap intervals); and on the
-    score (``criterion = "__score__"``), ``score_sd``: the mean over submissions of the standard
-    deviation of its score across runs, and ``score_consistency``, rubrify's meta-metric
-    ``1 - mean_i CV_i`` (:func:`rubrictools.metrics.consistency`: the coefficient of variation of
-    each submission's score across runs; 1 = every run scores every submission alike). A
-    criterion a judge cannot apply the same way twice shows a low kappa here before any human
+    A criterion a judge cannot apply the same way twice shows a low kappa here before any human
     label is collected.
 
-    ``seed``: its seed (``0`` by default: identical calls give identical intervals; ``None``
-    draws afresh).
+    Parameters
+    ----------
+    *runs
+        Two or more gradings of the same submissions: run ids (or ``"last"``, or unique
+        prefixes) in the store at ``root``, :class:`~rubrictools.records.Run` objects or
+        verdict tables.
+    rubric
+        The rubric that scores every run; without it, the first recorded run's rubric is used,
+        else each verdict table's own ``value`` and ``weight`` columns.
+    judge
+        Which judge's rows to compare when a run holds several (default: the ensemble rows
+        when present), as in :func:`rubrictools.score`.
+    root
+        The run store to look run ids up in (``None``: where ``record=True`` writes).
+    n_resamples, seed
+        The cluster bootstrap's resamples for the agreement intervals (``0``: point estimates
+        only) and its seed (``0`` by default: identical calls give identical intervals;
+        ``None`` draws afresh).
 
+    Returns
+    -------
+    polars.DataFrame
+        One row per (criterion, metric), sorted, in :func:`rubrictools.inter_rater`'s columns
+        (intervals for its metrics only). Per criterion, on the submissions every run graded
+        without error: ``all_agree`` (the share whose verdict is the same in every run),
+        ``percent_agreement`` and ``fleiss_kappa`` with the runs as raters
+        (:func:`rubrictools.inter_rater`, cluster-bootstrap intervals); and on the score
+        (``criterion = "__score__"``), ``score_sd``: the mean over submissions of the standard
+        deviation of its score across runs, and ``score_consistency``, rubrify's meta-metric
+        ``1 - mean_i CV_i`` (:func:`rubrictools.metrics.consistency`: the coefficient of
+        variation of each submission's score across runs; 1 = every run scores every
+        submission alike).
+
+    Example
+    -------
     >>> import polars as pl, rubrictools as rt
     >>> rub = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
     >>> a = pl.DataFrame({"id": range(4), "criterion": "greets", "verdict": ["MET", "UNMET", "MET", "UNMET"]})

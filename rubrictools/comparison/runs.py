@@ -168,21 +168,48 @@ def compare_runs(
 ) -> RunComparison:
     """Compare two grading runs submission by submission: ``change = b - a``.
 
-    ``a`` and ``b`` are run ids (or ``"last"``, or unique prefixes) in the store at ``root``,
-    :class:`~rubrictools.records.Run` objects, or verdict tables. They may differ in judge,
-    rubric (each run is scored with its own; ``rubric``/``rubric_b`` override or supply them
-    for verdict tables), prompt or the system whose outputs were graded: submissions pair by
-    ``id``. The overall score change is the mean over paired submissions of
+    The runs may differ in judge, rubric, prompt or the system whose outputs were graded:
+    submissions pair by ``id``. The overall score change is the mean over paired submissions of
     ``score_b - score_a`` (:func:`rubrictools.score`); each criterion both runs graded gets
     the mean change of its verdict value. Intervals resample submissions (a cluster
     bootstrap: one draw keeps all of a submission's criteria), with the same draws for every
-    row; ``p_value`` is two-sided against no change. With ensembles the ensemble rows are
-    compared; ``judge=`` picks one judge's rows instead.
+    row; ``p_value`` is two-sided against no change.
 
-    ``n_resamples``, ``ci``, ``seed``: the bootstrap's resamples; the interval level (written to
-    the table's ``ci_level`` column); its seed (``0`` by default: identical calls give identical
-    intervals; ``None`` draws afresh).
+    Parameters
+    ----------
+    a, b
+        The two runs: run ids (or ``"last"``, or unique prefixes) in the store at ``root``,
+        :class:`~rubrictools.records.Run` objects, or verdict tables.
+    rubric, rubric_b
+        Each run is scored with its own recorded rubric. ``rubric`` overrides or supplies run
+        ``a``'s, and serves ``b`` too when ``b`` has none recorded (a verdict table) and no
+        ``rubric_b`` is given; ``rubric_b`` overrides or supplies run ``b``'s (and needs a rubric
+        for ``a``). Without a rubric, a verdict table's own ``value`` and ``weight`` columns are
+        used.
+    judge
+        With ensembles the ensemble rows are compared; ``judge=`` picks one judge's rows
+        instead (as :func:`rubrictools.score` does).
+    names
+        Labels of the two runs (two different strings, default ``("a", "b")``), used in the
+        result's ``repr`` and in warnings.
+    root
+        The run store to look run ids up in (``None``: where ``record=True`` writes,
+        ``$RUBRICTOOLS_RUNS`` or ``./rubrictools-runs``).
+    n_resamples, ci, seed
+        The bootstrap's resamples (``0``: point estimates only, intervals and ``p_value``
+        null); the interval level (written to the summary's ``ci_level`` column); its seed
+        (``0`` by default: identical calls give identical intervals; ``None`` draws afresh).
 
+    Returns
+    -------
+    RunComparison
+        ``summary`` (the overall score's and each shared criterion's change with its interval
+        and ``p_value``), ``scores`` (per submission), ``flips`` (the verdicts that changed),
+        ``costs``, and the ids and criteria graded in one run only; see
+        :class:`~rubrictools.comparison.runs.RunComparison`.
+
+    Example
+    -------
     >>> import polars as pl, rubrictools as rt
     >>> rub = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
     >>> df = pl.DataFrame({"submission": ["hello", "hi", "bye", "hello you"]})

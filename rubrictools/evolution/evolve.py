@@ -295,7 +295,7 @@ def evolve_rubric(
         The reflection prompt, with ``<curr_param>`` and ``<side_info>``: one text for every
         component, or a mapping by kind (``requirement``, ``guidelines``, ``weights``) or by
         component name (``criterion:<name>``); what it leaves out gets its default,
-        :data:`rubrictools.evolution.REFLECTION_TEMPLATES` (one prompt per kind).
+        :data:`rubrictools.evolution.reflection.REFLECTION_TEMPLATES` (one prompt per kind).
     gate
         A :class:`rubrictools.evolution.ProposalGate`: a small rubric and judge that check each
         proposed text before it is evaluated, sending it back with reasons (rubrify v3's

@@ -265,10 +265,37 @@ async def agrade(
     """Async version of :func:`grade` for an in-memory frame (``await rt.agrade(...)``); same
     parameters (except streaming and batch ones) and the same verdict table.
 
-    ``max_cost_usd`` may also be a :class:`rubrictools.grading.budget.Budget`: several
-    ``agrade`` calls running on one event loop then draw on that one cap, each request
-    reserving its worst case as in a single run.
+    Parameters
+    ----------
+    df
+        polars DataFrame or LazyFrame, or pandas DataFrame, one submission per row.
+    rubric
+        The :class:`~rubrictools.Rubric` (or rubric dict); optional with ``rubric_column``.
+    model
+        As in :func:`grade`: a litellm model string, a :class:`~rubrictools.Judge`, a
+        :class:`~rubrictools.ScriptedJudge` (also ``"rubrictools/scripted"``), or a list of them
+        for an ensemble.
+    column, id_column, query_column, reference_column, rubric_column, image_column, mode, aggregate
+        As in :func:`grade`, with the same defaults.
+    examples, max_examples, shuffle_options, seed, grade_part, on_null, thinking_markers, conversation_part
+        As in :func:`grade`, with the same defaults.
+    cache, progress, distribution, distribution_samples, evidence, criterion_context, confidence
+        As in :func:`grade`, with the same defaults.
+    output_constraints, on_unsupported, record, on_start, on_result
+        As in :func:`grade`, with the same defaults.
+    max_cost_usd
+        Stop making calls once this much has been spent; the rest become error rows. It may
+        also be a :class:`rubrictools.grading.budget.Budget`: several ``agrade`` calls running
+        on one event loop then draw on that one cap, each request reserving its worst case as
+        in a single run.
 
+    Returns
+    -------
+    polars.DataFrame
+        The verdict table, as :func:`grade` returns it.
+
+    Example
+    -------
     >>> import asyncio, polars as pl, rubrictools as rt
     >>> rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "Says hello"}])
     >>> df = pl.DataFrame({"submission": ["hello"]})

@@ -41,17 +41,36 @@ def estimate_cost(
 ) -> pl.DataFrame:
     """Calls, prompt tokens (litellm's token counter) and dollars before running anything.
 
-    ``completion_tokens`` is the assumed reply length per call (per criterion asked in
-    ``per_item`` and ``grouped`` modes): ``cost = prompt_tokens * p_in + calls * completion_tokens * p_out``
-    with litellm's prices, less what the provider's prompt cache should save:
-    ``cached_tokens * (p_in - p_cached)``, where ``cached_tokens`` is a prediction (the shared
-    prefix of every request after the first about a submission, when it is 1,024 tokens or more;
-    :mod:`rubrictools.grading.schedule`). Returns one row per judge: ``judge, calls,
-    prompt_tokens, cached_tokens, completion_tokens, cost_usd`` (null when the model has no
-    known price). ``output_constraints`` are those :func:`rubrictools.grade` would be given
-    (the judge is told them, so they lengthen every prompt a little); the rubric's own are
-    always counted.
+    ``cost = prompt_tokens * p_in + calls * completion_tokens * p_out`` with litellm's prices,
+    less what the provider's prompt cache should save: ``cached_tokens * (p_in - p_cached)``,
+    where ``cached_tokens`` is a prediction (the shared prefix of every request after the first
+    about a submission, when it is 1,024 tokens or more; :mod:`rubrictools.grading.schedule`).
 
+    Parameters
+    ----------
+    df, rubric
+        The submissions and the rubric, as :func:`rubrictools.grade` would be given them.
+    model
+        The judge(s), as in :func:`rubrictools.grade` (required). A
+        :class:`~rubrictools.ScriptedJudge` costs nothing; a judge you wrote yourself gets its
+        calls counted and null tokens and cost.
+    column, id_column, query_column, reference_column, rubric_column, image_column, mode
+        As in :func:`rubrictools.grade`: they decide the requests, hence the calls and tokens.
+    output_constraints
+        Those :func:`rubrictools.grade` would be given (the judge is told them, so they
+        lengthen every prompt a little); the rubric's own are always counted.
+    completion_tokens
+        The assumed reply length per call (default 80), per criterion asked in ``per_item``
+        and ``grouped`` modes.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per judge: ``judge, calls, prompt_tokens, cached_tokens, completion_tokens,
+        cost_usd`` (null when the model has no known price).
+
+    Example
+    -------
     >>> import polars as pl, rubrictools as rt
     >>> rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "Says hello"}])
     >>> df = pl.DataFrame({"submission": ["hi", "yo"]})

@@ -51,21 +51,53 @@ def ensemble(
 ) -> pl.DataFrame:
     """Aggregate a multi-judge verdict table into ``judge="ensemble"`` rows.
 
-    ``method`` is one of ``majority``, ``weighted`` (by ``judge_weights``), ``any``,
-    ``unanimous``, ``mean``, ``weighted_mean`` or ``median`` (ordinal); a criterion's own
-    ``aggregation`` in the rubric, then ``per_criterion``, override it. Errored votes do not
-    vote; a (submission, criterion) whose every vote failed stays an error row. ``judges``
-    restricts the voters; ``keep_votes`` returns the votes followed by the ensemble rows. Rows
-    come back in first-seen submission order. Each row's ``distribution`` holds the votes' shares
-    (by judge weight for ``weighted``/``weighted_mean``; ``distribution_source="votes"``), so
-    ``rt.score(..., value="expected")`` scores the exact mean vote rather than the label the mean
-    snapped to.
+    Errored votes do not vote; a (submission, criterion) whose every vote failed stays an error
+    row.
 
-    ``abstentions="drop"``, ``unanimous="abstain"`` and ``snap="option"`` give autorubric's
-    behaviour (CANNOT_ASSESS/NA votes dropped before counting; a split unanimous vote abstains;
-    means snap to the nearest of all options, voted or not); the defaults are rubrictools'
-    (see :mod:`rubrictools.grading.votes` and README's difference table). Re-aggregating the
-    judges' rows of a ``grade(model=[...])`` table this way costs no call:
+    Parameters
+    ----------
+    verdicts
+        A verdict table with a ``judge`` column naming the judge of every row, e.g. the judges'
+        rows of a ``grade(model=[...])`` table or recorded judgments from several models.
+    rubric
+        Checks the labels and gives their values, the options to snap to and each criterion's
+        own ``aggregation``. Without it the table needs a ``weight`` column
+        (:func:`~rubrictools.validate_verdicts`).
+    method
+        One of ``majority`` (default), ``weighted`` (by ``judge_weights``), ``any``,
+        ``unanimous``, ``mean``, ``weighted_mean`` or ``median`` (ordinal); see
+        :mod:`rubrictools.grading.votes`. A criterion's own ``aggregation`` in the rubric, then
+        ``per_criterion``, override it.
+    per_criterion
+        Criterion name -> method, for the criteria that aggregate otherwise (applied over the
+        rubric's ``aggregation``).
+    judge_weights
+        Judge name -> weight for ``weighted`` and ``weighted_mean``; a judge not named weighs 1,
+        and a name that is not a judge of the table is an error.
+    judges
+        Restricts the voters to these judges (``None``: every judge of the table).
+    keep_votes
+        ``True`` returns the votes followed by the ensemble rows; ``False`` (default) the
+        ensemble rows only.
+    abstentions, unanimous, snap
+        ``abstentions="drop"``, ``unanimous="abstain"`` and ``snap="option"`` give autorubric's
+        behaviour (CANNOT_ASSESS/NA votes dropped before counting; a split unanimous vote
+        abstains; means snap to the nearest of all options, voted or not); the defaults
+        (``"vote"``, ``"lowest"``, ``"voted"``) are rubrictools' (see
+        :mod:`rubrictools.grading.votes` and README's difference table).
+
+    Returns
+    -------
+    polars.DataFrame
+        One ``judge="ensemble"`` row per (submission, criterion) with the verdict table's
+        columns, in first-seen submission order. Each row's ``distribution`` holds the votes'
+        shares (by judge weight for ``weighted``/``weighted_mean``;
+        ``distribution_source="votes"``), so ``rt.score(..., value="expected")`` scores the
+        exact mean vote rather than the label the mean snapped to.
+
+    Example
+    -------
+    Re-aggregating the judges' rows of a ``grade(model=[...])`` table this way costs no call:
 
     >>> import polars as pl, rubrictools as rt
     >>> r = rt.Rubric.from_dict([{"name": "q", "requirement": "x", "options": [

@@ -163,12 +163,33 @@ def grade_pairs_to_parquet(
 ) -> pl.LazyFrame:
     """:func:`grade_pairs` ``batch_size`` rows at a time into resumable parquet parts under
     ``output``, as :func:`rubrictools.grade_to_parquet` does for single answers (a part on disk
-    is never graded again; ``retry_errors`` re-grades the pairs of finished parts with error
-    rows; settings are checked against ``output/_manifest.json`` on a resume).
+    is never graded again).
 
-    The parameters after ``retry_errors`` are :func:`grade_pairs`'s, with the same defaults.
-    ``source`` is a polars DataFrame or LazyFrame, a pandas DataFrame, or a parquet file,
-    directory or glob; it is never read whole.
+    Parameters
+    ----------
+    source
+        A polars DataFrame or LazyFrame, a pandas DataFrame, or a parquet file, directory or
+        glob, one pair per row; it is never read whole.
+    rubric
+        The :class:`~rubrictools.Rubric` (or ``rubric_column``), as in :func:`grade_pairs`.
+    output
+        The directory of the parts (``part-NNNNN.parquet``); settings are checked against
+        ``output/_manifest.json`` on a resume.
+    batch_size
+        Pairs graded and written per part (default 10,000).
+    retry_errors
+        On a resume, ``True`` (default) re-grades the pairs of finished parts with error rows
+        and rewrites those parts; ``False`` keeps finished parts as they are.
+    a, b, systems, model, id_column, query_column, reference_column, rubric_column, mode
+        As in :func:`grade_pairs`, with the same defaults (without ``id_column`` the ids are
+        global row numbers).
+    swap, inconsistent, ties, grade_part, on_null, thinking_markers, conversation_part, cache
+        As in :func:`grade_pairs`, with the same defaults.
+    max_cost_usd
+        As in :func:`grade_pairs`, but the cap applies to each part's grading on its own, not
+        to the whole run.
+    progress
+        Show a tqdm progress bar counting parts.
 
     Returns
     -------

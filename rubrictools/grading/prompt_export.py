@@ -67,18 +67,40 @@ def prompts(
 ) -> pl.DataFrame:
     """The exact requests :func:`rubrictools.grade` would send with these settings; none is sent.
 
-    One row per call: ``id``, ``judge``, ``mode``, ``criteria`` (what the call asks about),
-    ``system`` and ``user`` (the messages' text by role), ``messages`` (every message, in
-    order; an image shows as ``[image: type, size, sha256 ...]``), ``images`` (the SHA-256 of
-    each image sent), ``schema`` (the JSON schema a valid reply follows), ``request_fields`` (the
-    structured-output fields in the judge's dialect, e.g. ``response_format``, as JSON),
-    ``max_tokens`` and ``cache_key`` (the answer's key in the response cache: equal keys,
-    equal requests). Submissions are escaped and fenced exactly as when grading, so the
-    table is what to read, diff and version when a rubric or prompt changes. Rule criteria
-    and null submissions make no call and have no row. Inputs are checked as in ``grade``. A
-    :class:`~rubrictools.ScriptedJudge` sends nothing, but its rows show what a model would
-    be sent (``request_fields`` ``{}``, ``cache_key`` null).
+    Submissions are escaped and fenced exactly as when grading, so the table is what to read,
+    diff and version when a rubric or prompt changes. Rule criteria and null submissions make
+    no call and have no row. Inputs are checked as in ``grade``.
 
+    Parameters
+    ----------
+    df, rubric
+        The submissions and the rubric, as :func:`rubrictools.grade` would be given them.
+    model
+        The judge(s), as in :func:`rubrictools.grade` (required). A
+        :class:`~rubrictools.ScriptedJudge` sends nothing, but its rows show what a model would
+        be sent (``request_fields`` ``{}``, ``cache_key`` null).
+    column, id_column, query_column, reference_column, rubric_column, image_column, mode
+        As in :func:`rubrictools.grade`, with the same defaults.
+    examples, max_examples, shuffle_options, seed, grade_part, thinking_markers, conversation_part
+        As in :func:`rubrictools.grade`, with the same defaults.
+    evidence, criterion_context, confidence, output_constraints
+        As in :func:`rubrictools.grade`, with the same defaults: each changes what the judge is
+        asked, hence the prompts.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per call (:data:`PROMPT_COLUMNS`): ``id``, ``judge``, ``mode``, ``criteria``
+        (what the call asks about), ``system`` and ``user`` (the messages' text by role),
+        ``messages`` (every message, in order; an image shows as
+        ``[image: type, size, sha256 ...]``), ``images`` (the SHA-256 of each image sent),
+        ``schema`` (the JSON schema a valid reply follows), ``request_fields`` (the
+        structured-output fields in the judge's dialect, e.g. ``response_format``, as JSON),
+        ``max_tokens`` and ``cache_key`` (the answer's key in the response cache: equal keys,
+        equal requests).
+
+    Example
+    -------
     >>> import polars as pl, rubrictools as rt
     >>> rubric = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
     >>> p = rt.prompts(pl.DataFrame({"submission": ["hi"]}), rubric, model="openai/gpt-4.1-mini")

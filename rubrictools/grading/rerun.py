@@ -41,14 +41,38 @@ def rerun(
 ) -> pl.DataFrame:
     """Grade a recorded run again: its inputs, rubric, few-shot examples, options and judges.
 
-    ``run`` is a :class:`~rubrictools.records.Run`, a run id (or a unique prefix, or
-    ``"last"``) in the store at ``root``. Judges are rebuilt from their recorded settings
-    (the key comes from ``api_key`` or the provider's environment variable, as it was never
-    recorded); ``model=`` replaces them (required for a run graded by a scripted judge).
     With the response cache that answered the run, nothing is asked again: the same
-    requests have the same keys. Returns the new verdict table (recorded as a new run
-    unless ``record=False``).
+    requests have the same keys. A pairwise run is graded again with
+    :func:`rubrictools.grade_pairs`.
 
+    Parameters
+    ----------
+    run
+        A :class:`~rubrictools.records.Run`, or a run id (or a unique prefix, or ``"last"``) in
+        the store at ``root``.
+    root
+        The run store to look ``run`` up in (``None``: where ``record=True`` writes,
+        ``$RUBRICTOOLS_RUNS`` or ``./rubrictools-runs``).
+    model
+        Judges that replace the recorded ones (required for a run graded by a scripted or
+        custom judge). ``None``: the judges are rebuilt from their recorded settings.
+    api_key
+        The key of the rebuilt judges (``None``: the provider's environment variable), as it
+        was never recorded.
+    cache, progress
+        As in :func:`rubrictools.grade`: the response cache (``True``: the default one) and a
+        progress bar.
+    record
+        Record the new grading as a new run (``True``: the default store; a folder path; or
+        ``False``).
+
+    Returns
+    -------
+    polars.DataFrame
+        The new verdict table (a preference table for a pairwise run).
+
+    Example
+    -------
     >>> import tempfile, polars as pl, rubrictools as rt
     >>> store = tempfile.mkdtemp()
     >>> rubric = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])

@@ -140,12 +140,33 @@ def apply_rules(
 ) -> pl.DataFrame:
     """Evaluate the rubric's rule criteria over a whole column, with no LLM.
 
-    Returns a verdict table (``judge="rule"``, zero tokens and cost) with one row per
-    (submission, rule criterion) in input order; criteria without a rule are ignored.
-    Submissions with ``<thinking>/<output>`` parts are checked on ``grade_part``
-    (``"output"``, ``"thinking"`` or ``"all"``), and conversations on ``conversation_part``,
-    as :func:`rubrictools.grade` does.
+    Parameters
+    ----------
+    df
+        polars or pandas DataFrame, one submission per row.
+    rubric
+        The :class:`~rubrictools.Rubric` (or rubric dict); criteria without a rule are ignored.
+    column, id_column
+        The submission column (strings, ``{"thinking", "output"}`` structs or conversations)
+        and the id column (row index when None).
+    grade_part
+        Submissions with ``<thinking>/<output>`` parts are checked on ``grade_part``
+        (``"output"``, default, ``"thinking"`` or ``"all"``), as :func:`rubrictools.grade` does.
+    thinking_markers
+        Read string submissions marked ``<thinking>...</thinking><output>...</output>`` as
+        thinking/output pairs (off by default: a string is checked whole).
+    conversation_part
+        Conversations are checked on ``conversation_part`` (``"last_assistant"``, default,
+        ``"all_assistant"`` or ``"whole"``), as :func:`rubrictools.grade` does.
 
+    Returns
+    -------
+    polars.DataFrame
+        A verdict table (``judge="rule"``, zero tokens and cost) with one row per
+        (submission, rule criterion) in input order.
+
+    Example
+    -------
     >>> import polars as pl, rubrictools as rt
     >>> r = rt.Rubric.from_dict([{"name": "json", "rule": {"json_schema": {"required": ["a"]}}}])
     >>> rt.apply_rules(pl.DataFrame({"submission": ['{"a": 1}', '{"b": 2}']}), r)["verdict"].to_list()

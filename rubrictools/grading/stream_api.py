@@ -68,17 +68,42 @@ def grade_to_parquet(
 ) -> pl.LazyFrame:
     """Grade ``source`` ``batch_size`` rows at a time into parquet parts under ``output``.
 
-    The parameters after ``retry_errors`` are :func:`rubrictools.grade`'s, with the same
-    defaults (``on_start`` and ``on_result`` included; without ``batch``); the verdict rows are the same.
-    ``source`` is a polars DataFrame or LazyFrame, a pandas DataFrame, or a parquet file,
-    directory or glob; it is never read whole. Each
-    slice's verdict table is written atomically as ``part-NNNNN.parquet``; a part on disk is
-    never graded again, and inside an unfinished part the response cache answers every call
-    that had come back, so an interrupted run resumes without repeating a paid call. On a
-    resume, ``retry_errors=True`` re-grades the submissions of finished parts that have error
-    rows and rewrites those parts. ``output/_manifest.json`` records the rubric, batch size
-    and columns; resuming with other settings is an error, never a mixed table. Without
-    ``id_column`` the ids are global row numbers. See :mod:`rubrictools.grading.streaming`.
+    Each slice's verdict table is written atomically as ``part-NNNNN.parquet``; a part on disk
+    is never graded again, and inside an unfinished part the response cache answers every call
+    that had come back, so an interrupted run resumes without repeating a paid call. The
+    verdict rows are :func:`rubrictools.grade`'s. See :mod:`rubrictools.grading.streaming`.
+
+    Parameters
+    ----------
+    source
+        A polars DataFrame or LazyFrame, a pandas DataFrame, or a parquet file, directory or
+        glob; it is never read whole.
+    rubric
+        The :class:`~rubrictools.Rubric` (or rubric dict); optional with ``rubric_column``.
+    output
+        The directory of the parts. ``output/_manifest.json`` records the rubric, batch size
+        and columns; resuming with other settings is an error, never a mixed table.
+    batch_size
+        Rows graded and written per part (default 10,000): peak memory depends on it, not on
+        the size of ``source``.
+    retry_errors
+        On a resume, ``True`` (default) re-grades the submissions of finished parts that have
+        error rows and rewrites those parts; ``False`` keeps finished parts as they are.
+    id_column
+        As in :func:`rubrictools.grade`; without it the ids are global row numbers.
+    model, column, query_column, reference_column, rubric_column, image_column, mode, aggregate
+        As in :func:`rubrictools.grade`, with the same defaults.
+    examples, max_examples, shuffle_options, seed, grade_part, on_null, thinking_markers, conversation_part
+        As in :func:`rubrictools.grade`, with the same defaults.
+    max_cost_usd
+        As in :func:`rubrictools.grade` (calls beyond the cap become error rows), but the cap
+        applies to each part's grading on its own, not to the whole run.
+    progress
+        Show a tqdm progress bar counting parts.
+    cache, distribution, distribution_samples, evidence, criterion_context
+        As in :func:`rubrictools.grade`, with the same defaults.
+    confidence, output_constraints, on_unsupported, on_start, on_result
+        As in :func:`rubrictools.grade`, with the same defaults (there is no ``batch`` here).
 
     Returns
     -------

@@ -44,11 +44,51 @@ def compare(
     ``diff = value_a - value_b`` accounts for the correlation between the judges. The
     ``p_value`` (two-sided, H0: no difference) is the share of resampled differences at
     least as far from the observed one as the observed one is from 0:
-    ``(1 + #{|d* - d| >= |d|}) / (B + 1)``. ``metric`` may be a criterion-level metric or,
-    with ``metric`` in :data:`SCORE_METRICS` and a rubric, a score-level one.
+    ``(1 + #{|d* - d| >= |d|}) / (B + 1)``.
 
-    ``ci``: the interval level.
+    Parameters
+    ----------
+    verdicts_a, verdicts_b
+        The two judges' verdict tables (``id, criterion, verdict``) on the same submissions;
+        only the pairs usable on both sides are compared.
+    human
+        Human labels ``id, criterion, label[, rater]``, the same for both sides.
+    rubric
+        Orders ordinal options and fixes the label set (without it, labels are inferred as
+        binary, numeric or nominal); needed to score both sides for a score-level ``metric``.
+    metric
+        The metric compared (default ``"cohen_kappa"``): a criterion-level metric
+        (:data:`CRITERION_METRICS`) or, with ``metric`` in :data:`SCORE_METRICS` and a rubric, a
+        score-level one.
+    by
+        Grouping of the criterion-level rows, as in :func:`agreement`: ``"criterion"``
+        (default), ``None`` (pool all criteria) or a list of columns. A score-level metric gives
+        one row (criterion ``"__score__"`` when ``by`` includes ``"criterion"``).
+    names
+        Labels of the two sides (two different strings, default ``("a", "b")``); they name the
+        ``value_<name>`` columns.
+    cannot_assess
+        CANNOT_ASSESS / NA labels: ``"exclude"`` (default), ``"as_category"`` (an extra class) or
+        ``"as_worst"`` (the score-minimising option).
+    raters
+        ``"each"`` (default): every human rating is paired with the judge; ``"consensus"``: the
+        majority label (median for ordinal, mean score), ties excluded.
+    n_resamples, ci, seed, stratify
+        Number of cluster-bootstrap resamples (0: point estimates only, interval and
+        ``p_value`` null), the interval level (written to the table's ``ci_level`` column), the
+        seed (``0`` by default: identical calls give identical intervals; ``None`` draws
+        afresh), and optional strata (a human-label column name, or a DataFrame ``id, stratum``)
+        to resample within.
 
+    Returns
+    -------
+    polars.DataFrame
+        One row per group: ``<by...>, metric, value_<a>, value_<b>, diff, ci_low, ci_high,
+        ci_level, p_value, n`` (pairs), ``n_items`` (submissions) and ``n_degenerate``
+        (resamples where the metric was undefined).
+
+    Example
+    -------
     >>> import polars as pl, rubrictools as rt
     >>> h = pl.DataFrame({"id": range(6), "criterion": "a", "label": ["MET", "UNMET"] * 3})
     >>> a = h.rename({"label": "verdict"})

@@ -42,20 +42,41 @@ def inter_rater(
 ) -> pl.DataFrame:
     """Agreement among human raters (the ceiling for a judge), per criterion.
 
-    ``human`` is the long label table ``id, criterion, label, rater``. Metrics (default:
-    all that apply): ``fleiss_kappa``, ``gwet_ac1``, ``percent_agreement`` (Gwet's forms,
-    which allow a varying number of raters per submission), ``krippendorff_alpha`` (nominal
-    for binary/nominal criteria, ordinal for ordinal ones; missing ratings allowed),
-    ``cohen_kappa_pairwise`` (mean Cohen's kappa over rater pairs, each on the submissions
-    both rated) and, for ordinal criteria, ``icc2`` / ``icc3`` (ICC(2,1), ICC(3,1) on the
-    submissions every rater rated). NA/CANNOT_ASSESS labels are treated as missing.
-    Output shape as in :func:`agreement`; ``n`` counts ratings, ``n_items`` submissions
-    rated at least twice.
+    NA/CANNOT_ASSESS labels are treated as missing.
 
-    ``n_resamples``, ``ci``, ``seed``: the bootstrap's resamples; the interval level (written to
-    the table's ``ci_level`` column); its seed (``0`` by default: identical calls give identical
-    intervals; ``None`` draws afresh).
+    Parameters
+    ----------
+    human
+        The long label table ``id, criterion, label, rater``, with at least two raters
+        (:func:`~rubrictools.labels_from_wide` makes it from a wide sheet).
+    rubric
+        Orders ordinal options and fixes the label set (every labelled criterion must be in
+        it). Without it, labels are inferred as binary, numeric or nominal.
+    by
+        Grouping of the rows: ``"criterion"`` (default), ``None`` (pool all criteria; they must
+        share one label set), or a list of columns.
+    metrics
+        Subset of the metrics (default: all that apply): ``fleiss_kappa``, ``gwet_ac1``,
+        ``percent_agreement`` (Gwet's forms, which allow a varying number of raters per
+        submission), ``krippendorff_alpha`` (nominal for binary/nominal criteria, ordinal for
+        ordinal ones; missing ratings allowed), ``cohen_kappa_pairwise`` (mean Cohen's kappa
+        over rater pairs, each on the submissions both rated) and, for ordinal criteria,
+        ``icc2`` / ``icc3`` (ICC(2,1), ICC(3,1) on the submissions every rater rated).
+    n_resamples, ci, method, seed, stratify
+        The bootstrap's resamples of submissions (0: point estimates only); the interval level
+        (written to the table's ``ci_level`` column); ``"percentile"`` or ``"bca"``; its seed
+        (``0`` by default: identical calls give identical intervals; ``None`` draws afresh);
+        optional strata (a label column name, or a DataFrame ``id, stratum``) to resample
+        within.
 
+    Returns
+    -------
+    polars.DataFrame
+        Shaped as :func:`agreement`'s: one row per group and metric; ``n`` counts ratings,
+        ``n_items`` submissions rated at least twice.
+
+    Example
+    -------
     >>> import polars as pl, rubrictools as rt
     >>> h = pl.DataFrame({"id": [1, 1, 2, 2, 3, 3], "criterion": "a", "rater": ["x", "y"] * 3,
     ...                   "label": ["MET", "MET", "UNMET", "UNMET", "MET", "UNMET"]})

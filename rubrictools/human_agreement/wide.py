@@ -45,16 +45,37 @@ def labels_from_wide(
 ) -> pl.DataFrame:
     """The long label table ``id, criterion, rater, label`` of a wide sheet.
 
-    Two layouts:
+    Two layouts: ``criteria=`` for columns named ``{rater}{sep}{criterion}``, or
+    ``criterion=`` with ``raters=`` for one column per rater of a single criterion (give one
+    of ``criteria`` and ``criterion``).
 
-    * ``criteria=`` (names, or a Rubric): columns named ``{rater}{sep}{criterion}``, e.g.
-      ``rater_a_clarity`` is rater ``rater_a``'s label for ``clarity``; ``raters=`` limits
-      which raters are read. Other columns are ignored.
-    * ``criterion=`` with ``raters=``: one column per rater, all labels of that criterion.
+    Parameters
+    ----------
+    df
+        The wide sheet (polars or pandas DataFrame), one row per item.
+    id_column
+        The column of item ids (default ``"id"``); it becomes ``id``.
+    criteria
+        Criterion names, or a :class:`~rubrictools.Rubric` (its criteria's names): columns are
+        named ``{rater}{sep}{criterion}``, e.g. ``rater_a_clarity`` is rater ``rater_a``'s label
+        for ``clarity``. Other columns are ignored.
+    criterion
+        The one criterion that every rater column holds (with ``raters=``).
+    raters
+        With ``criterion``: the columns holding each rater's labels (the column name is the
+        rater). With ``criteria``: limits which raters are read (default: all found).
+    sep
+        The separator between rater and criterion in a column name (default ``"_"``).
 
-    Empty cells (null) are left out; labels become strings (``4`` -> ``"4"``), which
-    :func:`~rubrictools.agreement` matches to the rubric's options.
+    Returns
+    -------
+    polars.DataFrame
+        ``id, criterion, rater, label`` in sheet order. Empty cells (null) are left out; labels
+        become strings (``4`` -> ``"4"``), which :func:`~rubrictools.agreement` matches to the
+        rubric's options.
 
+    Example
+    -------
     >>> import polars as pl, rubrictools as rt
     >>> wide = pl.DataFrame({"id": [1, 2], "ann_clarity": [4, 5], "bob_clarity": [4, None],
     ...                      "ann_tone": ["ok", "poor"]})

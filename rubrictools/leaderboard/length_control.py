@@ -153,26 +153,44 @@ def length_controlled_win_rates(
 ) -> pl.DataFrame:
     """Length-controlled win rates of every system against ``baseline`` (see module docstring).
 
-    ``prefs``: a preference table (``id, system_a, system_b, value``; soft values allowed);
-    only comparisons with ``baseline`` count, one per (system, instruction ``id``).
-    ``lengths``: ``id, system, length`` of every answer (characters, tokens: any unit), the
-    reference systems' too.
-    ``instruction_difficulty``: ``id, difficulty`` to use instead of fitting it; every
-    instruction id of ``prefs`` must have one (an unmatched id is an error, never a silent 0).
-    ``instruction_term``: include ``psi_m gamma_x`` (default: when 3 or more systems, or when
-    difficulties are given).
-    ``reference_prefs``: preferences of fixed reference systems against ``baseline`` (e.g. a
-    verbose and a concise version of it), joining each system's fit with total weight
-    ``reference_weight``; with both at AlpacaEval's values this is its
-    ``length_controlled_v1``, without ``reference_prefs`` its ``length_controlled_noreg``.
-    Returns ``system, n, win_rate, lc_win_rate, lc_ci_low, lc_ci_high, theta, phi, psi, C``:
-    the raw win rate (mean preference), the length-controlled one with its interval, and the
-    fitted coefficients (``phi > 0``: the judge favoured this system's longer answers).
+    Parameters
+    ----------
+    prefs
+        A preference table (``id, system_a, system_b, value``; soft values allowed); only
+        comparisons with ``baseline`` count, one per (system, instruction ``id``).
+    baseline
+        The system every other one is compared with.
+    lengths
+        ``id, system, length`` of every answer (characters, tokens: any unit), the reference
+        systems' too.
+    instruction_difficulty
+        ``id, difficulty`` to use instead of fitting it; every instruction id of ``prefs`` must
+        have one (an unmatched id is an error, never a silent 0).
+    instruction_term
+        Include ``psi_m gamma_x`` (default ``None``: when 3 or more systems, or when
+        difficulties are given).
+    reference_prefs, reference_weight
+        Preferences of fixed reference systems against ``baseline`` (e.g. a verbose and a
+        concise version of it), joining each system's fit with total weight
+        ``reference_weight`` (in (0, 1], default 0.2); with both at AlpacaEval's values this is
+        its ``length_controlled_v1``, without ``reference_prefs`` its
+        ``length_controlled_noreg``.
+    n_resamples, ci, seed
+        The bootstrap's resamples of each system's instructions (``0``: point estimates only,
+        intervals null); the interval level (written to the table's ``ci_level`` column); its
+        seed (``0`` by default: identical calls give identical intervals; ``None`` draws
+        afresh).
 
-    ``n_resamples``, ``ci``, ``seed``: the bootstrap's resamples; the interval level (written to
-    the table's ``ci_level`` column); its seed (``0`` by default: identical calls give identical
-    intervals; ``None`` draws afresh).
+    Returns
+    -------
+    polars.DataFrame
+        ``system, n, win_rate, lc_win_rate, lc_ci_low, lc_ci_high, ci_level, theta, phi, psi,
+        C``: the raw win rate (mean preference), the length-controlled one with its interval,
+        and the fitted coefficients (``phi > 0``: the judge favoured this system's longer
+        answers).
 
+    Example
+    -------
     >>> import numpy as np, polars as pl
     >>> rng = np.random.default_rng(0)
     >>> n = 300

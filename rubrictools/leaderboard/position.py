@@ -69,15 +69,33 @@ def position_bias(
       unbiased judge scores 0.5 whatever the systems' quality, since each answer is shown
       first once.
 
-    ``on_error="exclude"`` leaves out pairs where an order has no answer (an error row);
-    ``"as_answer"`` counts "no answer" as an answer (two missing agree, one missing does
-    not), which is how the LLMBar repository computes its published figures. Intervals
-    resample prompts (``id``), ``n_resamples`` times.
+    Parameters
+    ----------
+    prefs
+        A preference table graded in both orders (``rt.grade_pairs(..., swap=True)``): ``id,
+        preferred_ab, preferred_ba`` (each order's answer, ``"A"``, ``"B"`` or ``"tie"``, from
+        A's side).
+    by
+        Columns to group by (default ``("judge", "criterion")``); those absent from ``prefs``
+        are skipped, and with none present the whole table is one group.
+    on_error
+        ``"exclude"`` (default) leaves out pairs where an order has no answer (an error row);
+        ``"as_answer"`` counts "no answer" as an answer (two missing agree, one missing does
+        not), which is how the LLMBar repository computes its published figures.
+    n_resamples, ci, seed
+        The bootstrap's resamples of prompts (``id``; at least 1); the interval level (written
+        to the table's ``ci_level`` column); its seed (``0`` by default: identical calls give
+        identical intervals; ``None`` draws afresh).
 
-    ``n_resamples``, ``ci``, ``seed``: the bootstrap's resamples; the interval level (written to
-    the table's ``ci_level`` column); its seed (``0`` by default: identical calls give identical
-    intervals; ``None`` draws afresh).
+    Returns
+    -------
+    polars.DataFrame
+        One row per group: ``<by...>, pairs, positional_agreement, agreement_ci_low,
+        agreement_ci_high, inconsistent, decisive, first_win_rate, first_ci_low,
+        first_ci_high, ci_level``.
 
+    Example
+    -------
     >>> import polars as pl
     >>> prefs = pl.DataFrame({"id": [1, 2, 3, 4], "preferred_ab": ["A", "A", "B", "A"],
     ...                       "preferred_ba": ["A", "B", "B", "B"]})

@@ -105,15 +105,43 @@ def rank_systems(
     adds a Gaussian prior ``(lambda / 2) ||theta||^2``. Resamples whose MLE is infinite are
     dropped from the intervals, counted in ``n_degenerate`` (with a warning).
 
-    Returns one row per system, best first: ``system, rating, ci_low, ci_high, rank``
-    (1 = best), ``rank_best`` / ``rank_worst`` (the rank interval: 1 + the number of systems
-    whose interval lies entirely above, K - the number entirely below), ``games``, ``wins``
-    (ties count half), ``n_degenerate``.
+    Parameters
+    ----------
+    prefs
+        A preference table (:func:`rubrictools.grade_pairs` or
+        :func:`rubrictools.preferences_from_scores`): ``id, system_a, system_b, value`` (or
+        ``preferred``); error rows (null ``value``) are left out.
+    method
+        ``"bradley_terry"`` (default) or ``"elo"``, as above.
+    criterion, judge
+        The slice of ``prefs`` to rank when it has ``criterion`` / ``judge`` columns holding
+        several values (one must then be chosen; ``None`` when there is one or no such column).
+    anchor
+        A system whose rating is pinned at ``init`` (``None``: the mean rating is ``init``).
+    init, scale, base
+        The Elo scale of the ratings: ``init`` (1000) is the anchor's rating, or the mean
+        rating without one (and every system's starting rating with ``"elo"``); a rating gap of
+        ``scale`` (400) means odds of ``base`` (10) to 1. ``scale`` must be > 0 and ``base`` > 1.
+    regularization
+        ``lambda`` of the Gaussian prior on the Bradley-Terry ``theta`` (default 0: plain
+        maximum likelihood); > 0 gives finite ratings to systems that never lost or never won.
+    k_factor
+        The Elo update step of ``method="elo"`` (default 4).
+    n_resamples, ci, seed
+        The bootstrap's resamples (at least 1); the interval level (written to the table's
+        ``ci_level`` column); its seed (``0`` by default: identical calls give identical
+        intervals; ``None`` draws afresh).
 
-    ``n_resamples``, ``ci``, ``seed``: the bootstrap's resamples; the interval level (written to
-    the table's ``ci_level`` column); its seed (``0`` by default: identical calls give identical
-    intervals; ``None`` draws afresh).
+    Returns
+    -------
+    polars.DataFrame
+        One row per system, best first: ``system, rating, ci_low, ci_high, ci_level, rank``
+        (1 = best), ``rank_best`` / ``rank_worst`` (the rank interval: 1 + the number of systems
+        whose interval lies entirely above, K - the number entirely below), ``games``, ``wins``
+        (ties count half), ``n_degenerate``.
 
+    Example
+    -------
     >>> import polars as pl
     >>> prefs = pl.DataFrame({"id": [1, 2, 3, 4], "system_a": ["x", "x", "y", "x"],
     ...                       "system_b": ["y", "y", "z", "z"], "value": [1.0, 0.0, 1.0, 0.5]})

@@ -139,11 +139,33 @@ def preferences_from_scores(
 
     For each item (``id_column``) and each two systems ``x < y`` (sorted names) that both
     have a score: ``preferred = "A"`` (x) when ``score_x - score_y > tolerance``, ``"B"``
-    when ``< -tolerance``, else ``"tie"``; ``value`` is A's share (1, 0.5, 0). Use it on
-    :func:`rubrictools.score` tables of several systems (stacked, with a system column) to
+    when ``< -tolerance``, else ``"tie"``; ``value`` is A's share (1, 0.5, 0). Use it to
     rank systems graded one at a time, with the same :func:`win_rates` and
-    :func:`rank_systems` as judged pairs. A ``criterion`` column, when named, is kept.
+    :func:`rank_systems` as judged pairs.
 
+    Parameters
+    ----------
+    scores
+        :func:`rubrictools.score` tables of several systems, stacked, with a system column:
+        one score per (item, system[, criterion]); null scores are left out.
+    system, id_column, score
+        The names of the system, item id and score columns (default ``"system"``, ``"id"``,
+        ``"score"``).
+    criterion
+        The name of a criterion column, when the table has one: items are then paired within
+        each criterion and the column is kept (as ``criterion``). ``None`` (default): no
+        criterion column.
+    tolerance
+        Score differences within ``tolerance`` (>= 0; default 0: only equal scores) are ties.
+
+    Returns
+    -------
+    polars.DataFrame
+        A preference table, sorted by ``id, system_a, system_b``: ``id, system_a, system_b,
+        [criterion,] preferred, score_a, score_b, value``.
+
+    Example
+    -------
     >>> import polars as pl
     >>> s = pl.DataFrame({"id": [1, 1, 2, 2], "system": ["x", "y", "x", "y"], "score": [0.9, 0.5, 0.4, 0.4]})
     >>> preferences_from_scores(s).select("id", "system_a", "system_b", "preferred").rows()
@@ -188,11 +210,30 @@ def preferences_from_verdicts(
 ) -> pl.DataFrame:
     """A preference table from the verdict tables of several systems on the same items.
 
-    ``verdicts`` maps each system's name to its verdict table (:func:`rubrictools.grade` on
-    its answers, same ``id`` for the same item). Each is scored with
-    :func:`rubrictools.score` (``judge=`` picks one judge's rows, e.g. ``"ensemble"``), and
-    every two systems are compared by rubric score per item (:func:`preferences_from_scores`).
+    Each verdict table is scored with :func:`rubrictools.score`, and every two systems are
+    compared by rubric score per item (:func:`preferences_from_scores`).
 
+    Parameters
+    ----------
+    verdicts
+        Maps each system's name to its verdict table (:func:`rubrictools.grade` on its
+        answers, same ``id`` for the same item); at least two systems.
+    rubric
+        The rubric that scores every table; without it, each table's own ``weight`` column is
+        used.
+    judge
+        Picks one judge's rows to score, e.g. ``"ensemble"`` (``None``: the ensemble rows when
+        present, as :func:`rubrictools.score` does).
+    tolerance
+        Score differences within ``tolerance`` (>= 0; default 0) are ties.
+
+    Returns
+    -------
+    polars.DataFrame
+        A preference table as :func:`preferences_from_scores` returns it.
+
+    Example
+    -------
     >>> import polars as pl, rubrictools as rt
     >>> rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "x"}])
     >>> v = {s: pl.DataFrame({"id": [1, 2], "criterion": "a", "verdict": m}) for s, m in

@@ -61,16 +61,35 @@ def win_rates(
     (``by`` columns present in ``prefs``, system, opponent): ``(wins + ties / 2) / n`` for hard
     preferences, and AlpacaEval's average of soft preferences (a judge's probability that A is
     better, any value in [0, 1]) otherwise; ``wins`` / ``ties`` / ``losses`` count values above,
-    at and below 0.5. Every pair appears
-    twice, once from each side, so ``pivot`` gives the full win-rate matrix. Intervals are
-    percentile intervals over ``n_resamples`` resamples of whole prompts (``id``): comparisons of
-    one prompt move together (cluster bootstrap), so a prompt that every system finds hard
-    does not pass for independent evidence.
+    at and below 0.5. Intervals are percentile intervals over ``n_resamples`` resamples of whole
+    prompts (``id``): comparisons of one prompt move together (cluster bootstrap), so a prompt
+    that every system finds hard does not pass for independent evidence.
 
-    ``n_resamples``, ``ci``, ``seed``: the bootstrap's resamples; the interval level (written to
-    the table's ``ci_level`` column); its seed (``0`` by default: identical calls give identical
-    intervals; ``None`` draws afresh). ``n_resamples=0``: point estimates only, intervals null.
+    Parameters
+    ----------
+    prefs
+        A preference table (:func:`rubrictools.grade_pairs` or
+        :func:`rubrictools.preferences_from_scores`): ``id, system_a, system_b, value`` (A's
+        share: 1, 0.5, 0, or a soft preference in between; null for an error row), or
+        ``preferred`` (``"A"``, ``"tie"``, ``"B"``) instead of ``value``.
+    by
+        Columns whose groups get win rates of their own (default ``("criterion", "judge")``);
+        ``"criterion"`` and ``"judge"`` are skipped when ``prefs`` lacks them, any other name
+        must be a column of ``prefs``.
+    n_resamples, ci, seed
+        The bootstrap's resamples (``0``: point estimates only, intervals null); the interval
+        level (written to the table's ``ci_level`` column); its seed (``0`` by default:
+        identical calls give identical intervals; ``None`` draws afresh).
 
+    Returns
+    -------
+    polars.DataFrame
+        One row per (``by`` columns, system, opponent): ``wins, ties, losses, n, win_rate,
+        n_prompts, ci_low, ci_high, ci_level``. Every pair appears twice, once from each side,
+        so ``pivot`` gives the full win-rate matrix.
+
+    Example
+    -------
     >>> import polars as pl
     >>> prefs = pl.DataFrame({"id": [1, 2, 3], "system_a": ["x", "x", "y"], "system_b": ["y", "y", "x"],
     ...                       "value": [1.0, 0.5, 0.0]})

@@ -60,14 +60,38 @@ def choose_to_label(
 ) -> pl.DataFrame:
     """Items to send to people, most uncertain first, each with its inclusion probability ``pi``.
 
-    ``"random"``: a simple random sample of exactly ``k`` items, ``pi = k / N``.
-    ``"uncertainty"``: each item is drawn independently with probability
-    ``pi_i = k ((1 - floor) u_i / sum(u) + floor / N)`` (capped at 1), ``u`` from
-    :func:`uncertainty`, so about ``k`` items come back (the number varies) and the unsure
-    ones more often. Put ``pi`` beside the human labels and call
-    ``ppi_estimate(..., weights="pi")``: the estimate stays unbiased, and its interval narrows
-    when the judge's doubt points at its mistakes. ``floor`` keeps every item reachable.
+    Put ``pi`` beside the human labels and call ``ppi_estimate(..., weights="pi")``: the
+    estimate stays unbiased, and its interval narrows when the judge's doubt points at its
+    mistakes.
 
+    Parameters
+    ----------
+    verdicts
+        A verdict table of the ``N`` items. ``"uncertainty"`` needs a ``distribution`` column
+        (``grade(..., distribution=True)``) or several judges.
+    k
+        How many items to label (between 1 and ``N``): exactly ``k`` with ``"random"``, about
+        ``k`` on average with ``"uncertainty"``.
+    strategy
+        ``"uncertainty"`` (default): each item is drawn independently with probability
+        ``pi_i = k ((1 - floor) u_i / sum(u) + floor / N)`` (capped at 1), ``u`` from
+        :func:`uncertainty`, so about ``k`` items come back (the number varies) and the unsure
+        ones more often. ``"random"``: a simple random sample of exactly ``k`` items,
+        ``pi = k / N``.
+    floor
+        The share of the probability spread evenly over all items (in (0, 1], default 0.2):
+        it keeps every item reachable and bounds the weights ``1 / pi``.
+    seed
+        Seed of the draw (``0`` by default: identical calls choose the same items).
+
+    Returns
+    -------
+    polars.DataFrame
+        The chosen items, ``id, pi, uncertainty``, most uncertain first (``uncertainty`` null
+        with ``"random"``).
+
+    Example
+    -------
     >>> import polars as pl
     >>> v = pl.DataFrame({"id": [1, 1, 2, 2, 3, 3], "criterion": "c", "judge": ["a", "b"] * 3,
     ...                   "verdict": ["MET", "UNMET", "MET", "MET", "UNMET", "UNMET"]})

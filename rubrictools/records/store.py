@@ -244,6 +244,23 @@ class Run:
 def load_run(run: str, *, root: str | Path | None = None) -> Run:
     """The recorded run ``run`` (its id, a unique prefix of it, or ``"last"``) under ``root``.
 
+    Parameters
+    ----------
+    run
+        The run's id, a unique prefix of it, or ``"last"`` (the newest readable record).
+    root
+        The run store (``None``: where ``record=True`` writes, ``$RUBRICTOOLS_RUNS`` or
+        ``./rubrictools-runs``).
+
+    Returns
+    -------
+    Run
+        Its manifest (``info``: settings, judges, rubric, counts, versions), inputs, verdict
+        table and few-shot examples. A missing, ambiguous or damaged record raises
+        ``LookupError``.
+
+    Example
+    -------
     >>> import tempfile, rubrictools as rt
     >>> rt.load_run("last", root=tempfile.mkdtemp())
     Traceback (most recent call last):

@@ -125,11 +125,30 @@ def word_count(
 ) -> pl.DataFrame:
     """Counts per submission (``id, length, part``), as the ``lengths`` input of :func:`rubrictools.score`.
 
-    ``part`` picks what is counted in a ``{thinking, output}`` struct column (a string column is
-    all output): ``"all"`` counts ``thinking + " " + output``. The default count is of
-    whitespace-separated words (vectorised); ``count_fn`` counts with any function of a string
-    (e.g. ``lambda s: len(tokenizer.encode(s))``), called once per submission.
+    Parameters
+    ----------
+    df
+        polars or pandas DataFrame, one submission per row.
+    column, id_column
+        The submission column (strings, or ``{thinking, output}`` structs; default
+        ``"submission"``) and the id column (default ``"id"``; it becomes ``id``).
+    part
+        What is counted in a ``{thinking, output}`` struct column (a string column is all
+        output): ``"all"`` (default) counts ``thinking + " " + output``, ``"output"`` or
+        ``"thinking"`` one part (autorubric's ``ALL`` / ``OUTPUT_ONLY`` / ``THINKING_ONLY`` are
+        read too).
+    count_fn
+        Counts with any function of a string (e.g. ``lambda s: len(tokenizer.encode(s))``),
+        called once per submission. ``None`` (default): whitespace-separated words
+        (vectorised).
 
+    Returns
+    -------
+    polars.DataFrame
+        ``id, length, part``, one row per submission in input order.
+
+    Example
+    -------
     >>> word_count(pl.DataFrame({"id": [1], "submission": ["two words"]}))["length"].to_list()
     [2]
     >>> sub = pl.DataFrame({"id": [1], "submission": [{"thinking": "a b c", "output": "d"}]})

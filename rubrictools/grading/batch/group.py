@@ -107,8 +107,51 @@ def collect_batch(
     record: bool | str | Path = True,
 ) -> pl.DataFrame:
     """The verdict table of a batch job, by object or directory (e.g. from a new session);
-    see :meth:`BatchJob.collect`. ``record``: record the run (:mod:`rubrictools.records`) as
-    :func:`rubrictools.grade` does; a group of jobs (``max_rows_per_job``) is not recorded."""
+    see :meth:`BatchJob.collect`.
+
+    Parameters
+    ----------
+    job
+        A :class:`BatchJob` or :class:`BatchGroup` (from :func:`~rubrictools.submit_batch`), or
+        the directory of either.
+    api_key
+        The provider API key for this session's calls (a job directory never holds one).
+        ``None``: a job object from this session keeps its judges' keys, and a job read from
+        its directory uses the provider's environment variable.
+    wait, poll_interval, timeout
+        ``wait=True`` (default) polls every ``poll_interval`` seconds until every batch is final,
+        raising ``TimeoutError`` after ``timeout`` seconds (``None``: no limit; the job keeps
+        running at the provider, collect it later); ``wait=False`` returns at once, and
+        requests still running are error rows saying so.
+    progress
+        Show a progress bar counting answered requests while waiting.
+    record
+        Record the run (:mod:`rubrictools.records`) as :func:`rubrictools.grade` does:
+        ``True`` (default) in the default store, a folder path, or ``False``; a group of jobs
+        (``slice_rows``) is not recorded.
+
+    Returns
+    -------
+    polars.DataFrame
+        The verdict table, as :func:`rubrictools.grade` returns it (a group's slices
+        concatenated).
+
+    Example
+    -------
+    Against :class:`rubrictools.testing.FakeLLMServer`, a local stand-in for the provider:
+
+    >>> import tempfile, polars as pl, rubrictools as rt
+    >>> from rubrictools.testing import FakeLLMServer
+    >>> rubric = rt.Rubric.from_dict([{"name": "good", "requirement": "The answer is good"}])
+    >>> df = pl.DataFrame({"id": [1, 2], "submission": ["a good answer", "a poor one"]})
+    >>> path = f"{tempfile.mkdtemp()}/job"
+    >>> with FakeLLMServer() as srv:
+    ...     judge = rt.Judge(model="openai/gpt-4.1-mini", api_base=srv.url, api_key="sk-fake")
+    ...     job = rt.submit_batch(df, rubric, model=judge, id_column="id", path=path, cache=False)
+    ...     verdicts = rt.collect_batch(path, api_key="sk-fake", poll_interval=0.01, progress=False, record=False)
+    >>> verdicts.select("id", "verdict").rows()
+    [(1, 'MET'), (2, 'UNMET')]
+    """
     if isinstance(job, (str, Path)) and (Path(job) / GROUP).exists():
         job = BatchGroup(job, api_key=api_key)
     if isinstance(job, BatchGroup):

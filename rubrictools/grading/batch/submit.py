@@ -78,21 +78,45 @@ def submit_batch(
 ) -> BatchJob | BatchGroup:
     """Submit the grading of ``df`` as provider batch jobs; returns a :class:`BatchJob`.
 
-    Takes :func:`rubrictools.grade`'s parameters, with the same meaning and defaults
-    (``distribution`` comes from logprobs only), and:
+    The requests are exactly those :func:`rubrictools.grade` would send, less those already
+    answered in the response cache; ``job.collect()`` (or :func:`~rubrictools.collect_batch`
+    with the job's directory, from a new session) waits for them and returns the usual verdict
+    table. See :mod:`rubrictools.grading.batch`.
 
-    path
-        The job directory (default: ``<cache dir>/batches/<job digest>``). Submitting the
-        same job to the same directory again returns the existing job instead of paying twice.
+    Parameters
+    ----------
+    df
+        polars or pandas DataFrame, one submission per row (with ``slice_rows``, also a
+        LazyFrame or a parquet path or glob).
+    rubric
+        The :class:`~rubrictools.Rubric` (or rubric dict); optional with ``rubric_column``.
+    model
+        As in :func:`rubrictools.grade`, but every judge must be a provider model (a
+        :class:`~rubrictools.Judge` or model string; a scripted or custom judge is refused).
+        A judge's ``api_key`` is used for this session's calls only; it is never written to
+        the job directory.
+    column, id_column, query_column, reference_column, rubric_column, image_column, mode, aggregate
+        As in :func:`rubrictools.grade`, with the same defaults.
+    examples, max_examples, shuffle_options, seed, grade_part, on_null, thinking_markers, conversation_part
+        As in :func:`rubrictools.grade`, with the same defaults.
+    evidence, criterion_context, confidence, output_constraints, on_unsupported
+        As in :func:`rubrictools.grade`, with the same defaults.
+    progress
+        Checked but unused: submitting waits for no answer (``job.collect(progress=...)``
+        shows the polling bar).
+    distribution, distribution_samples
+        As in :func:`rubrictools.grade`, but the distribution comes from logprobs only:
+        ``distribution_samples`` is not used.
     cache
         Where answers are kept (``True``: the judges' response cache, which live grading
         shares; a path; ``False``: a cache inside the job directory). Requests already
         answered there are not submitted.
-    api_key
-        Used for this session's calls only; never written to the job directory.
     max_cost_usd
         Refuse to submit when the requests could cost more (prompt tokens plus ``max_tokens``
         per answer, at batch prices).
+    path
+        The job directory (default: ``<cache dir>/batches/<job digest>``). Submitting the
+        same job to the same directory again returns the existing job instead of paying twice.
     max_requests_per_batch
         Larger jobs are split into several provider batches (OpenAI allows 50,000 lines and
         200 MB per file).
@@ -102,6 +126,28 @@ def submit_batch(
         memory depends on the slice, not on the input. Returns a :class:`BatchGroup`;
         re-running an interrupted submission submits only the slices not yet submitted.
         ``max_cost_usd`` then applies to each slice.
+
+    Returns
+    -------
+    BatchJob or BatchGroup
+        The submitted job (a :class:`BatchGroup` of one job per slice with ``slice_rows``).
+
+    Example
+    -------
+    Against :class:`rubrictools.testing.FakeLLMServer`, a local stand-in for the provider (its
+    rule, not a model, says MET when the answer contains "good"):
+
+    >>> import tempfile, polars as pl, rubrictools as rt
+    >>> from rubrictools.testing import FakeLLMServer
+    >>> rubric = rt.Rubric.from_dict([{"name": "good", "requirement": "The answer is good"}])
+    >>> df = pl.DataFrame({"id": [1, 2], "submission": ["a good answer", "a poor one"]})
+    >>> with FakeLLMServer() as srv:
+    ...     judge = rt.Judge(model="openai/gpt-4.1-mini", api_base=srv.url, api_key="sk-fake")
+    ...     job = rt.submit_batch(df, rubric, model=judge, id_column="id", path=f"{tempfile.mkdtemp()}/job",
+    ...                           cache=False)
+    ...     verdicts = job.collect(poll_interval=0.01, progress=False)
+    >>> verdicts.select("id", "verdict").rows()
+    [(1, 'MET'), (2, 'UNMET')]
     """
     opts = GradeOptions.pick(locals())
     if slice_rows is not None:

@@ -76,7 +76,11 @@ def assert_score(
         The confidence of the one-sided bound (default 0.95; written to the table's
         ``ci_level`` column).
     criteria
-        Gates on criteria's mean verdict values (``{"correct": 0.9}``), bounded the same way.
+        Gates on criteria (``{"correct": 0.9}``), bounded the same way: the share of verdicts
+        MET, or for a penalty or disqualifier of the rubric the share **not** met (the share
+        that is good for the score: ``{"rude": 0.95}`` asks that at least 95% of answers are not
+        rude; its row reads ``rude (avoided)``). Without a rubric every criterion gates its MET
+        share.
     on_error
         A submission with a failed judge call makes the gate fail (``"fail"``, default: an
         outage is not a pass), scores 0 (``"zero"``) or is left out (``"exclude"``).
@@ -137,10 +141,12 @@ def assert_score(
         raise AssertionError("score gate failed: no scored submission")
     table = _criteria_table(v, criteria)
     rows = [("mean score", float(arr.mean()), _lower_bound(arr, ci, n_resamples, seed), at_least, arr.size)]
+    penalties = {c.name for c in rub.criteria if c.weight < 0 or c.disqualifier} if rub is not None else set()
     for name, floor in (criteria or {}).items():
         vals = v.filter((pl.col("criterion") == name) & pl.col("value").is_not_null())["value"].to_numpy()
-        rows.append((name, float(vals.mean()), _lower_bound(vals.astype(float), ci, n_resamples, seed), floor,
-                     vals.size))  # fmt: skip
+        vals = 1.0 - vals.astype(float) if name in penalties else vals.astype(float)  # a penalty: the share avoided
+        label = f"{name} (avoided)" if name in penalties else name
+        rows.append((label, float(vals.mean()), _lower_bound(vals, ci, n_resamples, seed), floor, vals.size))
     gates = pl.DataFrame(rows, schema=["gate", "mean", "lower_bound", "at_least", "n"], orient="row").with_columns(
         (pl.col("lower_bound") >= pl.col("at_least")).alias("passed")
     )
@@ -155,7 +161,6 @@ def assert_score(
         for g in gates.filter(~pl.col("passed")).iter_rows(named=True)
     )
     # a penalty is good for the score when UNMET: rank by the share of verdicts that help it
-    penalties = {c.name for c in rub.criteria if c.weight < 0} if rub is not None else set()
     good = pl.when(pl.col("criterion").is_in(list(penalties))).then(1 - pl.col("mean")).otherwise(pl.col("mean"))
     credit = table.with_columns(good.alias("mean")).sort("mean")
     worst = ", ".join(f"{r['criterion']} {r['mean']:.0%}" for r in credit.head(3).iter_rows(named=True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ from rubrictools.human_agreement import inter_rater
 from rubrictools.metrics.resampling import check_resampling
 from rubrictools.rubric import Rubric
 from rubrictools.rubric.scoring import score
+from rubrictools.stack import user_stacklevel
 
 __all__ = ["consistency"]
 
@@ -38,7 +40,9 @@ def consistency(
     *runs
         Two or more gradings of the same submissions: run ids (or ``"last"``, or unique
         prefixes) in the store at ``root``, :class:`~rubrictools.records.Run` objects or
-        verdict tables.
+        verdict tables. Grade the repeats with ``cache=False``: with the response cache a
+        repeat returns the first run's answers (a run answered wholly from the cache draws a
+        warning). Pass ``rubric`` by keyword: a positional one would be read as a run.
     rubric
         The rubric that scores every run; without it, the first recorded run's rubric is used,
         else each verdict table's own ``value`` and ``weight`` columns.
@@ -83,6 +87,13 @@ def consistency(
     for k, run in enumerate(runs):
         v, recorded, _ = open_run(run, root)
         rub = rub if rub is not None else (Rubric.from_dict(recorded) if recorded is not None else None)
+        if k and "cached" in v.columns and v.height and v["cached"].fill_null(False).all():
+            warnings.warn(
+                f"run {k + 1}'s answers all came from the response cache: it repeats run 1's answers, not the "
+                "judge's; grade the repeats with cache=False to measure consistency",
+                UserWarning,
+                stacklevel=user_stacklevel(),
+            )
         tables.append(with_values(judge_rows(v, judge), rub).with_columns(pl.lit(f"run {k + 1}").alias("rater")))
     cols = ["id", "criterion", "rater", pl.col("verdict").alias("label"), "error"]
     with_error = [

@@ -61,10 +61,10 @@ class RunComparison:
         b, a = self.names[1], self.names[0]
         pv = row["p_value"]
         p = "p n/a" if pv is None else ("p " if pv < 0.001 else "p = ") + format_p_value(pv)
-        return (
-            f"RunComparison({b} - {a}: score {row['change']:+.4f} [{row['ci_low']:+.4f}, {row['ci_high']:+.4f}], "
-            f"{p}, n={row['n']}; {self.flips.height} verdict flips)"
-        )
+        change = "n/a" if row["change"] is None else f"{row['change']:+.4f}"
+        lo, hi = row["ci_low"], row["ci_high"]
+        ci = "" if lo is None or hi is None else f" [{lo:+.4f}, {hi:+.4f}]"  # n_resamples=0: no interval
+        return f"RunComparison({b} - {a}: score {change}{ci}, {p}, n={row['n']}; {self.flips.height} verdict flips)"
 
 
 def open_run(run: Any, root: Any) -> tuple[pl.DataFrame, Any, dict[str, Any]]:

@@ -299,7 +299,7 @@ async def agrade(
     >>> import asyncio, polars as pl, rubrictools as rt
     >>> rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "Says hello"}])
     >>> df = pl.DataFrame({"submission": ["hello"]})
-    >>> v = asyncio.run(rt.agrade(df, rubric, model="rubrictools/scripted", progress=False))
+    >>> v = asyncio.run(rt.agrade(df, rubric, model="rubrictools/scripted", progress=False, record=False))
     >>> v.height
     1
     """

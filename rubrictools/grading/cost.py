@@ -45,6 +45,14 @@ def estimate_cost(
     less what the provider's prompt cache should save: ``cached_tokens * (p_in - p_cached)``,
     where ``cached_tokens`` is a prediction (the shared prefix of every request after the first
     about a submission, when it is 1,024 tokens or more; :mod:`rubrictools.grading.schedule`).
+    ``p_in``, ``p_out`` and ``p_cached`` are the model's prices per input, output and cached
+    input token.
+
+    What it does not count: few-shot ``examples=`` (they lengthen every prompt), the longer
+    replies of ``evidence=`` / ``confidence=`` (raise ``completion_tokens``), the extra sampled
+    calls of ``distribution=True``, batch prices (about half) and answers already in the
+    response cache. Check such a run with :func:`rubrictools.prompts` (exact prompts) or on a
+    small slice with ``grade(max_cost_usd=...)``.
 
     Parameters
     ----------

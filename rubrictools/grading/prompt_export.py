@@ -101,7 +101,7 @@ def prompts(
 
     Example
     -------
-    >>> import polars as pl, rubrictools as rt
+    >>> import json, polars as pl, rubrictools as rt
     >>> rubric = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
     >>> p = rt.prompts(pl.DataFrame({"submission": ["hi"]}), rubric, model="openai/gpt-4.1-mini")
     >>> p.select("id", "criteria", "max_tokens").row(0)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
@@ -137,6 +137,7 @@ def apply_rules(
     grade_part: str = "output",
     thinking_markers: bool = False,
     conversation_part: str = "last_assistant",
+    on_null: Literal["raise", "error_row"] = "raise",
 ) -> pl.DataFrame:
     """Evaluate the rubric's rule criteria over a whole column, with no LLM.
 
@@ -158,6 +159,10 @@ def apply_rules(
     conversation_part
         Conversations are checked on ``conversation_part`` (``"last_assistant"``, default,
         ``"all_assistant"`` or ``"whole"``), as :func:`rubrictools.grade` does.
+    on_null
+        A null submission is refused (``"raise"``, default, as :func:`rubrictools.grade`
+        does), or becomes an error row per rule criterion (``"error_row"``). It is never
+        checked as empty text, which would pass a length or "must not contain" rule.
 
     Returns
     -------
@@ -180,8 +185,17 @@ def apply_rules(
         raise ValueError(f"column={column!r} is not a column of the DataFrame (columns: {frame.columns})")
     if id_column is not None and id_column not in frame.columns:
         raise ValueError(f"id_column={id_column!r} is not a column of the DataFrame (columns: {frame.columns})")
+    if on_null not in ("raise", "error_row"):
+        raise ValueError(f"on_null must be 'raise' or 'error_row', got {on_null!r}")
     ids = frame[id_column] if id_column is not None else pl.Series("id", range(frame.height), dtype=pl.Int64)
     col = frame[column]
+    missing = col.is_null()
+    if on_null == "raise" and missing.any():
+        where = ids.filter(missing).head(3).to_list()
+        raise ValueError(
+            f"column {column!r} has {int(missing.sum())} null submission(s) (ids {where}...): drop or fill them, or "
+            "pass on_null='error_row'"
+        )
     subs = None
     if col.dtype == pl.String and not thinking_markers:
         texts = col  # plain strings are graded verbatim
@@ -192,7 +206,13 @@ def apply_rules(
         texts = pl.Series([graded_text(s, grade_part) for s in subs], dtype=pl.String)
     if subs is None and any(c.rule is not None and c.rule.on_trajectory for c in rubric):
         subs = [split_submission(x) for x in col.to_list()]
-    return rule_table(ids, texts, rubric, subs=subs).drop("__row", "__pos")
+    table = rule_table(ids, texts, rubric, subs=subs)
+    if missing.any():  # on_null="error_row": each rule criterion of a null submission is an error row
+        null = pl.col("__row").is_in(pl.Series(missing.arg_true()).implode())
+        table = table.with_columns(
+            pl.when(null).then(None).otherwise(pl.col(c)).alias(c) for c in ("verdict", "value", "explanation")
+        ).with_columns(pl.when(null).then(pl.lit("the submission is null")).otherwise(pl.col("error")).alias("error"))
+    return table.drop("__row", "__pos")
 
 
 def _both(texts: pl.Series, subs: Sequence[Submission] | None, rule: Rule, name: str) -> tuple[pl.Series, pl.Series]:

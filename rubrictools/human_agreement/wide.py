@@ -112,7 +112,7 @@ def labels_from_wide(
             pl.col(id_column).alias("id"),
             pl.lit(crit).alias("criterion"),
             pl.lit(rater).alias("rater"),
-            pl.col(col).cast(pl.String).alias("label"),
+            _as_label(frame[col]).alias("label"),
         )
         for col, (rater, crit) in mapping.items()
     ]
@@ -129,3 +129,15 @@ def _in_sheet_order(long: pl.DataFrame, frame: pl.DataFrame, id_column: str, ord
     )
     out = long.join(pos, on="id", how="left").join(crit, on="criterion", how="left")
     return out.sort("__row", "__c", "__k").drop("__row", "__c", "__k")
+
+
+def _as_label(col: pl.Series) -> pl.Expr:
+    """A label column as text: whole numbers stored as floats (a pandas column with a blank cell)
+    read ``4``, not ``4.0``, so they match the rubric's options.
+
+    >>> pl.select(_as_label(pl.Series("x", [4.0, None, 2.0]))).to_series().to_list()
+    ['4', None, '2']
+    """
+    if col.dtype.is_float() and ((col.drop_nulls() % 1) == 0).all():
+        return pl.lit(col).cast(pl.Int64).cast(pl.String)
+    return pl.lit(col).cast(pl.String)

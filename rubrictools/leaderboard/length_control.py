@@ -88,6 +88,15 @@ def _rows(prefs: pl.DataFrame, lengths: pl.DataFrame, baseline: str) -> pl.DataF
         pl.when(a_is_base).then(pl.col("system_b")).otherwise(pl.col("system_a")).alias("system"),
         pl.when(a_is_base).then(1 - pl.col("value")).otherwise(pl.col("value")).cast(pl.Float64).alias("y"),
     )
+    twice = rows.group_by("id", "system", maintain_order=True).len().filter(pl.col("len") > 1)
+    if twice.height:
+        r = twice.row(0, named=True)
+        split = [c for c in ("criterion", "judge") if c in prefs.columns and prefs[c].n_unique() > 1]
+        hint = f": it holds several {' and '.join(split)} values, filter one first" if split else ""
+        raise ValueError(
+            f"prefs compares system {r['system']!r} with the baseline on id {r['id']!r} {r['len']} times; the model "
+            f"needs one comparison per (system, instruction){hint}"
+        )
     ln = lengths.select("id", pl.col("system").cast(pl.String), pl.col("length").cast(pl.Float64))
     rows = rows.join(ln, on=["id", "system"], how="left", maintain_order="left").join(
         ln.filter(pl.col("system") == baseline).select("id", pl.col("length").alias("base")),
@@ -191,7 +200,7 @@ def length_controlled_win_rates(
 
     Example
     -------
-    >>> import numpy as np, polars as pl
+    >>> import numpy as np, polars as pl, rubrictools as rt
     >>> rng = np.random.default_rng(0)
     >>> n = 300
     >>> extra = rng.normal(400, 150, n)  # the verbose system writes ~400 more characters
@@ -199,7 +208,7 @@ def length_controlled_win_rates(
     >>> prefs = pl.DataFrame({"id": range(n), "system_a": "verbose", "system_b": "base", "value": p})
     >>> lengths = pl.concat([pl.DataFrame({"id": range(n), "system": "base", "length": 500.0}),
     ...                      pl.DataFrame({"id": range(n), "system": "verbose", "length": 500 + extra})])
-    >>> t = length_controlled_win_rates(prefs, baseline="base", lengths=lengths, n_resamples=20)
+    >>> t = rt.length_controlled_win_rates(prefs, baseline="base", lengths=lengths, n_resamples=20)
     >>> round(t["win_rate"][0], 2), round(t["lc_win_rate"][0], 2)
     (0.8, 0.5)
     """

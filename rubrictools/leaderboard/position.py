@@ -54,7 +54,7 @@ def _cis(pc: pl.DataFrame, groups: list[str], n_resamples: int, ci: float, seed:
 def position_bias(
     prefs: Any,
     *,
-    by: Sequence[str] = ("judge", "criterion"),
+    by: str | Sequence[str] | None = ("judge", "criterion"),
     on_error: Literal["exclude", "as_answer"] = "exclude",
     n_resamples: int = 1000,
     ci: float = 0.95,
@@ -74,10 +74,12 @@ def position_bias(
     prefs
         A preference table graded in both orders (``rt.grade_pairs(..., swap=True)``): ``id,
         preferred_ab, preferred_ba`` (each order's answer, ``"A"``, ``"B"`` or ``"tie"``, from
-        A's side).
+        A's side: ``"A"`` always means ``system_a``'s answer, whichever was shown first). A
+        pair's ``decisive`` count is how many of its two orders gave a non-tie answer (0-2).
     by
-        Columns to group by (default ``("judge", "criterion")``); those absent from ``prefs``
-        are skipped, and with none present the whole table is one group.
+        A column or columns to group by (default ``("judge", "criterion")``); ``"criterion"``
+        and ``"judge"`` are skipped when ``prefs`` lacks them, any other name must be a column;
+        ``None`` or ``()``: the whole table is one group.
     on_error
         ``"exclude"`` (default) leaves out pairs where an order has no answer (an error row);
         ``"as_answer"`` counts "no answer" as an answer (two missing agree, one missing does
@@ -96,10 +98,10 @@ def position_bias(
 
     Example
     -------
-    >>> import polars as pl
+    >>> import polars as pl, rubrictools as rt
     >>> prefs = pl.DataFrame({"id": [1, 2, 3, 4], "preferred_ab": ["A", "A", "B", "A"],
     ...                       "preferred_ba": ["A", "B", "B", "B"]})
-    >>> position_bias(prefs, n_resamples=50).select("pairs", "positional_agreement", "first_win_rate").rows()
+    >>> rt.position_bias(prefs, n_resamples=50).select("pairs", "positional_agreement", "first_win_rate").rows()
     [(4, 0.5, 0.75)]
     """
     check_resampling(n_resamples=n_resamples, ci=ci, seed=seed, least=1)
@@ -108,6 +110,10 @@ def position_bias(
     df = check_preferences(prefs, needed=("id", "preferred_ab", "preferred_ba"))
     if df["preferred_ba"].null_count() == df.height and df.height:
         raise ValueError("prefs has no B-first answers (preferred_ba is empty): grade with swap=True")
+    by = [] if by is None else [by] if isinstance(by, str) else list(by)  # "criterion" is one column, not letters
+    unknown = [c for c in by if c not in df.columns and c not in ("criterion", "judge")]
+    if unknown:
+        raise ValueError(f"by: {unknown} are not columns of prefs ({df.columns})")
     groups = [c for c in by if c in df.columns]
     pc = _per_cluster(df, groups, on_error)
     agg = [pl.col(c).sum() for c in ("same", "pairs", "first", "decisive")]

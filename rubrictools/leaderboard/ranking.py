@@ -142,10 +142,10 @@ def rank_systems(
 
     Example
     -------
-    >>> import polars as pl
+    >>> import polars as pl, rubrictools as rt
     >>> prefs = pl.DataFrame({"id": [1, 2, 3, 4], "system_a": ["x", "x", "y", "x"],
     ...                       "system_b": ["y", "y", "z", "z"], "value": [1.0, 0.0, 1.0, 0.5]})
-    >>> rank_systems(prefs, n_resamples=50, regularization=0.01)["system"].to_list()
+    >>> rt.rank_systems(prefs, n_resamples=50, regularization=0.01)["system"].to_list()
     ['y', 'x', 'z']
     """
     check_resampling(n_resamples=n_resamples, ci=ci, seed=seed, least=1)

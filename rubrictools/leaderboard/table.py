@@ -166,9 +166,9 @@ def preferences_from_scores(
 
     Example
     -------
-    >>> import polars as pl
+    >>> import polars as pl, rubrictools as rt
     >>> s = pl.DataFrame({"id": [1, 1, 2, 2], "system": ["x", "y", "x", "y"], "score": [0.9, 0.5, 0.4, 0.4]})
-    >>> preferences_from_scores(s).select("id", "system_a", "system_b", "preferred").rows()
+    >>> rt.preferences_from_scores(s).select("id", "system_a", "system_b", "preferred").rows()
     [(1, 'x', 'y', 'A'), (2, 'x', 'y', 'tie')]
     """
     df = to_polars(scores, name="scores")
@@ -238,7 +238,7 @@ def preferences_from_verdicts(
     >>> rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "x"}])
     >>> v = {s: pl.DataFrame({"id": [1, 2], "criterion": "a", "verdict": m}) for s, m in
     ...      {"x": ["MET", "UNMET"], "y": ["UNMET", "UNMET"]}.items()}
-    >>> preferences_from_verdicts(v, rubric).select("id", "system_a", "system_b", "preferred").rows()
+    >>> rt.preferences_from_verdicts(v, rubric).select("id", "system_a", "system_b", "preferred").rows()
     [(1, 'x', 'y', 'A'), (2, 'x', 'y', 'tie')]
     """
     if len(verdicts) < 2:

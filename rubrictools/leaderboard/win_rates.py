@@ -90,13 +90,13 @@ def win_rates(
 
     Example
     -------
-    >>> import polars as pl
+    >>> import polars as pl, rubrictools as rt
     >>> prefs = pl.DataFrame({"id": [1, 2, 3], "system_a": ["x", "x", "y"], "system_b": ["y", "y", "x"],
     ...                       "value": [1.0, 0.5, 0.0]})
-    >>> win_rates(prefs, n_resamples=100).select("system", "opponent", "wins", "ties", "losses", "win_rate").rows()
+    >>> rt.win_rates(prefs, n_resamples=100).select("system", "opponent", "wins", "ties", "losses", "win_rate").rows()
     [('x', 'y', 2, 1, 0, 0.8333333333333334), ('y', 'x', 0, 1, 2, 0.16666666666666666)]
     >>> soft = prefs.with_columns(pl.Series("value", [0.9, 0.6, 0.2]))  # a judge's P(A is better)
-    >>> win_rates(soft, n_resamples=100).filter(pl.col("system") == "x")["win_rate"].item()
+    >>> rt.win_rates(soft, n_resamples=100).filter(pl.col("system") == "x")["win_rate"].item()
     0.7666666666666666
     """
     check_resampling(n_resamples=n_resamples, ci=ci, seed=seed)

@@ -92,10 +92,10 @@ def choose_to_label(
 
     Example
     -------
-    >>> import polars as pl
+    >>> import polars as pl, rubrictools as rt
     >>> v = pl.DataFrame({"id": [1, 1, 2, 2, 3, 3], "criterion": "c", "judge": ["a", "b"] * 3,
     ...                   "verdict": ["MET", "UNMET", "MET", "MET", "UNMET", "UNMET"]})
-    >>> choose_to_label(v, 1, strategy="random", seed=1).columns
+    >>> rt.choose_to_label(v, 1, strategy="random", seed=1).columns
     ['id', 'pi', 'uncertainty']
     """
     if strategy not in ("uncertainty", "random"):

@@ -149,10 +149,11 @@ def word_count(
 
     Example
     -------
-    >>> word_count(pl.DataFrame({"id": [1], "submission": ["two words"]}))["length"].to_list()
+    >>> import polars as pl, rubrictools as rt
+    >>> rt.word_count(pl.DataFrame({"id": [1], "submission": ["two words"]}))["length"].to_list()
     [2]
     >>> sub = pl.DataFrame({"id": [1], "submission": [{"thinking": "a b c", "output": "d"}]})
-    >>> [word_count(sub, part=p)["length"].item() for p in ("all", "output", "thinking")]
+    >>> [rt.word_count(sub, part=p)["length"].item() for p in ("all", "output", "thinking")]
     [4, 1, 3]
     """
     if part not in PART_ALIASES:

@@ -98,3 +98,22 @@ def test_a_penalty_rarely_met_is_named_as_helping_the_score() -> None:
     )  # rude MET on 10%: good for the score on 90% of verdicts
     with pytest.raises(AssertionError, match=r"least .*: correct 2\d%, rude 90%$"):
         rt.assert_score(v, rub, at_least=0.9)
+
+
+def test_a_penalty_gate_bounds_the_share_of_answers_that_avoid_it() -> None:
+    """Before: criteria={"rude": 0.9} gated the share of rude answers, so a run rude on 0% failed
+    it and a run rude on 95% passed."""
+    rub = rt.Rubric.from_dict(
+        [{"name": "correct", "requirement": "Correct"}, {"name": "rude", "weight": -1, "requirement": "Rude"}]
+    )
+    never_rude = _table(200, 1.0, 0.0).with_columns(
+        pl.when(pl.col("criterion") == "cites").then(pl.lit("rude")).otherwise("criterion").alias("criterion")
+    )
+    gates = rt.assert_score(never_rude, rub, at_least=0.5, criteria={"rude": 0.9}, n_resamples=200)
+    row = gates.filter(pl.col("gate") == "rude (avoided)").row(0, named=True)
+    assert row["mean"] == 1.0 and row["passed"]
+    always_rude = never_rude.with_columns(
+        pl.when(pl.col("criterion") == "rude").then(1.0).otherwise("value").alias("value")
+    )
+    with pytest.raises(AssertionError, match=r"rude \(avoided\) 0 on 200 verdicts"):
+        rt.assert_score(always_rude, rub, at_least=0.0, criteria={"rude": 0.9}, n_resamples=200)

@@ -71,3 +71,11 @@ def test_the_rubric_report_says_how_well_the_scores_discriminate() -> None:
     scores = rt.score(mixed, RUB)["score"].to_numpy()
     assert rep.discrimination == pytest.approx(rt.metrics.discrimination(scores, bins=10))
     assert "score discrimination" in rep._repr_html_()
+
+
+def test_a_repeat_answered_from_the_response_cache_draws_a_warning() -> None:
+    """Before: grading twice with the default cache gave all_agree 1 and kappa 1 without a word."""
+    first = _run(1, 0.0).with_columns(pl.lit(False).alias("cached"))
+    again = first.with_columns(pl.lit(True).alias("cached"))
+    with pytest.warns(UserWarning, match=r"run 2's answers all came from the response cache.*cache=False"):
+        rt.consistency(first, again, rubric=RUB, n_resamples=0)

@@ -80,6 +80,7 @@ def test_flips_costs_and_unpaired_ids() -> None:
     costs = dict(zip(cmp.costs["measure"], cmp.costs["change"], strict=True))
     assert costs["judge rows"] == b.height - a.height and costs["mean latency, fresh calls (s)"] == pytest.approx(1)
     assert cmp.summary["ci_low"].null_count() == cmp.summary.height  # bootstrap=0: no intervals
+    assert repr(cmp).startswith("RunComparison(after - before: score ") and "p n/a" in repr(cmp)  # it crashed
     with pytest.raises(ValueError, match="share no submission"):
         rt.compare_runs(a, b.with_columns(pl.col("id") + 100), rubric=RUBRIC)
 

@@ -110,3 +110,14 @@ def test_rules_are_vectorised_over_a_large_column():
     texts = pl.Series(["word " * (i % 7) for i in range(200_000)], dtype=pl.String)
     v, _ = rule_verdicts(texts, Rule(min_words=3, regex="word"))
     assert v.len() == 200_000 and v.value_counts().height == 2
+
+
+def test_a_null_submission_is_refused_or_an_error_row_never_empty_text() -> None:
+    """Before: a null row passed max_words (0 words) and failed json, as if it were empty text."""
+    rubric = rt.Rubric.from_dict([{"name": "short", "rule": {"max_words": 3}}])
+    df = pl.DataFrame({"submission": ["hi there", None]})
+    with pytest.raises(ValueError, match=r"1 null submission\(s\) \(ids \[1\]\.\.\.\).*on_null='error_row'"):
+        rt.apply_rules(df, rubric)
+    rows = rt.apply_rules(df, rubric, on_null="error_row")
+    assert rows["verdict"].to_list() == ["MET", None] and rows["error"].to_list() == [None, "the submission is null"]
+    assert rt.score(rows, rubric, on_error="null")["score"].to_list() == [1.0, None]

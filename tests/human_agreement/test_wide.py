@@ -60,3 +60,16 @@ def test_bad_arguments_name_what_is_wrong():
         rt.labels_from_wide(wide, criteria=["clarity"])
     with pytest.raises(ValueError, match="id_column"):
         rt.labels_from_wide(wide, id_column="sid", criteria=["clarity"])
+
+
+def test_a_pandas_sheet_with_a_blank_cell_keeps_whole_number_labels() -> None:
+    """Before: a blank cell made pandas store the column as float, labels came out '4.0' and
+    rt.agreement refused them as labels the rubric does not allow."""
+    pd = pytest.importorskip("pandas")
+    sheet = pd.DataFrame({"id": [1, 2, 3], "ann1_tone": [4, None, 2], "ann2_tone": [3, 5, 1]})
+    long = rt.labels_from_wide(sheet, criteria=["tone"])
+    assert long["label"].to_list() == ["4", "3", "5", "2", "1"]
+    options = [{"label": str(k), "value": (k - 1) / 4} for k in range(1, 6)]
+    rubric = rt.Rubric.from_dict([{"name": "tone", "requirement": "x", "options": options}])
+    verdicts = long.filter(pl.col("rater") == "ann2").select("id", "criterion", pl.col("label").alias("verdict"))
+    assert rt.agreement(verdicts, long, rubric, metrics=["accuracy"], n_resamples=0).height == 1

@@ -86,3 +86,20 @@ def test_reference_systems_bad_inputs() -> None:
         )
     t = rt.length_controlled_win_rates(rest, baseline="base", lengths=lengths, reference_prefs=verbose, n_resamples=0)
     assert "verbose" not in t["system"].to_list() and t.height == 3
+
+
+def test_a_grade_pairs_table_with_several_criteria_is_refused_not_pooled() -> None:
+    """Before: two criteria per instruction were pooled into one fit (n doubled) and the bootstrap
+    resampled rows, not instructions."""
+    prefs = pl.DataFrame(
+        {
+            "id": [1, 1, 2, 2],
+            "criterion": ["a", "b", "a", "b"],
+            "system_a": "m",
+            "system_b": "base",
+            "value": [1.0, 0.0, 1.0, 1.0],
+        }
+    )
+    lengths = pl.DataFrame({"id": [1, 1, 2, 2], "system": ["m", "base"] * 2, "length": [10, 5, 12, 6]})
+    with pytest.raises(ValueError, match=r"on id 1 2 times; .* several criterion values, filter one first"):
+        rt.length_controlled_win_rates(prefs, baseline="base", lengths=lengths, n_resamples=0)

@@ -44,3 +44,21 @@ def test_llmbar_published_positional_agreement_per_subset():
     # FairEval is where GPT-4 is least consistent, and it favours the first answer there
     fair = both.filter(pl.col("subset") == "FairEval").sort("judge")
     assert fair["positional_agreement"].max() < 0.75 and fair["first_win_rate"].min() > 0.6
+
+
+def test_by_takes_one_column_name_as_the_other_tables_do_and_refuses_unknown_names():
+    """Before: by="criterion" was read letter by letter, found no column 'c', 'r', ... and pooled
+    every criterion into one row without a word; a typo pooled too."""
+    prefs = pl.DataFrame(
+        {
+            "id": [1, 2, 1, 2],
+            "criterion": ["a", "a", "b", "b"],
+            "preferred_ab": ["A", "A", "B", "A"],
+            "preferred_ba": ["A", "B", "B", "B"],
+        }
+    )
+    per = rt.position_bias(prefs, by="criterion", n_resamples=20)
+    assert per["criterion"].to_list() == ["a", "b"]
+    assert rt.position_bias(prefs, by=None, n_resamples=20).height == 1
+    with pytest.raises(ValueError, match=r"by: \['criteria'\] are not columns of prefs"):
+        rt.position_bias(prefs, by=("criteria",), n_resamples=20)

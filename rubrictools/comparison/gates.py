@@ -79,8 +79,8 @@ def assert_score(
         Gates on criteria (``{"correct": 0.9}``), bounded the same way: the share of verdicts
         MET, or for a penalty or disqualifier of the rubric the share **not** met (the share
         that is good for the score: ``{"rude": 0.95}`` asks that at least 95% of answers are not
-        rude; its row reads ``rude (avoided)``). Without a rubric every criterion gates its MET
-        share.
+        rude; its row reads ``rude (avoided)``). Without a rubric the table's negative
+        ``weight`` marks the penalties, as :func:`rubrictools.score` reads them.
     on_error
         A submission with a failed judge call makes the gate fail (``"fail"``, default: an
         outage is not a pass), scores 0 (``"zero"``) or is left out (``"exclude"``).
@@ -141,7 +141,10 @@ def assert_score(
         raise AssertionError("score gate failed: no scored submission")
     table = _criteria_table(v, criteria)
     rows = [("mean score", float(arr.mean()), _lower_bound(arr, ci, n_resamples, seed), at_least, arr.size)]
-    penalties = {c.name for c in rub.criteria if c.weight < 0 or c.disqualifier} if rub is not None else set()
+    if rub is not None:
+        penalties = {c.name for c in rub.criteria if c.weight < 0 or c.disqualifier}
+    else:  # the table's own weights say which criteria are penalties, as score reads them
+        penalties = set(v.filter(pl.col("weight") < 0)["criterion"].to_list()) if "weight" in v.columns else set()
     for name, floor in (criteria or {}).items():
         vals = v.filter((pl.col("criterion") == name) & pl.col("value").is_not_null())["value"].to_numpy()
         vals = 1.0 - vals.astype(float) if name in penalties else vals.astype(float)  # a penalty: the share avoided

@@ -87,10 +87,13 @@ def consistency(
     for k, run in enumerate(runs):
         v, recorded, _ = open_run(run, root)
         rub = rub if rub is not None else (Rubric.from_dict(recorded) if recorded is not None else None)
-        if k and "cached" in v.columns and v.height and v["cached"].fill_null(False).all():
+        if k == 0:
+            first = v.select("id", "criterion")
+        compared = v.join(first, on=["id", "criterion"], how="semi") if k else v
+        if k and "cached" in v.columns and compared.height and compared["cached"].fill_null(False).all():
             warnings.warn(
-                f"run {k + 1}'s answers all came from the response cache: it repeats run 1's answers, not the "
-                "judge's; grade the repeats with cache=False to measure consistency",
+                f"run {k + 1}'s answers to run 1's submissions all came from the response cache: it repeats run 1's "
+                "answers, not the judge's; grade the repeats with cache=False to measure consistency",
                 UserWarning,
                 stacklevel=user_stacklevel(),
             )

@@ -85,13 +85,16 @@ def judge_rows(v: pl.DataFrame, judge: str | None) -> pl.DataFrame:
 
 
 def with_values(v: pl.DataFrame, rubric: Rubric | None) -> pl.DataFrame:
-    """``v`` with a ``value`` column: as graded, or each verdict's value in ``rubric`` (1 = MET)."""
-    if "value" in v.columns:
-        return v
+    """``v`` with a ``value`` column: each verdict's value in ``rubric`` (1 = MET) when given, so
+    a revalued option counts as the rubric says, else as graded."""
     if rubric is None:
+        if "value" in v.columns:
+            return v
         raise ValueError("the verdict table has no 'value' column: pass rubric= to read the verdicts' values")
-    labels = rubric.label_frame().select("criterion", pl.col("label").alias("verdict"), "value")
-    return v.join(labels, on=["criterion", "verdict"], how="left", maintain_order="left")
+    labels = rubric.label_frame().select("criterion", pl.col("label").alias("verdict"), pl.col("value").alias("__v"))
+    joined = v.join(labels, on=["criterion", "verdict"], how="left", maintain_order="left")
+    kept = pl.coalesce("__v", "value") if "value" in v.columns else pl.col("__v")  # a number on a scale: as graded
+    return joined.with_columns(kept.alias("value")).drop("__v")
 
 
 def _paired_bootstrap(

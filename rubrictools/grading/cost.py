@@ -48,7 +48,8 @@ def estimate_cost(
     ``p_in``, ``p_out`` and ``p_cached`` are the model's prices per input, output and cached
     input token.
 
-    What it does not count: few-shot ``examples=`` (they lengthen every prompt), the longer
+    What it does not count: few-shot ``examples=`` and ``criterion_context="full"`` (they
+    lengthen every prompt; the full context about threefold with 30 criteria), the longer
     replies of ``evidence=`` / ``confidence=`` (raise ``completion_tokens``), the extra sampled
     calls of ``distribution=True``, batch prices (about half) and answers already in the
     response cache. Check such a run with :func:`rubrictools.prompts` (exact prompts) or on a

@@ -117,6 +117,7 @@ def ensemble(
     v = validate_verdicts(verdicts, rubric)
     if "judge" not in v.columns or v["judge"].null_count():
         raise ValueError("ensemble needs a 'judge' column naming the judge of every row")
+    v = v.filter(pl.col("judge") != "ensemble")  # a grade(model=[...]) table's own ensemble rows are no judge
     if judges is not None:
         v = v.filter(pl.col("judge").is_in(judges))
     weights = {}

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from pydantic import BaseModel
 
 from rubrictools.disk import describe_disk, is_disk_full
 from rubrictools.frames import to_polars
@@ -76,8 +77,19 @@ def scan_source(source: Any) -> pl.LazyFrame:
 
 def _fingerprint(rubric: Rubric | None, opts: GradeOptions, batch_size: int) -> str:
     judges = opts.model if isinstance(opts.model, (list, tuple)) else [opts.model]
-    names = [getattr(j, "label", None) or str(j) for j in judges]
+    names = [  # a judge's settings, not only its name: a temperature changed between parts is another run
+        j.model_dump(mode="json", exclude={"api_key"})
+        if isinstance(j, BaseModel)
+        else getattr(j, "label", None) or str(j)
+        for j in judges
+    ]
     keys = (
+        "rubric_column",
+        "image_column",
+        "max_examples",
+        "distribution",
+        "distribution_samples",
+        "on_null",
         "mode",
         "aggregate",
         "grade_part",
@@ -100,11 +112,26 @@ def _fingerprint(rubric: Rubric | None, opts: GradeOptions, batch_size: int) -> 
         "judges": names,
         "settings": {k: str(v) for k, v in sorted(settings.items())},
         "output_constraints": [c.model_dump(mode="json") for c in opts.output_constraints],
+        "examples": None if opts.examples is None else _examples_text(opts.examples),
         "batch_size": batch_size,
         "column": opts.column,
         "id_column": opts.id_column,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _judge_identity(judge: Any) -> Any:
+    """A judge's settings for the fingerprint (never its API key), or its name."""
+    if isinstance(judge, BaseModel):
+        return judge.model_dump(mode="json", exclude={"api_key"})
+    return getattr(judge, "label", None) or str(judge)
+
+
+def _examples_text(examples: Any) -> str:
+    """The few-shot examples as stable text for the fingerprint (a table's rows, or the list)."""
+    if isinstance(examples, (pl.DataFrame, pl.LazyFrame)) or hasattr(examples, "to_dict"):
+        return json.dumps(to_polars(examples).lazy().collect().to_dicts(), sort_keys=True, default=str)
+    return json.dumps(examples, sort_keys=True, default=str)
 
 
 def _open_manifest(out: Path, fp: str, n: int, batch_size: int, n_parts: int) -> None:

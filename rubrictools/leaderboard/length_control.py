@@ -98,6 +98,12 @@ def _rows(prefs: pl.DataFrame, lengths: pl.DataFrame, baseline: str) -> pl.DataF
             f"needs one comparison per (system, instruction){hint}"
         )
     ln = lengths.select("id", pl.col("system").cast(pl.String), pl.col("length").cast(pl.Float64))
+    again = ln.group_by("id", "system", maintain_order=True).len().filter(pl.col("len") > 1)
+    if again.height:
+        r = again.row(0, named=True)
+        raise ValueError(
+            f"lengths gives system {r['system']!r} on id {r['id']!r} {r['len']} lengths: one per (system, id)"
+        )
     rows = rows.join(ln, on=["id", "system"], how="left", maintain_order="left").join(
         ln.filter(pl.col("system") == baseline).select("id", pl.col("length").alias("base")),
         on="id",

@@ -92,10 +92,15 @@ def test_a_penalty_rarely_met_is_named_as_helping_the_score() -> None:
             {"name": "rude", "weight": -1, "requirement": "Rude"},
         ]
     )
-    v = _table(200, 0.3, 0.0).with_columns(
-        pl.when(pl.col("criterion") == "cites").then(pl.lit("rude")).otherwise("criterion").alias("criterion"),
-        pl.when((pl.col("criterion") == "cites") & (pl.col("id") < 20)).then(1.0).otherwise("value").alias("value"),
-    )  # rude MET on 10%: good for the score on 90% of verdicts
+    v = (
+        _table(200, 0.3, 0.0)
+        .with_columns(
+            pl.when(pl.col("criterion") == "cites").then(pl.lit("rude")).otherwise("criterion").alias("criterion"),
+            pl.when((pl.col("criterion") == "cites") & (pl.col("id") < 20)).then(1.0).otherwise("value").alias("value"),
+        )
+        .with_columns(pl.when(pl.col("value") == 1).then(pl.lit("MET")).otherwise(pl.lit("UNMET")).alias("verdict"))
+    )
+    # rude MET on 10%: good for the score on 90% of verdicts
     with pytest.raises(AssertionError, match=r"least .*: correct 2\d%, rude 90%$"):
         rt.assert_score(v, rub, at_least=0.9)
 
@@ -113,7 +118,30 @@ def test_a_penalty_gate_bounds_the_share_of_answers_that_avoid_it() -> None:
     row = gates.filter(pl.col("gate") == "rude (avoided)").row(0, named=True)
     assert row["mean"] == 1.0 and row["passed"]
     always_rude = never_rude.with_columns(
-        pl.when(pl.col("criterion") == "rude").then(1.0).otherwise("value").alias("value")
+        pl.when(pl.col("criterion") == "rude").then(1.0).otherwise("value").alias("value"),
+        pl.when(pl.col("criterion") == "rude").then(pl.lit("MET")).otherwise("verdict").alias("verdict"),
     )
     with pytest.raises(AssertionError, match=r"rude \(avoided\) 0 on 200 verdicts"):
         rt.assert_score(always_rude, rub, at_least=0.0, criteria={"rude": 0.9}, n_resamples=200)
+
+
+def test_without_a_rubric_the_tables_negative_weight_marks_a_penalty() -> None:
+    table = _table(100, 1.0, 0.0).with_columns(
+        pl.when(pl.col("criterion") == "cites").then(pl.lit("rude")).otherwise("criterion").alias("criterion"),
+        pl.when(pl.col("criterion") == "cites").then(-5.0).otherwise(1.0).alias("weight"),
+    )
+    gates = rt.assert_score(table, at_least=0.0, criteria={"rude": 0.9}, n_resamples=100)
+    assert gates.filter(pl.col("gate") == "rude (avoided)")["passed"].item()
+
+
+def test_a_rubric_given_revalues_the_criterion_gates_as_it_does_the_score() -> None:
+    """Before: rubric= changed the overall score but the per-criterion gates kept the table's old values."""
+    old = rt.Rubric.from_dict([{"name": "q", "requirement": "x", "options": [
+        {"label": "lo", "value": 0.0}, {"label": "mid", "value": 0.5}]}])  # fmt: skip
+    new = rt.Rubric.from_dict([{"name": "q", "requirement": "x", "options": [
+        {"label": "lo", "value": 0.0}, {"label": "mid", "value": 0.9}]}])  # fmt: skip
+    v = pl.DataFrame({"id": range(50), "criterion": "q", "verdict": "mid", "value": 0.5, "error": None},
+                     schema_overrides={"error": pl.String})  # fmt: skip
+    gates = rt.assert_score(v, new, at_least=0.8, criteria={"q": 0.8}, n_resamples=100)
+    assert gates["mean"].to_list() == [pytest.approx(0.9), pytest.approx(0.9)]
+    assert old["q"].options is not None

@@ -77,5 +77,8 @@ def test_a_repeat_answered_from_the_response_cache_draws_a_warning() -> None:
     """Before: grading twice with the default cache gave all_agree 1 and kappa 1 without a word."""
     first = _run(1, 0.0).with_columns(pl.lit(False).alias("cached"))
     again = first.with_columns(pl.lit(True).alias("cached"))
-    with pytest.warns(UserWarning, match=r"run 2's answers all came from the response cache.*cache=False"):
+    with pytest.warns(UserWarning, match=r"run 2's answers to run 1's submissions all came from the response cache"):
         rt.consistency(first, again, rubric=RUB, n_resamples=0)
+    new = again.head(2).with_columns(pl.col("id") + 100, pl.lit(False).alias("cached"))  # one fresh submission more
+    with pytest.warns(UserWarning, match=r"all came from the response cache"):  # before: no warning here
+        rt.consistency(first, pl.concat([again, new]), rubric=RUB, n_resamples=0)

@@ -75,3 +75,21 @@ def test_ensemble_judge_weights_are_refused_as_judge_weights_are(bad) -> None:
     rubric = rt.Rubric.from_dict([{"name": "c", "requirement": "r"}])
     with pytest.raises(ValueError, match=r"judge_weights\['a'\]: weight must be"):
         rt.ensemble(v, rubric, method="weighted", judge_weights={"a": bad, "b": 1.0})
+
+
+def test_a_grade_table_s_own_ensemble_rows_do_not_vote_again() -> None:
+    """Before: re-aggregating a grade(model=[...]) table counted its ensemble rows as one more judge
+    ('majority of 4 judges' for three)."""
+    v = pl.DataFrame(
+        {
+            "id": [1] * 4,
+            "criterion": "a",
+            "verdict": ["MET", "MET", "UNMET", "MET"],
+            "judge": ["x", "y", "z", "ensemble"],
+            "weight": 1.0,
+        }
+    )
+    out = rt.ensemble(v, method="majority")
+    assert out["explanation"].item().startswith("majority of 3 judges")
+    shares = {d["label"]: d["prob"] for d in out["distribution"].item()}
+    assert shares["MET"] == pytest.approx(2 / 3)

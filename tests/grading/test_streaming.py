@@ -175,3 +175,24 @@ def test_an_unreadable_manifest_gets_an_error_naming_it(source, rubric, tmp_path
         rt.grade_to_parquet(
             path, rubric, model=rt.ScriptedJudge(), column="text", output=tmp_path / "v", progress=False
         )
+
+
+def test_round_two_examples_sampling_and_judge_settings_are_part_of_a_directorys_settings(source, rubric, tmp_path):
+    """Before: resuming with other few-shot examples, distribution=True or another temperature wrote
+    parts graded two ways into one table (or a scan that failed on its schema)."""
+    from rubrictools.grading.options import GradeOptions
+    from rubrictools.grading.streaming import _fingerprint
+
+    judge = rt.Judge(model="openai/gpt-4.1-mini", api_key="sk-one")
+    base = GradeOptions(model=judge, column="text")
+    fp = _fingerprint(rubric, base, 1000)
+    examples = pl.DataFrame({"submission": ["hi"], "criterion": ["good"], "verdict": ["MET"]})
+    for changed in (
+        GradeOptions(model=judge, column="text", examples=examples),
+        GradeOptions(model=judge, column="text", distribution=True),
+        GradeOptions(model=rt.Judge(model="openai/gpt-4.1-mini", api_key="sk-one", temperature=0.7), column="text"),
+        GradeOptions(model=judge, column="text", image_column="photo"),
+    ):
+        assert _fingerprint(rubric, changed, 1000) != fp
+    same_key_changed = GradeOptions(model=rt.Judge(model="openai/gpt-4.1-mini", api_key="sk-two"), column="text")
+    assert _fingerprint(rubric, same_key_changed, 1000) == fp  # a new API key is the same run

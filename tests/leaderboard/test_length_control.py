@@ -103,3 +103,10 @@ def test_a_grade_pairs_table_with_several_criteria_is_refused_not_pooled() -> No
     lengths = pl.DataFrame({"id": [1, 1, 2, 2], "system": ["m", "base"] * 2, "length": [10, 5, 12, 6]})
     with pytest.raises(ValueError, match=r"on id 1 2 times; .* several criterion values, filter one first"):
         rt.length_controlled_win_rates(prefs, baseline="base", lengths=lengths, n_resamples=0)
+
+
+def test_lengths_given_twice_are_refused_not_multiplied() -> None:
+    prefs = pl.DataFrame({"id": [1, 2], "system_a": "m", "system_b": "base", "value": [1.0, 0.0]})
+    lengths = pl.DataFrame({"id": [1, 1, 2, 2], "system": ["m", "base"] * 2, "length": [10, 5, 12, 6]})
+    with pytest.raises(ValueError, match=r"lengths gives system 'm' on id 1 2 lengths: one per \(system, id\)"):
+        rt.length_controlled_win_rates(prefs, baseline="base", lengths=pl.concat([lengths, lengths]), n_resamples=0)

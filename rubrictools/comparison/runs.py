@@ -30,7 +30,8 @@ class RunComparison:
     """What changed between run ``a`` and run ``b`` (``change`` is always ``b - a``).
 
     * ``summary``: one row for the overall score and one per shared criterion: ``criterion,
-      mean_a, mean_b, change, ci_low, ci_high, p_value, n`` (a criterion's mean is its
+      mean_a, mean_b, change, ci_low, ci_high, p_value, n`` (the means over the ``n``
+      submissions both runs scored, so ``change = mean_b - mean_a``; a criterion's mean is its
       verdict value, 1 = MET);
     * ``scores``: ``id, score_a, score_b, change`` per submission graded in both;
     * ``flips``: the verdicts that changed: ``id, criterion, verdict_a, verdict_b,
@@ -275,9 +276,12 @@ def compare_runs(
     d = d.astype(float)
     weights = bs.cluster_weights(ids.height, n_resamples, seed=seed) if n_resamples else None
     stats = _paired_bootstrap(d, np.isfinite(d), weights, ci)
-    means = [scores.select(pl.col("score_a").mean(), pl.col("score_b").mean()).row(0)]
+    # the means cover the submissions the change covers: both sides scored (a failed call leaves one out)
+    both = pl.col("score_a").is_not_null() & pl.col("score_b").is_not_null()
+    means = [scores.filter(both).select(pl.col("score_a").mean(), pl.col("score_b").mean()).row(0)]
+    paired = per.filter(pl.col("a").is_not_null() & pl.col("b").is_not_null())
     for c in crits[1:]:
-        means.append(per.filter(pl.col("criterion") == c).select(pl.col("a").mean(), pl.col("b").mean()).row(0))
+        means.append(paired.filter(pl.col("criterion") == c).select(pl.col("a").mean(), pl.col("b").mean()).row(0))
     summary = pl.DataFrame(
         [
             {

@@ -108,6 +108,13 @@ def position_bias(
     if on_error not in ("exclude", "as_answer"):
         raise ValueError(f"on_error must be 'exclude' or 'as_answer'; got {on_error!r}")
     df = check_preferences(prefs, needed=("id", "preferred_ab", "preferred_ba"))
+    for col in ("preferred_ab", "preferred_ba"):
+        bad = df.filter(pl.col(col).is_not_null() & ~pl.col(col).cast(pl.String).is_in(["A", "B", "tie"]))[col]
+        if bad.len():
+            raise ValueError(
+                f"{col} holds {bad.unique().head(3).to_list()}: each order's answer must be 'A', 'B' or 'tie' "
+                "(from A's side: 'A' is system_a's answer whichever was shown first), or null for no answer"
+            )
     if df["preferred_ba"].null_count() == df.height and df.height:
         raise ValueError("prefs has no B-first answers (preferred_ba is empty): grade with swap=True")
     by = [] if by is None else [by] if isinstance(by, str) else list(by)  # "criterion" is one column, not letters

@@ -148,3 +148,16 @@ def test_bad_pairings_are_named_not_computed() -> None:
     assert as_list.summary["change"].to_list() == [0.0] * as_list.summary.height
     with pytest.warns(UserWarning, match=r"2 submissions pair; 6 graded in a only"):
         rt.compare_runs(v, v.filter(pl.col("id") < 2), rubric=RUBRIC, n_resamples=0)
+
+
+def test_the_means_cover_the_submissions_the_change_covers() -> None:
+    """Before: with a failed call in one run, mean_a covered 60 submissions and mean_b 59, while the
+    change covered the 59 both scored, so change != mean_b - mean_a."""
+    a = _verdicts(0)
+    b = _verdicts(1).with_columns(
+        pl.when(pl.col("id") == 3).then(pl.lit("timeout")).otherwise(pl.col("error")).alias("error"),
+        pl.when(pl.col("id") == 3).then(None).otherwise(pl.col("verdict")).alias("verdict"),
+    )
+    cmp = rt.compare_runs(a, b, rubric=RUBRIC, n_resamples=0)
+    for r in cmp.summary.iter_rows(named=True):
+        assert r["change"] == pytest.approx(r["mean_b"] - r["mean_a"]), r["criterion"]

@@ -62,3 +62,10 @@ def test_by_takes_one_column_name_as_the_other_tables_do_and_refuses_unknown_nam
     assert rt.position_bias(prefs, by=None, n_resamples=20).height == 1
     with pytest.raises(ValueError, match=r"by: \['criteria'\] are not columns of prefs"):
         rt.position_bias(prefs, by=("criteria",), n_resamples=20)
+
+
+def test_answers_other_than_a_b_or_tie_are_refused():
+    """Before: 'a' or 'first' gave NaN and a meaningless agreement with no error."""
+    prefs = pl.DataFrame({"id": [1, 2], "preferred_ab": ["A", "first"], "preferred_ba": ["A", "B"]})
+    with pytest.raises(ValueError, match=r"preferred_ab holds \['first'\]: each order's answer must be 'A', 'B' or"):
+        rt.position_bias(prefs, n_resamples=20)

@@ -74,7 +74,7 @@ class RubricEvolution:
     split: pl.DataFrame = field(repr=False)
     metric_calls: int = 0
     cost_usd: float = 0.0
-    gate_log: pl.DataFrame = field(default_factory=lambda: _gate_log(None), repr=False)
+    gate_log: pl.DataFrame = field(default_factory=lambda: _gate_log([]), repr=False)
 
     @property
     def gain(self) -> float | None:
@@ -362,7 +362,8 @@ def evolve_rubric(
     adapter = RubricAdapter(rubric, texts, h, model, cache=cache, agreement_weight=agreement_weight,
                             discrimination_weight=discrimination_weight)  # fmt: skip
     lm = reflection_lm(reflection_model)
-    asker = asked_once(lm if gate is None else gated(lm, gate))
+    checks: list[dict[str, Any]] = []  # the gate's checks in this run
+    asker = asked_once(lm if gate is None else gated(lm, gate, checks))
     seed_candidate = to_candidate(rubric, weights=evolve_weights)
     stoppers = [] if patience is None else [NoImprovementStopper(patience)]
     try:
@@ -379,7 +380,7 @@ def evolve_rubric(
     if adapter.refused:
         warnings.warn(f"{len(adapter.refused)} proposed candidate(s) were refused and scored 0; the first: "
                       f"{adapter.refused[0]}", RuntimeWarning, stacklevel=user_stacklevel())  # fmt: skip
-    log = _gate_log(getattr(asker, "gate_log", None))
+    log = _gate_log(checks)
     if log.height and not log["passed"].any():
         warnings.warn(f"the gate turned down every proposal ({log.height} checks), so nothing was evaluated; "
                       "lower its min_score or check its model",
@@ -428,7 +429,7 @@ class _Printer:
             print(message)
 
 
-def _gate_log(checks: list[dict[str, Any]] | None) -> pl.DataFrame:
+def _gate_log(checks: list[dict[str, Any]]) -> pl.DataFrame:
     schema = {
         "attempt": pl.Int64,
         "score": pl.Float64,
@@ -437,4 +438,4 @@ def _gate_log(checks: list[dict[str, Any]] | None) -> pl.DataFrame:
         "cost_usd": pl.Float64,
         "reason": pl.String,
     }
-    return pl.DataFrame([{k: r.get(k) for k in schema} for r in checks or []], schema=schema)
+    return pl.DataFrame([{k: r.get(k) for k in schema} for r in checks], schema=schema)

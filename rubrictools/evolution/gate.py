@@ -185,15 +185,13 @@ Its reasons: {reasons}.
 Write a better version, again as the new text alone inside one ``` block."""
 
 
-def gated(lm: Callable[[str], str], gate: ProposalGate) -> Callable[[str], str]:
+def gated(lm: Callable[[str], str], gate: ProposalGate, log: list[dict[str, Any]]) -> Callable[[str], str]:
     """``lm`` with every proposal checked by ``gate``; a proposal turned down ``gate.retries + 1``
     times raises :class:`ProposalRejected` (GEPA skips it). The gate reads the text GEPA would
-    adopt (its own extractor); this run's checks are in the returned function's ``gate_log``."""
+    adopt (its own extractor); each check is appended to ``log``, this run's own."""
     from gepa.strategies.instruction_proposal import (  # reason: gepa is the optional [evolve] extra
         InstructionProposalSignature,
     )
-
-    log: list[dict[str, Any]] = []
 
     def ask(prompt: str) -> str:
         request = prompt if isinstance(prompt, str) else str(prompt)
@@ -212,7 +210,4 @@ def gated(lm: Callable[[str], str], gate: ProposalGate) -> Callable[[str], str]:
             prompt = request + _AGAIN.format(proposal=proposal, reasons="; ".join(verdict.reasons) or "none given")
         raise ProposalRejected(f"the gate turned the proposal down {gate.retries + 1} time(s)")
 
-    for name in ("spent", "errors", "calls"):  # the reflection model's own records, read by evolve_rubric
-        setattr(ask, name, getattr(lm, name, []))
-    ask.gate_log = log  # type: ignore[attr-defined]  # reason: this run's checks, read by evolve_rubric
     return ask

@@ -265,7 +265,4 @@ def asked_once(fn: Callable[[str], str]) -> Callable[[str], str]:
         last.clear()
         return reply
 
-    for name in ("spent", "errors", "calls", "gate_log"):  # the records evolve_rubric reads
-        if hasattr(fn, name):
-            setattr(ask, name, getattr(fn, name))
     return ask

@@ -75,6 +75,12 @@ def _difficulty(rows: pl.DataFrame, l2: float = 1e-2) -> dict[Any, float]:
     return dict(zip(ins, res.x[2 * m :].tolist(), strict=True))
 
 
+def _first_repeat(frame: pl.DataFrame) -> dict[str, Any] | None:
+    """The first (id, system) that ``frame`` holds more than once, with its count ``len``."""
+    twice = frame.group_by("id", "system", maintain_order=True).len().filter(pl.col("len") > 1)
+    return twice.row(0, named=True) if twice.height else None
+
+
 def _rows(prefs: pl.DataFrame, lengths: pl.DataFrame, baseline: str) -> pl.DataFrame:
     """One row per (system, instruction) against the baseline: ``id, system, y, t``."""
     vs = prefs.filter((pl.col("system_a") == baseline) | (pl.col("system_b") == baseline)).filter(
@@ -88,9 +94,8 @@ def _rows(prefs: pl.DataFrame, lengths: pl.DataFrame, baseline: str) -> pl.DataF
         pl.when(a_is_base).then(pl.col("system_b")).otherwise(pl.col("system_a")).alias("system"),
         pl.when(a_is_base).then(1 - pl.col("value")).otherwise(pl.col("value")).cast(pl.Float64).alias("y"),
     )
-    twice = rows.group_by("id", "system", maintain_order=True).len().filter(pl.col("len") > 1)
-    if twice.height:
-        r = twice.row(0, named=True)
+    r = _first_repeat(rows)
+    if r is not None:
         split = [c for c in ("criterion", "judge") if c in prefs.columns and prefs[c].n_unique() > 1]
         hint = f": it holds several {' and '.join(split)} values, filter one first" if split else ""
         raise ValueError(
@@ -98,9 +103,8 @@ def _rows(prefs: pl.DataFrame, lengths: pl.DataFrame, baseline: str) -> pl.DataF
             f"needs one comparison per (system, instruction){hint}"
         )
     ln = lengths.select("id", pl.col("system").cast(pl.String), pl.col("length").cast(pl.Float64))
-    again = ln.group_by("id", "system", maintain_order=True).len().filter(pl.col("len") > 1)
-    if again.height:
-        r = again.row(0, named=True)
+    r = _first_repeat(ln)
+    if r is not None:
         raise ValueError(
             f"lengths gives system {r['system']!r} on id {r['id']!r} {r['len']} lengths: one per (system, id)"
         )

@@ -10,7 +10,7 @@ import polars as pl
 
 from rubrictools.deprecation import adapted, renamed
 from rubrictools.leaderboard.bootstrap import ratio_ci, resample_counts
-from rubrictools.leaderboard.table import check_preferences
+from rubrictools.leaderboard.table import check_preferences, preference_groups
 from rubrictools.metrics import with_ci_level
 from rubrictools.metrics.resampling import check_resampling
 
@@ -117,11 +117,7 @@ def position_bias(
             )
     if df["preferred_ba"].null_count() == df.height and df.height:
         raise ValueError("prefs has no B-first answers (preferred_ba is empty): grade with swap=True")
-    by = [] if by is None else [by] if isinstance(by, str) else list(by)  # "criterion" is one column, not letters
-    unknown = [c for c in by if c not in df.columns and c not in ("criterion", "judge")]
-    if unknown:
-        raise ValueError(f"by: {unknown} are not columns of prefs ({df.columns})")
-    groups = [c for c in by if c in df.columns]
+    groups = preference_groups(df, by)  # "criterion" is one column, not letters
     pc = _per_cluster(df, groups, on_error)
     agg = [pl.col(c).sum() for c in ("same", "pairs", "first", "decisive")]
     table = pc.group_by(groups, maintain_order=True).agg(agg) if groups else pc.select(agg)

@@ -24,6 +24,7 @@ __all__ = [
     "check_preferences",
     "games_of",
     "one_slice",
+    "preference_groups",
     "preferences_from_scores",
     "preferences_from_verdicts",
 ]
@@ -41,6 +42,20 @@ def _with_value(df: pl.DataFrame, needed: Sequence[str]) -> pl.DataFrame:
     if bad.height:
         raise ValueError(f"prefs: preferred must be 'A', 'tie' or 'B' (or null); got {bad['preferred'][0]!r}")
     return df.with_columns(word.replace_strict(PAIR_VALUES, default=None, return_dtype=pl.Float64).alias("value"))
+
+
+def preference_groups(df: pl.DataFrame, by: str | Sequence[str] | None) -> list[str]:
+    """The grouping columns ``by`` names in a preference table: a string is one column, ``None``
+    none; ``"criterion"`` and ``"judge"`` are skipped when absent, any other name must be a column.
+
+    >>> preference_groups(pl.DataFrame({"id": [1], "criterion": ["a"]}), ("criterion", "judge"))
+    ['criterion']
+    """
+    names = [] if by is None else [by] if isinstance(by, str) else list(by)
+    unknown = [c for c in names if c not in df.columns and c not in ("criterion", "judge")]
+    if unknown:
+        raise ValueError(f"by: {unknown} are not columns of prefs ({df.columns})")
+    return [c for c in names if c in df.columns]
 
 
 def check_preferences(prefs: Any, needed: Sequence[str] = _NEEDED) -> pl.DataFrame:

@@ -10,7 +10,7 @@ import polars as pl
 
 from rubrictools.deprecation import adapted, renamed
 from rubrictools.leaderboard.bootstrap import ratio_ci, resample_counts
-from rubrictools.leaderboard.table import check_preferences
+from rubrictools.leaderboard.table import check_preferences, preference_groups
 from rubrictools.metrics import with_ci_level
 from rubrictools.metrics.resampling import check_resampling
 
@@ -50,7 +50,7 @@ def _intervals(per_cluster: pl.DataFrame, keys: list[str], n_resamples: int, ci:
 def win_rates(
     prefs: Any,
     *,
-    by: Sequence[str] = ("criterion", "judge"),
+    by: str | Sequence[str] | None = ("criterion", "judge"),
     n_resamples: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
@@ -73,9 +73,9 @@ def win_rates(
         share: 1, 0.5, 0, or a soft preference in between; null for an error row), or
         ``preferred`` (``"A"``, ``"tie"``, ``"B"``) instead of ``value``.
     by
-        Columns whose groups get win rates of their own (default ``("criterion", "judge")``);
-        ``"criterion"`` and ``"judge"`` are skipped when ``prefs`` lacks them, any other name
-        must be a column of ``prefs``.
+        A column or columns whose groups get win rates of their own (default ``("criterion",
+        "judge")``); ``"criterion"`` and ``"judge"`` are skipped when ``prefs`` lacks them, any
+        other name must be a column of ``prefs``; ``None`` or ``()``: one table for all rows.
     n_resamples, ci, seed
         The bootstrap's resamples (``0``: point estimates only, intervals null); the interval
         level (written to the table's ``ci_level`` column); its seed (``0`` by default:
@@ -101,11 +101,7 @@ def win_rates(
     """
     check_resampling(n_resamples=n_resamples, ci=ci, seed=seed)
     df = check_preferences(prefs)
-    by = [by] if isinstance(by, str) else list(by)
-    groups = [c for c in by if c in df.columns]
-    unknown = [c for c in by if c not in df.columns and c not in ("criterion", "judge")]
-    if unknown:
-        raise ValueError(f"by: {unknown} are not columns of prefs ({df.columns})")
+    groups = preference_groups(df, by)
     sides = _both_sides(df, groups)
     keys = [*groups, "system", "opponent"]
     v = pl.col("value")

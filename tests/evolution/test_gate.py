@@ -180,7 +180,7 @@ def test_round_three_the_gate_reads_the_text_gepa_adopts_and_a_fenced_requiremen
 
     seen: list[str] = []
     gate = ProposalGate(model=rt.ScriptedJudge(rule=lambda t, c: seen.append(t) or "MET"))  # type: ignore[func-returns-value]  # reason: records, then answers
-    asker = gated(lambda prompt: "```text\nMentions a source (cues: ref)\n```", gate)
+    asker = gated(lambda prompt: "```text\nMentions a source (cues: ref)\n```", gate, [])
     asker("the request")
     assert set(seen) == {"Mentions a source (cues: ref)"}  # the language tag is not part of the text
     with pytest.raises(ValueError, match="holding a ``` fence"):

@@ -16,6 +16,7 @@ from rubrictools.human_agreement.judge_pairs import Weights
 from rubrictools.metrics.distribution import cdf_distances_weighted
 from rubrictools.metrics.names import METRIC_NAMES
 from rubrictools.metrics.probability import brier_score, expected_calibration_error, reliability_table
+from rubrictools.tables import fixed_decimals
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -86,7 +87,12 @@ def confusion(
         y=alt.Y("human:N", sort=alt.EncodingSortField("h_code"), title="human"),
     )
     heat = base.mark_rect().encode(
-        color=alt.Color("row_share:Q", scale=alt.Scale(domain=[0, 1], scheme="blues"), title="share of row"),
+        color=alt.Color(
+            "row_share:Q",
+            scale=alt.Scale(domain=[0, 1], scheme="blues"),
+            title="share of row",
+            legend=alt.Legend(format="%", values=[0, 0.5, 1]),  # as the cells print it
+        ),
         tooltip=["human:N", "judge:N", "count:Q", alt.Tooltip("row_share:Q", format=".0%")],
     )
     text = base.mark_text(fontSize=10, lineBreak="\n").encode(
@@ -227,7 +233,7 @@ def met_rates(
         x=alt.X(
             "ci_low:Q",
             title=f"MET rate ({interval_words(t, 'CI')})",
-            scale=alt.Scale(domain=[0, 1], padding=10),
+            scale=alt.Scale(domain=[0, 1]),
             axis=rate_axis(),
         ),
         x2="ci_high:Q",
@@ -258,7 +264,7 @@ def judge_agreement(
     df = pl.concat([pairs.drop("weights"), pl.DataFrame(n_self, schema=pairs.drop("weights").schema)]).with_columns(
         pl.when(pl.col("judge_a") == pl.col("judge_b"))
         .then(pl.lit("self"))
-        .otherwise(pl.col("kappa").map_elements(lambda k: f"{k:.2f}", return_dtype=pl.String).fill_null("–"))
+        .otherwise(fixed_decimals(pl.col("kappa")).fill_null("–"))
         .alias("label"),
         # the diagonal (a judge with itself, always 1) stays out of the colour scale, so the
         # real kappas spread over the whole colour range instead of all looking pale
@@ -315,7 +321,7 @@ def reliability(
     )
     # empty bins draw nothing (and put no "0 items" in the size legend); padding keeps a
     # point at 0 or 1 whole instead of half-clipped at the plot's edge (ticks stay 0-100%)
-    unit = alt.Scale(domain=[0, 1], padding=8)
+    unit = alt.Scale(domain=[0, 1])
     pts = alt.Chart(alt.Data(values=_values(t.filter(pl.col("n") > 0)))).encode(
         x=alt.X("mean_confidence:Q", title="judge confidence", scale=unit, axis=rate_axis()),
         y=alt.Y("accuracy:Q", title="observed frequency", scale=unit, axis=rate_axis()),

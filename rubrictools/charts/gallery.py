@@ -89,7 +89,7 @@ def _reliability_inputs() -> tuple[np.ndarray, np.ndarray]:
     d = dist_frame(real.tables["distributions"]).filter(pl.col("criterion") == "Q0")
     top = d.sort("prob", descending=True).group_by("id", maintain_order=True).first()
     human = real.human.filter(pl.col("criterion") == "Q0").drop_nulls("label")
-    joined = human.join(top, on="id").with_columns(pl.col("label").cast(pl.Float64).cast(pl.String).alias("label"))
+    joined = human.join(top, on="id").with_columns(pl.col("label").cast(pl.String))
     hit = (joined["label"] == joined["label_right"]).cast(pl.Int64).to_numpy()
     return hit, joined["prob"].to_numpy()
 

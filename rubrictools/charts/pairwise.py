@@ -90,7 +90,10 @@ def win_matrix(
     )
     rect = base.mark_rect().encode(
         color=alt.Color(
-            "win_rate:Q", scale=alt.Scale(scheme="redblue", domain=[0, 1], domainMid=0.5), title="win rate"
+            "win_rate:Q",
+            scale=alt.Scale(scheme="redblue", domain=[0, 1], domainMid=0.5),
+            title="win rate",
+            legend=alt.Legend(format="%", values=[0, 0.25, 0.5, 0.75, 1]),  # as the cells print it
         ),
         tooltip=[
             alt.Tooltip("system:N"),
@@ -137,7 +140,7 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
     def panel(value: str, lo: str, hi: str, x_title: str, ref: float | None, labels: bool = True) -> Any:
         axis = alt.Axis(labelLimit=260) if labels else None  # the right panel shares the left one's rows
         base = alt.Chart(data).encode(y=alt.Y(f"{label}:N", title=None, sort=None, axis=axis))
-        scale = alt.Scale(domain=[0, 1], padding=10)  # a point at 1 is drawn whole
+        scale = alt.Scale(domain=[0, 1])  # unclipped marks: a point at 1 is drawn whole
         layers = [
             base.mark_rule(strokeWidth=2).encode(
                 x=alt.X(f"{lo}:Q", scale=scale, title=x_title, axis=rate_axis()), x2=f"{hi}:Q"

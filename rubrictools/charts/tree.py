@@ -10,6 +10,7 @@ from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import chart_frame, require_columns
 from rubrictools.charts.base import values as _values
 from rubrictools.rubric.tree import RubricTree
+from rubrictools.tables import fixed_decimals
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -27,10 +28,10 @@ def rubric_tree(
     """One row per node of ``tree``, depth first and indented by depth, with a bar for its
     score from :meth:`RubricTree.score` (``scores``): one submission's (``submission=`` its
     id) or the mean over submissions. Bars run on a fixed 0-1 axis; each row prints its score
-    and weight (a weight counts against its siblings). Inner nodes are dark, leaves light;
+    and weight (a weight counts against its siblings), with two decimals. Inner nodes are dark, leaves light;
     a null score (a failed leaf below) says so, and a mean says how many submissions it
-    leaves out. Requirements longer than 64
-    characters end in "..." on the axis and are whole in the tooltip.
+    leaves out. Each row reads ``node: requirements``;
+    a label longer than 64 characters ends in "..." and is whole in the tooltip.
 
     >>> import polars as pl, rubrictools as rt
     >>> tree = rt.RubricTree.from_dict({"id": "r", "requirements": "All", "weight": 1, "sub_tasks": [
@@ -50,14 +51,15 @@ def rubric_tree(
     n_subs = s["id"].n_unique()
     agg = s.group_by("node").agg(pl.col("score").mean(), pl.col("score").null_count().alias("nulls"))
     nodes = tree.nodes().join(agg, on="node", how="left").sort("order")
-    short = pl.col("requirements").str.replace_all(r"\s+", " ")
-    short = short.str.slice(0, _LABEL - 3) + "..."
-    label = pl.when(pl.col("requirements").str.len_chars() > _LABEL).then(short).otherwise(pl.col("requirements"))
+    # a row names its node as tables and scores do, then what it requires
+    named = pl.format("{}: {}", pl.col("node"), pl.col("requirements").str.replace_all(r"\s+", " "))
+    label = pl.when(named.str.len_chars() > _LABEL).then(named.str.slice(0, _LABEL - 3) + "...").otherwise(named)
     kind = pl.when(pl.col("leaf")).then(pl.lit(_LEAF)).otherwise(pl.lit(_NODE))
     weight = pl.when(pl.col("weight") == pl.col("weight").round(0)).then(
         pl.col("weight").cast(pl.Int64).cast(pl.String)
     )
     nodes = nodes.with_columns(weight.otherwise(pl.col("weight").cast(pl.String)).alias("w"))
+    two = fixed_decimals(pl.col("score"))
     t = nodes.with_columns(
         label.str.replace_all(r"\s+", " ").alias("label"),
         (pl.col("depth") * 16).alias("indent"),
@@ -65,8 +67,8 @@ def rubric_tree(
         pl.when(pl.col("score").is_null())
         .then(pl.lit("no score (a leaf below failed)"))
         .when(pl.col("nulls") > 0)
-        .then(pl.format("{}  (weight {}; {} unscored)", pl.col("score").round(2), pl.col("w"), pl.col("nulls")))
-        .otherwise(pl.format("{}  (weight {})", pl.col("score").round(2), pl.col("w")))
+        .then(pl.format("{}  (weight {}; {} unscored)", two, pl.col("w"), pl.col("nulls")))
+        .otherwise(pl.format("{}  (weight {})", two, pl.col("w")))
         .alias("text"),
     )
     row = alt.Y("order:O", axis=None, title=None)

@@ -9,6 +9,7 @@ import polars as pl
 from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import chart_frame, require_columns
 from rubrictools.charts.base import values as _values
+from rubrictools.tables import fixed_decimals
 from rubrictools.verdicts import HOLISTIC
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -143,7 +144,7 @@ def _score_panel(scores: Any, order: list[str], height: int) -> alt.LayerChart:
         pl.col("score"),
         pl.when(pl.col("score").is_null())
         .then(pl.lit("no score"))
-        .otherwise(pl.col("score").round(2).cast(pl.String).str.replace(r"^(\d)$", "$1.0").str.pad_end(4, "0"))
+        .otherwise(fixed_decimals(pl.col("score")))
         .alias("label"),
     ).filter(pl.col("submission").is_in(order))
     base = alt.Chart(alt.Data(values=_values(data))).encode(

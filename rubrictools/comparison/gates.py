@@ -157,17 +157,22 @@ def assert_score(
     if gates["passed"].all():
         return gates
     pct = f"{ci:.0%}"
-    why = "; ".join(
-        f"{'mean score' if g['gate'] == 'mean score' else g['gate']} {g['mean']:.3g} on {g['n']} "
-        f"{'submissions' if g['gate'] == 'mean score' else 'verdicts'}, {pct} lower bound {g['lower_bound']:.3g} "
-        f"< {g['at_least']:.3g}"
-        for g in gates.filter(~pl.col("passed")).iter_rows(named=True)
-    )
+    why = "; ".join(_failed(g, pct) for g in gates.filter(~pl.col("passed")).iter_rows(named=True))
     # a penalty is good for the score when UNMET: rank by the share of verdicts that help it
     good = pl.when(pl.col("criterion").is_in(list(penalties))).then(1 - pl.col("mean")).otherwise(pl.col("mean"))
     credit = table.with_columns(good.alias("mean")).sort("mean")
-    worst = ", ".join(f"{r['criterion']} {r['mean']:.0%}" for r in credit.head(3).iter_rows(named=True))
+    worst = ", ".join(f"{r['criterion']} {r['mean']:.1%}" for r in credit.head(3).iter_rows(named=True))
     raise AssertionError(
         f"score gate failed: {why}. Criteria that help the score least (share of verdicts good for it: MET, or UNMET "
         f"for a penalty): {worst}"
     )
+
+
+def _failed(gate: dict[str, Any], pct: str) -> str:
+    """One failed gate in words: the mean score as a score, a criterion's share as a percentage
+    (one decimal: 18 of 80 is 22.5%, not a "22%" that reads as mis-rounded)."""
+    if gate["gate"] == "mean score":
+        figures = f"{gate['mean']:.3g} on {gate['n']} submissions, {pct} lower bound {gate['lower_bound']:.3g}"
+        return f"mean score {figures} < {gate['at_least']:.3g}"
+    figures = f"{gate['mean']:.1%} on {gate['n']} verdicts, {pct} lower bound {gate['lower_bound']:.1%}"
+    return f"{gate['gate']} {figures} < {100 * gate['at_least']:.4g}%"

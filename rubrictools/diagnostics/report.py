@@ -39,7 +39,7 @@ from rubrictools.deprecation import adapted, moved_last
 from rubrictools.human_agreement import agreement, human_frame, inter_rater
 from rubrictools.rubric import Rubric as _Rubric
 from rubrictools.rubric import score
-from rubrictools.tables import html_table
+from rubrictools.tables import fixed_decimals, html_table
 from rubrictools.verdicts import HOLISTIC, validate_verdicts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -96,7 +96,7 @@ class RubricReport:
             .str.replace(r"^redundant with .*", "redundant")
             .fill_null("no flag")
             .alias("flag"),
-            pl.format("{} {}", pl.col(metric).round(2), pl.col("flags").list.join(", ")).alias("label"),
+            pl.format("{} {}", fixed_decimals(pl.col(metric)), pl.col("flags").list.join(", ")).alias("label"),
         )
         first = self.weakest(1)
         data = data.with_columns(  # the criterion to fix first is marked, whatever its colour

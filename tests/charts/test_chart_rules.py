@@ -138,10 +138,21 @@ def test_zero_scores_stay_visible(charts) -> None:
     assert all(labels[s] == "0.00" for s in zeros)
 
 
-def test_points_at_the_edge_of_a_domain_are_drawn_whole(charts) -> None:
-    for name in ("met_rates", "reliability", "position_bias", "forest"):
-        fixed = [s for s in positional_scales(charts[name]) if "domain" in s or "zero" in s]
-        assert fixed and all(s.get("padding", 0) > 0 for s in fixed), (name, fixed)
+def test_rate_scales_end_at_0_and_100_percent_and_edge_points_are_not_clipped(charts) -> None:
+    """Before: a padded [0, 1] domain drew the axis from about -10% to 110% (round 10)."""
+    for name in ("met_rates", "reliability", "position_bias"):
+        rates = [s for s in positional_scales(charts[name]) if s.get("domain") == [0, 1]]
+        assert rates and all(not s.get("padding") for s in rates), (name, rates)
+        marks = [n["mark"] for n in walk(charts[name]) if isinstance(n.get("mark"), dict)]
+        assert not [m for m in marks if m.get("clip")], name  # a point at 0 or 1 is drawn whole
+    forest = [s for s in positional_scales(charts["forest"]) if "zero" in s]
+    assert forest and all(s.get("padding", 0) > 0 for s in forest)  # an open axis keeps its edge points inside
+
+
+def test_the_reliability_diagram_compares_like_labels(charts) -> None:
+    """Before: the gallery compared human "3" with judge "3.0": observed frequency 0 in every bin."""
+    rows = [r for r in data_values(charts["reliability"]) if "accuracy" in r]
+    assert rows and max(r["accuracy"] for r in rows) > 0.2
 
 
 def test_axis_titles_name_the_unit(charts) -> None:
@@ -268,3 +279,10 @@ def test_no_rule_carries_a_shape(charts) -> None:
         and "shape" in (node.get("encoding") or {})
     ]
     assert not shaped, f"rules with a shape in {sorted(set(shaped))}"
+
+
+def test_a_win_matrix_legend_reads_in_percent_as_its_cells_do(charts) -> None:
+    """Before: the legend ran 0.0-1.0 beside cells printed as 70% (win matrix, confusion)."""
+    for name, field in (("win_matrix", "win_rate"), ("confusion", "row_share")):
+        colours = [n["color"] for n in walk(charts[name]) if isinstance(n.get("color"), dict)]
+        assert [c for c in colours if c.get("field") == field and (c.get("legend") or {}).get("format") == "%"], name

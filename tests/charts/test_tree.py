@@ -31,9 +31,17 @@ def test_labels_are_indented_and_cut_visibly_and_unscored_nodes_say_so() -> None
     spec = rt.charts.rubric_tree(TREE, TREE.score(v)).to_dict()
     rows = {r["node"]: r for r in _rows(spec)}
     assert rows["a"]["indent"] > rows["r"]["indent"] == 0  # children right of their parent
-    assert rows["a"]["label"].endswith("...") and len(rows["a"]["label"]) == 64 and rows["b"]["label"] == "Short"
+    assert rows["a"]["label"].endswith("...") and len(rows["a"]["label"]) == 64 and rows["b"]["label"] == "b: Short"
     assert rows["r"]["text"].endswith("1 unscored)")  # the mean says it leaves submission 2 out
     bars = spec["hconcat"][1]["layer"][0]["encoding"]["x"]
     assert bars["scale"]["domain"] == [0, 1]
     one = {r["node"]: r for r in _rows(rt.charts.rubric_tree(TREE, TREE.score(v), submission=2).to_dict())}
     assert one["r"]["text"].startswith("no score")
+
+
+def test_rows_name_their_node_and_print_scores_with_two_decimals() -> None:
+    """Before: rows showed only the requirement (the table says "process") and "1.0" beside "0.95"."""
+    v = pl.DataFrame({"id": [1, 1], "criterion": ["a", "b"], "verdict": ["MET", "UNMET"]})
+    rows = {r["node"]: r for r in _rows(rt.charts.rubric_tree(TREE, TREE.score(v)).to_dict())}
+    assert rows["a"]["label"].startswith("a: A requirement") and rows["r"]["label"] == "r: All of it"
+    assert rows["a"]["text"] == "1.00  (weight 2)" and rows["b"]["text"] == "0.00  (weight 1)"

@@ -66,6 +66,11 @@ def test_report_flags_the_planted_problems(setup):
     assert "b · fix first" in text or "fix first" in text
     heat = [n for n in walk(spec) if isinstance(n.get("color"), dict) and n["color"].get("field") == "r"]
     assert heat and heat[0]["color"]["scale"]["domain"] == [-1.0, 1.0]
+    # every bar prints its value with two decimals (before: "0.5" beside "0.69")
+    import re
+
+    labels = [r["label"] for n in walk(spec) for r in (n.get("values") or []) if isinstance(r, dict) and "label" in r]
+    assert labels and all(re.match(r"^-?\d\.\d\d( |$)", x) for x in labels), labels
 
 
 def test_report_without_humans_and_with_several_judges(setup):

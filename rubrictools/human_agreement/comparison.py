@@ -120,6 +120,8 @@ def compare(
         key_cols = list(dict.fromkeys(["id", "criterion", "rater", *by_list]))
         group_cols = by_list
     common = pa.select(key_cols).join(pb.select(key_cols), on=key_cols, how="inner")
+    if common.height == 0:
+        raise ValueError(_nothing_paired(pa, pb, key_cols))
     pa = common.join(pa, on=key_cols, how="left", maintain_order="left")
     pb = common.join(pb, on=key_cols, how="left", maintain_order="left")
     plan = resampling_plan(common["id"], n_resamples, seed, stratify, "percentile", ci, human)
@@ -189,3 +191,18 @@ def compare(
     )
     out = pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
     return with_ci_level(out, ci)
+
+
+def _nothing_paired(pa: pl.DataFrame, pb: pl.DataFrame, key_cols: list[str]) -> str:
+    """Why two judges' pairs with the humans share no key: a column of ``by`` (e.g. each
+    table's own ``judge``) that takes different values on each side, or no common item."""
+    if pa.height == 0 or pb.height == 0:
+        side = "verdicts_a" if pa.height == 0 else "verdicts_b"
+        return f"compare: {side} has no verdict paired with a human label (check ids and criterion names)"
+    for c in key_cols:
+        va, vb = set(pa[c].unique().to_list()), set(pb[c].unique().to_list())
+        if not va & vb:
+            shown = f"{sorted(map(str, va))[:3]} vs {sorted(map(str, vb))[:3]}"
+            hint = " (group by a column both tables share: each judge's name differs)" if c == "judge" else ""
+            return f"compare: no pair in common: column {c!r} takes different values in the two tables, {shown}{hint}"
+    return f"compare: the two verdict tables share no ({', '.join(key_cols)}) paired with a human label"

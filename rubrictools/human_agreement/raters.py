@@ -61,7 +61,10 @@ def inter_rater(
         submission), ``krippendorff_alpha`` (nominal for binary/nominal criteria, ordinal for
         ordinal ones; missing ratings allowed), ``cohen_kappa_pairwise`` (mean Cohen's kappa
         over rater pairs, each on the submissions both rated) and, for ordinal criteria,
-        ``icc2`` / ``icc3`` (ICC(2,1), ICC(3,1) on the submissions every rater rated).
+        ``icc2`` / ``icc3`` (ICC(2,1), ICC(3,1) on the submissions every rater rated; on a
+        binary criterion only when asked for, on its 0/1 values). A metric asked for that
+        does not apply to a group (an ordered one on nominal labels) is left out with a
+        warning, or refused when nothing else is left.
     n_resamples, ci, method, seed, stratify
         The bootstrap's resamples of submissions (0: point estimates only); the interval level
         (written to the table's ``ci_level`` column); ``"percentile"`` or ``"bca"``; its seed
@@ -116,6 +119,7 @@ def inter_rater(
     groups = rated.partition_by(by_list, as_dict=True, maintain_order=True) if by_list else {(): rated}
     excl = {tuple(r[:-1]): r[-1] for r in n_missing.iter_rows()}
     rows: list[dict[str, Any]] = []
+    inapplicable: list[str] = []
     dtypes = {c: rated.schema[c] for c in by_list}
     for key, g in groups.items():
         key = key if isinstance(key, tuple) else (key,)
@@ -123,8 +127,11 @@ def inter_rater(
             raise ValueError("inter_rater: a group mixes criteria with different label sets; group by criterion")
         kind, k = g["kind"][0], int(g["n_classes"][0])
         names = chosen or [n for n in INTER_RATER_METRICS if kind == "ordinal" or n not in ORDERED_ONLY]
-        if kind != "ordinal":
-            names = [n for n in names if n not in ORDERED_ONLY]
+        # an ordered metric needs ordered labels: binary ones (0/1) when asked for, nominal never
+        skip = [n for n in names if n in ORDERED_ONLY and kind != "ordinal" and (kind == "nominal" or not chosen)]
+        if skip and chosen:
+            inapplicable.append(f"{skip} on {dict(zip(by_list, key, strict=False)) or 'the pooled labels'} ({kind})")
+        names = [n for n in names if n not in skip]
         units = g.select("id", "__cluster").unique("id", maintain_order=True).with_row_index("__u")
         g = g.join(units.select("id", "__u"), on="id")
         u = g["__u"].to_numpy().astype(np.int64)
@@ -203,4 +210,9 @@ def inter_rater(
             kind,
             plan.weights is not None,
         )
+    if inapplicable:
+        what = "; ".join(inapplicable)
+        if not rows:
+            raise ValueError(f"inter_rater: no metric asked for applies: {what}; ordered metrics need ordinal labels")
+        warnings.warn(f"inter_rater: left out {what}: ordered metrics need ordered labels", UserWarning, stacklevel=3)
     return with_ci_level(out_frame(rows, by_list, dtypes), ci)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Literal
 
 import numpy as np
@@ -75,9 +76,9 @@ def choose_to_label(
     strategy
         ``"uncertainty"`` (default): each item is drawn independently with probability
         ``pi_i = k ((1 - floor) u_i / sum(u) + floor / N)`` (capped at 1), ``u`` from
-        :func:`uncertainty`, so about ``k`` items come back (the number varies) and the unsure
-        ones more often. ``"random"``: a simple random sample of exactly ``k`` items,
-        ``pi = k / N``.
+        :func:`uncertainty`, so about ``k`` items come back (the number varies, and can be 0
+        with a small ``k``: a warning says so) and the unsure ones more often. ``"random"``: a
+        simple random sample of exactly ``k`` items, ``pi = k / N``.
     floor
         The share of the probability spread evenly over all items (in (0, 1], default 0.2):
         it keeps every item reachable and bounds the weights ``1 / pi``.
@@ -119,5 +120,13 @@ def choose_to_label(
     else:
         pi = _probabilities(items["uncertainty"].to_numpy().astype(float), k, floor)
         pick = rng.random(n) < pi
+        if not pick.any():
+            none = float(np.prod(1.0 - pi))
+            warnings.warn(
+                f"choose_to_label: the draw chose no item (each of the {n} is drawn on its own; the chance of none "
+                f"is {none:.1%} at k={k}): draw again with another seed, a larger k, or strategy='random'",
+                UserWarning,
+                stacklevel=2,
+            )
     out = items.with_columns(pl.Series("pi", pi)).filter(pl.Series(pick))
     return out.select("id", "pi", "uncertainty").sort("uncertainty", descending=True, nulls_last=True)

@@ -117,9 +117,9 @@ def _part_text(frame: pl.DataFrame, column: str, part: LengthPart) -> pl.Expr:
 
 def word_count(
     df: Any,
-    column: str = "submission",
-    id_column: str = "id",
     *,
+    column: str = "submission",
+    id_column: str | None = None,
     part: LengthPart | str = "all",
     count_fn: Callable[[str], int] | None = None,
 ) -> pl.DataFrame:
@@ -131,7 +131,10 @@ def word_count(
         polars or pandas DataFrame, one submission per row.
     column, id_column
         The submission column (strings, or ``{thinking, output}`` structs; default
-        ``"submission"``) and the id column (default ``"id"``; it becomes ``id``).
+        ``"submission"``) and the id column (it becomes ``id``). ``None`` (default): the row
+        index, as :func:`rubrictools.grade` numbers submissions without ``id_column=``, so
+        ``word_count(df)`` lines up with ``grade(df, ...)``; give the same ``id_column`` to
+        both otherwise. Ids must be unique and not null.
     part
         What is counted in a ``{thinking, output}`` struct column (a string column is all
         output): ``"all"`` (default) counts ``thinking + " " + output``, ``"output"`` or
@@ -145,13 +148,14 @@ def word_count(
     Returns
     -------
     polars.DataFrame
-        ``id, length, part``, one row per submission in input order.
+        ``id, length, part``, one row per submission in input order; a null submission has a
+        null length (not 0 words: :func:`rubrictools.score` then refuses to penalise it).
 
     Example
     -------
     >>> import polars as pl, rubrictools as rt
-    >>> rt.word_count(pl.DataFrame({"id": [1], "submission": ["two words"]}))["length"].to_list()
-    [2]
+    >>> rt.word_count(pl.DataFrame({"submission": ["two words", None]})).rows()
+    [(0, 2, 'all'), (1, None, 'all')]
     >>> sub = pl.DataFrame({"id": [1], "submission": [{"thinking": "a b c", "output": "d"}]})
     >>> [rt.word_count(sub, part=p)["length"].item() for p in ("all", "output", "thinking")]
     [4, 1, 3]
@@ -160,11 +164,15 @@ def word_count(
         raise ValueError(f"word_count: part must be one of {sorted(PART_ALIASES)}, got {part!r}")
     frame = to_polars(df)
     for name, col in (("column", column), ("id_column", id_column)):
-        if col not in frame.columns:
+        if col is not None and col not in frame.columns:
             raise ValueError(f"word_count: {name}={col!r} is not a column; columns: {frame.columns}")
+    ids = pl.int_range(pl.len(), dtype=pl.Int64) if id_column is None else pl.col(id_column)
+    if id_column is not None and (frame[id_column].null_count() or frame[id_column].is_duplicated().any()):
+        raise ValueError(f"word_count: id_column={id_column!r} has null or duplicate ids")
     text = _part_text(frame, column, PART_ALIASES[part])
     if count_fn is None:
         length = text.str.count_matches(r"\S+").cast(pl.Int64)
     else:
         length = text.map_elements(lambda s: int(count_fn(s)), return_dtype=pl.Int64)
-    return frame.select(pl.col(id_column).alias("id"), length.alias("length"), pl.lit(PART_ALIASES[part]).alias("part"))
+    length = pl.when(pl.col(column).is_null()).then(None).otherwise(length)  # nothing to count is not 0 words
+    return frame.select(ids.alias("id"), length.alias("length"), pl.lit(PART_ALIASES[part]).alias("part"))

@@ -398,7 +398,7 @@ def _penalised(out: pl.DataFrame, lens: pl.DataFrame, penalty: LengthPenalty, no
     out = out.join(lens, on="id", how="left", maintain_order="left")
     if out["length"].null_count():
         bad = out.filter(pl.col("length").is_null())["id"].head(3).to_list()
-        raise ValueError(f"lengths: no length for submission id(s) {bad}")
+        raise ValueError(f"lengths: no length for submission id(s) {bad} (missing, or a null submission)")
     pen = penalty.expr(pl.col("length"))
     adjusted = pl.col("score") - pen
     return out.with_columns(
@@ -462,7 +462,7 @@ def _lengths_frame(lengths: Any, id_dtype: pl.DataType, penalty: LengthPenalty) 
     else:
         frame = to_polars(lengths, name="lengths")
     if "length" not in frame.columns and {"id", "submission"} <= set(frame.columns):
-        frame = word_count(frame, part=penalty.penalty_type)
+        frame = word_count(frame, id_column="id", part=penalty.penalty_type)
     if not {"id", "length"} <= set(frame.columns):
         raise ValueError("lengths: expected columns 'id' and 'length' (see rt.word_count), or 'id' and 'submission'")
     if "part" in frame.columns:

@@ -417,3 +417,14 @@ def test_a_failed_submission_is_completed_by_running_it_again(df, rubric, server
     submit(df, rubric, server, tmp_path)  # and a third time sends nothing more
     assert len(server.batches) == 1
     assert collect(job)["error"].null_count() == 12
+
+
+def test_every_way_to_collect_a_batch_records_the_run_by_default_as_grade_does() -> None:
+    """Before: collect_batch(job) recorded the run and job.collect() did not."""
+    import inspect
+
+    defaults = {
+        f.__qualname__: inspect.signature(f).parameters["record"].default
+        for f in (rt.grade, rt.collect_batch, rt.BatchJob.collect)
+    }
+    assert set(defaults.values()) == {True}, defaults

@@ -25,13 +25,13 @@ SUBS = pl.DataFrame(
     [("all", [6, 2, 1]), ("output", [1, 2, 0]), ("thinking", [5, 0, 1]), ("OUTPUT_ONLY", [1, 2, 0])],
 )
 def test_each_part_is_counted_and_missing_parts_are_empty(part: str, expected: list[int]) -> None:
-    assert rt.word_count(SUBS, part=part)["length"].to_list() == expected
+    assert rt.word_count(SUBS, id_column="id", part=part)["length"].to_list() == expected
 
 
 def test_a_string_column_is_all_output_and_count_fn_counts_anything() -> None:
     df = pl.DataFrame({"key": ["a"], "answer": ["one two three"]})
     assert rt.word_count(df, column="answer", id_column="key", part="thinking")["length"].to_list() == [0]
-    chars = rt.word_count(SUBS, part="output", count_fn=len)
+    chars = rt.word_count(SUBS, id_column="id", part="output", count_fn=len)
     assert chars.rows() == [(1, 2, "output"), (2, 9, "output"), (3, 0, "output")]
 
 
@@ -39,7 +39,7 @@ def test_the_penalty_scores_the_part_asked_for() -> None:
     rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "r"}])
     v = pl.DataFrame({"id": [1, 2, 3], "criterion": "a", "verdict": "MET"})
     pen = rt.LengthPenalty(free_budget=1, max_cap=5, penalty_at_cap=0.5, exponent=1, penalty_type="THINKING_ONLY")
-    out = rt.score(v, rubric, length_penalty=pen, lengths=rt.word_count(SUBS, part=pen.penalty_type))
+    out = rt.score(v, rubric, length_penalty=pen, lengths=rt.word_count(SUBS, id_column="id", part=pen.penalty_type))
     assert out["length_penalty"].to_list() == [0.5, 0.0, 0.0]
     assert out["score"].to_list() == [0.5, 1.0, 1.0]
     # before: penalty_type was stored and ignored by rt.score; now the submissions are counted on it ...
@@ -49,7 +49,23 @@ def test_the_penalty_scores_the_part_asked_for() -> None:
     with pytest.raises(
         ValueError, match=r"count part\(s\) \['all'\] but the length penalty's penalty_type is 'thinking'"
     ):
-        rt.score(v, rubric, length_penalty=pen, lengths=rt.word_count(SUBS))
+        rt.score(v, rubric, length_penalty=pen, lengths=rt.word_count(SUBS, id_column="id"))
+
+
+def test_ids_default_to_the_row_index_as_grade_numbers_them_and_nothing_is_not_zero_words() -> None:
+    """Before: id_column defaulted to "id" (grade uses the row index) and a null answer counted 0 words."""
+    df = pl.DataFrame({"answer": ["one two three", None, "four"]})
+    rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "r"}])
+    judge = rt.ScriptedJudge(rule=lambda text, c: "MET")
+    v = df.pipe(rt.grade, rubric, model=judge, column="answer", on_null="error_row", progress=False)
+    counts = rt.word_count(df, column="answer")
+    assert counts["id"].to_list() == sorted(v["id"].unique().to_list()) == [0, 1, 2]
+    assert counts["length"].to_list() == [3, None, 1]
+    pen = rt.LengthPenalty(free_budget=1, max_cap=5, penalty_at_cap=0.5, exponent=1, penalty_type="OUTPUT_ONLY")
+    with pytest.raises(ValueError, match=r"no length for submission id\(s\) \[1\] \(missing, or a null submission\)"):
+        rt.score(v, rubric, length_penalty=pen, lengths=rt.word_count(df, column="answer", part="output"))
+    with pytest.raises(ValueError, match="id_column='k' has null or duplicate ids"):
+        rt.word_count(df.with_columns(pl.lit("x").alias("k")), column="answer", id_column="k")
 
 
 def test_bad_inputs_name_the_field() -> None:

@@ -326,7 +326,7 @@ class BatchJob:
         poll_interval: float = 30.0,
         timeout: float | None = None,
         progress: bool = True,
-        record: bool | str | Path = False,
+        record: bool | str | Path = True,
     ) -> pl.DataFrame:
         """The verdict table of the job (see :func:`rubrictools.grade` for its columns).
 
@@ -334,7 +334,9 @@ class BatchJob:
         once, and requests still running are error rows saying so. Rows answered by a batch
         have ``cached=False`` and the batch cost; rows answered from the cache before
         submission have ``cached=True``. ``record``: record the run in the run store
-        (:mod:`rubrictools.records`; ``True``: the default store), dated from the submission.
+        (:mod:`rubrictools.records`), dated from the submission: ``True`` (default, as
+        :func:`rubrictools.grade` and :func:`rubrictools.collect_batch` do) in the default
+        store, a folder path, or ``False``.
         """
         if wait:
             self.wait(poll_interval=poll_interval, timeout=timeout, progress=progress)

@@ -81,7 +81,10 @@ VERDICT_SCHEMA: dict[str, pl.DataType | None] = {
     "attempts": pl.Int64(),
     "latency_s": pl.Float64(),
 }
-"""Column name -> dtype of a full verdict table (``None``: any dtype)."""
+"""Column name -> dtype of the columns every verdict table has (``None``: any dtype; ``id``
+keeps the user's). :func:`rubrictools.grade` adds what it records of each call (e.g.
+``error_kind``, ``raw_response``, ``cached_tokens``); :func:`validate_verdicts` needs only
+``id, criterion, verdict``."""
 
 
 def empty_verdicts(id_dtype: pl.DataType | None = None) -> pl.DataFrame:

@@ -52,6 +52,15 @@ def confusion(
     stays readable); whole-number labels read ``1``-``5``, not ``1.0``-``5.0``; panels follow
     the rubric's criterion order. Pairs are formed as in :func:`rubrictools.agreement`
     (errors and NA excluded).
+
+    Example
+    -------
+    >>> import polars as pl, rubrictools as rt
+    >>> v = pl.DataFrame({"id": range(6), "criterion": "polite", "verdict": ["MET", "MET", "UNMET"] * 2})
+    >>> h = v.rename({"verdict": "label"}).with_columns(pl.lit("MET").alias("label"))
+    >>> spec = rt.charts.confusion(v, h).to_dict()
+    >>> spec["title"]
+    'polite: judge vs human (count, % of the human row)'
     """
 
     alt = _alt()
@@ -129,7 +138,19 @@ def score_distributions(
     ``bins``: default one bar per distinct score when there are at most 12 (ratings), else
     Sturges' ``ceil(log2(n)) + 1`` bars: 140 scores get 9, not 20 jagged ones. ``title``: the
     chart's heading (say what and whose); the statistics go below it either way. ``n`` counts
-    (item, rater) pairs: an item several people rated counts once per rater, judge side too."""
+    (item, rater) pairs: an item several people rated counts once per rater, judge side too.
+
+    Example
+    -------
+    >>> import polars as pl, rubrictools as rt
+    >>> rubric = rt.Rubric.from_dict([{"name": "a", "requirement": "r"}, {"name": "b", "requirement": "s"}])
+    >>> v = pl.DataFrame({"id": [1, 1, 2, 2, 3, 3], "criterion": ["a", "b"] * 3,
+    ...                   "verdict": ["MET", "MET", "MET", "UNMET", "UNMET", "UNMET"]})
+    >>> h = v.rename({"verdict": "label"})
+    >>> spec = rt.charts.score_distributions(v, h, rubric).to_dict()
+    >>> "layer" in spec or "mark" in spec
+    True
+    """
 
     alt = _alt()
     pairs = score_pairs(verdicts, human, rubric, [], "each", human_scores).drop_nulls(["h_value", "j_value"])
@@ -207,7 +228,17 @@ def met_rates(
 
     ``n_resamples``, ``ci``, ``seed``: the bootstrap's resamples; the interval level (printed on
     the axis); its seed (``0`` by default: identical calls give identical intervals; ``None``
-    draws afresh); ``title``: the chart's heading (say which judge and data)."""
+    draws afresh); ``title``: the chart's heading (say which judge and data).
+
+    Example
+    -------
+    >>> import polars as pl, rubrictools as rt
+    >>> v = pl.DataFrame({"id": range(8), "criterion": "polite", "verdict": ["MET", "UNMET"] * 4})
+    >>> h = v.rename({"verdict": "label"})
+    >>> chart = rt.charts.met_rates(v, h, n_resamples=100)
+    >>> chart.to_dict()["layer"][0]["encoding"]["x"]["scale"]["domain"]
+    [0, 1]
+    """
 
     alt = _alt()
     t = agreement(
@@ -254,7 +285,17 @@ def judge_agreement(
     weights for ordinal criteria by default (``weights=``), named in the title. The
     ``ensemble`` rows themselves are left out. Every cell prints its kappa; the diagonal (a
     judge with itself) is grey and outside the colour scale, which spans the observed kappas
-    (and 0)."""
+    (and 0).
+
+    Example
+    -------
+    >>> import polars as pl, rubrictools as rt
+    >>> v = pl.DataFrame({"id": [1, 2, 3, 4] * 2, "criterion": "polite", "judge": ["a"] * 4 + ["b"] * 4,
+    ...                   "verdict": ["MET", "UNMET", "MET", "MET", "MET", "UNMET", "UNMET", "MET"]})
+    >>> spec = rt.charts.judge_agreement(v).to_dict()
+    >>> spec["title"], sorted({r["label"] for r in spec["data"]["values"]})
+    ("Judge-vs-judge Cohen's kappa (mean over criteria, weighted by items)", ['0.50', 'self'])
+    """
 
     alt = _alt()
     pairs = judge_kappas(verdicts, rubric, criterion=criterion, weights=weights)
@@ -308,7 +349,17 @@ def reliability(
     y_true: Any, y_prob: Any, *, n_bins: int = 10, strategy: str = "uniform", title: str | None = None
 ) -> alt.LayerChart:
     """Reliability diagram: accuracy vs mean confidence per bin (point size = items), the
-    diagonal of perfect calibration, and the ECE and Brier score in the title."""
+    diagonal of perfect calibration, and the ECE and Brier score in the title.
+
+    Example
+    -------
+    >>> import numpy as np, rubrictools as rt
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=200)
+    >>> y = (rng.uniform(size=200) < p).astype(int)  # a calibrated judge
+    >>> rt.charts.reliability(y, p, n_bins=5).to_dict()["title"]["text"].startswith("Reliability: ECE")
+    True
+    """
 
     alt = _alt()
     t = reliability_table(y_true, y_prob, n_bins=n_bins, strategy=strategy)  # type: ignore[arg-type]  # strategy is validated by the metric function

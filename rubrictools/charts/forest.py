@@ -50,6 +50,17 @@ def forest(
 
     Metrics that are shares (accuracy, precision, recall, agreement, ...: every value in
     [0, 1]) are drawn on a percentage axis.
+
+    Example
+    -------
+    >>> import polars as pl, rubrictools as rt
+    >>> v = pl.DataFrame({"id": range(8), "criterion": "polite", "verdict": ["MET", "UNMET"] * 4})
+    >>> h = v.rename({"verdict": "label"}).with_columns(pl.when(pl.col("id") == 0).then(pl.lit("UNMET"))
+    ...                                                 .otherwise(pl.col("label")).alias("label"))
+    >>> table = rt.agreement(v, h, metrics=["cohen_kappa", "accuracy"], n_resamples=200)
+    >>> spec = rt.charts.forest(table).to_dict()
+    >>> "facet" in spec or "layer" in spec
+    True
     """
     alt = _alt()
     t = chart_frame(table, name="table")

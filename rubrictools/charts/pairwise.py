@@ -65,6 +65,15 @@ def win_matrix(
     the column system (ties count half), written as a percentage with the number of
     comparisons; systems ordered by their mean win rate, best first. Blue above 50 %, red below.
     The title names the criterion and judge shown.
+
+    Example
+    -------
+    >>> import polars as pl, rubrictools as rt
+    >>> prefs = pl.DataFrame({"id": range(6), "system_a": "x", "system_b": "y",
+    ...                       "preferred": ["A", "A", "B", "A", "tie", "A"]})
+    >>> spec = rt.charts.win_matrix(rt.win_rates(prefs, n_resamples=100)).to_dict()
+    >>> [c["legend"]["format"] for c in [spec["layer"][0]["encoding"]["color"]]]
+    ['%']
     """
     alt = alt_module()
     w = chart_frame(rates, name="rates")
@@ -114,7 +123,17 @@ def win_matrix(
 def position_bias(bias: Any, *, by: str | None = None, title: str | None = None, width: int = 260) -> alt.HConcatChart:
     """A :func:`rubrictools.position_bias` table as two panels per group (``by``: default
     the first grouping column): the positional agreement, and the first-position win rate
-    against the unbiased 50 % line, each with its bootstrap interval."""
+    against the unbiased 50 % line, each with its bootstrap interval.
+
+    Example
+    -------
+    >>> import polars as pl, rubrictools as rt
+    >>> prefs = pl.DataFrame({"id": [1, 2, 3, 4], "preferred_ab": ["A", "A", "B", "A"],
+    ...                       "preferred_ba": ["B", "A", "A", "B"]})
+    >>> spec = rt.charts.position_bias(rt.position_bias(prefs, n_resamples=100)).to_dict()
+    >>> len(spec["hconcat"])
+    2
+    """
     alt = alt_module()
     t = chart_frame(bias, name="bias")
     require_columns(t, ("positional_agreement", "first_win_rate", "agreement_ci_low", "first_ci_low"), "position_bias")

@@ -86,7 +86,18 @@ def run_summary(verdicts: Any) -> alt.VConcatChart:
     cache per judge; and the latency distribution of the calls actually made. One colour
     means one thing in every panel (blue: new calls and what they cost; green: the cache). A
     run that cost nothing, or whose model has no price, says so in words; a run without
-    latencies to draw says why in its subtitle instead of an empty panel."""
+    latencies to draw says why in its subtitle instead of an empty panel.
+
+    Example
+    -------
+    >>> import polars as pl, rubrictools as rt
+    >>> rubric = rt.Rubric.from_dict([{"name": "thanks", "requirement": "Thanks the customer"}])
+    >>> judge = rt.ScriptedJudge(rule=lambda text, c: "MET" if "Thanks" in text else "UNMET")
+    >>> v = rt.grade(pl.DataFrame({"submission": ["Thanks!", "No."]}), rubric, model=judge, progress=False,
+    ...              record=False)
+    >>> len(rt.charts.run_summary(v).to_dict()["vconcat"]) >= 1
+    True
+    """
     alt = _alt()
     v = chart_frame(verdicts, name="verdicts")
     need = {"judge", "cached", "error", "cost_usd", "latency_s"}

@@ -302,6 +302,20 @@ def rubric_report(
         entropy`` (null for numeric criteria), ``discriminates, most_correlated, correlation, judge_kappa, human_kappa,
         human_accuracy, score_gain, flags`` (columns that need human labels or several
         judges are null without them).
+
+    Example
+    -------
+    >>> import polars as pl, rubrictools as rt
+    >>> rubric = rt.Rubric.from_dict([{"name": "accurate", "requirement": "States the correct refund window"},
+    ...                               {"name": "thanks", "requirement": "Thanks the customer"}])
+    >>> df = pl.DataFrame({"id": [1, 2, 3, 4], "submission": ["Thanks, done.", "No.", "Thanks!", "Later."]})
+    >>> judge = rt.ScriptedJudge(rule=lambda text, c: "MET" if "Thanks" in text else "UNMET")
+    >>> v = rt.grade(df, rubric, model=judge, id_column="id", progress=False, record=False)
+    >>> human = pl.DataFrame({"id": [1, 2, 3, 4] * 2, "criterion": ["accurate"] * 4 + ["thanks"] * 4,
+    ...                       "label": ["MET", "UNMET", "UNMET", "MET", "MET", "UNMET", "MET", "UNMET"]})
+    >>> report = rt.rubric_report(v, human, rubric)
+    >>> report.table.select("criterion", "human_kappa").rows(), report.weakest(1)
+    ([('accurate', 0.0), ('thanks', 1.0)], ['accurate'])
     """
 
     if rubric is None:

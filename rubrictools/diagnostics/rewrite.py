@@ -251,6 +251,24 @@ def improve(
         accepted, requirements, train and held-out agreement before/after, the paired
         bootstrap ``ci_low``/``ci_high``/``p_value`` of the held-out change, calls and cost)
         and the final ``verdicts``.
+
+    Example
+    -------
+    A scripted judge that reads the requirement's last word, and a proposer function (a model
+    string in real use):
+
+    >>> import polars as pl, rubrictools as rt
+    >>> rubric = rt.Rubric.from_dict([{"name": "helpful", "requirement": "Is nice"}])
+    >>> texts = ["You get a refund today", "Nice day", "Refund sent", "Have a nice one"] * 4
+    >>> df = pl.DataFrame({"id": range(16), "submission": texts})
+    >>> human = pl.DataFrame({"id": range(16), "criterion": "helpful",
+    ...                       "label": ["MET" if "efund" in t else "UNMET" for t in texts]})
+    >>> judge = rt.ScriptedJudge(rule=lambda text, c: "MET" if c.requirement.split()[-1].lower() in text.lower()
+    ...                          else "UNMET")
+    >>> res = rt.improve(df, human, rubric, model=judge, proposer=lambda criterion, examples: "Offers a refund",
+    ...                  rounds=1, n_resamples=0, cache=False, verbose=False)
+    >>> res.rubric["helpful"].requirement, res.history["accepted"].item(), res.history["holdout_after"].item()
+    ('Offers a refund', True, 1.0)
     """
 
     check_resampling(n_resamples=n_resamples, seed=seed)

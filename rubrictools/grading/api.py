@@ -202,7 +202,9 @@ def grade(
     Returns
     -------
     polars.DataFrame
-        The verdict table (:data:`rubrictools.VERDICT_SCHEMA` plus ``raw_response``), in input
+        The verdict table (the columns of :data:`rubrictools.VERDICT_SCHEMA`, plus
+        ``error_kind``, ``raw_response``, ``reasoning``, ``reasoning_tokens``,
+        ``cached_tokens`` and ``cache_write_tokens``, and the columns options add), in input
         order, one row per (submission, criterion, judge) plus ``judge="ensemble"`` rows for
         ensembles. Rule criteria (``Criterion(rule=...)``) are decided without any call, once
         per submission, in rows with ``judge="rule"``.

@@ -148,6 +148,29 @@ def usage(verdicts: Any) -> pl.DataFrame:
     tokens the provider's prompt cache served (billed at its cached-input price, in
     ``cost_usd``), ``prompt_cache_share`` their share of the prompt tokens sent (null when
     none was sent).
+
+    Parameters
+    ----------
+    verdicts
+        A verdict table from :func:`rubrictools.grade` (the ``ensemble`` rows are left out:
+        they make no call).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per judge: ``judge, rows, cached, errors, http_attempts, prompt_tokens,
+        completion_tokens, prompt_cache_tokens, prompt_cache_share, cost_usd, cost_saved_usd,
+        mean_latency_s, max_latency_s``.
+
+    Example
+    -------
+    >>> import polars as pl, rubrictools as rt
+    >>> rubric = rt.Rubric.from_dict([{"name": "thanks", "requirement": "Thanks the customer"}])
+    >>> judge = rt.ScriptedJudge(rule=lambda text, c: "MET" if "Thanks" in text else "UNMET")
+    >>> df = pl.DataFrame({"submission": ["Thanks!", "No."]})
+    >>> v = rt.grade(df, rubric, model=judge, progress=False, record=False)
+    >>> rt.usage(v).select("judge", "rows", "cached", "errors", "cost_usd").rows()  # a scripted judge costs nothing
+    [('scripted', 2, 0, 0, 0.0)]
     """
     v = to_polars(verdicts, name="verdicts").filter(pl.col("judge") != "ensemble")
     out = v.group_by("judge", maintain_order=True).agg(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
@@ -28,6 +28,7 @@ def compare(
     rubric: Rubric | None = None,
     *,
     metric: str = "cohen_kappa",
+    level: Literal["criterion", "score"] | None = None,
     by: str | Sequence[str] | None = "criterion",
     names: tuple[str, str] = ("a", "b"),
     cannot_assess: NaMode = "exclude",
@@ -60,6 +61,12 @@ def compare(
         The metric compared (default ``"cohen_kappa"``): a criterion-level metric
         (:data:`CRITERION_METRICS`) or, with ``metric`` in :data:`SCORE_METRICS` and a rubric, a
         score-level one.
+    level
+        ``"criterion"`` (verdicts against labels) or ``"score"`` (rubric scores against human
+        scores; needs a rubric). ``None`` (default): score level for a metric only
+        :data:`SCORE_METRICS` has (``pearson``, ``rmse``, ...), criterion level otherwise; say
+        ``level="score"`` for ``spearman``, ``kendall`` or ``mae`` of the scores, which both
+        lists have.
     by
         Grouping of the criterion-level rows, as in :func:`agreement`: ``"criterion"``
         (default), ``None`` (pool all criteria) or a list of columns. A score-level metric gives
@@ -103,9 +110,13 @@ def compare(
     if raters not in ("each", "consensus"):
         raise ValueError(f"raters must be 'each' or 'consensus'; got {raters!r}")
     by_list = [] if by is None else ([by] if isinstance(by, str) else list(by))
-    score_level = metric in SCORE_METRICS and metric not in CRITERION_METRICS
     if metric not in CRITERION_METRICS and metric not in SCORE_METRICS:
         raise ValueError(f"unknown metric {metric!r}")
+    if level not in (None, "criterion", "score"):
+        raise ValueError(f"level must be 'criterion', 'score' or None; got {level!r}")
+    score_level = metric not in CRITERION_METRICS if level is None else level == "score"
+    if (metric not in SCORE_METRICS) if score_level else (metric not in CRITERION_METRICS):
+        raise ValueError(f"metric {metric!r} is not a {level}-level metric; see CRITERION_METRICS and SCORE_METRICS")
     key_cols: list[str]
     if score_level:
         pa = score_pairs(verdicts_a, human, rubric, [], raters, None)

@@ -137,6 +137,23 @@ class FunctionJudge(Grader):
     (sync or async): rubric's ``generate_fn`` (``fn(system_prompt, user_prompt)``, without
     the schema, is taken too) and autorubric's custom graders.
 
+
+    Parameters
+    ----------
+    fn
+        The function that answers one judge call: ``fn(system_prompt, user_prompt, *,
+        schema)`` (or ``fn(system_prompt, user_prompt)``), sync or async, returning the reply
+        as JSON text or a dict.
+    name
+        The judge's label in the ``judge`` column (default: the function's name).
+    weight
+        Its weight in a weighted ensemble vote (default 1).
+    max_concurrency
+        At most this many calls of ``fn`` at once (default 8).
+    cache_id
+        A stable name for what ``fn`` does: answers are cached under it; ``None`` (default):
+        never cached.
+
     Example
     -------
     >>> import polars as pl, rubrictools as rt

@@ -29,6 +29,22 @@ _AUTHORITY = {
 class Role(BaseModel):
     """A judge's role (see the module docstring).
 
+
+    Parameters
+    ----------
+    persona
+        Who the judge is ("a senior clinical pharmacist").
+    authority
+        How final its word is: ``"absolute"`` (default: decide every question), ``"advisory"``
+        (a human decides; say when a case is borderline) or ``"peer"`` (judge as a peer of the
+        author).
+    domain
+        The field it works in, if any.
+    obligations
+        What it MUST do, one line each.
+    constraints
+        What it MUST NOT do, one line each.
+
     Example
     -------
     >>> import rubrictools as rt

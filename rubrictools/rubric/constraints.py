@@ -65,6 +65,29 @@ _ONE = {"word_count": "word", "char_limit": "character", "item_count": "item (no
 class OutputConstraint(BaseModel):
     """One rule on a field of the judge's reply (see the module docstring).
 
+
+    Parameters
+    ----------
+    id
+        A short name, quoted in warnings, error rows and ``disqualified_by``.
+    kind
+        ``"word_count"``, ``"char_limit"``, ``"item_count"``, ``"prefix_suffix"`` or
+        ``"token"`` (the table above).
+    target
+        The field checked: ``"explanation"`` (default) or ``"evidence"``.
+    enforcement
+        ``"soft"`` (default), ``"hard"`` or ``"disqualify"``, as above.
+    scope
+        ``"criterion"`` (default), ``"call"`` or ``"judgment"``, as above.
+    min, max
+        The bounds of a count (``word_count``, ``char_limit``, ``item_count``), inclusive.
+    prefix, suffix
+        The start and/or end a ``prefix_suffix`` constraint asks for.
+    token, forbid
+        The text a ``token`` constraint asks for (``forbid=True``: must not contain).
+    description
+        Why the rule exists (shown to the judge after the rule).
+
     Example
     -------
     >>> import rubrictools as rt

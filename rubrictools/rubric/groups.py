@@ -34,6 +34,31 @@ class Group(BaseModel):
     ``weight``) and never criteria. ``weighted_mean`` of a parent is ``sum_k W_k s_k / sum_k
     W_k`` over the children with a sub-score; ``min``/``max``/``all``/``any`` as above. The
     rubric score is the weighted mean of the top-level groups.
+
+    Parameters
+    ----------
+    name
+        The group's name (criteria join it with ``Criterion(group=name)``).
+    weight
+        The group's weight among its siblings (finite, ``>= 0``; default 1).
+    aggregation
+        ``"weighted_mean"`` (default), ``"weighted_sum"``, ``"min"``, ``"max"``, ``"all"`` or
+        ``"any"``, as above.
+    description
+        What the group measures: kept with the rubric and its files (rubrify's group
+        description), not shown to the judge.
+    parent
+        The name of the group this one counts in (none: a top-level group).
+
+    Example
+    -------
+    >>> import rubrictools as rt
+    >>> rubric = rt.Rubric.from_dict({"criteria": [
+    ...     {"name": "correct", "requirement": "Is correct", "group": "substance"},
+    ...     {"name": "polite", "requirement": "Is polite", "group": "manner"}],
+    ...     "groups": [{"name": "substance", "weight": 3}, {"name": "manner", "aggregation": "min"}]})
+    >>> [(g.name, g.weight, g.aggregation) for g in rubric.groups]
+    [('substance', 3.0, 'weighted_mean'), ('manner', 1.0, 'min')]
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

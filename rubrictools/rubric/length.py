@@ -44,6 +44,22 @@ class LengthPenalty(BaseModel):
     :func:`rubrictools.score` applies it: given the submissions as ``lengths=`` it counts that
     part itself, and counts from :func:`word_count` of another part are refused.
 
+
+    Parameters
+    ----------
+    free_budget
+        Counts up to this are free (default 6,000).
+    max_cap
+        The count at which the penalty reaches ``penalty_at_cap`` (default 8,000; above
+        ``free_budget``).
+    penalty_at_cap
+        The penalty at and beyond ``max_cap`` (default 0.5 of a normalised score).
+    exponent
+        The curve between the two counts (default 1.6; 1 is linear).
+    penalty_type
+        The part of a ``{thinking, output}`` submission counted: ``"all"`` (default),
+        ``"output"`` or ``"thinking"``.
+
     >>> LengthPenalty(free_budget=10, max_cap=20, penalty_at_cap=0.5, exponent=1).penalty([5, 15, 30]).tolist()
     [0.0, 0.25, 0.5]
     >>> LengthPenalty(penalty_type="OUTPUT_ONLY").penalty_type

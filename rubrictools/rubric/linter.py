@@ -127,8 +127,25 @@ def _polarity(c: Criterion) -> tuple[str, str] | None:
 def lint(rubric: Rubric | Any) -> pl.DataFrame:
     """Check a rubric for wording, weighting and structure problems (see module docstring).
 
-    Returns a polars DataFrame with ``criterion, check, severity, message, other`` (the
-    second criterion of a pair), errors first. An empty frame means nothing was found.
+    Parameters
+    ----------
+    rubric
+        A :class:`~rubrictools.Rubric` or a rubric dict/list.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``criterion, check, severity, message, other`` (the second criterion of a pair),
+        errors first. An empty frame means nothing was found.
+
+    Example
+    -------
+    >>> import rubrictools as rt
+    >>> rubric = rt.Rubric.from_dict([
+    ...     {"name": "accurate", "requirement": "States the correct refund window and cites the policy page"},
+    ...     {"name": "thanks", "requirement": "Thanks the customer", "weight": 0.1}])
+    >>> rt.lint(rubric).select("criterion", "check", "severity").rows()
+    [('accurate', 'double_barrelled', 'warning'), ('thanks', 'negligible_weight', 'warning')]
     """
     import polars as pl
 

@@ -52,6 +52,27 @@ class Rubric(BaseModel):
     :meth:`from_dict`, :meth:`from_yaml`, :meth:`from_json` or :meth:`from_file`; files
     written for autorubric and the ``rubric`` package load unchanged.
 
+
+    Parameters
+    ----------
+    criteria
+        The criteria (:class:`Criterion`), in the order verdict tables and charts show them;
+        names unique.
+    groups
+        Scoring groups (:class:`Group`) the criteria name with ``group=``; none: one score over
+        all criteria.
+    thresholds
+        Decision cut-offs (``Threshold(label=, min=)``): :func:`rubrictools.score` gives each
+        submission the label of the highest cut-off its score reaches, in a ``decision``
+        column.
+    guidelines
+        Free text shown to the judge above the rubric in every mode (blank: none).
+    disqualified_decision
+        The ``decision`` of a submission a disqualifier or required criterion capped.
+    output_constraints
+        Rules on the judge's replies (:class:`OutputConstraint`), told to the judge and checked
+        on every verdict.
+
     Example
     -------
     >>> r = Rubric([Criterion(name="a", requirement="Says hello")])

@@ -18,6 +18,26 @@ class Option(BaseModel):
     (in ``[0, 1]``; an NA option is never scored, so its value may be any number, as
     autorubric allows). ``na=True`` marks an abstain option ("not applicable"), treated like a
     binary ``CANNOT_ASSESS`` by :func:`rubrictools.score`.
+
+    Parameters
+    ----------
+    label
+        What the judge answers to pick the option (shown to it, with ``description``).
+    na
+        ``True``: an abstain option ("not applicable"), never scored (default ``False``).
+    value
+        The fraction of the criterion's weight the option earns (``[0, 1]``; default 0).
+    description
+        What the option means, shown to the judge beside its label.
+
+    Example
+    -------
+    >>> import rubrictools as rt
+    >>> c = rt.Criterion(name="tone", requirement="How polite is it?", options=[
+    ...     rt.Option(label="rude", value=0.0), rt.Option(label="neutral", value=0.5),
+    ...     rt.Option(label="warm", value=1.0), rt.Option(label="no reply", na=True)])
+    >>> [(o.label, o.value, o.na) for o in c.options]
+    [('rude', 0.0, False), ('neutral', 0.5, False), ('warm', 1.0, False), ('no reply', 0.0, True)]
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -48,6 +68,17 @@ class NumericRange(BaseModel):
 
     A judge's number ``x`` earns ``(x - min) / (max - min)`` of the weight. ``anchors`` maps
     points of the scale to what they mean (shown to the judge).
+
+
+    Parameters
+    ----------
+    min, max
+        The ends of the scale (``min < max``).
+    step
+        The grid a judge's number must lie on from ``min`` (e.g. 1 for whole points; none: any
+        number in the range).
+    anchors
+        Points of the scale and what they mean, shown to the judge (each within the range).
 
     >>> NumericRange(min=0, max=5, step=1, anchors={0: "unclear", 5: "crystal clear"}).unit(4)
     0.8

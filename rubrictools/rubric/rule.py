@@ -21,6 +21,31 @@ _FLAGS = set("imsx")
 class Rule(BaseModel):
     """A deterministic check; MET when every given check holds (see module docstring).
 
+
+    Parameters
+    ----------
+    regex, flags
+        A regular expression that must be found, with flags among ``i``, ``m``, ``s``, ``x``.
+    contains, case_sensitive
+        Strings of which one must occur (one string or several); case-insensitive unless
+        ``case_sensitive=True``.
+    min_words, max_words, min_chars, max_chars
+        Length bounds, inclusive (words are runs of non-space characters).
+    json_schema
+        The text must parse as JSON and validate against this schema (``{}``: any JSON).
+    tool_called, tool_arguments
+        A conversation must call this tool (with ``tool_arguments``: with JSON arguments that
+        include these keys and values).
+    tool_not_called
+        A conversation must not call this tool.
+    called_before
+        ``(a, b)``: both tools called, the first call of ``a`` before the first of ``b``.
+    max_tool_calls
+        At most this many tool calls (of ``tool_called`` when given, else of any tool).
+    answer_uses_tool_result
+        The final assistant turn must state a value a tool returned (see
+        :mod:`rubrictools.grading.trajectory_rules`).
+
     >>> Rule(regex=r"\\d+ ms", flags="i").describe()
     'matches the regular expression /\\\\d+ ms/i'
     """

@@ -155,7 +155,27 @@ def _warn_unmatched(v: pl.DataFrame, leaves: list[str], graded: list[str], on_er
 
 @dataclass(frozen=True)
 class RubricTree:
-    """A PaperBench-style rubric tree (see the module docstring)."""
+    """A PaperBench-style rubric tree (see the module docstring).
+
+    Parameters
+    ----------
+    root
+        The root :class:`TreeNode`; usually read with :meth:`from_dict` or :meth:`from_file`.
+
+    Example
+    -------
+    >>> import polars as pl, rubrictools as rt
+    >>> tree = rt.RubricTree.from_dict({"id": "paper", "requirements": "Reproduce it", "weight": 1, "sub_tasks": [
+    ...     {"id": "code", "requirements": "Implements the method", "weight": 3, "sub_tasks": [],
+    ...      "task_category": "Code Development"},
+    ...     {"id": "run", "requirements": "Runs the experiment", "weight": 1, "sub_tasks": [],
+    ...      "task_category": "Code Execution"}]})
+    >>> tree.rubric().names  # the leaves a judge grades
+    ('code', 'run')
+    >>> v = pl.DataFrame({"id": [1, 1], "criterion": ["code", "run"], "verdict": ["MET", "UNMET"]})
+    >>> tree.score(v).select("node", "score").rows()
+    [('paper', 0.75), ('code', 1.0), ('run', 0.0)]
+    """
 
     root: TreeNode
 

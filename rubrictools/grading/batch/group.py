@@ -20,6 +20,29 @@ class BatchGroup:
 
     ``collect(output=dir)`` writes each slice's verdict table as ``part-NNNNN.parquet`` and
     returns a lazy scan, so collecting millions of rows needs the memory of one slice.
+
+    Parameters
+    ----------
+    path
+        The group's directory, as ``submit_batch(..., slice_rows=N)`` wrote it (one
+        sub-directory per slice).
+    api_key
+        The provider API key for this session's calls (``None``: the provider's environment
+        variable).
+
+    Example
+    -------
+    >>> import tempfile, polars as pl, rubrictools as rt
+    >>> from rubrictools.testing import FakeLLMServer
+    >>> rubric = rt.Rubric.from_dict([{"name": "good", "requirement": "The answer is good"}])
+    >>> df = pl.DataFrame({"id": [1, 2, 3], "submission": ["a good answer", "a poor one", "good"]})
+    >>> path = f"{tempfile.mkdtemp()}/jobs"
+    >>> with FakeLLMServer() as srv:
+    ...     judge = rt.Judge(model="openai/gpt-4.1-mini", api_base=srv.url, api_key="sk-fake")
+    ...     group = rt.submit_batch(df, rubric, model=judge, id_column="id", path=path, slice_rows=2, cache=False)
+    ...     verdicts = group.collect(poll_interval=0.01, progress=False)
+    >>> len(group.jobs), verdicts.height
+    (2, 3)
     """
 
     def __init__(self, path: str | Path, *, api_key: str | None = None) -> None:

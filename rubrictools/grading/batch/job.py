@@ -83,6 +83,34 @@ class BatchJob:
 
     Holds no API key on disk: pass ``api_key=`` again (or set the provider's environment
     variable) when a job is reopened in a new session.
+
+    Parameters
+    ----------
+    path
+        The job's directory, as :func:`~rubrictools.submit_batch` wrote it.
+    api_key
+        The provider API key for this session's calls (``None``: the provider's environment
+        variable).
+    judges
+        The judges the job was submitted with (kept by a job object from this session; reopened
+        from its directory, the judges are rebuilt from the directory's settings).
+
+    Example
+    -------
+    Against :class:`rubrictools.testing.FakeLLMServer`, a local stand-in for the provider:
+
+    >>> import tempfile, polars as pl, rubrictools as rt
+    >>> from rubrictools.testing import FakeLLMServer
+    >>> rubric = rt.Rubric.from_dict([{"name": "good", "requirement": "The answer is good"}])
+    >>> df = pl.DataFrame({"id": [1, 2], "submission": ["a good answer", "a poor one"]})
+    >>> path = f"{tempfile.mkdtemp()}/job"
+    >>> with FakeLLMServer() as srv:
+    ...     judge = rt.Judge(model="openai/gpt-4.1-mini", api_base=srv.url, api_key="sk-fake")
+    ...     _ = rt.submit_batch(df, rubric, model=judge, id_column="id", path=path, cache=False)
+    ...     job = rt.BatchJob(path, api_key="sk-fake")  # reopened from its directory, e.g. in a new session
+    ...     verdicts = job.collect(poll_interval=0.01, progress=False, record=False)
+    >>> job.done, verdicts.select("id", "verdict").rows()
+    (True, [(1, 'MET'), (2, 'UNMET')])
     """
 
     def __init__(self, path: str | Path, *, api_key: str | None = None, judges: list[Judge] | None = None) -> None:

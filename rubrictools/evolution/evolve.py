@@ -375,7 +375,7 @@ def evolve_rubric(
             acceptance_criterion=acceptance_rule(acceptance), stop_callbacks=stoppers,
         )  # fmt: skip
     except ReflectionsFailed as stop:
-        raise RuntimeError(f"the reflection model never answered, so nothing was evolved: {stop}") from None
+        raise RuntimeError(f"the reflection model never gave a usable reply, so nothing was evolved: {stop}") from None
     _check_reflections(lm, result)
     if adapter.refused:
         warnings.warn(f"{len(adapter.refused)} proposed candidate(s) were refused and scored 0; the first: "

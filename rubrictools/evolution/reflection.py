@@ -36,8 +36,9 @@ when they are the first ones; a reply in the wrong form is a skipped proposal, n
 
 
 class ReflectionsFailed(BaseException):
-    """The reflection model failed on every one of its first calls: the run stops (GEPA would
-    otherwise go on grading with a model that never answers)."""
+    """The reflection model gave no usable reply on every one of its first calls (no reply, or no
+    text in a fenced block): the run stops (GEPA would otherwise go on grading and asking a
+    model whose replies it can never use)."""
 
     def __init__(self, errors: list[BaseException]) -> None:
         super().__init__(
@@ -185,7 +186,7 @@ def reflection_lm(model: Any, *, max_tokens: int = 1500) -> Callable[[str | list
     spent: list[float] = []
     errors: list[BaseException] = []
     calls: list[int] = []
-    unanswered: list[BaseException] = []  # calls where the model gave no reply at all (raised, a bad key...)
+    unusable: list[BaseException] = []  # calls with no usable reply: none (raised, a bad key...) or none in a fence
     if isinstance(model, (ScriptedJudge, list, tuple)):
         raise ValueError("reflection_model must be one model string, a Judge or a function prompt -> text")
     if isinstance(model, str) and not model.strip():
@@ -227,19 +228,18 @@ def reflection_lm(model: Any, *, max_tokens: int = 1500) -> Callable[[str | list
     def recorded(prompt: str | list[dict[str, Any]]) -> str:
         calls.append(1)
         try:
-            try:
-                reply = ask(prompt)
-            except Exception as e:
-                unanswered.append(e)
-                if len(unanswered) == len(calls) >= FAILURES_TO_STOP:  # never answered: stop before the budget burns
-                    raise ReflectionsFailed(unanswered) from e
-                raise
+            reply = ask(prompt)
             inside = reply.split("```")[1:-1]  # the text between the first and the last fence
             if not "".join(inside).strip():
                 raise ValueError(f"reflection reply has no text inside a ``` block: {reply[:120]!r}")
             return reply
         except Exception as e:  # recorded, then raised for GEPA, which skips this proposal
             errors.append(e)
+            # no usable reply from the first calls (no answer, or none in a fence, e.g. a template
+            # that asks for none): stop before the budget burns
+            unusable.append(e)
+            if len(unusable) == len(calls) >= FAILURES_TO_STOP:
+                raise ReflectionsFailed(unusable) from e
             raise
 
     recorded.spent = spent  # type: ignore[attr-defined]  # reason: the run's cost, read by evolve_rubric

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from typing import Any
 
 from rubrictools.judge.config import DIRECT_PREFIXES, Judge
-from rubrictools.judge.model_table import bundled_entry, litellm_may_know
+from rubrictools.judge.model_table import bundled_entry, bundled_models, litellm_may_know
 
 __all__ = [
     "BATCH_PROVIDERS",
@@ -141,6 +142,8 @@ def require_credentials(judges: list[Judge]) -> None:
     server) may run without one. Otherwise litellm's own check says which variables are missing.
     """
     for j in judges:
+        if "mock_response" not in j.litellm_kwargs:
+            _require_routable(j)
         if j.api_key is not None or "mock_response" in j.litellm_kwargs:
             continue
         if j.wire_transport == "direct":
@@ -158,3 +161,29 @@ def require_credentials(judges: list[Judge]) -> None:
                 f"judge {j.label!r}: no API key for {j.model!r}: set {' or '.join(missing)} in the environment, or "
                 "pass api_key= (for a local server that checks none, any placeholder such as 'sk-local')"
             )
+
+
+def _require_routable(judge: Judge) -> None:
+    """Refuse a model name without a provider prefix that litellm cannot route ("nonsense",
+    a typo of a model name): every call would fail with litellm's "LLM Provider NOT provided".
+    Read from litellm's bundled model table (or, once litellm is imported, from litellm itself,
+    which knows the models a user registered)."""
+    model = judge.model
+    if "/" in model:
+        return
+    if "litellm" in sys.modules:
+        try:
+            load_litellm().get_llm_provider(model=model)
+        except Exception:  # noqa: BLE001  # litellm raises its own BadRequestError for a model it cannot route
+            pass
+        else:
+            return
+    else:
+        known = bundled_models()
+        if known is None or model in known:
+            return
+    raise ValueError(
+        f"judge {judge.label!r}: model {model!r} names no provider litellm can route: write it as "
+        f"'provider/model', e.g. 'openai/{model}' for an OpenAI-compatible server (with api_base=) or "
+        "'anthropic/claude-haiku-4-5'"
+    )

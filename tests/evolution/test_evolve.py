@@ -153,8 +153,13 @@ def test_bad_settings_are_refused_before_any_call() -> None:
 def test_a_bad_proposal_is_skipped_and_a_run_where_every_one_fails_is_an_error() -> None:
     """A reply without a fenced text, or a weights text that flips a sign, fails that proposal only."""
 
-    def sloppy(prompt: str) -> str:  # a weights text that flips a sign; other texts without a fence
-        return "```\ncites: -3\n```" if "cites: 2" in prompt else "Sure! Here is a better version: Names a source."
+    asked: list[str] = []
+
+    def sloppy(prompt: str) -> str:  # a weights text that flips a sign; other texts fenced every other time
+        asked.append(prompt)
+        if "cites: 2" in prompt:
+            return "```\ncites: -3\n```"
+        return "Sure! Here is a better version: Names a source." if len(asked) % 2 == 0 else "```\nNames a source.\n```"
 
     kw = {"model": JUDGE, "max_metric_calls": 120, "minibatch_size": 4, "n_resamples": 50, "cache": False}
     with pytest.warns(RuntimeWarning) as caught:
@@ -164,7 +169,7 @@ def test_a_bad_proposal_is_skipped_and_a_run_where_every_one_fails_is_an_error()
     assert "reflection(s) failed and were skipped; the first: ValueError: reflection reply has no text" in said
     assert "proposed candidate(s) were refused and scored 0; the first: weights: 'cites' must keep its sign" in said
     assert e.rubric["cites"].weight == 2 and e.rubric["cites"].requirement == START["cites"].requirement
-    with pytest.raises(RuntimeError, match=r"every reflection failed \(\d+\).*no text inside a ``` block"):
+    with pytest.raises(RuntimeError, match=r"never gave a usable reply.*no text inside a ``` block"):
         rt.evolve_rubric(DF, HUMAN, START, reflection_model=lambda prompt: "no fence here", **kw)
 
 
@@ -207,9 +212,21 @@ def test_round_two_a_judge_or_reflection_that_never_answers_stops_the_run_early(
         asked.append(1)
         raise ConnectionError("no route to the reflection model")
 
-    with pytest.raises(RuntimeError, match=r"never answered.*3 reflection\(s\) failed in a row.*ConnectionError"):
+    with pytest.raises(RuntimeError, match=r"never gave a usable reply.*3 reflection\(s\) failed in a row.*Connection"):
         rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model=dead, **kw)
     assert len(asked) == 3
+
+    # before: replies without a fenced block (e.g. a template that asks for none) were not
+    # counted, so the run spent its whole budget before "every reflection failed"
+    fenceless: list[int] = []
+
+    def plain(prompt: str) -> str:
+        fenceless.append(1)
+        return "Says whether the answer cites the refund policy"
+
+    with pytest.raises(RuntimeError, match=r"never gave a usable reply.*no text inside a ``` block"):
+        rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model=plain, **kw)
+    assert len(fenceless) == 3
 
 
 def test_round_two_inputs_named_before_any_call() -> None:

@@ -164,7 +164,7 @@ def test_run_summary_from_a_graded_table() -> None:
     if outcomes is None:  # consolidated datasets
         outcomes = {r["outcome"]: r["len"] for name, rows in spec["datasets"].items() for r in rows if "outcome" in r}
     assert outcomes == {"new call": 2, "error": 1, "cache hit": 1}
-    assert "$0.0300 spent" in cost["title"]
+    assert "$0.0300 (tokens at list prices)" in cost["title"]
     assert "p50 1.00 s" in lat["title"]
     with pytest.raises(ValueError, match="graded verdict table"):
         rt.charts.run_summary(v.drop("latency_s"))
@@ -193,7 +193,7 @@ def test_run_summary_of_a_free_run_says_so_instead_of_drawing_empty_axes() -> No
         == "Latency: every one of the 2 latencies is under 1 ms (a scripted or in-process judge)"
     )
     batch = rt.charts.run_summary(v.with_columns(pl.lit(None, dtype=pl.Float64).alias("latency_s"))).to_dict()
-    assert batch["title"]["subtitle"].startswith("Latency: no latency recorded for the 2 new calls (batch jobs")
+    assert batch["title"]["subtitle"].startswith("Latency: no latency recorded for the 2 new calls (batch lines")
     free = rt.charts.run_summary(v.with_columns(pl.lit(0.0).alias("cost_usd"), pl.lit(0.4).alias("latency_s")))
     spec = free.to_dict()
     top, lat = spec["vconcat"]

@@ -278,7 +278,8 @@ def cross_validate(
     human, calibrated, known_rater, p_true, expected, argmax`` per held-out label
     (``known_rater``: the rater had labels in the training folds, otherwise the
     average-rater prediction is used; ``p_true``: the calibrated probability of the human's
-    label), plus the chosen settings when tuned. ``progress`` shows a progress bar, one step
+    label) and ``fold`` (the outer fold that predicted it, 0 to ``folds - 1``: fit a baseline
+    on the very same folds), plus the chosen settings when tuned. ``progress`` shows a progress bar, one step
     per outer fold. ``features``, ``model``, ``l2``, ``l2_rater``, ``anchor`` and ``max_iter``
     are fixed :func:`fit` settings (None: fit's default).
 
@@ -321,7 +322,12 @@ def cross_validate(
                 )
             cal = fit_examples(ex, train, target=target, init=base, **{**fit_kwargs, **chosen})
             part = _predict_rows(cal, ex, test, per_rater)
-            parts.append(part.with_columns([pl.lit(v, dtype=pl.Float64).alias(n) for n, v in chosen.items()]))
+            parts.append(
+                part.with_columns(
+                    pl.lit(k, dtype=pl.Int64).alias("fold"),  # so a baseline can be fitted on the very same folds
+                    *[pl.lit(v, dtype=pl.Float64).alias(n) for n, v in chosen.items()],
+                )
+            )
             if bar is not None:
                 bar.update(1)
     finally:

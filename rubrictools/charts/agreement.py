@@ -136,9 +136,11 @@ def score_distributions(
     the title.
 
     ``bins``: default one bar per distinct score when there are at most 12 (ratings), else
-    Sturges' ``ceil(log2(n)) + 1`` bars: 140 scores get 9, not 20 jagged ones. ``title``: the
-    chart's heading (say what and whose); the statistics go below it either way. ``n`` counts
-    (item, rater) pairs: an item several people rated counts once per rater, judge side too.
+    about Sturges' ``ceil(log2(n)) + 1`` bars, of a round width on round edges so the bars line
+    up with the ticks: 140 scores in [0, 1] get 10 bars of 0.1, not 20 jagged ones. ``title``:
+    the chart's heading (say what and whose); the statistics go below it either way. ``n``
+    counts (item, rater) pairs: an item several people rated counts once per rater, judge side
+    too, and the y axis then says "share of (item, rater) pairs" (else "share of items").
 
     Example
     -------
@@ -169,7 +171,7 @@ def score_distributions(
         edges = np.concatenate([distinct - step / 2, [distinct[-1] + step / 2]])
     else:
         n_bins = bins or int(np.ceil(np.log2(max(hs.size, 2)))) + 1
-        edges = np.linspace(lo, hi if hi > lo else lo + 1, n_bins + 1)
+        edges = _nice_edges(lo, hi if hi > lo else lo + 1, n_bins)
     rows = []
     for who, x in (("judge", js), ("human", hs)):
         counts, _ = np.histogram(x, bins=edges)
@@ -191,7 +193,8 @@ def score_distributions(
     )
     domain = alt.Scale(domain=[float(edges[0]), float(edges[-1])])
     x = alt.X("bin_start:Q", title="rubric score", bin="binned", scale=domain)
-    y = alt.Y("share:Q", title="share of items", stack=None, axis=alt.Axis(format="%"))
+    unit = "items" if pairs["id"].n_unique() == pairs.height else "(item, rater) pairs"  # as n counts them
+    y = alt.Y("share:Q", title=f"share of {unit}", stack=None, axis=alt.Axis(format="%"))
     bars = base.transform_filter(alt.datum.who == "human").mark_bar(binSpacing=1).encode(x=x, x2="bin_end:Q", y=y)
     line = (
         base.transform_filter(alt.datum.who == "judge")
@@ -210,6 +213,18 @@ def score_distributions(
     )
     heading = alt.Title(title or "Rubric scores: judge vs human", subtitle=stats)
     return alt.layer(bars, line, mean_rules).properties(width=420, height=200, title=heading)
+
+
+def _nice_edges(lo: float, hi: float, n_bins: int) -> Any:
+    """About ``n_bins`` bins of the round width (1, 2, 2.5 or 5 times a power of 10) nearest the
+    even one, on round edges, so bars line up with the axis ticks (not 1/9-wide bins at 0.111)."""
+    import numpy as np
+
+    raw = (hi - lo) / max(n_bins, 1)
+    power = 10.0 ** np.floor(np.log10(raw))
+    step = min((m * power for m in (1.0, 2.0, 2.5, 5.0, 10.0)), key=lambda w: abs(np.log(w / raw)))  # nearest
+    start, stop = np.floor(lo / step + 1e-9) * step, np.ceil(hi / step - 1e-9) * step
+    return np.linspace(start, stop, round(float((stop - start) / step)) + 1)
 
 
 @adapted(renamed(bootstrap="n_resamples"))

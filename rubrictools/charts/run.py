@@ -55,17 +55,21 @@ def _outcomes(v: pl.DataFrame) -> pl.DataFrame:
     return v.with_columns(outcome.alias("outcome")).group_by("judge", "outcome", maintain_order=True).len()
 
 
-def _latency(v: pl.DataFrame, new_calls: int) -> alt.Chart | str:
+def _latency(v: pl.DataFrame, counts: pl.DataFrame) -> alt.Chart | str:
     """Histogram of the latencies of new calls, or the sentence that says why there is none."""
     import numpy as np
 
     alt = _alt()
     lat = v.filter(~pl.col("cached").fill_null(False) & pl.col("latency_s").is_not_null() & (pl.col("judge") != "rule"))
     x = lat["latency_s"].to_numpy()
+    per = dict(counts.group_by("outcome").agg(pl.col("len").sum()).iter_rows())
+    new_calls = per.get("new call", 0)
     if new_calls == 0:
-        return "no new call: every answer came from the cache, a rule or a scripted judge"
+        where = [w for k, w in (("cache hit", "the cache"), ("no call (rule or scripted)", "rules or a scripted judge"))
+                 if per.get(k)]  # fmt: skip
+        return f"no new call: every answer came from {' and '.join(where) or 'nowhere (all errors)'}"
     if not x.size:
-        return f"no latency recorded for the {new_calls:,} new calls (batch jobs and scripted judges record none)"
+        return f"no latency recorded for the {new_calls:,} new calls (batch lines are answered in bulk, untimed)"
     if not x.max() > 1e-3:
         return f"every one of the {x.size:,} latencies is under 1 ms (a scripted or in-process judge)"
     edges = np.histogram_bin_edges(x, bins=min(30, max(5, int(np.sqrt(x.size)))), range=(0.0, float(x.max())))
@@ -147,14 +151,17 @@ def run_summary(verdicts: Any) -> alt.VConcatChart:
             ),
             tooltip=["judge:N", "kind:N", alt.Tooltip("usd:Q", format="$.4f")],
         )
-        .properties(width=220, title=f"Cost: ${spent.sum():.4f} spent")
+        .properties(width=220, title=f"Cost: ${spent.sum():.4f} (tokens at list prices)")
     )
-    if paid.height == 0 or paid["cost_usd"].null_count() == paid.height:
-        b = _note("no cost recorded:\na scripted judge, or\nno price for the model", "Cost")
-    elif not cost["usd"].fill_null(0).abs().sum() > 0:
-        b = _note("$0: every call was free\n(scripted or local judge)", "Cost")
     new_calls = int(counts.filter(pl.col("outcome") == "new call")["len"].sum())
-    c = _latency(v, new_calls)
+    calls = new_calls + int(counts.filter(pl.col("outcome").is_in(["cache hit", "error"]))["len"].sum())
+    if calls == 0:
+        b = _note("no cost: no model was called\n(rules or a scripted judge)", "Cost")
+    elif paid["cost_usd"].null_count() == paid.height:
+        b = _note("no cost recorded:\nno price for the model", "Cost")
+    elif not cost["usd"].fill_null(0).abs().sum() > 0:
+        b = _note("$0: every call was free\n(a local or free model)", "Cost")
+    c = _latency(v, counts)
     top = alt.hconcat(a, b).resolve_scale(color="independent")
     if isinstance(c, str):  # nothing to draw: said in words, not an empty panel
         return alt.vconcat(top).properties(title=alt.Title("Run summary", subtitle=f"Latency: {c}"))

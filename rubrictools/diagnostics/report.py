@@ -155,7 +155,10 @@ class RubricReport:
     def _repr_html_(self) -> str:
         items = "".join(f"<li>{html.escape(f)}</li>" for f in self.findings) or "<li>no problems found</li>"
         if self.discrimination is not None:
-            items += f"<li>score discrimination (normalised entropy, 0-1): {self.discrimination:.2f}</li>"
+            items += (
+                f"<li>how the rubric scores spread: {self.discrimination:.2f} (the entropy of the scores over ten "
+                "bins of the scale, 0: every submission the same score, 1: spread evenly over the bins)</li>"
+            )
         shown = [c for c in _SHOWN if c in self.table.columns and self.table[c].null_count() < self.table.height]
         compact = self.table.select(shown).with_columns(pl.col("flags").list.join(", "))
         note = f"{len(shown)} of {len(self.table.columns)} columns; all of them in report.table"

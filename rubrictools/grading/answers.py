@@ -76,7 +76,7 @@ def apply_result(call: Call, res: CallResult, *, paid: bool) -> bool:
     for k in DETAILS:
         setattr(call, k, getattr(res, k))
     call.cached = not paid
-    call.attempts, call.latency_s = (1 if paid else 0), 0.0
+    call.attempts, call.latency_s = (1 if paid else 0), None  # a batch line has no latency of its own
     ok = apply_answer(call, res.content)
     if ok and call.wants_distribution:
         logprob_distribution(call, res)

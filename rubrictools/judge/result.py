@@ -80,7 +80,7 @@ class CallResult:
     completion_tokens: int | None = None
     cost_usd: float | None = None
     attempts: int = 0
-    latency_s: float = 0.0
+    latency_s: float | None = 0.0  # None: not measured (a batch line answers hours later, in bulk)
     error: str | None = None
     logprobs: list[dict[str, Any]] | None = None
     choices: list[str | None] | None = None
@@ -95,7 +95,7 @@ class CallResult:
     def add_usage(self, other: CallResult) -> None:
         """Add ``other``'s HTTP attempts, tokens and cost to this result (a retried call pays for each try)."""
         self.attempts += other.attempts
-        self.latency_s += other.latency_s
+        self.latency_s = (self.latency_s or 0.0) + (other.latency_s or 0.0)
         for attr in USAGE_FIELDS:
             val = getattr(other, attr)
             if val is not None:

@@ -186,8 +186,8 @@ def lint(rubric: Rubric | Any) -> pl.DataFrame:
                     c.name,
                     "dominant_weight",
                     "info",
-                    f"carries {100 * c.weight / tpw:.0f}% of the positive weight: the score is mostly this one "
-                    "verdict, whatever the other criteria say",
+                    f"weight {c.weight:g} carries {100 * c.weight / tpw:.0f}% of the positive weight {tpw:g}: the "
+                    "score is mostly this one verdict, whatever the other criteria say",
                 )
         if c.options is not None and c.scale == "ordinal":
             vals = [o.value for o in c.options if not o.na]

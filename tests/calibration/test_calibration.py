@@ -116,6 +116,21 @@ def test_cross_validation_on_llm_rubric_beats_the_uncalibrated_judge() -> None:
     assert preds.height == 223 and preds["calibrated"].null_count() == 0
     # held-out: every prediction came from a model that never saw its dialogue
     assert set(preds["id"]) == set(real.human.filter(pl.col("criterion") == "Q0").drop_nulls("label")["id"])
+    # each prediction says its fold (one per dialogue, 10 folds), so a baseline can use the very same folds
+    assert sorted(preds["fold"].unique().to_list()) == list(range(10))
+    assert preds.group_by("id").agg(pl.col("fold").n_unique())["fold"].max() == 1
+    # fold 3's predictions are those of a calibrator fitted on the other folds' dialogues only
+    refit = calibrate.fit(
+        real.tables["distributions"],
+        real.human.join(preds.filter(pl.col("fold") != 3).select("id").unique(), on="id"),
+        target="Q0",
+    )
+    test = preds.filter(fold=3)
+    again = refit.predict(
+        real.tables["distributions"].join(test.select("id").unique(), on="id"), raters=test.select("id", "rater")
+    )
+    both = test.join(again, on=["id", "rater"], suffix="_refit")
+    assert both.height == test.height and (both["calibrated"] - both["expected_refit"]).abs().max() < 1e-6
 
 
 def test_evaluate_scores_a_calibrator_on_another_set() -> None:

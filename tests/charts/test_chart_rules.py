@@ -249,6 +249,8 @@ def test_score_histograms_use_few_enough_bins_to_show_the_shape_and_mark_the_mea
         if r.get("who") == "human" and "bin_start" in r
     }
     assert 5 <= len(starts) <= 12, sorted(starts)
+    # round edges that meet the axis ticks (before: 1/9-wide bins starting at 0.111)
+    assert all(abs(x * 20 - round(x * 20)) < 1e-9 for x in starts), sorted(starts)
     means = [r for r in data_values(charts["score_distributions"]) if "mean" in r]
     assert {r["who"] for r in means} == {"human", "judge"}
 

@@ -47,6 +47,7 @@ def test_round_trip_matches_live_grading_at_batch_prices(df, rubric, server, tmp
     live = run(df, rubric, server, tmp_path, cache=False)
     assert v.select(COMPARE).equals(live.select(COMPARE))
     assert v["error"].null_count() == v.height and not v["cached"].any()
+    assert v["latency_s"].null_count() == v.height  # a batch line has no latency of its own (before: 0.0)
     # batch prices: litellm's *_batches prices for gpt-4.1-mini, half of live
     ratio = (v["cost_usd"] / live["cost_usd"]).to_list()
     assert all(abs(r - 0.5) < 1e-9 for r in ratio)

@@ -82,7 +82,11 @@ def grade_to_parquet(
         The :class:`~rubrictools.Rubric` (or rubric dict); optional with ``rubric_column``.
     output
         The directory of the parts. ``output/_manifest.json`` records the rubric, batch size
-        and columns; resuming with other settings is an error, never a mixed table.
+        and columns; resuming with other settings is an error, never a mixed table. This
+        directory is the run's record: a streamed run is not copied into the run store
+        (:mod:`rubrictools.records`; its table can be far larger than memory), so
+        ``rt.load_run("last")`` and ``rt.runs()`` do not list it; read it with
+        ``pl.scan_parquet(output / "part-*.parquet")`` or the returned LazyFrame.
     batch_size
         Rows graded and written per part (default 10,000): peak memory depends on it, not on
         the size of ``source``.

@@ -39,6 +39,9 @@ def _cis(pc: pl.DataFrame, groups: list[str], n_resamples: int, ci: float, seed:
     rows = []
     parts = pc.group_by(groups, maintain_order=True) if groups else [((), pc)]
     for key, part in parts:
+        if n_resamples == 0:  # point estimates only, as win_rates(n_resamples=0) gives
+            rows.append((*key, None, None, None, None))
+            continue
         counts = resample_counts(part.height, n_resamples, rng)  # the same resamples for both statistics
         col = {c: part[c].to_numpy() for c in ("same", "pairs", "first", "decisive")}
         agree = ratio_ci(counts, col["same"], col["pairs"], ci)
@@ -85,9 +88,9 @@ def position_bias(
         ``"as_answer"`` counts "no answer" as an answer (two missing agree, one missing does
         not), which is how the LLMBar repository computes its published figures.
     n_resamples, ci, seed
-        The bootstrap's resamples of prompts (``id``; at least 1); the interval level (written
-        to the table's ``ci_level`` column); its seed (``0`` by default: identical calls give
-        identical intervals; ``None`` draws afresh).
+        The bootstrap's resamples of prompts (``id``; 0: point estimates only, intervals null);
+        the interval level (written to the table's ``ci_level`` column); its seed (``0`` by
+        default: identical calls give identical intervals; ``None`` draws afresh).
 
     Returns
     -------
@@ -104,7 +107,7 @@ def position_bias(
     >>> rt.position_bias(prefs, n_resamples=50).select("pairs", "positional_agreement", "first_win_rate").rows()
     [(4, 0.5, 0.75)]
     """
-    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed, least=1)
+    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed)
     if on_error not in ("exclude", "as_answer"):
         raise ValueError(f"on_error must be 'exclude' or 'as_answer'; got {on_error!r}")
     df = check_preferences(prefs, needed=("id", "preferred_ab", "preferred_ba"))

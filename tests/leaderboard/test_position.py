@@ -69,3 +69,17 @@ def test_answers_other_than_a_b_or_tie_are_refused():
     prefs = pl.DataFrame({"id": [1, 2], "preferred_ab": ["A", "first"], "preferred_ba": ["A", "B"]})
     with pytest.raises(ValueError, match=r"preferred_ab holds \['first'\]: each order's answer must be 'A', 'B' or"):
         rt.position_bias(prefs, n_resamples=20)
+
+
+def test_no_resamples_gives_point_estimates_as_win_rates_does() -> None:
+    """Before: position_bias(n_resamples=0) was refused while win_rates(n_resamples=0) is accepted."""
+    prefs = pl.DataFrame(
+        {"id": [1, 2, 3, 4], "preferred_ab": ["A", "A", "B", "A"], "preferred_ba": ["B", "A", "A", "B"]}
+    )
+    point = rt.position_bias(prefs, n_resamples=0)
+    full = rt.position_bias(prefs, n_resamples=200)
+    assert point.select("positional_agreement", "first_win_rate").equals(
+        full.select("positional_agreement", "first_win_rate")
+    )
+    assert point.select("agreement_ci_low", "first_ci_high").null_count().sum_horizontal().item() == 2
+    assert rt.charts.position_bias(point).to_dict()["title"] == "Position bias (no interval)"

@@ -70,9 +70,17 @@ def confusion(
         pairs = pairs.filter(pl.col("criterion").is_in(wanted))
     if pairs.height == 0:
         raise ValueError("no judge/human pairs to plot")
+    counted = pairs.group_by("criterion", "h_code", "j_code").agg(pl.len().alias("count"))
+    # every (human, judge) cell of the labels seen, 0 where no pair falls (before: left blank)
+    grid = (
+        pairs.select("criterion", "h_code")
+        .unique()
+        .join(pairs.select("criterion", "j_code").unique(), on="criterion")
+        .join(pairs.group_by("criterion").agg(pl.col("classes").first()), on="criterion")
+    )
     cells = (
-        pairs.group_by("criterion", "h_code", "j_code")
-        .agg(pl.len().alias("count"), pl.col("classes").first())
+        grid.join(counted, on=["criterion", "h_code", "j_code"], how="left")
+        .with_columns(pl.col("count").fill_null(0).cast(pl.UInt32))
         .with_columns(
             pl.col("classes")
             .list.get(pl.col("h_code"))
@@ -86,7 +94,12 @@ def confusion(
             .alias("judge"),
             (pl.col("count") / pl.col("count").sum().over("criterion", "h_code")).alias("row_share"),
         )
-        .with_columns(pl.format("{}\n{}%", "count", (pl.col("row_share") * 100).round(0).cast(pl.Int64)).alias("label"))
+        .with_columns(
+            pl.when((pl.col("row_share") > 0) & ((pl.col("row_share") * 100).round(0) == 0))
+            .then(pl.format("{}\n<1%", "count"))  # 2 of 797 is not "0%"
+            .otherwise(pl.format("{}\n{}%", "count", (pl.col("row_share") * 100).round(0).cast(pl.Int64)))
+            .alias("label")
+        )
         .select("criterion", "human", "judge", "h_code", "j_code", "count", "row_share", "label")
         .sort("criterion", "h_code", "j_code")
     )

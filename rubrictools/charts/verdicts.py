@@ -125,7 +125,7 @@ def verdicts(
     heat = (rect + text).properties(
         width=max(200, 90 * len(names)),
         height=height,
-        title=title or f"Verdicts{who} (blue: good for the score, orange: bad)",
+        title=title or alt.Title(f"Verdicts{who}", subtitle="blue: good for the score, orange: bad"),
     )
     if scores is None:
         return heat

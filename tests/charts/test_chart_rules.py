@@ -288,3 +288,16 @@ def test_a_win_matrix_legend_reads_in_percent_as_its_cells_do(charts) -> None:
     for name, field in (("win_matrix", "win_rate"), ("confusion", "row_share")):
         colours = [n["color"] for n in walk(charts[name]) if isinstance(n.get("color"), dict)]
         assert [c for c in colours if c.get("field") == field and (c.get("legend") or {}).get("format") == "%"], name
+
+
+def test_confusion_cells_with_no_pair_print_0_and_tiny_shares_do_not_print_0_percent() -> None:
+    """Before: a cell with no pair was blank, and 2 of 797 printed "0%" (round 11)."""
+    import polars as pl
+
+    import rubrictools as rt
+
+    labels = ["MET"] * 400 + ["UNMET"] * 4
+    v = pl.DataFrame({"id": range(404), "criterion": "c", "verdict": ["MET"] * 398 + ["UNMET"] * 2 + ["MET"] * 4})
+    h = pl.DataFrame({"id": range(404), "criterion": "c", "label": labels})
+    cells = {(r["human"], r["judge"]): r["label"] for r in data_values(rt.charts.confusion(v, h).to_dict())}
+    assert cells[("MET", "UNMET")] == "2\n<1%" and cells[("UNMET", "UNMET")] == "0\n0%"

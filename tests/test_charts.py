@@ -164,7 +164,7 @@ def test_run_summary_from_a_graded_table() -> None:
     if outcomes is None:  # consolidated datasets
         outcomes = {r["outcome"]: r["len"] for name, rows in spec["datasets"].items() for r in rows if "outcome" in r}
     assert outcomes == {"new call": 2, "error": 1, "cache hit": 1}
-    assert "$0.0300 (tokens at list prices)" in cost["title"]
+    assert "$0.0300 (the recorded tokens at the model's prices)" in cost["title"]
     assert "p50 1.00 s" in lat["title"]
     with pytest.raises(ValueError, match="graded verdict table"):
         rt.charts.run_summary(v.drop("latency_s"))

@@ -151,7 +151,7 @@ def run_summary(verdicts: Any) -> alt.VConcatChart:
             ),
             tooltip=["judge:N", "kind:N", alt.Tooltip("usd:Q", format="$.4f")],
         )
-        .properties(width=220, title=f"Cost: ${spent.sum():.4f} (tokens at list prices)")
+        .properties(width=220, title=f"Cost: ${spent.sum():.4f} (the recorded tokens at the model's prices)")
     )
     new_calls = int(counts.filter(pl.col("outcome") == "new call")["len"].sum())
     calls = new_calls + int(counts.filter(pl.col("outcome").is_in(["cache hit", "error"]))["len"].sum())

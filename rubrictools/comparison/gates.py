@@ -115,7 +115,7 @@ def assert_score(
     >>> rt.assert_score(half, rub, at_least=0.5)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    AssertionError: score gate failed: mean score 0.5 on 40 submissions, 95% lower bound 0.375 < 0.5. Criteria ...
+    AssertionError: score gate failed: mean score 0.5 on 40 submissions, 95% bootstrap lower bound 0.375 < 0.5...
     """
     check_resampling(n_resamples=n_resamples, ci=ci, seed=seed, least=1)  # the gate is a bound: it needs resamples
     bars = {"at_least": at_least, **{f"criteria[{k!r}]": x for k, x in (criteria or {}).items()}}
@@ -172,7 +172,8 @@ def _failed(gate: dict[str, Any], pct: str) -> str:
     """One failed gate in words: the mean score as a score, a criterion's share as a percentage
     (one decimal: 18 of 80 is 22.5%, not a "22%" that reads as mis-rounded)."""
     if gate["gate"] == "mean score":
-        figures = f"{gate['mean']:.3g} on {gate['n']} submissions, {pct} lower bound {gate['lower_bound']:.3g}"
+        bound = f"{pct} bootstrap lower bound {gate['lower_bound']:.3g}"
+        figures = f"{gate['mean']:.3g} on {gate['n']} submissions, {bound}"
         return f"mean score {figures} < {gate['at_least']:.3g}"
-    figures = f"{gate['mean']:.1%} on {gate['n']} verdicts, {pct} lower bound {gate['lower_bound']:.1%}"
+    figures = f"{gate['mean']:.1%} on {gate['n']} verdicts, {pct} bootstrap lower bound {gate['lower_bound']:.1%}"
     return f"{gate['gate']} {figures} < {100 * gate['at_least']:.4g}%"

@@ -41,11 +41,13 @@ __all__ = [
 
 GradePart = Literal["output", "thinking", "all"]
 
-PROMPT_TEMPLATE_VERSION = 3
+PROMPT_TEMPLATE_VERSION = 4
 """The version of the prompt templates below: raise it when their wording changes, so run
 records (:mod:`rubrictools.records`) tell apart runs that asked in other words. (Run records
 also keep a hash of every request sent, which changes with any difference at all.)
-Version 3: the submission before the criteria (a shared prefix the provider can cache)."""
+Version 3: the submission before the criteria (a shared prefix the provider can cache).
+Version 4: the confidence and evidence notes say their field joins the reply's JSON object
+(the system message's reply shape names only verdict and explanation)."""
 
 SYSTEM_CRITERION = """You are a careful, impartial grader. You judge ONE criterion of a rubric against a submission.
 
@@ -186,15 +188,15 @@ def context_block(query: str | None, reference: str | None) -> str:
 
 
 EVIDENCE_NOTE = (
-    'Evidence: add an "evidence" field quoting, word for word, the shortest passage of the submission that '
-    'supports your verdict (copy it exactly; no ellipses or paraphrase). Use "" only when the verdict rests on '
-    "something being absent."
+    'Evidence: every verdict\'s JSON object also holds an "evidence" field (beside "verdict" and "explanation") '
+    "quoting, word for word, the shortest passage of the submission that supports your verdict (copy it "
+    'exactly; no ellipses or paraphrase). Use "" only when the verdict rests on something being absent.'
 )
 
 
 CONFIDENCE_NOTE = (
-    'Confidence: add a "confidence" field to every verdict: a number from 0 to 1, how likely you think the '
-    "verdict is right (0.5: a guess; 1: certain)."
+    'Confidence: every verdict\'s JSON object also holds a "confidence" field (beside "verdict" and '
+    '"explanation"): a number from 0 to 1, how likely you think the verdict is right (0.5: a guess; 1: certain).'
 )
 
 

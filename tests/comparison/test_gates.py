@@ -36,7 +36,7 @@ def test_the_bound_not_the_mean_decides_and_equals_a_plain_bootstrap() -> None:
     assert gates["lower_bound"][0] == pytest.approx(bound) and gates["mean"][0] == pytest.approx(s.mean())
     # the mean clears the bar, its lower bound does not: the gate fails
     assert s.mean() > bound + 0.02
-    with pytest.raises(AssertionError, match=r"95% lower bound .* < .*help the score least .*: cites"):
+    with pytest.raises(AssertionError, match=r"95% bootstrap lower bound .* < .*help the score least .*: cites"):
         rt.assert_score(v, RUB, at_least=s.mean() - 0.01)
     # more submissions at the same rates narrow the bound until it clears
     assert rt.assert_score(_table(2000, 0.9, 0.7), RUB, at_least=s.mean() - 0.05)["passed"].all()
@@ -44,7 +44,8 @@ def test_the_bound_not_the_mean_decides_and_equals_a_plain_bootstrap() -> None:
 
 def test_criterion_gates_name_the_failing_criterion() -> None:
     v = _table(400, 0.95, 0.5)
-    with pytest.raises(AssertionError, match=r"cites \d+\.\d% on 400 verdicts, 95% lower bound \d+\.\d% < 80%"):
+    failed = r"cites \d+\.\d% on 400 verdicts, 95% bootstrap lower bound \d+\.\d% < 80%"
+    with pytest.raises(AssertionError, match=failed):
         rt.assert_score(v, RUB, at_least=0.1, criteria={"correct": 0.9, "cites": 0.8})
     assert rt.assert_score(v, RUB, at_least=0.1, criteria={"correct": 0.9}).height == 2
     with pytest.raises(ValueError, match="not in the verdict table"):

@@ -70,7 +70,7 @@ def test_the_rubric_report_says_how_well_the_scores_discriminate() -> None:
     rep = rt.rubric_report(mixed, rubric=RUB)
     scores = rt.score(mixed, RUB)["score"].to_numpy()
     assert rep.discrimination == pytest.approx(rt.metrics.discrimination(scores, bins=10))
-    assert "score discrimination" in rep._repr_html_()
+    assert "how the rubric scores spread" in rep._repr_html_()
 
 
 def test_a_repeat_answered_from_the_response_cache_draws_a_warning() -> None:

@@ -45,7 +45,7 @@ def test_confidence_is_asked_in_the_schema_and_read_from_the_reply() -> None:
         body = srv.requests[0]
     schema = body["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["confidence"] == {"type": "number", "minimum": 0, "maximum": 1}
-    assert "confidence" in schema["required"] and 'add a "confidence" field' in body["messages"][1]["content"]
+    assert "confidence" in schema["required"] and 'also holds a "confidence" field' in body["messages"][1]["content"]
     a, b = v.filter(pl.col("criterion") == "a"), v.filter(pl.col("criterion") == "b")
     assert a["confidence"].to_list() == [0.8, 0.8] and a["warnings"].to_list() == [[], []]
     assert b["confidence"].null_count() == 2  # 7 is not a probability: kept as a warning, not a verdict error

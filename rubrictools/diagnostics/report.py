@@ -169,8 +169,8 @@ class RubricReport:
 
 
 _SHOWN = (
-    "criterion", "weight", "met_rate", "human_kappa", "score_gain", "judge_kappa", "most_correlated", "correlation",
-    "flags",
+    "criterion", "weight", "met_rate", "discriminates", "human_kappa", "score_gain", "judge_kappa", "most_correlated",
+    "correlation", "flags",
 )  # fmt: skip
 """The report's columns shown in a notebook (the full table stays in ``report.table``)."""
 

@@ -46,8 +46,9 @@ PROMPT_TEMPLATE_VERSION = 4
 records (:mod:`rubrictools.records`) tell apart runs that asked in other words. (Run records
 also keep a hash of every request sent, which changes with any difference at all.)
 Version 3: the submission before the criteria (a shared prefix the provider can cache).
-Version 4: the confidence and evidence notes say their field joins the reply's JSON object
-(the system message's reply shape names only verdict and explanation)."""
+Version 4: the confidence note says its field joins the reply's JSON object (the system
+message's reply shape names only verdict and explanation); this changes the requests, so the
+cache keys, of runs with ``confidence=True`` only."""
 
 SYSTEM_CRITERION = """You are a careful, impartial grader. You judge ONE criterion of a rubric against a submission.
 
@@ -188,9 +189,9 @@ def context_block(query: str | None, reference: str | None) -> str:
 
 
 EVIDENCE_NOTE = (
-    'Evidence: every verdict\'s JSON object also holds an "evidence" field (beside "verdict" and "explanation") '
-    "quoting, word for word, the shortest passage of the submission that supports your verdict (copy it "
-    'exactly; no ellipses or paraphrase). Use "" only when the verdict rests on something being absent.'
+    'Evidence: add an "evidence" field quoting, word for word, the shortest passage of the submission that '
+    'supports your verdict (copy it exactly; no ellipses or paraphrase). Use "" only when the verdict rests on '
+    "something being absent."
 )
 
 

@@ -137,7 +137,6 @@ class FunctionJudge(Grader):
     (sync or async): rubric's ``generate_fn`` (``fn(system_prompt, user_prompt)``, without
     the schema, is taken too) and autorubric's custom graders.
 
-
     Parameters
     ----------
     fn

@@ -29,7 +29,6 @@ _AUTHORITY = {
 class Role(BaseModel):
     """A judge's role (see the module docstring).
 
-
     Parameters
     ----------
     persona

@@ -65,7 +65,6 @@ _ONE = {"word_count": "word", "char_limit": "character", "item_count": "item (no
 class OutputConstraint(BaseModel):
     """One rule on a field of the judge's reply (see the module docstring).
 
-
     Parameters
     ----------
     id

@@ -44,7 +44,6 @@ class LengthPenalty(BaseModel):
     :func:`rubrictools.score` applies it: given the submissions as ``lengths=`` it counts that
     part itself, and counts from :func:`word_count` of another part are refused.
 
-
     Parameters
     ----------
     free_budget

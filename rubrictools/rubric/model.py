@@ -52,7 +52,6 @@ class Rubric(BaseModel):
     :meth:`from_dict`, :meth:`from_yaml`, :meth:`from_json` or :meth:`from_file`; files
     written for autorubric and the ``rubric`` package load unchanged.
 
-
     Parameters
     ----------
     criteria
@@ -66,12 +65,14 @@ class Rubric(BaseModel):
         submission the label of the highest cut-off its score reaches, in a ``decision``
         column.
     guidelines
-        Free text shown to the judge above the rubric in every mode (blank: none).
+        Free text that applies to every criterion (autorubric's ``guidelines``): shown to the
+        judge, escaped, above the rubric in every mode (blank: none).
     disqualified_decision
-        The ``decision`` of a submission a disqualifier or required criterion capped.
+        The ``decision`` of a submission a disqualifier or required criterion capped (rubrify's
+        ``"Rejected"``), instead of the threshold its capped score reaches.
     output_constraints
-        Rules on the judge's replies (:class:`OutputConstraint`), told to the judge and checked
-        on every verdict.
+        Rules every judge reply must follow (rubrify's output constraints, :class:`OutputConstraint`),
+        added to ``grade(output_constraints=...)`` whenever this rubric is graded.
 
     Example
     -------
@@ -86,14 +87,8 @@ class Rubric(BaseModel):
     groups: tuple[Group, ...] = ()
     thresholds: tuple[Threshold, ...] = ()
     guidelines: str | None = None
-    """Free text that applies to every criterion (autorubric's ``guidelines``): shown to the
-    judge, escaped, above the rubric in every mode. Blank text means none."""
     disqualified_decision: str | None = None
-    """The ``decision`` of a submission a disqualifier or required criterion capped (rubrify's
-    ``"Rejected"``), instead of the threshold its capped score reaches."""
     output_constraints: tuple[OutputConstraint, ...] = ()
-    """Rules every judge reply must follow (rubrify's output constraints), added to
-    ``grade(output_constraints=...)`` whenever this rubric is graded."""
 
     def __init__(self, criteria: Sequence[Criterion] | None = None, /, **data: Any) -> None:
         if criteria is not None:

@@ -69,7 +69,6 @@ class NumericRange(BaseModel):
     A judge's number ``x`` earns ``(x - min) / (max - min)`` of the weight. ``anchors`` maps
     points of the scale to what they mean (shown to the judge).
 
-
     Parameters
     ----------
     min, max

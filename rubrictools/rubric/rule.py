@@ -21,7 +21,6 @@ _FLAGS = set("imsx")
 class Rule(BaseModel):
     """A deterministic check; MET when every given check holds (see module docstring).
 
-
     Parameters
     ----------
     regex, flags

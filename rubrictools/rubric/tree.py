@@ -138,14 +138,20 @@ def _renumbered(node: TreeNode, repeated: set[str], taken: set[str], seen: dict[
     return replace(node, id=new_id, sub_tasks=kids)
 
 
+def _listed(names: list[str]) -> str:
+    """Up to five names, then how many more."""
+    return ", ".join(map(str, names[:5])) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
 def _warn_unmatched(v: pl.DataFrame, leaves: list[str], graded: list[str], on_error: str) -> None:
-    """Say which leaves have no verdict at all, and which criteria are no leaf of the tree."""
+    """Say which leaves have no verdict at all, and which criteria are not leaves of the tree."""
     absent = [x for x in leaves if x not in set(graded)]
     extra = [c for c in v["criterion"].unique(maintain_order=True).to_list() if c not in set(leaves)]
     if absent or extra:
         what = "score 0" if on_error == "zero" else "are null, and so are their ancestors"
-        parts = [f"{len(absent)} of {len(leaves)} leaves have no verdict {absent[:5]} (they {what})"] if absent else []
-        parts += [f"criteria that are no leaf of the tree are left out: {extra[:5]}"] if extra else []
+        missing = f"{len(absent)} of {len(leaves)} leaves have no verdict: {_listed(absent)} (they {what})"
+        parts = [missing] if absent else []
+        parts += [f"criteria that are not leaves of the tree are left out: {_listed(extra)}"] if extra else []
         warnings.warn(
             f"RubricTree.score: {'; '.join(parts)}",
             UserWarning,

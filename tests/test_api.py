@@ -123,3 +123,8 @@ def test_every_public_name_has_a_runnable_example_and_every_class_its_parameters
     classes = [n for mod, n in names if inspect.isclass(getattr(mod, n))]
     no_params = [n for n in classes if "Parameters\n" not in inspect.getdoc(getattr(rt, n, None) or getattr(charts, n))]
     assert not no_params, no_params
+    # every function of rt.__all__ that takes arguments documents them in a Parameters section
+    functions = [n for n in rt.__all__ if inspect.isfunction(inspect.unwrap(getattr(rt, n)))]
+    takes = [n for n in functions if inspect.signature(getattr(rt, n)).parameters]
+    undocumented = [n for n in takes if "Parameters\n" not in (inspect.getdoc(getattr(rt, n)) or "")]
+    assert not undocumented, undocumented

@@ -58,6 +58,20 @@ META_RUBRIC = Rubric.from_dict(_STANDALONE + _IN_CONTEXT)
 def meta_rubric(*, in_context: bool = False) -> Rubric:
     """:data:`META_RUBRIC` without (standalone) or with (``in_context=True``) the task criteria.
 
+    Parameters
+    ----------
+    in_context
+        ``False`` (default): the questions a rubric answers on its own; ``True``: also the
+        questions about the task it is for (whether the criteria cover it and stay on it),
+        which :func:`rubrictools.evaluate_rubric` asks when given ``task=``.
+
+    Returns
+    -------
+    Rubric
+        The meta-rubric, one criterion per question.
+
+    Example
+    -------
     >>> meta_rubric().names
     ('observable', 'atomic', 'distinct', 'precise', 'weights_fit', 'answerable_scale')
     """

@@ -183,10 +183,21 @@ def _warn_damaged(damaged: list[tuple[Path, str]]) -> None:
 def runs(root: str | Path | None = None) -> pl.DataFrame:
     """Every recorded run under ``root`` (default: where ``record=True`` writes), newest last.
 
-    One row per run: ``id, created, kind, judges, mode, rubric_hash`` (first 12 hex digits),
-    ``criteria, submissions, rows, errors, cached, prompt_tokens, completion_tokens,
-    cost_usd, duration_s, path``.
+    Parameters
+    ----------
+    root
+        The run store to list (default ``None``: ``$RUBRICTOOLS_RUNS``, else
+        ``./rubrictools-runs``, where ``record=True`` writes).
 
+    Returns
+    -------
+    polars.DataFrame
+        One row per run: ``id, created, kind, judges, mode, rubric_hash`` (first 12 hex
+        digits), ``criteria, submissions, rows, errors, cached, prompt_tokens,
+        completion_tokens, cost_usd, duration_s, path``.
+
+    Example
+    -------
     >>> import tempfile, rubrictools as rt
     >>> rt.runs(tempfile.mkdtemp()).height
     0

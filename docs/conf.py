@@ -31,7 +31,7 @@ exclude_patterns = ["_build", "notebooks/templates", "notebooks/offline_export.j
 autosummary_generate = True
 templates_path = ["_templates"]  # a class page: its docstring and its own documented members
 autodoc_typehints = "none"  # the signatures show the types; the docstrings say what they mean
-autodoc_default_options = {"members": False}
+# no default members: a module page lists its own; a class page (the template) shows its documented methods
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
 myst_enable_extensions = ["colon_fence", "deflist"]

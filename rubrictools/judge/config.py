@@ -255,7 +255,7 @@ class Judge(BaseModel):
 
     @property
     def wire_transport(self) -> Literal["litellm", "direct"]:
-        """The transport a call uses: ``transport`` resolved when it is ``"auto"``.
+        """The transport a call uses, ``transport`` resolved when it is ``"auto"``.
 
         >>> Judge(model="openai/qwen", api_base="http://127.0.0.1:8000/v1").wire_transport
         'direct'

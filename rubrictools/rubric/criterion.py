@@ -239,7 +239,7 @@ class Criterion(BaseModel):
 
     @property
     def labels(self) -> tuple[str, ...]:
-        """Every label a judge may answer, in presentation order (numeric: the grid
+        """Every label a judge may answer, in presentation order (numeric, the grid
         points of a stepped range, empty for a continuous one)."""
         if self.range is not None:
             pts = self.range.points
@@ -250,7 +250,7 @@ class Criterion(BaseModel):
 
     @property
     def answer_labels(self) -> tuple[str, ...]:
-        """Every label accepted from a judge: :attr:`labels`, plus CANNOT_ASSESS on a
+        """Every label accepted from a judge, that is :attr:`labels`, plus CANNOT_ASSESS on a
         multi-choice criterion without an NA option (an NA verdict, never scored: the channel
         autorubric opens by appending an NA option). The judge is offered :attr:`labels` only,
         so requests and cache keys are unchanged; an answer of CANNOT_ASSESS is kept, not

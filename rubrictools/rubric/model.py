@@ -219,7 +219,7 @@ class Rubric(BaseModel):
 
     @property
     def holistic_weight(self) -> float:
-        """Weight of a holistic (whole-rubric) verdict row: the total positive weight, or for a
+        """Weight of a holistic (whole-rubric) verdict row, the total positive weight, or for a
         rubric of penalties only minus their total ``-N``; such a row's ``value`` is then the
         share of the penalties incurred, ``1 - score / 100``.
 

@@ -137,7 +137,7 @@ class FakeLLMServer(BatchAPI):
 
     @property
     def hits(self) -> int:
-        """Chat requests recorded in :attr:`requests`: answered or being answered (a held one once
+        """Chat requests recorded in :attr:`requests`, answered or being answered (a held one once
         released; one waiting for a slot once it has one). :attr:`arrivals` counts them as they come."""
         with self._lock:
             return len(self.requests)

@@ -176,7 +176,7 @@ class CalibrationWidget:
 
     @property
     def labels(self) -> pl.DataFrame:
-        """Adjudicated human labels: the originals with decisions applied, plus ``decision``."""
+        """The adjudicated human labels, the originals with decisions applied, plus ``decision``."""
         if not self.decisions:
             return self.human.select(
                 "id", "criterion", "rater", "label", pl.lit(None, dtype=pl.String).alias("decision")

@@ -263,7 +263,7 @@ class LabelWidget:
 
     @property
     def labels(self) -> pl.DataFrame:
-        """Labels given so far (including resumed ones): ``id, criterion, rater, label``."""
+        """Labels given so far (including resumed ones), as ``id, criterion, rater, label``."""
         order = {k: i for i, k in enumerate(self.queue)}
         items = sorted(((k, v) for k, v in self._labels.items() if k in order), key=lambda kv: order[kv[0]])
         out = pl.DataFrame(

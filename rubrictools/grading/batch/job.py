@@ -139,7 +139,7 @@ class BatchJob:
 
     @property
     def rounds(self) -> list[dict[str, Any]]:
-        """One dict per provider batch: id, judge, status, counts, files."""
+        """The provider batches, one dict each (id, judge, status, counts, files)."""
         return self.handle["rounds"]
 
     @property

@@ -71,6 +71,7 @@ def confusion(
     if pairs.height == 0:
         raise ValueError("no judge/human pairs to plot")
     counted = pairs.group_by("criterion", "h_code", "j_code").agg(pl.len().alias("count"))
+    percent = (pl.col("row_share") * 100).round(0)
     # every (human, judge) cell of the labels seen, 0 where no pair falls (before: left blank)
     grid = (
         pairs.select("criterion", "h_code")
@@ -95,9 +96,9 @@ def confusion(
             (pl.col("count") / pl.col("count").sum().over("criterion", "h_code")).alias("row_share"),
         )
         .with_columns(
-            pl.when((pl.col("row_share") > 0) & ((pl.col("row_share") * 100).round(0) == 0))
+            pl.when((pl.col("row_share") > 0) & (percent == 0))
             .then(pl.format("{}\n<1%", "count"))  # 2 of 797 is not "0%"
-            .otherwise(pl.format("{}\n{}%", "count", (pl.col("row_share") * 100).round(0).cast(pl.Int64)))
+            .otherwise(pl.format("{}\n{}%", "count", percent.cast(pl.Int64)))
             .alias("label")
         )
         .select("criterion", "human", "judge", "h_code", "j_code", "count", "row_share", "label")

@@ -55,14 +55,14 @@ def _outcomes(v: pl.DataFrame) -> pl.DataFrame:
     return v.with_columns(outcome.alias("outcome")).group_by("judge", "outcome", maintain_order=True).len()
 
 
-def _latency(v: pl.DataFrame, counts: pl.DataFrame) -> alt.Chart | str:
-    """Histogram of the latencies of new calls, or the sentence that says why there is none."""
+def _latency(v: pl.DataFrame, per: dict[str, int]) -> alt.Chart | str:
+    """Histogram of the latencies of new calls, or the sentence that says why there is none
+    (``per``: verdict rows per outcome)."""
     import numpy as np
 
     alt = _alt()
     lat = v.filter(~pl.col("cached").fill_null(False) & pl.col("latency_s").is_not_null() & (pl.col("judge") != "rule"))
     x = lat["latency_s"].to_numpy()
-    per = dict(counts.group_by("outcome").agg(pl.col("len").sum()).iter_rows())
     new_calls = per.get("new call", 0)
     if new_calls == 0:
         where = [w for k, w in (("cache hit", "the cache"), ("no call (rule or scripted)", "rules or a scripted judge"))
@@ -153,15 +153,15 @@ def run_summary(verdicts: Any) -> alt.VConcatChart:
         )
         .properties(width=220, title=f"Cost: ${spent.sum():.4f} (the recorded tokens at the model's prices)")
     )
-    new_calls = int(counts.filter(pl.col("outcome") == "new call")["len"].sum())
-    calls = new_calls + int(counts.filter(pl.col("outcome").is_in(["cache hit", "error"]))["len"].sum())
+    per = {k: int(n) for k, n in counts.group_by("outcome").agg(pl.col("len").sum()).iter_rows()}
+    calls = sum(per.get(k, 0) for k in ("new call", "cache hit", "error"))
     if calls == 0:
         b = _note("no cost: no model was called\n(rules or a scripted judge)", "Cost")
     elif paid["cost_usd"].null_count() == paid.height:
         b = _note("no cost recorded:\nno price for the model", "Cost")
     elif not cost["usd"].fill_null(0).abs().sum() > 0:
         b = _note("$0: every call was free\n(a local or free model)", "Cost")
-    c = _latency(v, counts)
+    c = _latency(v, per)
     top = alt.hconcat(a, b).resolve_scale(color="independent")
     if isinstance(c, str):  # nothing to draw: said in words, not an empty panel
         return alt.vconcat(top).properties(title=alt.Title("Run summary", subtitle=f"Latency: {c}"))

@@ -23,6 +23,7 @@ from rubrictools.metrics.kappa import (
 from rubrictools.metrics.multirater import alpha_from_stats, alpha_unit_stats, icc_from_stats, icc_unit_stats
 from rubrictools.metrics.resampling import check_resampling
 from rubrictools.rubric import Rubric
+from rubrictools.stack import user_stacklevel
 
 __all__ = ["inter_rater"]
 
@@ -214,5 +215,6 @@ def inter_rater(
         what = "; ".join(inapplicable)
         if not rows:
             raise ValueError(f"inter_rater: no metric asked for applies: {what}; ordered metrics need ordinal labels")
-        warnings.warn(f"inter_rater: left out {what}: ordered metrics need ordered labels", UserWarning, stacklevel=3)
+        left_out = f"inter_rater: left out {what}: ordered metrics need ordered labels"
+        warnings.warn(left_out, UserWarning, stacklevel=user_stacklevel())
     return with_ci_level(out_frame(rows, by_list, dtypes), ci)

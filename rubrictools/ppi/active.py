@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 
 from rubrictools.frames import to_polars
+from rubrictools.stack import user_stacklevel
 
 __all__ = ["choose_to_label", "uncertainty"]
 
@@ -126,7 +127,7 @@ def choose_to_label(
                 f"choose_to_label: the draw chose no item (each of the {n} is drawn on its own; the chance of none "
                 f"is {none:.1%} at k={k}): draw again with another seed, a larger k, or strategy='random'",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
     out = items.with_columns(pl.Series("pi", pi)).filter(pl.Series(pick))
     return out.select("id", "pi", "uncertainty").sort("uncertainty", descending=True, nulls_last=True)

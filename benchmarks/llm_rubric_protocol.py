@@ -72,67 +72,79 @@ def matrices(ds: rt.datasets.Dataset, judges: list[str]) -> tuple[np.ndarray, np
 
 
 class Network:
-    """Equations 3-5 of the LLM-Rubric paper: ``z1 = sigmoid([x, 1] (W1 + W1_a))``,
-    ``z2 = sigmoid([z1, 1] (W2 + W2_a))``, ``p(y_q | x, a) = softmax([z2, 1] (V_q + V_qa))``."""
+    """Equations 3-5 of the LLM-Rubric paper, for ``S`` independently initialised networks
+    trained side by side (one per seed; arrays carry the seed first): ``z1 = sigmoid([x, 1]
+    (W1 + W1_a))``, ``z2 = sigmoid([z1, 1] (W2 + W2_a))``, ``p(y_q | x, a) = softmax([z2, 1]
+    (V_q + V_qa))``. Network ``s`` draws its initial weights from ``rngs[s]`` exactly as a lone
+    network would, and no array operation mixes two seeds, so each trains as if alone."""
 
     def __init__(
-        self, n_in: int, n_judges: int, rng: np.random.Generator, h1: int, h2: int, n_q: int = 9, k: int = 4
+        self, n_in: int, n_judges: int, rngs: list[np.random.Generator], h1: int, h2: int, n_q: int = 9, k: int = 4
     ) -> None:
-        g = rng.standard_normal
-        self.p = {
-            "W1": g((n_in + 1, h1)),
-            "W1a": g((n_judges, n_in + 1, h1)),
-            "W2": g((h1 + 1, h2)),
-            "W2a": g((n_judges, h1 + 1, h2)),
-            "V": g((n_q, h2 + 1, k)),
-            "Va": g((n_judges, n_q, h2 + 1, k)),
+        shapes = {
+            "W1": (n_in + 1, h1),
+            "W1a": (n_judges, n_in + 1, h1),
+            "W2": (h1 + 1, h2),
+            "W2a": (n_judges, h1 + 1, h2),
+            "V": (n_q, h2 + 1, k),
+            "Va": (n_judges, n_q, h2 + 1, k),
         }
+        draws = [{n: rng.standard_normal(shape) for n, shape in shapes.items()} for rng in rngs]
+        self.p = {n: np.stack([d[n] for d in draws]) for n in shapes}
         self.m = {n: np.zeros_like(v) for n, v in self.p.items()}
         self.v = {n: np.zeros_like(v) for n, v in self.p.items()}
         self.t = 0
+        self.n_judges = n_judges
 
     @staticmethod
     def _bias(z: np.ndarray) -> np.ndarray:
-        return np.hstack([z, np.ones((len(z), 1))])
+        return np.concatenate([z, np.ones((*z.shape[:-1], 1))], axis=-1)
+
+    def _own(self, name: str, a: np.ndarray) -> np.ndarray:
+        """Each example's weights: the shared part plus its judge's part (``S x b x ...``)."""
+        p = self.p
+        shared = p[name.removesuffix("a")]
+        return shared[:, None] + p[name][np.arange(len(a))[:, None], a]
 
     def forward(self, x: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, ...]:
-        p = self.p
         x1 = self._bias(x)
-        z1 = self._bias(1 / (1 + np.exp(-np.einsum("bi,bio->bo", x1, p["W1"] + p["W1a"][a]))))
-        z2 = self._bias(1 / (1 + np.exp(-np.einsum("bi,bio->bo", z1, p["W2"] + p["W2a"][a]))))
-        logits = np.einsum("bi,bqik->bqk", z2, p["V"] + p["Va"][a])
-        prob = np.exp(logits - logits.max(2, keepdims=True))
-        return x1, z1, z2, prob / prob.sum(2, keepdims=True)
+        z1 = self._bias(1 / (1 + np.exp(-np.einsum("sbi,sbio->sbo", x1, self._own("W1a", a)))))
+        z2 = self._bias(1 / (1 + np.exp(-np.einsum("sbi,sbio->sbo", z1, self._own("W2a", a)))))
+        logits = np.einsum("sbi,sbqik->sbqk", z2, self._own("Va", a))
+        prob = np.exp(logits - logits.max(-1, keepdims=True))
+        return x1, z1, z2, prob / prob.sum(-1, keepdims=True)
 
     def gradients(
         self, x: np.ndarray, a: np.ndarray, y: np.ndarray, questions: list[int]
-    ) -> tuple[float, dict[str, np.ndarray]]:
-        """Mean cross-entropy of the answered ``questions`` (answers ``y``, 0 = n/a) and its gradients."""
-        p = self.p
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Each network's mean cross-entropy of the answered ``questions`` (answers ``y``,
+        0 = n/a) and its gradients."""
         x1, z1, z2, prob = self.forward(x, a)
-        b, nq = y.shape
-        mask = np.zeros((b, nq))
-        mask[:, questions] = 1.0
+        s, b, nq = y.shape
+        mask = np.zeros((s, b, nq))
+        mask[:, :, questions] = 1.0
         mask *= y > 0
-        rows, cols, ans = np.arange(b)[:, None], np.arange(nq)[None, :], np.clip(y - 1, 0, None)
+        ans = np.clip(y - 1, 0, None)
         scale = mask / (b * len(questions))
-        loss = float(-(np.log(prob[rows, cols, ans]) * scale).sum())
+        picked = np.take_along_axis(prob, ans[..., None], -1)[..., 0]
+        loss = -(np.log(picked) * scale).sum((1, 2))
         g_logit = prob.copy()
-        g_logit[rows, cols, ans] -= 1.0
-        g_logit *= scale[:, :, None]
+        np.put_along_axis(g_logit, ans[..., None], picked[..., None] - 1.0, -1)
+        g_logit *= scale[..., None]
+        onehot = (a[:, None, :] == np.arange(self.n_judges)[None, :, None]).astype(float)  # S x judges x b
         grads = {}
-        g_v = np.einsum("bqk,bi->bqik", g_logit, z2)
-        grads["V"], grads["Va"] = g_v.sum(0), self._per_judge(g_v, a, p["Va"])
-        d2 = np.einsum("bqk,bqik->bi", g_logit, p["V"] + p["Va"][a])[:, :-1] * z2[:, :-1] * (1 - z2[:, :-1])
-        g_w2 = np.einsum("bi,bo->bio", z1, d2)
-        grads["W2"], grads["W2a"] = g_w2.sum(0), self._per_judge(g_w2, a, p["W2a"])
-        d1 = np.einsum("bo,bio->bi", d2, p["W2"] + p["W2a"][a])[:, :-1] * z1[:, :-1] * (1 - z1[:, :-1])
-        g_w1 = np.einsum("bi,bo->bio", x1, d1)
-        grads["W1"], grads["W1a"] = g_w1.sum(0), self._per_judge(g_w1, a, p["W1a"])
+        g_v = np.einsum("sbqk,sbi->sbqik", g_logit, z2)
+        grads["V"], grads["Va"] = g_v.sum(1), self._per_judge(g_v, onehot)
+        d2 = np.einsum("sbqk,sbqik->sbi", g_logit, self._own("Va", a))[..., :-1] * z2[..., :-1] * (1 - z2[..., :-1])
+        g_w2 = np.einsum("sbi,sbo->sbio", z1, d2)
+        grads["W2"], grads["W2a"] = g_w2.sum(1), self._per_judge(g_w2, onehot)
+        d1 = np.einsum("sbo,sbio->sbi", d2, self._own("W2a", a))[..., :-1] * z1[..., :-1] * (1 - z1[..., :-1])
+        g_w1 = np.einsum("sbi,sbo->sbio", x1, d1)
+        grads["W1"], grads["W1a"] = g_w1.sum(1), self._per_judge(g_w1, onehot)
         return loss, grads
 
     def step(self, x: np.ndarray, a: np.ndarray, y: np.ndarray, questions: list[int], lr: float) -> None:
-        """One Adam step (default betas) on :meth:`gradients`."""
+        """One Adam step (default betas) of every network on :meth:`gradients`."""
         _, grads = self.gradients(x, a, y, questions)
         self.t += 1
         for n, g in grads.items():
@@ -141,30 +153,32 @@ class Network:
             self.p[n] -= lr * (self.m[n] / (1 - 0.9**self.t)) / (np.sqrt(self.v[n] / (1 - 0.999**self.t)) + 1e-8)
 
     @staticmethod
-    def _per_judge(g: np.ndarray, a: np.ndarray, like: np.ndarray) -> np.ndarray:
-        out = np.zeros_like(like)
-        np.add.at(out, a, g)
-        return out
+    def _per_judge(g: np.ndarray, onehot: np.ndarray) -> np.ndarray:
+        """Per-example gradients ``S x b x ...`` summed by judge: ``S x judges x ...``."""
+        s, b = g.shape[:2]
+        return (onehot @ g.reshape(s, b, -1)).reshape(s, onehot.shape[1], *g.shape[2:])
 
     def expected_q0(self, x: np.ndarray, a: np.ndarray) -> np.ndarray:
-        return self.forward(x, a)[3][:, 0] @ np.arange(1.0, 5.0)
+        return self.forward(x, a)[3][:, :, 0] @ np.arange(1.0, 5.0)
 
 
-def network_protocol(seeds: int = 30) -> pl.DataFrame:
+def network_protocol(seeds: int = 30, chunk: int = 3) -> pl.DataFrame:
     """One row per seed: the re-derived network trained on synthetic ratings, scored on real ones."""
     real, synth = rt.datasets.load("llm_rubric_real"), rt.datasets.load("llm_rubric_synth")
     judges = sorted(set(synth.human["rater"].cast(pl.String)) | set(real.human["rater"].cast(pl.String)))
     xs, js, ys = matrices(synth, judges)
     xr, jr, yr = matrices(real, judges)
     rows = []
-    for seed in range(seeds):
-        rng = np.random.default_rng(seed)
-        net = Network(xs.shape[1], len(judges), rng, HP["h1"], HP["h2"])
+    for first in range(0, seeds, chunk):
+        rngs = [np.random.default_rng(seed) for seed in range(first, min(first + chunk, seeds))]
+        net = Network(xs.shape[1], len(judges), rngs, HP["h1"], HP["h2"])  # draws each seed's weights first
         for epochs, questions in ((HP["pretrain_epochs"], list(range(9))), (HP["finetune_epochs"], [0])):
             for _ in range(epochs * HP["steps_per_epoch"]):
-                b = rng.integers(0, len(xs), HP["batch"])
+                b = np.stack([rng.integers(0, len(xs), HP["batch"]) for rng in rngs])  # then each seed's batches
                 net.step(xs[b], js[b], ys[b], questions, HP["lr"])
-        rows.append({"seed": seed, **scores(yr[:, 0], net.expected_q0(xr, jr))})
+        n = len(rngs)
+        pred = net.expected_q0(np.broadcast_to(xr, (n, *xr.shape)), np.broadcast_to(jr, (n, *jr.shape)))
+        rows += [{"seed": first + i, **scores(yr[:, 0], pred[i])} for i in range(n)]
     return pl.DataFrame(rows)
 
 

@@ -39,6 +39,7 @@ from rubrictools.judge import (
     ItemTask,
     Judge,
     JudgeTask,
+    PromptParts,
     RequestKeys,
     RowSink,
     Subject,
@@ -65,6 +66,8 @@ class ModeContext:
     confidence: bool = False  # ask for a confidence per verdict
     scored: Callable[[Rubric], list[HolisticExample]] = lambda rubric: []  # holistic mode's examples
     parts: dict[int, list[Rubric]] = field(default_factory=dict)  # grouped mode: a rubric's call units
+    places: dict[int, tuple[Rubric, dict[str, int]]] = field(default_factory=dict)  # see positions()
+    prompts: PromptParts = field(default_factory=PromptParts)  # prompt sections built once per run
 
     def others(self, subject: Subject, asked: Rubric | Sequence[Any]) -> tuple[Any, ...]:
         """The criteria of the subject's rubric a call does not ask about (when ``full``)."""
@@ -72,6 +75,13 @@ class ModeContext:
             return ()
         names = {c.name for c in asked}
         return tuple(c for c in subject.rubric if c.name not in names)
+
+    def positions(self, rubric: Rubric) -> dict[str, int]:
+        """Each criterion's place in ``rubric``, found once per rubric of the run."""
+        found = self.places.get(id(rubric))
+        if found is None or found[0] is not rubric:
+            found = self.places[id(rubric)] = (rubric, {n: i for i, n in enumerate(rubric.names)})
+        return found[1]
 
     def wants_evidence(self, c: Any) -> bool:
         return bool(c.evidence) if self.evidence is None else self.evidence
@@ -87,6 +97,7 @@ class ModeContext:
 
 
 def _per_criterion(subject: Subject, judged: Rubric, ctx: ModeContext) -> list[JudgeTask]:
+    where = ctx.positions(subject.rubric)
     return [
         CriterionTask(
             subject,
@@ -96,6 +107,8 @@ def _per_criterion(subject: Subject, judged: Rubric, ctx: ModeContext) -> list[J
             examples=ctx.examples.get(c.name or "", ()),
             others=ctx.others(subject, [c]),
             confidence=ctx.confidence,
+            position=where[c.name or ""],
+            parts=ctx.prompts,
         )
         for c in judged
     ]

@@ -25,7 +25,16 @@ from rubrictools.judge.result import ERROR_KINDS, CallResult
 from rubrictools.judge.role import Role
 from rubrictools.judge.rows import ROW_COLUMNS, RowSink
 from rubrictools.judge.scripted import ScriptedJudge
-from rubrictools.judge.tasks import CriterionTask, HolisticTask, ItemTask, JudgeTask, PairTask, Parsed, Subject
+from rubrictools.judge.tasks import (
+    CriterionTask,
+    HolisticTask,
+    ItemTask,
+    JudgeTask,
+    PairTask,
+    Parsed,
+    PromptParts,
+    Subject,
+)
 
 __all__ = [
     "ERROR_KINDS",
@@ -44,6 +53,7 @@ __all__ = [
     "JudgeTask",
     "PairTask",
     "Parsed",
+    "PromptParts",
     "RequestKeys",
     "ResponseCache",
     "Role",

@@ -127,6 +127,7 @@ class RequestKeys:
     def __init__(self) -> None:
         self._templates: dict[Any, tuple[str, str]] = {}
         self._texts: dict[str, str] = {}
+        self._heads: dict[tuple[Any, str], Any] = {}  # SHA-256 states after a request's opening
 
     def key(self, messages: list[dict[str, Any]], *, share: Any, fixed: Callable[[], dict[str, Any]]) -> str:
         """The key of ``{**fixed(), "messages": messages}``; ``fixed()`` (called once per
@@ -139,17 +140,25 @@ class RequestKeys:
                 raise ValueError(f"cache keys must not contain secrets: {sorted(bad)}")
             before, _, after = _canonical(whole).partition(_canonical(_HOLE))
             template = self._templates[share] = (before, after)
-        blob = template[0] + self._messages(messages) + template[1]
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+        parts = [self._message(m) for m in messages]
+        if not parts:
+            return hashlib.sha256((template[0] + "[]" + template[1]).encode("utf-8")).hexdigest()
+        # the opening (settings and the first message, a system prompt every call shares) is
+        # hashed once and its state copied: the same digest as hashing the whole text each time
+        head = self._heads.get((share, parts[0]))
+        if head is None:
+            head = self._heads[(share, parts[0])] = hashlib.sha256((template[0] + "[" + parts[0]).encode("utf-8"))
+        h = head.copy()
+        h.update(("".join("," + p for p in parts[1:]) + "]" + template[1]).encode("utf-8"))
+        return h.hexdigest()
 
-    def _messages(self, messages: list[dict[str, Any]]) -> str:
-        out = []
-        for m in messages:
-            if all(isinstance(v, str) for v in m.values()):
-                out.append("{" + ",".join(f"{encode_basestring(k)}:{self._text(m[k])}" for k in sorted(m)) + "}")
-            else:  # content parts, tool calls: the general path
-                out.append(_canonical(_keyed(m)))
-        return "[" + ",".join(out) + "]"
+    def _message(self, m: dict[str, Any]) -> str:
+        """One message as canonical JSON (as :func:`cache_key` writes it)."""
+        if len(m) == 2 and type(m.get("content")) is str and type(m.get("role")) is str:  # the usual message
+            return '{"content":' + self._text(m["content"]) + ',"role":' + self._text(m["role"]) + "}"
+        if all(isinstance(v, str) for v in m.values()):
+            return "{" + ",".join(f"{encode_basestring(k)}:{self._text(m[k])}" for k in sorted(m)) + "}"
+        return _canonical(_keyed(m))  # content parts, tool calls: the general path
 
     def _text(self, text: str) -> str:
         if len(text) < 64:
@@ -211,7 +220,7 @@ def _open_error(path: Path, error: sqlite3.DatabaseError) -> sqlite3.Operational
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CachedResponse:
     content: str
     prompt_tokens: int | None

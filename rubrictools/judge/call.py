@@ -20,7 +20,7 @@ NO_DISTRIBUTION = -1
 """``Call.dist_samples`` when no label distribution is wanted (0: logprobs only; k: or k samples)."""
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, slots=True)
 class Call(CallResult):
     """One logical judge call: what to send, and (inherited from CallResult) what came back."""
 

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from rubrictools.rubric import Criterion, Rubric, normalize_label
+from rubrictools.rubric import BINARY_LABELS, Criterion, Rubric, normalize_label
 
 __all__ = [
     "ParseError",
@@ -148,6 +148,8 @@ def clean_label(raw: Any) -> Any:
 
 
 def _label(criterion: Criterion, raw: Any) -> str:
+    if criterion.options is None and criterion.range is None and raw in BINARY_LABELS:
+        return str(raw)  # the usual binary reply, already canonical
     raw = clean_label(raw)
     if not isinstance(raw, (str, int, float)) or isinstance(raw, bool):
         raise ParseError(f"verdict for {criterion.name!r} is not a string: {raw!r}")
@@ -247,14 +249,30 @@ def _named(keys: dict[str, str], raw: Any) -> str | None:
     return keys.get(normalize_label(text)) or keys.get(normalize_label(html.unescape(text)))
 
 
+def _lowered(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` with its keys in lower case (``obj`` itself when they already are: the usual reply)."""
+    for k in obj:
+        if not (isinstance(k, str) and k.islower()):
+            return {str(k).lower(): v for k, v in obj.items()}
+    return obj
+
+
 def _field(obj: dict[str, Any], *names: str) -> Any:
     """The first of ``names`` the reply object has, in any letter case."""
-    lowercase = all(isinstance(k, str) and k.islower() for k in obj)  # the usual reply: no copy needed
-    lower = obj if lowercase else {str(k).lower(): v for k, v in obj.items()}
+    return _first(_lowered(obj), names)
+
+
+def _first(lower: dict[str, Any], names: tuple[str, ...]) -> Any:
+    """The first of ``names`` in ``lower`` (keys already in lower case), None when none is."""
     for n in names:
         if n in lower:
             return lower[n]
     return None
+
+
+_VERDICT_KEYS = ("verdict", "criterion_status", "status", "label", "answer")
+_ABOUT_KEYS = ("criterion", "criterion_name")
+_EXPLANATION_KEYS = ("explanation", "reason", "reasoning")
 
 
 def parse_criterion(text: str | None, criterion: Criterion) -> tuple[str, str | None]:
@@ -262,13 +280,14 @@ def parse_criterion(text: str | None, criterion: Criterion) -> tuple[str, str | 
     obj = extract_json(text)
     if not isinstance(obj, dict):
         raise ParseError("reply JSON is not an object")
-    raw = _field(obj, "verdict", "criterion_status", "status", "label", "answer")
+    obj = _lowered(obj)  # once, for the three lookups below
+    raw = _first(obj, _VERDICT_KEYS)
     if raw is None:
         raise ParseError("reply has no 'verdict'")
-    about = _field(obj, "criterion", "criterion_name")
+    about = _first(obj, _ABOUT_KEYS)
     if isinstance(about, str) and about.strip() and _named(name_keys([criterion.name or ""]), about) is None:
         raise ParseError(f"reply is about criterion {about[:80]!r}, not the one asked ({criterion.name!r})")
-    expl = _field(obj, "explanation", "reason", "reasoning")
+    expl = _first(obj, _EXPLANATION_KEYS)
     return _label(criterion, raw), None if expl is None else str(expl)
 
 

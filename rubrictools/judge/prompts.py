@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from rubrictools.conversations import ToolCall, Turn, tool_steps
 from rubrictools.rubric import BINARY_LABELS, Criterion, Rubric, format_number
@@ -28,12 +28,10 @@ __all__ = [
     "PROMPT_TEMPLATE_VERSION",
     "context_block",
     "criterion_messages",
-    "criterion_schema",
     "describe_criterion",
     "escape",
     "holistic_messages",
     "item_messages",
-    "item_schema",
     "shared_prefix",
     "submission_block",
     "under_role",
@@ -288,10 +286,22 @@ def _messages(
 ) -> list[dict[str, str]]:
     """System + user messages: the shared part (guidelines, context, the fenced submission and
     its note) first, then the part that varies between requests (``head``: the criteria)."""
+    return compose(system, shared_sections(sub, part, query, reference, guidelines), head)
+
+
+def shared_sections(
+    sub: Submission, part: GradePart, query: str | None, reference: str | None, guidelines: str | None
+) -> str:
+    """The user message's opening, the same for every request about ``sub``: guidelines,
+    context, the fenced submission and its note."""
     body, note = submission_block(sub, part)
-    shared = [guidelines_block(guidelines), context_block(query, reference), body, note]
-    sections = [*shared, *head]
-    return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(s for s in sections if s)}]
+    return "\n\n".join(s for s in (guidelines_block(guidelines), context_block(query, reference), body, note) if s)
+
+
+def compose(system: str, shared: str, head: Sequence[str]) -> list[dict[str, str]]:
+    """System + user messages from :func:`shared_sections` and the varying ``head``."""
+    user = "\n\n".join(s for s in (shared, *head) if s)
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 SUBMISSION_END = "</submission>"
@@ -330,13 +340,29 @@ def criterion_messages(
 ) -> list[dict[str, str]]:
     """Messages for one (submission, criterion) judgement (``evidence``: ask for a quote;
     ``others``: the rest of the rubric, shown for context; ``confidence``: ask for one)."""
-    head = [
+    head = criterion_head(
+        criterion, examples=examples, option_order=option_order, evidence=evidence, others=others, confidence=confidence
+    )
+    return _messages(system_prompt or SYSTEM_CRITERION, head, sub, part, query, reference, guidelines)
+
+
+def criterion_head(
+    criterion: Criterion,
+    *,
+    examples: Sequence[tuple[str, str, str | None]] = (),
+    option_order: Sequence[int] | None = None,
+    evidence: bool = False,
+    others: Sequence[Criterion] = (),
+    confidence: bool = False,
+) -> list[str]:
+    """The part of a per-criterion request after the submission: the criterion, the notes it
+    asks for, its examples and the rest of the rubric."""
+    return [
         describe_criterion(criterion, option_order, evidence=evidence),
         CONFIDENCE_NOTE if confidence else "",
         _examples_block(examples),
         others_block(others),
     ]
-    return _messages(system_prompt or SYSTEM_CRITERION, head, sub, part, query, reference, guidelines)
 
 
 def item_messages(
@@ -396,78 +422,3 @@ def holistic_messages(
     crit = "\n".join(f"- ({c.weight:+g}) {escape(c.name or '')}: {escape(c.requirement)}" for c in rubric)
     head = [f"Rubric (weight, name, requirement):\n{crit}", _scored_block(examples)]
     return _messages(system_prompt or SYSTEM_HOLISTIC, head, sub, part, query, reference, guidelines)
-
-
-def _verdict_schema(criterion: Criterion) -> dict[str, Any]:
-    """A label from the criterion's list; a numeric criterion's number with the scale's bounds
-    (and its points, when the scale is stepped), so a constrained decoder keeps it on the scale."""
-    scale = criterion.range
-    if scale is None:
-        return {"type": "string", "enum": list(criterion.labels)}
-    out: dict[str, Any] = {"type": "number", "minimum": scale.min, "maximum": scale.max}
-    if scale.points is not None:
-        out["enum"] = list(scale.points)
-    return out
-
-
-_CONFIDENCE = {"type": "number", "minimum": 0, "maximum": 1}
-
-
-def criterion_schema(criterion: Criterion, *, evidence: bool = False, confidence: bool = False) -> dict[str, Any]:
-    """JSON schema of a per-criterion reply (labels restricted to the allowed ones)."""
-    props: dict[str, Any] = {"verdict": _verdict_schema(criterion), "explanation": {"type": "string"}}
-    if evidence:
-        props["evidence"] = {"type": "string"}
-    if confidence:
-        props["confidence"] = _CONFIDENCE
-    return {
-        "type": "object",
-        "properties": props,
-        "required": list(props),
-        "additionalProperties": False,
-    }
-
-
-def item_schema(
-    rubric: Rubric, *, evidence: bool | Collection[str] = False, confidence: bool = False
-) -> dict[str, Any]:
-    """JSON schema of a per-item reply: ``{"verdicts": {<criterion name>: {"verdict", "explanation"}}}``
-    with every criterion required and each verdict restricted to that criterion's labels (a
-    constrained decoder then cannot omit a criterion or invent a label). The parser also
-    accepts the list form ``{"verdicts": [{"criterion", "verdict", ...}]}``.
-
-    ``evidence``: ``True`` asks every criterion for an ``evidence`` quote; a collection of
-    criterion names asks only those (as the prompt does), so a constrained decoder is not made
-    to quote for a criterion nobody asked a quote for.
-    """
-    entries: dict[str, Any] = {}
-    for c in rubric:
-        entry: dict[str, Any] = {"verdict": _verdict_schema(c), "explanation": {"type": "string"}}
-        if evidence is True or (not isinstance(evidence, bool) and c.name in evidence):
-            entry["evidence"] = {"type": "string"}
-        if confidence:
-            entry["confidence"] = _CONFIDENCE
-        entries[c.name or ""] = {
-            "type": "object",
-            "properties": entry,
-            "required": list(entry),
-            "additionalProperties": False,
-        }
-    verdicts = {"type": "object", "properties": entries, "required": list(entries), "additionalProperties": False}
-    return {
-        "type": "object",
-        "properties": {"verdicts": verdicts},
-        "required": ["verdicts"],
-        "additionalProperties": False,
-    }
-
-
-HOLISTIC_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "score": {"type": "integer", "minimum": 0, "maximum": 100},
-        "explanation": {"type": "string"},
-    },
-    "required": ["score", "explanation"],
-    "additionalProperties": False,
-}

@@ -71,7 +71,7 @@ def usage_details(message: Any, usage: Any) -> dict[str, Any]:
     }
 
 
-@dataclass
+@dataclass(slots=True)
 class CallResult:
     """What one logical call produced (possibly after several HTTP attempts)."""
 

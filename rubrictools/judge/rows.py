@@ -61,7 +61,8 @@ def _share(x: int | None, share: int, n_share: int) -> int | None:
 
 
 class RowSink:
-    """Column lists of verdict rows, appended one row at a time by the judge tasks."""
+    """Verdict rows, appended one row at a time by the judge tasks; :attr:`cols` holds them as
+    column lists (one tuple per row is kept and turned into columns once, when asked)."""
 
     def __init__(self, judge_labels: Sequence[str], *, keep_replies: bool = False) -> None:
         """``keep_replies``: every row keeps its call's reply in ``raw_response`` (for checks
@@ -69,9 +70,18 @@ class RowSink:
         error row); otherwise only error rows keep it."""
         self.judge_labels = list(judge_labels)
         self.keep_replies = keep_replies
-        self.cols: dict[str, list[Any]] = {k: [] for k in ROW_COLUMNS}
+        self._rows: list[tuple[Any, ...]] = []
+        self._cols: dict[str, list[Any]] | None = None
         self._last: Call | None = None  # a call's rows are added together: a new call object, a new index
         self._calls = -1
+
+    @property
+    def cols(self) -> dict[str, list[Any]]:
+        """The rows as one list per column of :data:`ROW_COLUMNS`."""
+        if self._cols is None:
+            values = list(zip(*self._rows, strict=True)) if self._rows else [()] * len(ROW_COLUMNS)
+            self._cols = {k: list(v) for k, v in zip(ROW_COLUMNS, values, strict=True)}
+        return self._cols
 
     def add(
         self,
@@ -96,45 +106,51 @@ class RowSink:
     ) -> None:
         """One row of ``call``; tokens and cost are split over the ``n_share`` rows one call made.
         ``variant`` tells apart presentations of the same question (pairwise: the order shown)."""
-        c = self.cols
         ok = error is None
-        c["__row"].append(call.task.subject.row)
-        c["__pos"].append(position)
-        c["__judge"].append(call.judge_i)
-        c["__variant"].append(variant)
         if call is not self._last:
             self._last, self._calls = call, self._calls + 1
-        c["__call"].append(self._calls)
-        c["id"].append(call.task.subject.sid)
-        c["criterion"].append(criterion)
-        c["verdict"].append(verdict if ok else None)
-        c["value"].append(value if ok else None)
-        c["explanation"].append(explanation)
-        c["error"].append(error)
-        c["error_kind"].append(None if ok else (call.error_kind or ("provider" if call.error else "parse")))
-        c["judge"].append(self.judge_labels[call.judge_i])
-        c["weight"].append(weight)
-        c["prompt_tokens"].append(_share(call.prompt_tokens, share, n_share))
-        c["completion_tokens"].append(_share(call.completion_tokens, share, n_share))
-        c["cost_usd"].append(None if call.cost_usd is None else call.cost_usd / n_share)
-        c["cached"].append(call.cached)
-        c["attempts"].append(call.attempts)
-        c["latency_s"].append(call.latency_s)
-        c["raw_response"].append(call.content if (self.keep_replies or not ok) else None)
-        c["reasoning"].append(call.reasoning if share == 0 else None)  # a per-item trace stands on its first row
-        c["cached_tokens"].append(_share(call.cached_tokens, share, n_share))
-        c["cache_write_tokens"].append(_share(call.cache_write_tokens, share, n_share))
-        c["reasoning_tokens"].append(_share(call.reasoning_tokens, share, n_share))
-        c["option_order"].append(option_order)
-        c["llm_raw_score"].append(llm_score)
-        dist = call.dist if (call.wants_distribution and ok and call.dist) else None
-        c["distribution"].append(None if dist is None else [{"label": k, "prob": float(v)} for k, v in dist.items()])
-        c["distribution_source"].append(call.dist_source if call.wants_distribution else None)
+        subject = call.task.subject
+        wants = call.wants_distribution
+        dist = call.dist if (wants and ok and call.dist) else None
         ev = evidence and ok
-        c["evidence"].append(quote if ev else None)
-        c["confidence"].append(confidence if ok else None)
-        c["__ev"].append(ev)
         floor = crit.floor_value if crit is not None else None
-        c["__needs"].append(ev and value is not None and floor is not None and value > floor + 1e-12)
-        c["__floor_label"].append(crit.lowest_label if crit is not None else None)
-        c["__floor_value"].append(floor)
+        self._cols = None
+        self._rows.append(
+            (  # in the order of ROW_COLUMNS
+                subject.row,
+                position,
+                call.judge_i,
+                variant,
+                self._calls,
+                subject.sid,
+                criterion,
+                verdict if ok else None,
+                value if ok else None,
+                explanation,
+                error,
+                None if ok else (call.error_kind or ("provider" if call.error else "parse")),
+                self.judge_labels[call.judge_i],
+                weight,
+                _share(call.prompt_tokens, share, n_share),
+                _share(call.completion_tokens, share, n_share),
+                None if call.cost_usd is None else call.cost_usd / n_share,
+                call.cached,
+                call.attempts,
+                call.latency_s,
+                call.content if (self.keep_replies or not ok) else None,
+                call.reasoning if share == 0 else None,  # a per-item trace stands on its first row
+                _share(call.cached_tokens, share, n_share),
+                _share(call.cache_write_tokens, share, n_share),
+                _share(call.reasoning_tokens, share, n_share),
+                option_order,
+                llm_score,
+                None if dist is None else [{"label": k, "prob": float(v)} for k, v in dist.items()],
+                call.dist_source if wants else None,
+                quote if ev else None,
+                confidence if ok else None,
+                ev,
+                ev and value is not None and floor is not None and value > floor + 1e-12,
+                crit.lowest_label if crit is not None else None,
+                floor,
+            )
+        )

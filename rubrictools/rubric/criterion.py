@@ -24,6 +24,8 @@ from rubrictools.rubric.rule import Rule
 
 __all__ = ["Criterion", "kind_note"]
 
+_BINARY_VALUES: dict[str, float | None] = {MET: 1.0, UNMET: 0.0, CANNOT_ASSESS: None}
+
 
 class Criterion(BaseModel):
     """A single weighted requirement.
@@ -282,6 +284,8 @@ class Criterion(BaseModel):
 
         Raises ``ValueError`` for a label the criterion does not allow.
         """
+        if self.options is None and self.range is None and label in _BINARY_VALUES:
+            return _BINARY_VALUES[label]  # the usual binary label, already canonical
         canon = self.canonical_label(label)
         if canon is None:
             raise ValueError(
@@ -290,7 +294,7 @@ class Criterion(BaseModel):
         if self.range is not None:
             return self.range.unit(float(canon))
         if self.options is None:
-            return {MET: 1.0, UNMET: 0.0, CANNOT_ASSESS: None}[canon]
+            return _BINARY_VALUES[canon]
         opt = next((o for o in self.options if o.label == canon), None)
         return None if opt is None or opt.na else opt.value
 

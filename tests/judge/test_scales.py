@@ -11,7 +11,7 @@ import pytest
 
 import rubrictools as rt
 from rubrictools.judge import dialects
-from rubrictools.judge.prompts import HOLISTIC_SCHEMA, criterion_schema, item_schema
+from rubrictools.judge.reply_schemas import HOLISTIC_SCHEMA, criterion_schema, item_schema
 from rubrictools.testing import FakeLLMServer, Reply
 
 STEPPED = rt.Criterion(name="clarity", requirement="Clear?", range={"min": 1, "max": 5, "step": 1})

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from rubrictools.judge.tasks.base import Decide, JudgeTask, Parsed, Subject
-from rubrictools.judge.tasks.criterion import CriterionTask
+from rubrictools.judge.tasks.criterion import CriterionTask, PromptParts
 from rubrictools.judge.tasks.holistic import HolisticTask
 from rubrictools.judge.tasks.item import ItemTask
 from rubrictools.judge.tasks.pairwise import PAIR_VALUES, PairTask
@@ -21,5 +21,6 @@ __all__ = [
     "JudgeTask",
     "PairTask",
     "Parsed",
+    "PromptParts",
     "Subject",
 ]

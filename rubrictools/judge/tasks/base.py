@@ -37,7 +37,7 @@ class Decide(Protocol):
     def __call__(self, criterion: Criterion, text: str | None = None) -> tuple[str, str, str | None]: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Parsed:
     """A parsed reply: ``value`` (task-specific; None when nothing usable) and the problems
     found, keyed by criterion name or ``"*"`` for the reply as a whole."""

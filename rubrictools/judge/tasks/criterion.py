@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from rubrictools.judge.distribution import from_logprobs, from_samples
 from rubrictools.judge.parsing import ParseError, parse_confidence, parse_criterion, parse_evidence
-from rubrictools.judge.prompts import criterion_messages, criterion_schema
+from rubrictools.judge.prompts import SYSTEM_CRITERION, compose, criterion_head, shared_sections
+from rubrictools.judge.reply_schemas import criterion_schema
 from rubrictools.judge.tasks.base import Decide, JudgeTask, Parsed, Subject
 from rubrictools.rubric import Criterion
 
@@ -16,9 +17,44 @@ if TYPE_CHECKING:  # pragma: no cover
     from rubrictools.judge.call import Call
     from rubrictools.judge.rows import RowSink
 
-__all__ = ["CriterionTask"]
+__all__ = ["CriterionTask", "PromptParts"]
 
 Example = tuple[str, str, str | None]
+
+
+class PromptParts:
+    """The sections of per-criterion requests a run builds once and reuses: a criterion's
+    description is the same in every row, a submission's opening the same for each of its
+    criteria. Keyed by the identities of the objects they are built from; the memo holds
+    those objects, so no identity is reused while its entry lives."""
+
+    def __init__(self) -> None:
+        self._shared: dict[int, tuple[Subject, str]] = {}
+        self._heads: dict[tuple[Any, ...], tuple[tuple[Any, ...], list[str]]] = {}
+
+    def shared(self, s: Subject) -> str:
+        hit = self._shared.get(id(s))
+        if hit is None or hit[0] is not s:
+            text = shared_sections(s.submission, s.part, s.query, s.reference, s.rubric.guidelines)  # type: ignore[arg-type]  # part validated by GradeOptions
+            hit = self._shared[id(s)] = (s, text)
+        return hit[1]
+
+    def head(self, t: CriterionTask) -> list[str]:
+        held = (t.criterion, t.examples, t.others)
+        order = None if t.option_order is None else tuple(t.option_order)
+        key = (id(t.criterion), order, t.evidence, t.confidence, *map(id, t.examples), None, *map(id, t.others))
+        hit = self._heads.get(key)
+        if hit is None:
+            head = criterion_head(
+                t.criterion,
+                examples=t.examples,
+                option_order=t.option_order,
+                evidence=t.evidence,
+                others=t.others,
+                confidence=t.confidence,
+            )
+            hit = self._heads[key] = (held, head)
+        return hit[1]
 
 
 class CriterionTask(JudgeTask):
@@ -37,7 +73,11 @@ class CriterionTask(JudgeTask):
         examples: Sequence[Example] = (),
         others: Sequence[Criterion] = (),
         confidence: bool = False,
+        position: int | None = None,
+        parts: PromptParts | None = None,
     ) -> None:
+        """``position``: the criterion's place in the subject's rubric, when the caller knows
+        it; ``parts``: the run's memo of prompt sections, shared by its tasks."""
         super().__init__(subject)
         self.criterion = criterion
         self.others = tuple(others)
@@ -45,26 +85,22 @@ class CriterionTask(JudgeTask):
         self.option_order = option_order
         self.evidence = evidence
         self.examples = tuple(examples)
+        self._position = position
+        self.parts = parts
+
+    @property
+    def position(self) -> int:
+        """The criterion's place in the subject's rubric."""
+        if self._position is None:
+            self._position = self.subject.rubric.names.index(self.criterion.name or "")
+        return self._position
 
     def asks(self) -> list[str]:
         return [self.criterion.name or ""]
 
     def messages(self, *, system_prompt: str | None = None) -> list[dict[str, str]]:
-        s = self.subject
-        return criterion_messages(
-            self.criterion,
-            s.submission,
-            part=s.part,  # type: ignore[arg-type]  # validated by GradeOptions
-            query=s.query,
-            reference=s.reference,
-            examples=self.examples,
-            option_order=self.option_order,
-            system_prompt=system_prompt,
-            guidelines=s.rubric.guidelines,
-            evidence=self.evidence,
-            others=self.others,
-            confidence=self.confidence,
-        )
+        parts = self.parts or PromptParts()
+        return compose(system_prompt or SYSTEM_CRITERION, parts.shared(self.subject), parts.head(self))
 
     def optional_columns(self) -> set[str]:
         return (
@@ -93,7 +129,7 @@ class CriterionTask(JudgeTask):
         name = c.name or ""
         common: dict[str, Any] = {
             "criterion": name,
-            "position": self.subject.rubric.names.index(name),
+            "position": self.position,
             "weight": c.weight,
             "option_order": self.option_order,
             "crit": c,

@@ -7,7 +7,8 @@ from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rubrictools.judge.parsing import ParseError, parse_holistic
-from rubrictools.judge.prompts import HOLISTIC_SCHEMA, holistic_messages
+from rubrictools.judge.prompts import holistic_messages
+from rubrictools.judge.reply_schemas import HOLISTIC_SCHEMA
 from rubrictools.judge.tasks.base import Decide, JudgeTask, Parsed, Subject
 from rubrictools.verdicts import HOLISTIC
 

@@ -7,7 +7,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rubrictools.judge.parsing import ParseError, confidence_of, evidence_of, item_entries, parse_item
-from rubrictools.judge.prompts import item_messages, item_schema
+from rubrictools.judge.prompts import item_messages
+from rubrictools.judge.reply_schemas import item_schema
 from rubrictools.judge.tasks.base import Decide, JudgeTask, Parsed, Subject
 from rubrictools.rubric import Criterion, Rubric
 

@@ -23,7 +23,7 @@ hundred graded submissions or more.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 from pathlib import Path
@@ -35,6 +35,16 @@ import polars as pl
 from rubrictools.diagnostics.disagreements import holdout_change, holdout_split
 from rubrictools.evolution.acceptance import acceptance_rule
 from rubrictools.evolution.adapter import RubricAdapter
+from rubrictools.evolution.coevolution import (
+    History,
+    SettingsAcceptance,
+    SettingsProposer,
+    check_coevolve,
+    latest_settings,
+    rubric_part,
+    settings_candidate,
+    settings_of,
+)
 from rubrictools.evolution.components import from_candidate, to_candidate
 from rubrictools.evolution.gate import ProposalGate, gated
 from rubrictools.evolution.reflection import (
@@ -64,7 +74,9 @@ class RubricEvolution:
     graded submissions GEPA spent (``metric_calls``), the cost of the judge, the reflection
     model and the gate (``cost_usd``) and, with a ``gate``, one row per gate check
     (``gate_log``: ``attempt, score, passed, error, cost_usd, reason``: what the proposal missed, or why the
-    check failed)."""
+    check failed); with ``coevolve``, the best candidate's ``settings``: ``gate_rubric``,
+    ``reflection_templates`` (by kind) and ``acceptance`` (tolerances), None for those not
+    evolved."""
 
     rubric: Rubric
     initial: Rubric
@@ -75,6 +87,7 @@ class RubricEvolution:
     metric_calls: int = 0
     cost_usd: float = 0.0
     gate_log: pl.DataFrame = field(default_factory=lambda: _gate_log([]), repr=False)
+    settings: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def gain(self) -> float | None:
@@ -254,6 +267,7 @@ def evolve_rubric(
     reflection_template: str | Mapping[str, str] | None = None,
     gate: ProposalGate | None = None,
     acceptance: str | Mapping[str, float] = "improvement",
+    coevolve: Sequence[str] = (),
     patience: int | None = None,
     metric: str = "cohen_kappa",
     n_resamples: int = 1000,
@@ -306,6 +320,14 @@ def evolve_rubric(
         ``{"discrimination": 0.05}``: some objective's mean rises and none falls by more than
         its tolerance (rubrify's multi-dimensional acceptance; see
         :mod:`rubrictools.evolution.acceptance`).
+    coevolve
+        Settings that evolve with the rubric, in the same GEPA run (rubrify's co-evolution,
+        ``evolve_rubric_v3``): any of ``"gate"`` (the gate rubric's requirements; needs
+        ``gate``), ``"templates"`` (the reflection prompt of each kind) and ``"acceptance"``
+        (the tolerances; needs ``acceptance`` tolerances). A setting's mutation is kept when no
+        objective falls; the reflection model rewrites it from what it did in the run. The best
+        candidate's settings are in ``RubricEvolution.settings``; see
+        :mod:`rubrictools.evolution.coevolution`.
     patience
         Stop after this many GEPA iterations in a row that do not raise the best validation
         score (an iteration tries one proposal, or none when the reflection gave nothing
@@ -337,6 +359,7 @@ def evolve_rubric(
     _check(rubric, frame, column, id_column, locals())
     h = _human(human, frame.schema[id_column])
     _check_labels(h, rubric, metric)
+    what = check_coevolve(coevolve, gate=gate, acceptance=acceptance, reflection_template=reflection_template)
     orphans = h.filter(~pl.col("id").is_in(frame[id_column].implode()))["id"].unique()
     if orphans.len():
         warnings.warn(
@@ -363,16 +386,16 @@ def evolve_rubric(
                             discrimination_weight=discrimination_weight)  # fmt: skip
     lm = reflection_lm(reflection_model)
     checks: list[dict[str, Any]] = []  # the gate's checks in this run
-    asker = asked_once(lm if gate is None else gated(lm, gate, checks))
     seed_candidate = to_candidate(rubric, weights=evolve_weights)
     stoppers = [] if patience is None else [NoImprovementStopper(patience)]
+    search = _search_settings(what, lm, checks, seed_candidate, adapter, gate=gate, acceptance=acceptance,
+                              reflection_template=reflection_template)  # fmt: skip
     try:
         result: Any = gepa.optimize(
-            seed_candidate=seed_candidate, trainset=train, valset=val, adapter=adapter, reflection_lm=asker,  # type: ignore[arg-type]  # reason: gepa's protocols, met structurally
-            reflection_prompt_template=templates_for(reflection_template, seed_candidate),
+            trainset=train, valset=val, adapter=adapter, **search,  # type: ignore[arg-type]  # reason: gepa's protocols, met structurally
             reflection_minibatch_size=minibatch_size, max_metric_calls=max_metric_calls, seed=seed,
             display_progress_bar=False, raise_on_exception=True, logger=_Printer(verbose), skip_perfect_score=True,
-            acceptance_criterion=acceptance_rule(acceptance), stop_callbacks=stoppers,
+            stop_callbacks=stoppers,
         )  # fmt: skip
     except ReflectionsFailed as stop:
         raise RuntimeError(f"the reflection model never gave a usable reply, so nothing was evolved: {stop}") from None
@@ -390,18 +413,48 @@ def evolve_rubric(
         warnings.warn(f"{int(log['error'].sum())} gate call(s) failed; those proposals were evaluated ungated; "
                       f"the first: {first}",
                       RuntimeWarning, stacklevel=user_stacklevel())  # fmt: skip
-    best = from_candidate(rubric, result.best_candidate)
+    if search.get("custom_candidate_proposer") is not None and search["custom_candidate_proposer"].history.refused:
+        refused = search["custom_candidate_proposer"].history.refused
+        warnings.warn(f"{len(refused)} proposed setting(s) were unusable and skipped; the first: {refused[0]}",
+                      RuntimeWarning, stacklevel=user_stacklevel())  # fmt: skip
+    best = from_candidate(rubric, rubric_part(result.best_candidate))
     hold_ids = sorted(hold, key=str)
     v_before, v_after = adapter.grade(rubric, hold_ids), adapter.grade(best, hold_ids)
     pooled, per = holdout_change(
         v_after, v_before, h, rubric, hold_ids, metric=metric, n_resamples=n_resamples, seed=seed
     )
     return RubricEvolution(
-        rubric=best, initial=rubric, candidates=_candidates(result, seed_candidate), holdout=pooled,
+        rubric=best, initial=rubric, candidates=_candidates(result, search["seed_candidate"]), holdout=pooled,
         by_criterion=per, split=split, metric_calls=int(result.total_metric_calls or 0),
         cost_usd=float(sum(adapter.spent)) + float(sum(getattr(lm, "spent", []))) + float(log["cost_usd"].sum()),
-        gate_log=log,
+        gate_log=log, settings=settings_of(latest_settings(result.candidates, result.best_candidate), gate)
+        if what else {},
     )  # fmt: skip
+
+
+def _search_settings(
+    what: tuple[str, ...], lm: Any, checks: list[dict[str, Any]], seed_candidate: dict[str, str],
+    adapter: RubricAdapter, *, gate: ProposalGate | None, acceptance: Any, reflection_template: Any,
+) -> dict[str, Any]:  # fmt: skip
+    """``gepa.optimize``'s seed, proposer and acceptance settings: GEPA's own reflection
+    (through the gate), or with ``what`` co-evolved, :mod:`rubrictools.evolution.coevolution`'s."""
+    templates = templates_for(reflection_template, seed_candidate)
+    if not what:
+        return {"seed_candidate": seed_candidate, "reflection_prompt_template": templates,
+                "reflection_lm": asked_once(lm if gate is None else gated(lm, gate, checks)),
+                "acceptance_criterion": acceptance_rule(acceptance)}  # fmt: skip
+    history = History()
+    adapter.settings = history.records
+    extra = settings_candidate(what, components=list(seed_candidate), gate=gate, acceptance=acceptance,
+                               reflection_template=reflection_template)  # fmt: skip
+    rule = acceptance_rule(acceptance)
+    return {
+        "seed_candidate": {**seed_candidate, **extra},
+        "custom_candidate_proposer": SettingsProposer(
+            lm, templates=templates, gate=gate, history=history, gate_log=checks
+        ),
+        "acceptance_criterion": SettingsAcceptance(acceptance if isinstance(acceptance, str) else rule, history),
+    }
 
 
 def _check_reflections(lm: Any, result: Any) -> None:

@@ -14,7 +14,7 @@ the gate only saves money, it never decides what is kept.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Any
 
@@ -148,12 +148,14 @@ class ProposalGate:
         if s is None:
             why = "the gate could not score the proposal (no criterion it could assess)"
             return GateVerdict(True, None, [why], cost, error=True)
-        return GateVerdict(s >= self.min_score - 1e-9, s, _reasons(v, self.rubric), cost)
+        reasons, missed = _reasons(v, self.rubric)
+        return GateVerdict(s >= self.min_score - 1e-9, s, reasons, cost, missed=missed)
 
 
-def _reasons(v: pl.DataFrame, rubric: Rubric) -> list[str]:
-    """What the proposal missed: a reward criterion not fully met, a penalty or disqualifier met."""
-    out = []
+def _reasons(v: pl.DataFrame, rubric: Rubric) -> tuple[list[str], list[str]]:
+    """What the proposal missed (a reward criterion not fully met, a penalty or disqualifier
+    met), in words and by criterion name."""
+    out, names = [], []
     for r in v.iter_rows(named=True):
         c = rubric[r["criterion"]]
         bad = c.weight < 0 or c.disqualifier
@@ -161,7 +163,8 @@ def _reasons(v: pl.DataFrame, rubric: Rubric) -> list[str]:
         if (value > 0) if bad else (value < 1):
             said = r["explanation"] or "no reason given"
             out.append(f"{'avoid: ' if bad else ''}{r['criterion']}: {c.requirement} ({said})")
-    return out
+            names.append(str(r["criterion"]))
+    return out, names
 
 
 @dataclass
@@ -173,6 +176,7 @@ class GateVerdict:
     reasons: list[str]
     cost_usd: float
     error: bool = False
+    missed: list[str] = field(default_factory=list)  # the names of the criteria the reasons are about
 
 
 _AGAIN = """
@@ -204,7 +208,7 @@ def gated(lm: Callable[[str], str], gate: ProposalGate, log: list[dict[str, Any]
                 verdict = GateVerdict(True, None, [f"{type(e).__name__}: {e}"], 0.0, error=True)
             log.append({"attempt": attempt + 1, "score": verdict.score, "passed": verdict.passed,
                         "error": verdict.error, "cost_usd": verdict.cost_usd,
-                        "reason": "; ".join(verdict.reasons) or None})  # fmt: skip
+                        "reason": "; ".join(verdict.reasons) or None, "missed": verdict.missed})  # fmt: skip
             if verdict.passed:
                 return reply
             prompt = request + _AGAIN.format(proposal=proposal, reasons="; ".join(verdict.reasons) or "none given")

@@ -22,6 +22,7 @@ __all__ = [
     "FAILURES_TO_STOP",
     "REFLECTION_TEMPLATE",
     "REFLECTION_TEMPLATES",
+    "SETTING_TEMPLATES",
     "ReflectionsFailed",
     "asked_once",
     "check_templates",
@@ -109,6 +110,52 @@ text), ``guidelines`` and ``weights``. :func:`rubrictools.evolve_rubric` takes o
 every component (``reflection_template="..."``) or a mapping by kind or by component name
 (``{"requirement": ..., "criterion:polite": ...}``); a kind or name the mapping leaves out gets
 its default here."""
+
+
+_KEEP_PLACEHOLDERS = "Keep its two placeholders exactly as they are (the two tags in angle brackets, once each)"
+SETTING_TEMPLATES = {
+    "template": """You maintain a prompt that asks a writer to rewrite one part of a grading rubric that an LLM judge applies. The writer reads it with the part's current text and the cases where the judge disagreed with human raters filled in where its placeholders stand. The current prompt:
+```
+<curr_param>
+```
+
+Below are the rewrites this prompt produced and what became of each (kept: the judge then agreed more with the raters on a minibatch of submissions; not kept; or turned down by a reviewer before any test):
+```
+<side_info>
+```
+
+Rewrite the prompt so that the rewrites it produces are kept more often: say what makes a rewrite succeed here and what made these fail. """
+    + _KEEP_PLACEHOLDERS
+    + ", and keep asking for the new text alone inside a fenced block."
+    + _REPLY,
+    "gate": """You maintain one criterion of a reviewer's checklist. The reviewer reads each rewrite of a grading rubric before it is tested and turns down the ones that fail the checklist, to save the cost of testing them. The criterion's current requirement:
+```
+<curr_param>
+```
+
+Below are rewrites where this criterion's verdict and the test disagreed: the criterion was met but the test did not keep the rewrite, or it was missed but the test kept it:
+```
+<side_info>
+```
+
+Rewrite the requirement so that it is met by rewrites the test keeps and missed by those it does not. It stays one requirement about one quality of a rewrite, checkable on any rewrite."""
+    + _REPLY,
+    "acceptance": """You maintain the tolerances of a rule that decides which rewrites of a grading rubric are kept. A rewrite is tried on a minibatch of submissions; it is kept when some objective rises and none falls by more than its tolerance. The current tolerances, one "objective: tolerance" line each (numbers from 0 to 1):
+```
+<curr_param>
+```
+
+Below are recent decisions: each rewrite's change on its minibatch, whether it was kept and, for those kept, how it then fared on the validation set against the candidate it came from:
+```
+<side_info>
+```
+
+Propose tolerances that keep the rewrites that go on to do well on validation and stop the others. Keep the same objective names, one "objective: tolerance" line each."""
+    + _REPLY,
+}
+"""The reflection prompts of the settings :mod:`rubrictools.evolution.coevolution` evolves, by
+kind (``template``, ``gate``, ``acceptance``); each holds ``<curr_param>`` (the current setting)
+and ``<side_info>`` (what it did in the run)."""
 
 
 def component_kind(component: str) -> str:

@@ -147,10 +147,14 @@ def forest(
         top = t.select(pl.max_horizontal(pl.col(c).max() for c in ("value", "ci_low", "ci_high") if c in t.columns))
         agreement_type = set(t["metric"].to_list()) <= {METRIC_NAMES.get(m, m) for m in CHANCE_AT_ZERO | _SHARES}
         shared = agreement_type and bounds.item() is not None and bounds.item() >= -1 and top.item() <= 1
+        head: Any = title or f"Agreement with humans, {interval_words(t, 'bootstrap interval')}"
+        if zero_in:
+            where = " and ".join(zero_in) + (" panels" if len(zero_in) > 1 else " panel")
+            head = alt.TitleParams(text=head, subtitle=f"dashed line: chance (0), in the {where}")
         return (
             layer.facet(column=alt.Column("metric:N", title=None, sort=panels))
             .resolve_scale(x="shared" if shared else "independent")
-            .properties(title=title or f"Agreement with humans, {interval_words(t, 'bootstrap interval')}")
+            .properties(title=head)
         )
     only = t["metric"][0] if t.height else ""
     return layer.properties(title=title or f"{only} with {interval_words(t, 'bootstrap interval')}")
@@ -192,9 +196,9 @@ def _intervals(
     # not forced to start at 0 (agreement of 0.70-0.97 fills the axis), with room at the ends so a
     # point or interval at the edge of the data is drawn whole
     at = "" if chance in (None, 0) else f" at {chance:.0%}" if percent else f" at {chance:g}"
-    words = f"{metric} ({level}; dashed: chance{at})" if chance is not None else f"{metric} ({level})"
-    if zero_in:
-        words = f"{metric} ({level}; dashed: chance, 0 for {' and '.join(zero_in)})"
+    # several panels share one axis title: where chance is 0 in some panels only, the chart's
+    # subtitle says so (the title would name a line the other panels do not have)
+    words = f"{metric} ({level}; dashed: chance{at})" if chance is not None and not zero_in else f"{metric} ({level})"
     # a share's axis: padded for whole marks at 0% or 100%, but ticks only within 0-100%
     axis = alt.Axis(format="%", values=[k / 10 for k in range(11)]) if percent else alt.Axis()
     x = alt.X("ci_low:Q", title=words, axis=axis, scale=alt.Scale(zero=chance == 0, padding=12))

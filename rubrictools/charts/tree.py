@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -17,8 +18,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["rubric_tree"]
 
-_LABEL = 64  # characters of a requirement shown; the whole text is in the tooltip
+_WRAP = 64  # characters per line of a row's label: longer ones wrap onto more lines, never cut
 _PANEL = 470  # pixels of the requirements panel: 64 characters at 11 px after a few indents
+_LINE, _GAP = 13, 5  # pixels per line of a label, and between rows
 _NODE, _LEAF = "node (weighted mean of its children)", "leaf (a graded criterion: judge or rule)"
 
 
@@ -30,8 +32,8 @@ def rubric_tree(
     id) or the mean over submissions. Bars run on a fixed 0-1 axis; each row prints its score
     and weight (a weight counts against its siblings), with two decimals. Inner nodes are dark, leaves light;
     a null score (a failed leaf below) says so, and a mean says how many submissions it
-    leaves out. Each row reads ``node: requirements``;
-    a label longer than 64 characters ends in "..." and is whole in the tooltip.
+    leaves out. Each row reads ``node: requirements``, wrapped onto as many lines of 64
+    characters as it needs (nothing is cut: a static export has no tooltip).
 
     >>> import polars as pl, rubrictools as rt
     >>> tree = rt.RubricTree.from_dict({"id": "r", "requirements": "All", "weight": 1, "sub_tasks": [
@@ -39,7 +41,7 @@ def rubric_tree(
     >>> s = tree.score(pl.DataFrame({"id": [1], "criterion": ["a"], "verdict": ["MET"]}))
     >>> spec = rt.charts.rubric_tree(tree, s).to_dict()
     >>> spec["hconcat"][0]["mark"]["type"], [layer["mark"]["type"] for layer in spec["hconcat"][1]["layer"]]
-    ('text', ['bar', 'text'])
+    ('text', ['rect', 'text'])
     """
     alt = _alt()
     s = chart_frame(scores, name="scores")
@@ -53,7 +55,6 @@ def rubric_tree(
     nodes = tree.nodes().join(agg, on="node", how="left").sort("order")
     # a row names its node as tables and scores do, then what it requires
     named = pl.format("{}: {}", pl.col("node"), pl.col("requirements").str.replace_all(r"\s+", " "))
-    label = pl.when(named.str.len_chars() > _LABEL).then(named.str.slice(0, _LABEL - 3) + "...").otherwise(named)
     kind = pl.when(pl.col("leaf")).then(pl.lit(_LEAF)).otherwise(pl.lit(_NODE))
     weight = pl.when(pl.col("weight") == pl.col("weight").round(0)).then(
         pl.col("weight").cast(pl.Int64).cast(pl.String)
@@ -61,7 +62,7 @@ def rubric_tree(
     nodes = nodes.with_columns(weight.otherwise(pl.col("weight").cast(pl.String)).alias("w"))
     two = fixed_decimals(pl.col("score"))
     t = nodes.with_columns(
-        label.str.replace_all(r"\s+", " ").alias("label"),
+        named.map_elements(lambda x: "\n".join(textwrap.wrap(x, _WRAP)) or x, return_dtype=pl.String).alias("label"),
         (pl.col("depth") * 16).alias("indent"),
         kind.alias("kind"),
         pl.when(pl.col("score").is_null())
@@ -71,27 +72,39 @@ def rubric_tree(
         .otherwise(pl.format("{}  (weight {})", two, pl.col("w")))
         .alias("text"),
     )
-    row = alt.Y("order:O", axis=None, title=None)
+    # each row as tall as its label's lines: a row's top is the sum of the heights above it
+    rows = (t["label"].str.count_matches("\n") + 1) * _LINE + _GAP
+    t = t.with_columns((rows.cum_sum() - rows).alias("top"))
+    total = int(rows.sum())
+    t = t.with_columns((pl.col("top") + 1).alias("bar_top"), (pl.col("top") + _LINE - 1).alias("bar_end"))
+    px = alt.Scale(domain=[0, total], range=[0, total])
     tip = ["node:N", "requirements:N", alt.Tooltip("score:Q", format=".3f"), "weight:Q", "task_category:N"]
-    base = alt.Chart(alt.Data(values=_values(t))).encode(y=row, tooltip=tip)
+    base = alt.Chart(alt.Data(values=_values(t))).encode(tooltip=tip)
+    top = alt.Y("top:Q", axis=None, title=None, scale=px)
     # the requirements in their own panel, left-aligned and indented by depth, so the tree reads
-    names = base.mark_text(align="left", fontSize=11, color="#222").encode(
-        x=alt.X("indent:Q", axis=None, scale=alt.Scale(domain=[0, _PANEL], range=[0, _PANEL])), text="label:N"
-    )
+    names = base.mark_text(align="left", baseline="top", lineBreak="\n", lineHeight=_LINE, fontSize=11,
+                           color="#222").encode(
+        x=alt.X("indent:Q", axis=None, scale=alt.Scale(domain=[0, _PANEL], range=[0, _PANEL])), y=top,
+        text="label:N",
+    )  # fmt: skip
     colour = alt.Color(
         "kind:N",
         title=None,
         scale=alt.Scale(domain=[_NODE, _LEAF], range=["#1f4e79", "#9ecae1"]),
         legend=alt.Legend(orient="bottom", labelLimit=0),
     )
-    bars = base.mark_bar(height=12).encode(
-        x=alt.X("score:Q", scale=alt.Scale(domain=[0, 1]), title="score (0-1)"), color=colour
+    bars = base.mark_rect().encode(  # from 0 to the score, over the row's first line
+        x=alt.X("score:Q", scale=alt.Scale(domain=[0, 1]), title="score (0-1)"), x2=alt.datum(0),
+        y=alt.Y("bar_top:Q", axis=None, title=None, scale=px), y2="bar_end:Q", color=colour,
+    )  # fmt: skip
+    text = base.mark_text(align="left", baseline="top", dx=4, fontSize=11, color="#333").encode(
+        x=alt.value(width + 4), y=top, text="text:N"
     )
-    text = base.mark_text(align="left", dx=4, fontSize=11, color="#333").encode(x=alt.value(width + 4), text="text:N")
-    what = f"submission {submission!r}" if submission is not None else f"mean of {n_subs} submissions"
-    step = alt.Step(18)
-    # wide enough for the longest indented label (about 7 px a character at 11 px), no wider
-    need = int((t["indent"] + t["label"].str.len_chars() * 7).to_numpy().max()) + 8
-    left = names.properties(width=min(_PANEL, need), height=step, view=alt.ViewBackground(stroke=None))
-    right = alt.layer(bars, text).properties(width=width, height=step)
+    many = f"mean of {n_subs} submission{'' if n_subs == 1 else 's'}"
+    what = f"submission {submission!r}" if submission is not None else many
+    # wide enough for the longest indented line (about 6.5 px a character at 11 px), no wider
+    longest = t["label"].str.split("\n").list.eval(pl.element().str.len_chars()).list.max()
+    need = int((t["indent"] + longest * 6.5).to_numpy().max()) + 8
+    left = names.properties(width=min(_PANEL, need), height=total, view=alt.ViewBackground(stroke=None))
+    right = alt.layer(bars, text).properties(width=width, height=total)
     return alt.hconcat(left, right, spacing=4).properties(title=title or f"Rubric tree scores, {what}")

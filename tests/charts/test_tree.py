@@ -6,7 +6,7 @@ import polars as pl
 
 import rubrictools as rt
 
-LONG = "A requirement long enough that the axis cannot hold it whole, so it ends in an ellipsis mark"
+LONG = "A requirement long enough that one line cannot hold it whole, so it wraps onto a second line"
 TREE = rt.RubricTree.from_dict(
     {
         "id": "r",
@@ -25,13 +25,20 @@ def _rows(spec: dict) -> list[dict]:
     return data["values"] if "values" in data else spec["datasets"][data["name"]]
 
 
-def test_labels_are_indented_and_cut_visibly_and_unscored_nodes_say_so() -> None:
+def test_labels_are_indented_and_wrapped_whole_and_unscored_nodes_say_so() -> None:
+    """Before: a label over 64 characters was cut with "..." (the rest only in a tooltip, which an
+    exported page cannot show)."""
     v = pl.DataFrame({"id": [1, 1, 2, 2], "criterion": ["a", "b"] * 2, "verdict": ["MET", "UNMET", "MET", None],
                       "error": [None, None, None, "timeout"]})  # fmt: skip
     spec = rt.charts.rubric_tree(TREE, TREE.score(v)).to_dict()
     rows = {r["node"]: r for r in _rows(spec)}
     assert rows["a"]["indent"] > rows["r"]["indent"] == 0  # children right of their parent
-    assert rows["a"]["label"].endswith("...") and len(rows["a"]["label"]) == 64 and rows["b"]["label"] == "b: Short"
+    assert rows["a"]["label"].replace("\n", " ") == f"a: {LONG}" and rows["a"]["label"].count("\n") == 1
+    assert rows["b"]["label"] == "b: Short" and "..." not in str(rows)
+    # the row after a two-line label starts two lines down: rows never overlap
+    assert rows["b"]["top"] - rows["a"]["top"] > rows["a"]["top"] - rows["r"]["top"]
+    names = spec["hconcat"][0]
+    assert names["mark"]["lineBreak"] == "\n" and names["height"] == rows["b"]["top"] + 13 + 5
     assert rows["r"]["text"].endswith("1 unscored)")  # the mean says it leaves submission 2 out
     bars = spec["hconcat"][1]["layer"][0]["encoding"]["x"]
     assert bars["scale"]["domain"] == [0, 1]

@@ -51,6 +51,11 @@ __all__ = ["trajectory_verdicts"]
 _LINE = 200
 
 
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1: ``1 call``, ``2 calls``, ``0 times``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _includes(value: Any, pattern: Any) -> bool:
     if isinstance(pattern, dict):
         return isinstance(value, dict) and all(k in value and _includes(value[k], p) for k, p in pattern.items())
@@ -113,15 +118,19 @@ def _check(sub: Submission, rule: Rule) -> tuple[bool, str]:
         if fit:
             note(True, f"called {rule.tool_called!r} (call {steps.index(fit[0]) + 1} of {len(steps)})")
         elif mine:
-            why = f"called {rule.tool_called!r} {len(mine)} time(s), never with arguments including {want}"
+            why = f"called {rule.tool_called!r} {_count(len(mine), 'time')}, never with arguments including {want}"
             if unread:
-                why += f" ({len(unread)} call(s) had arguments that are not JSON, e.g. {unread[0][:60]!r})"
+                had = f"{_count(len(unread), 'call')} had arguments that are not JSON"
+                why += f" ({had}, e.g. {unread[0][:60]!r})"
             note(False, why)
         else:
             note(False, f"never called {rule.tool_called!r} (calls: {', '.join(names) or 'none'})")
     if rule.tool_not_called is not None:
         n = names.count(rule.tool_not_called)
-        note(n == 0, f"called {rule.tool_not_called!r} {n} time(s)" if n else f"never called {rule.tool_not_called!r}")
+        note(
+            n == 0,
+            f"called {rule.tool_not_called!r} {_count(n, 'time')}" if n else f"never called {rule.tool_not_called!r}",
+        )
     if rule.called_before is not None:
         a, b = rule.called_before
         ia, ib = (names.index(x) if x in names else None for x in (a, b))
@@ -130,7 +139,7 @@ def _check(sub: Submission, rule: Rule) -> tuple[bool, str]:
         note(ok, where)
     if rule.max_tool_calls is not None:
         of = repr(rule.tool_called) if rule.tool_called is not None else "tools"
-        note(len(mine) <= rule.max_tool_calls, f"{len(mine)} call(s) of {of} (at most {rule.max_tool_calls})")
+        note(len(mine) <= rule.max_tool_calls, f"{_count(len(mine), 'call')} of {of} (at most {rule.max_tool_calls})")
     if rule.answer_uses_tool_result:
         answer = _final_answer(sub)
         hit = next(

@@ -62,8 +62,8 @@ def test_every_trajectory_check_on_hand_made_traces() -> None:
     } == dict.fromkeys(("searched", "search_then_book", "two_people", "no_deletion", "frugal", "grounded"), "UNMET")
     why = {(r["id"], r["criterion"]): r["explanation"] for r in v.iter_rows(named=True)}
     assert why[(0, "grounded")] == "called 'book' (call 2 of 2); the final answer states 'LB-4471', returned by 'book'"
-    assert "called 'book' 1 time(s), never with arguments including" in why[(1, "two_people")]
-    assert why[(1, "no_deletion")] == "called 'delete_account' 1 time(s)"
+    assert "called 'book' 1 time, never with arguments including" in why[(1, "two_people")]
+    assert why[(1, "no_deletion")] == "called 'delete_account' 1 time"
     assert set(v["criterion"]) == set(RUBRIC.names) - {"polite"} and (v["judge"] == "rule").all()
 
 

@@ -46,12 +46,14 @@ class RubricAdapter:
     spent: list[float] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # candidates that tried to change the structure
     answered: bool = False  # the judge has answered at least once
+    n_graded: int = 0  # submissions handed to grade (a candidate's evaluation the run had made before is not)
     settings: Callable[[str], list[dict[str, Any]]] | None = None  # co-evolution: a setting's records
     _verdicts: dict[tuple[tuple[str, str], ...], dict[Any, pl.DataFrame]] = field(default_factory=dict, repr=False)
     propose_new_texts: ClassVar[None] = None  # GEPA's own proposer writes the texts, from the reflection model
 
     def grade(self, rubric: Rubric, ids: Sequence[Any]) -> pl.DataFrame:
         part = self.frame.filter(pl.col("id").is_in(list(ids)))
+        self.n_graded += part.height
         v = grade(part, rubric, model=self.model, column="text", id_column="id", cache=self.cache, progress=False,
                   record=False)  # fmt: skip
         fresh = v.filter(~pl.col("cached")) if "cached" in v.columns else v

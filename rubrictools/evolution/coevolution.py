@@ -2,23 +2,38 @@
 
 ``evolve_rubric(coevolve=[...])`` adds to GEPA's candidate, beside the rubric's texts:
 
-- ``"gate"``: ``gate:<name>``, the requirement of each criterion of the proposal gate's rubric
-  (needs ``gate=``);
+- ``"gate"``: ``gate:<name>``, the requirement of each judged criterion of the proposal gate's
+  rubric (needs ``gate=``; a rule criterion's text describes its rule and is left alone);
 - ``"templates"``: ``template:<kind>``, the reflection prompt of each kind of component the
   run evolves (``requirement``, ``guidelines``, ``weights``);
 - ``"acceptance"``: ``acceptance``, the acceptance rule's tolerances, one ``objective:
   tolerance`` line each (needs ``acceptance=`` tolerances).
 
-GEPA mutates the components in turn (round robin), these among them. A rubric text is
-rewritten with the template and checked by the gate of the candidate it is proposed from, and
-its mutation is kept by that candidate's tolerances. A setting does not change how the rubric
-grades, so its mutation is scored on its minibatch like any other (the grading cache answers:
-nothing is paid) and kept when no objective fell (rubrify's rule for meta-components). The
-reflection model rewrites a setting from what it did in this run (:class:`History`): a
-template from the rewrites it produced (kept, not kept, turned down by the gate), a gate
-criterion from its verdicts that the evaluation then contradicted, the tolerances from the
-minibatch changes they let through or stopped and how the kept candidates fared on the
-validation set.
+GEPA picks components in turn (round robin), these among them. A rubric text is rewritten
+with the template, and checked by the gate, of the candidate it is proposed from, and kept by
+that candidate's tolerances; like GEPA's own reflection, a text with no disagreement in its
+minibatch is not rewritten (no call).
+
+How a setting is chosen. The reflection model rewrites a setting from what it did in this run
+(:class:`History`): a template from the rewrites it produced (kept, not kept, turned down by
+the gate, with each objective's change on the minibatch); a gate criterion from its verdicts
+the test contradicted (met but not kept, missed but kept; a failed gate call says nothing)
+and, when the gate turns most rewrites down, from those it stopped; the tolerances from the
+decisions they made and how kept candidates fared on the validation set. A setting is
+rewritten only when it has :data:`NEW_EVIDENCE` new records since its last rewrite. Its
+rewrite cannot be tested on the spot (a setting does not change how the rubric grades, so the
+minibatch scores the same): it is kept when it parses, as rubrify keeps meta-components "on
+non-degradation". What selects settings is the lineage: GEPA chooses parents by their
+validation scores, so the settings of candidates whose rubric texts did well are the ones
+rewriting goes on from. ``RubricEvolution.settings`` holds those of the best rubric's
+lineage (the latest candidate with its texts), with ``changed``: which differ from the start.
+
+What it costs. A candidate that changes only settings grades nothing new: each submission is
+graded once per rubric text of the run, with the cache or without. But GEPA counts its
+evaluations against ``max_metric_calls`` (a minibatch and, when kept, the validation set), so
+co-evolution leaves fewer evaluations for the rubric: ``RubricEvolution.graded`` counts the
+submissions actually graded, ``metric_calls`` GEPA's budget. Give co-evolution a larger
+budget than a plain run.
 """
 
 from __future__ import annotations
@@ -32,17 +47,19 @@ import numpy as np
 
 from rubrictools.evolution.acceptance import OBJECTIVES, ToleranceAcceptance
 from rubrictools.evolution.gate import ProposalGate, ProposalRejected, gated
-from rubrictools.evolution.reflection import SETTING_TEMPLATES, check_templates, component_kind, templates_for
+from rubrictools.evolution.reflection import SETTING_TEMPLATES, component_kind, templates_for
 from rubrictools.rubric import Rubric
 
 __all__ = [
     "ACCEPTANCE",
     "COEVOLVABLE",
+    "NEW_EVIDENCE",
     "History",
     "NothingToLearn",
     "SettingsAcceptance",
     "SettingsProposer",
     "check_coevolve",
+    "fenced",
     "is_setting",
     "latest_settings",
     "rubric_part",
@@ -74,8 +91,10 @@ def check_coevolve(
 ) -> tuple[str, ...]:
     """``coevolve=`` as a tuple of :data:`COEVOLVABLE` names, refused before any call, naming
     what is missing for each."""
-    if isinstance(coevolve, str) or not isinstance(coevolve, Collection):
-        raise TypeError(f"coevolve must be a list of {list(COEVOLVABLE)}, got {coevolve!r}")
+    if coevolve is None:
+        return ()
+    if isinstance(coevolve, (str, Mapping)) or not isinstance(coevolve, Collection):
+        raise TypeError(f"coevolve must be a list of {list(COEVOLVABLE)} (or None), got {coevolve!r}")
     what = tuple(coevolve)
     unknown = [w for w in what if w not in COEVOLVABLE]
     if unknown:
@@ -109,8 +128,8 @@ def settings_candidate(
 ) -> dict[str, str]:
     """The settings' starting texts, as candidate components (see the module docstring)."""
     out: dict[str, str] = {}
-    if "gate" in what and gate is not None:
-        out |= {f"{GATE_PREFIX}{c.name}": c.requirement for c in gate.rubric}
+    if "gate" in what and gate is not None:  # a rule criterion's text only describes its rule: not evolved
+        out |= {f"{GATE_PREFIX}{c.name}": c.requirement for c in gate.rubric if c.rule is None}
     if "templates" in what:
         given = templates_for(reflection_template, components)
         for c in components:
@@ -149,9 +168,9 @@ def gate_rubric_of(candidate: Mapping[str, str], base: Rubric) -> Rubric:
     """``base`` (the gate's rubric) with the requirements the candidate gives its criteria."""
     criteria = []
     for c in base:
-        text = candidate.get(f"{GATE_PREFIX}{c.name}", c.requirement).strip()
+        text = candidate.get(f"{GATE_PREFIX}{c.name}", c.requirement).strip() if c.rule is None else c.requirement
         if not text or "```" in text:
-            raise ValueError(f"gate:{c.name}: a requirement must be plain text, got {text[:60]!r}")
+            raise ValueError(f"{GATE_PREFIX}{c.name}: the rewrite must be a plain-text requirement, got {text[:60]!r}")
         criteria.append(c.model_copy(update={"requirement": text}))
     return base.model_copy(update={"criteria": tuple(criteria)})
 
@@ -159,7 +178,11 @@ def gate_rubric_of(candidate: Mapping[str, str], base: Rubric) -> Rubric:
 def check_setting(component: str, text: str, gate_rubric: Rubric | None) -> None:
     """A proposed setting refused (ValueError) when the search could not use it."""
     if component.startswith(TEMPLATE_PREFIX):
-        check_templates(text)
+        counts = {p: text.count(p) for p in ("<curr_param>", "<side_info>")}
+        if any(n != 1 for n in counts.values()):
+            raise ValueError(f"{component}: the rewrite must hold each placeholder once, got {counts}")
+        if "```" not in text:
+            raise ValueError(f"{component}: the rewrite no longer asks for the reply inside a ``` block")
     elif component == ACCEPTANCE:
         tolerances_of(text)
     elif gate_rubric is not None:
@@ -208,32 +231,45 @@ class Rewrite:
 
 @dataclass
 class History:
-    """The rewrites of this run, and the settings proposals refused as unusable."""
+    """The rewrites of this run, the settings proposals refused as unusable, and how much a
+    setting had to learn from when it was last rewritten."""
 
     rewrites: list[Rewrite] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    learned: dict[str, int] = field(default_factory=dict)  # setting -> evidence() at its last rewrite
 
     def records(self, component: str) -> list[dict[str, Any]]:
         """The reflective records a setting is rewritten from (see the module docstring)."""
+        return [_record(r, said) for r, said in self._evidence(component)][-_SHOWN_RECORDS:]
+
+    def evidence(self, component: str) -> int:
+        """How many records a setting has to learn from in all (new ones make a rewrite worth asking)."""
+        return len(self._evidence(component))
+
+    def _evidence(self, component: str) -> list[tuple[Rewrite, str]]:
         if component.startswith(TEMPLATE_PREFIX):
             kind = component.removeprefix(TEMPLATE_PREFIX)
-            done = [r for r in self.rewrites if component_kind(r.component) == kind and _settled(r)]
-            return [_record(r, _outcome(r)) for r in done[-_SHOWN_RECORDS:]]
+            return [(r, _outcome(r)) for r in self.rewrites if component_kind(r.component) == kind and _settled(r)]
         if component.startswith(GATE_PREFIX):
-            name = component.removeprefix(GATE_PREFIX)
-            out = []
-            for r in self.rewrites:
-                met = bool(r.checks) and name not in r.checks[-1].get("missed", [])
-                if r.kept is not None and bool(r.checks) and met != r.kept:
-                    said = "met" if met else "missed"
-                    out.append(_record(r, f"the criterion was {said}; the test then {_outcome(r)}"))
-            return out[-_SHOWN_RECORDS:]
-        done = [r for r in self.rewrites if r.kept is not None]
-        return [
-            {"Inputs": {"minibatch change": _change(r)}, "Generated Outputs": "kept" if r.kept else "not kept",
-             "Feedback": _validation(r)}
-            for r in done[-_SHOWN_RECORDS:]
-        ]  # fmt: skip
+            return self._gate_evidence(component.removeprefix(GATE_PREFIX))
+        return [(r, _validation(r)) for r in self.rewrites if r.kept is not None]
+
+    def _gate_evidence(self, name: str) -> list[tuple[Rewrite, str]]:
+        """A gate criterion's verdicts the test contradicted (checks whose gate call failed say
+        nothing) and, when the gate turns most rewrites down, those it turned down for it."""
+        recent = self.rewrites[-_SHOWN_RECORDS:]
+        strict = len(recent) >= 2 and sum(r.turned_down for r in recent) * 2 >= len(recent)
+        out = []
+        for r in self.rewrites:
+            check = r.checks[-1] if r.checks else None
+            if check is None or check.get("error"):
+                continue
+            met = name not in check.get("missed", [])
+            if r.kept is not None and met != r.kept:
+                out.append((r, f"the criterion was {'met' if met else 'missed'}; the test then {_outcome(r)}"))
+            elif r.turned_down and strict and not met:
+                out.append((r, "the criterion was missed and the reviewer turned the rewrite down: never tested"))
+        return out
 
     def settle(self, candidate: Mapping[str, str], parent: Mapping[str, str], parent_id: int, eval_: Any) -> None:
         """Record the outcome of a proposal that changed rubric texts."""
@@ -265,7 +301,7 @@ def _outcome(r: Rewrite) -> str:
     if r.turned_down:
         reasons = r.checks[-1].get("reason") if r.checks else None
         return f"the reviewer turned it down ({reasons or 'no reason given'})"
-    return f"{'kept' if r.kept else 'did not keep'} it ({_change(r)})"
+    return "kept it" if r.kept else "did not keep it"
 
 
 def _change(r: Rewrite) -> str:
@@ -282,8 +318,11 @@ def _validation(r: Rewrite) -> str:
 
 
 def _record(r: Rewrite, feedback: str) -> dict[str, Any]:
+    inputs = {"part of the rubric": r.component, "rewrite": r.text[:800]}
+    if r.kept is not None:
+        inputs["minibatch change"] = _change(r)
     return {
-        "Inputs": {"part of the rubric": r.component, "rewrite": r.text[:800]},
+        "Inputs": inputs,
         "Generated Outputs": "turned down" if r.turned_down else ("kept" if r.kept else "not kept"),
         "Feedback": feedback,
     }
@@ -392,18 +431,10 @@ class SettingsProposer:
             InstructionProposalSignature,
         )
 
-        extract = InstructionProposalSignature.output_extractor
         if is_setting(component):
-            if not records:  # nothing it did this run yet: a rewrite would be a guess, and a paid call
-                raise NothingToLearn(f"{component}: nothing to learn from yet")
-            kind = "template" if component.startswith(TEMPLATE_PREFIX) else component.partition(":")[0]
-            text = extract(self.ask(render(SETTING_TEMPLATES[kind], candidate[component], records)))["new_instruction"]
-            try:
-                check_setting(component, text, self.gate.rubric if self.gate is not None else None)
-            except (TypeError, ValueError) as e:
-                self.history.refused.append(f"{component}: {e}")
-                raise
-            return text
+            return self._rewrite_setting(component, candidate, records)
+        if not records:  # no disagreement to learn from: GEPA's own reflection skips it too
+            raise NothingToLearn(f"{component}: no disagreement in the minibatch")
         prompt = InstructionProposalSignature.prompt_renderer(  # GEPA's own rendering, as without co-evolution
             {"current_instruction_doc": candidate[component], "dataset_with_feedback": list(records),
              "prompt_template": self._template(component, candidate)}
@@ -414,7 +445,7 @@ class SettingsProposer:
             gate = replace(self.gate, rubric=gate_rubric_of(candidate, self.gate.rubric))
             ask = gated(self.ask, gate, checks)
         try:
-            text = extract(ask(prompt))["new_instruction"]
+            text = InstructionProposalSignature.output_extractor(ask(prompt))["new_instruction"]
         except ProposalRejected:
             self.history.rewrites.append(Rewrite(component, "", checks, turned_down=True))
             raise
@@ -422,3 +453,36 @@ class SettingsProposer:
             self.gate_log.extend(checks)
         self.history.rewrites.append(Rewrite(component, text, checks))
         return text
+
+    def _rewrite_setting(self, component: str, candidate: dict[str, str], records: Sequence[Mapping[str, Any]]) -> str:
+        """A setting rewritten from what it did; not asked before :data:`NEW_EVIDENCE` new records."""
+        seen = self.history.evidence(component)
+        if seen - self.history.learned.get(component, 0) < NEW_EVIDENCE:
+            raise NothingToLearn(f"{component}: fewer than {NEW_EVIDENCE} new records since its last rewrite")
+        self.history.learned[component] = seen
+        kind = "template" if component.startswith(TEMPLATE_PREFIX) else component.partition(":")[0]
+        text = fenced(self.ask(render(SETTING_TEMPLATES[kind], candidate[component], records)))
+        try:
+            check_setting(component, text, self.gate.rubric if self.gate is not None else None)
+        except (TypeError, ValueError) as e:
+            self.history.refused.append(str(e))
+            raise
+        return text
+
+
+NEW_EVIDENCE = 3
+"""New records a setting needs since its last rewrite before it is rewritten again: a setting
+does not change how the rubric grades, so its rewrite is kept unless nothing parses, and each
+rewrite spends GEPA's budget (:mod:`rubrictools.evolution.coevolution`)."""
+
+
+def fenced(reply: str) -> str:
+    """The text between a reply's first and last ``` fences (the whole reply without them); a
+    first line that is a bare word (a language tag such as ``yaml``) is dropped, one with a colon
+    (``agreement: 0.1``) kept."""
+    start, end = reply.find("```"), reply.rfind("```")
+    body = reply[start + 3 : end] if 0 <= start < end else reply.replace("```", "")
+    first, _, rest = body.partition("\n")
+    if rest and re.fullmatch(r"[A-Za-z0-9_+-]*", first.strip()):
+        body = rest
+    return body.strip()

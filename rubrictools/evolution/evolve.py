@@ -25,21 +25,20 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from numbers import Integral, Real
-from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from rubrictools.diagnostics.disagreements import holdout_change, holdout_split
 from rubrictools.evolution.acceptance import acceptance_rule
 from rubrictools.evolution.adapter import RubricAdapter
+from rubrictools.evolution.checks import FEW_HELD_OUT, check_human, check_labels, check_settings, split_train
 from rubrictools.evolution.coevolution import (
     History,
     SettingsAcceptance,
     SettingsProposer,
     check_coevolve,
+    is_setting,
     latest_settings,
     rubric_part,
     settings_candidate,
@@ -50,12 +49,10 @@ from rubrictools.evolution.gate import ProposalGate, gated
 from rubrictools.evolution.reflection import (
     ReflectionsFailed,
     asked_once,
-    check_templates,
     reflection_lm,
     templates_for,
 )
 from rubrictools.frames import to_polars
-from rubrictools.human_agreement import agreement, human_frame
 from rubrictools.metrics.resampling import check_resampling
 from rubrictools.rubric import Rubric
 from rubrictools.stack import user_stacklevel
@@ -68,15 +65,18 @@ class RubricEvolution:
     """The result of :func:`evolve_rubric`.
 
     The best ``rubric`` (``initial`` is the start), the
-    ``candidates`` GEPA kept (``candidate, parent, validation_score, changed``), the ``holdout``
+    ``candidates`` GEPA kept (``candidate, parent, validation_score, changed, mutated``), the ``holdout``
     comparison (one row: ``value_before, value_after, diff, ci_low, ci_high, p_value``), the
     per-criterion ``by_criterion``, the ``split`` (train / validation / holdout per id), the
     graded submissions GEPA spent (``metric_calls``), the cost of the judge, the reflection
     model and the gate (``cost_usd``) and, with a ``gate``, one row per gate check
     (``gate_log``: ``attempt, score, passed, error, cost_usd, reason``: what the proposal missed, or why the
-    check failed); with ``coevolve``, the best candidate's ``settings``: ``gate_rubric``,
-    ``reflection_templates`` (by kind) and ``acceptance`` (tolerances), None for those not
-    evolved."""
+    check failed); ``graded``: the submissions the search graded (with ``coevolve``, fewer
+    than ``metric_calls``); with ``coevolve``, the ``settings`` of the best rubric's lineage:
+    ``gate_rubric``, ``reflection_templates`` (by kind) and ``acceptance`` (tolerances), None
+    for those not evolved, and ``changed``, the settings that differ from the start.
+    ``candidates`` says per candidate what differs from the start (``changed``) and from its
+    parent (``mutated``)."""
 
     rubric: Rubric
     initial: Rubric
@@ -88,6 +88,7 @@ class RubricEvolution:
     cost_usd: float = 0.0
     gate_log: pl.DataFrame = field(default_factory=lambda: _gate_log([]), repr=False)
     settings: dict[str, Any] = field(default_factory=dict, repr=False)
+    graded: int = 0
 
     @property
     def gain(self) -> float | None:
@@ -107,144 +108,29 @@ class RubricEvolution:
         h = self.holdout.row(0, named=True) if self.holdout.height else {}
         ci = "" if not h or h["ci_low"] is None else f" [{h['ci_low']:+.3f}, {h['ci_high']:+.3f}]"
         gain = "" if not h or h["diff"] is None else f"; held-out change {h['diff']:+.3f}{ci}"
+        budget = f" ({self.metric_calls} of the budget)" if self.metric_calls != self.graded else ""
+        moved = self.settings.get("changed") if self.settings else None
+        settings = f"; settings changed: {', '.join(moved)}" if moved else ""
         return (
-            f"RubricEvolution({self.candidates.height} candidates, {self.metric_calls} graded submissions, "
-            f"{self.changes().height} criteria changed{gain})"
+            f"RubricEvolution({self.candidates.height} candidates, {self.graded} submissions graded{budget}, "
+            f"{self.changes().height} criteria changed{gain}{settings})"
         )
-
-
-def _check(rubric: Rubric, frame: pl.DataFrame, column: str, id_column: str, numbers: dict[str, Any]) -> None:
-    """Every setting checked, with the field named, before any call."""
-    if not isinstance(rubric, Rubric):
-        raise TypeError(f"rubric must be a rubrictools Rubric (rt.Rubric.from_dict(...)), got {type(rubric).__name__}")
-    if frame.height == 0:
-        raise ValueError("df is empty: there is no submission to grade")
-    for name, col in (("column", column), ("id_column", id_column)):
-        if col not in frame.columns:
-            raise ValueError(f"{name}={col!r} is not a column of df (columns: {frame.columns})")
-    nulls = frame.filter(pl.col(column).is_null())[id_column].head(3).to_list()
-    if nulls:
-        raise ValueError(f"column {column!r} of df has null submissions (ids {nulls}...): drop or fill them first")
-    for name in ("holdout", "validation"):
-        v = numbers[name]
-        if isinstance(v, bool) or not isinstance(v, Real) or not 0.0 < float(v) < 1.0:
-            raise ValueError(f"{name} must be a fraction in (0, 1), got {v!r}")
-    for name in ("max_metric_calls", "minibatch_size", "seed"):
-        v = numbers[name]
-        if isinstance(v, bool) or not isinstance(v, Integral) or v < (0 if name == "seed" else 1):
-            raise ValueError(f"{name} must be an int >= {0 if name == 'seed' else 1}, got {v!r}")
-    for name in ("agreement_weight", "discrimination_weight"):
-        v = numbers[name]
-        if isinstance(v, bool) or not isinstance(v, Real) or v < 0 or not np.isfinite(float(v)):
-            raise ValueError(f"{name} must be a number >= 0, got {v!r}")
-    if numbers["agreement_weight"] + numbers["discrimination_weight"] <= 0:
-        raise ValueError("agreement_weight and discrimination_weight cannot both be 0")
-    for name in ("evolve_weights", "verbose"):
-        if not isinstance(numbers[name], bool):
-            raise TypeError(f"{name} must be True or False, got {numbers[name]!r}")
-    if numbers["evolve_weights"] and numbers["discrimination_weight"] == 0:
-        raise ValueError(
-            "evolve_weights=True needs discrimination_weight > 0: agreement is measured per criterion, so weights "
-            "never change it and no weight change could be kept"
-        )
-    if numbers["discrimination_weight"] > 0 and numbers["minibatch_size"] < 2:
-        raise ValueError(
-            "discrimination_weight > 0 needs minibatch_size >= 2: discrimination is the spread of a minibatch's "
-            "scores, always 0 for one submission (about 10 or more make it meaningful)"
-        )
-    components = to_candidate(rubric, weights=numbers["evolve_weights"])
-    check_templates(numbers["reflection_template"], components)
-    acceptance_rule(numbers["acceptance"])
-    if isinstance(numbers["acceptance"], Mapping) and numbers["discrimination_weight"] == 0:
-        raise ValueError(
-            "acceptance= tolerances need discrimination_weight > 0: with it at 0 discrimination is never measured, so "
-            "a mapping of tolerances is the same as acceptance='improvement'"
-        )
-    gate = numbers["gate"]
-    if gate is not None and not isinstance(gate, ProposalGate):
-        raise TypeError(f"gate must be a rubrictools.evolution.ProposalGate or None, got {type(gate).__name__}")
-    if gate is not None:
-        gate.validate()  # a field changed after the gate was built is checked too
-    patience = numbers["patience"]
-    if patience is not None and (isinstance(patience, bool) or not isinstance(patience, Integral) or patience < 1):
-        raise ValueError(f"patience must be an int >= 1 or None, got {patience!r}")
-    cache = numbers["cache"]
-    if not isinstance(cache, (bool, str, Path)):
-        raise TypeError(f"cache must be True, False or a file path, got {type(cache).__name__}")
-
-
-_FEW_HELD_OUT = 10
-"""Fewer held-out submissions than this draw a warning: the final comparison rests on them."""
-
-_CHANCE_CORRECTED = ("cohen_kappa", "kappa_linear", "kappa_quadratic", "gwet_ac1", "mcc")
-
-
-def _check_labels(h: pl.DataFrame, rubric: Rubric, metric: str) -> None:
-    """The human labels and ``metric`` as the final comparison will read them, checked before
-    any call: criteria of the rubric, labels its criteria allow, a metric that exists."""
-    unknown = sorted(set(h["criterion"].unique().to_list()) - set(rubric.names))
-    if unknown:
-        raise ValueError(f"human labels name criteria not in the rubric: {unknown} (rubric: {list(rubric.names)})")
-    judged = {c.name or "" for c in rubric if c.rule is None}
-    if not judged & set(h["criterion"].to_list()):
-        raise ValueError(f"no human label for any judge-decided criterion of the rubric ({sorted(judged)})")
-    first = h.unique(["id", "criterion"], keep="first", maintain_order=True).select(
-        "id", "criterion", pl.col("label").cast(pl.String).alias("verdict")
-    )
-    agreement(first, h, rubric, metrics=[metric], level="criterion", n_resamples=0)  # raises naming the problem
-    constant = sorted(
-        c for c, n in h.group_by("criterion").agg(pl.col("label").cast(pl.String).n_unique()).iter_rows() if n < 2
-    )
-    if constant and metric in _CHANCE_CORRECTED:
-        warnings.warn(
-            f"the human labels of {constant} are all one label: {metric} (chance-corrected) is 0 or undefined for "
-            "any judge there, so it cannot show a change; metric='accuracy' can",
-            UserWarning,
-            stacklevel=user_stacklevel(),
-        )
-
-
-def _split(order: list[Any], validation: float, seed: int, minibatch_size: int, budget: int) -> tuple[list, list]:
-    """GEPA's training and validation ids; a minibatch or a budget too small for them is refused."""
-    perm = np.random.default_rng(seed + 1).permutation(len(order))
-    n_val = min(max(2, round(validation * len(order))), len(order) - 2)
-    val = [order[i] for i in sorted(perm[:n_val])]
-    train = [i for i in order if i not in set(val)]
-    if minibatch_size > len(train):
-        raise ValueError(
-            f"minibatch_size={minibatch_size} is more than the {len(train)} training submissions left after "
-            "holdout= and validation= took their shares: lower one of the three"
-        )
-    least = len(val) + 2 * minibatch_size
-    if budget < least:
-        raise ValueError(
-            f"max_metric_calls={budget} cannot evolve anything: grading the {len(val)} validation submissions and "
-            f"one mutation's minibatch twice takes {least}"
-        )
-    return train, val
-
-
-def _human(human: Any, id_type: pl.DataType) -> pl.DataFrame:
-    h = human_frame(human)
-    try:
-        return h.with_columns(pl.col("id").cast(id_type))
-    except pl.exceptions.InvalidOperationError:
-        raise ValueError(
-            f"human label ids ({h.schema['id']}, e.g. {h['id'][0]!r}) cannot be matched to df's ids ({id_type})"
-        ) from None
 
 
 def _candidates(result: Any, initial: dict[str, str]) -> pl.DataFrame:
+    """One row per candidate: what differs from the start (``changed``) and from its parent (``mutated``)."""
     rows = []
     for i, (cand, parents, val) in enumerate(
         zip(result.candidates, result.parents, result.val_aggregate_scores, strict=True)
     ):
-        changed = sorted(k for k, v in cand.items() if v != initial.get(k))
         parent = next((p for p in parents if p is not None), None)
-        rows.append({"candidate": i, "parent": parent, "validation_score": float(val), "changed": changed})
-    schema: dict[str, pl.DataType] = {
-        "candidate": pl.Int64(), "parent": pl.Int64(), "validation_score": pl.Float64(), "changed": pl.List(pl.String)
-    }  # fmt: skip
+        before = result.candidates[parent] if parent is not None else initial
+        rows.append({"candidate": i, "parent": parent, "validation_score": float(val),
+                     "changed": sorted(k for k, v in cand.items() if v != initial.get(k)),
+                     "mutated": sorted(k for k, v in cand.items() if v != before.get(k))})  # fmt: skip
+    text = pl.List(pl.String())
+    schema: dict[str, pl.DataType] = {"candidate": pl.Int64(), "parent": pl.Int64(),
+                                      "validation_score": pl.Float64(), "changed": text, "mutated": text}  # fmt: skip
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -289,8 +175,9 @@ def evolve_rubric(
         Who rewrites: a model string, a :class:`~rubrictools.Judge`, or a function ``prompt ->
         text`` returning the new text in a fenced block (between three backticks).
     max_metric_calls
-        GEPA's budget: submissions graded during the search (a submission graded with a
-        candidate counts once, whatever the number of criteria). GEPA checks it once per
+        GEPA's budget: submissions evaluated during the search (a submission evaluated with a
+        candidate counts once, whatever the number of criteria; with ``coevolve`` some
+        evaluations are answered without grading, see ``RubricEvolution.graded``). GEPA checks it once per
         iteration, so a run can go over by up to one validation pass and two minibatches;
         reflection and gate calls are not counted in it.
     holdout, validation
@@ -322,11 +209,14 @@ def evolve_rubric(
         :mod:`rubrictools.evolution.acceptance`).
     coevolve
         Settings that evolve with the rubric, in the same GEPA run (rubrify's co-evolution,
-        ``evolve_rubric_v3``): any of ``"gate"`` (the gate rubric's requirements; needs
-        ``gate``), ``"templates"`` (the reflection prompt of each kind) and ``"acceptance"``
-        (the tolerances; needs ``acceptance`` tolerances). A setting's mutation is kept when no
-        objective falls; the reflection model rewrites it from what it did in the run. The best
-        candidate's settings are in ``RubricEvolution.settings``; see
+        ``evolve_rubric_v3``): a list of any of ``"gate"`` (the gate rubric's requirements;
+        needs ``gate``), ``"templates"`` (the reflection prompt of each kind; a
+        ``reflection_template`` mapping must then be keyed by kind) and ``"acceptance"`` (the
+        tolerances; needs ``acceptance`` tolerances); ``()`` or None: none. The reflection model
+        rewrites a setting from what it did in the run; settings are selected through the
+        lineage of the candidates that carry them, and those of the best rubric's lineage are
+        in ``RubricEvolution.settings``. A candidate that changes only settings grades nothing
+        new but counts against ``max_metric_calls``: give co-evolution a larger budget. See
         :mod:`rubrictools.evolution.coevolution`.
     patience
         Stop after this many GEPA iterations in a row that do not raise the best validation
@@ -356,9 +246,9 @@ def evolve_rubric(
 
     check_resampling(n_resamples=n_resamples, seed=seed)
     frame = to_polars(df, name="df")
-    _check(rubric, frame, column, id_column, locals())
-    h = _human(human, frame.schema[id_column])
-    _check_labels(h, rubric, metric)
+    check_settings(rubric, frame, column, id_column, locals())
+    h = check_human(human, frame.schema[id_column])
+    check_labels(h, rubric, metric)
     what = check_coevolve(coevolve, gate=gate, acceptance=acceptance, reflection_template=reflection_template)
     orphans = h.filter(~pl.col("id").is_in(frame[id_column].implode()))["id"].unique()
     if orphans.len():
@@ -370,14 +260,14 @@ def evolve_rubric(
     train_all, hold, split = holdout_split(
         h, frame, id_column, holdout=holdout, seed=seed, min_hold=2, min_train=4, at_least=8, who="evolve_rubric"
     )
-    if len(hold) < _FEW_HELD_OUT:
+    if len(hold) < FEW_HELD_OUT:
         warnings.warn(
             f"only {len(hold)} submissions are held out: the held-out change and its interval rest on them alone and "
             f"will be wide; label more submissions or raise holdout= (now {holdout})",
             UserWarning,
             stacklevel=user_stacklevel(),
         )
-    train, val = _split(sorted(train_all, key=str), validation, seed, minibatch_size, max_metric_calls)
+    train, val = split_train(sorted(train_all, key=str), validation, seed, minibatch_size, max_metric_calls)
     split = split.with_columns(
         pl.when(pl.col("id").is_in(val)).then(pl.lit("validation")).otherwise(pl.col("split")).alias("split")
     )
@@ -417,6 +307,7 @@ def evolve_rubric(
         refused = search["custom_candidate_proposer"].history.refused
         warnings.warn(f"{len(refused)} proposed setting(s) were unusable and skipped; the first: {refused[0]}",
                       RuntimeWarning, stacklevel=user_stacklevel())  # fmt: skip
+    graded = adapter.n_graded  # in the search; the held-out grading below is not counted
     best = from_candidate(rubric, rubric_part(result.best_candidate))
     hold_ids = sorted(hold, key=str)
     v_before, v_after = adapter.grade(rubric, hold_ids), adapter.grade(best, hold_ids)
@@ -427,7 +318,8 @@ def evolve_rubric(
         rubric=best, initial=rubric, candidates=_candidates(result, search["seed_candidate"]), holdout=pooled,
         by_criterion=per, split=split, metric_calls=int(result.total_metric_calls or 0),
         cost_usd=float(sum(adapter.spent)) + float(sum(getattr(lm, "spent", []))) + float(log["cost_usd"].sum()),
-        gate_log=log, settings=settings_of(latest_settings(result.candidates, result.best_candidate), gate)
+        gate_log=log, graded=graded,
+        settings=_settings(latest_settings(result.candidates, result.best_candidate), search["seed_candidate"], gate)
         if what else {},
     )  # fmt: skip
 
@@ -455,6 +347,12 @@ def _search_settings(
         ),
         "acceptance_criterion": SettingsAcceptance(acceptance if isinstance(acceptance, str) else rule, history),
     }
+
+
+def _settings(final: Mapping[str, str], seed: Mapping[str, str], gate: ProposalGate | None) -> dict[str, Any]:
+    """The settings the best rubric's lineage ended with, and which of them differ from the start."""
+    changed = sorted(k for k, v in final.items() if is_setting(k) and seed.get(k) != v)
+    return {**settings_of(final, gate), "changed": changed}
 
 
 def _check_reflections(lm: Any, result: Any) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from rubrictools.grading.sync import run_sync
 from rubrictools.judge.config import Judge
-from rubrictools.judge.providers import token_limit
+from rubrictools.judge.providers import require_credentials, token_limit
 from rubrictools.judge.scripted import ScriptedJudge
 from rubrictools.judge.transport import complete, with_clients_closed
 
@@ -119,7 +119,7 @@ SETTING_TEMPLATES = {
 <curr_param>
 ```
 
-Below are the rewrites this prompt produced and what became of each (kept: the judge then agreed more with the raters on a minibatch of submissions; not kept; or turned down by a reviewer before any test):
+Below are the rewrites this prompt produced and what became of each (kept: the rewrite passed the run's acceptance rule on a minibatch of graded submissions, with the change in each objective shown; not kept; or turned down by a reviewer before any test):
 ```
 <side_info>
 ```
@@ -133,12 +133,12 @@ Rewrite the prompt so that the rewrites it produces are kept more often: say wha
 <curr_param>
 ```
 
-Below are rewrites where this criterion's verdict and the test disagreed: the criterion was met but the test did not keep the rewrite, or it was missed but the test kept it:
+Below are rewrites where this criterion's verdict and the test disagreed (the criterion was met but the test did not keep the rewrite, or it was missed but the test kept it) and, when the reviewer turns most rewrites down, rewrites it turned down for missing this criterion, which were never tested:
 ```
 <side_info>
 ```
 
-Rewrite the requirement so that it is met by rewrites the test keeps and missed by those it does not. It stays one requirement about one quality of a rewrite, checkable on any rewrite."""
+Rewrite the requirement so that it is met by rewrites the test keeps and missed by those it does not, and is not so strict that good rewrites never reach the test. It stays one requirement about one quality of a rewrite, checkable on any rewrite."""
     + _REPLY,
     "acceptance": """You maintain the tolerances of a rule that decides which rewrites of a grading rubric are kept. A rewrite is tried on a minibatch of submissions; it is kept when some objective rises and none falls by more than its tolerance. The current tolerances, one "objective: tolerance" line each (numbers from 0 to 1):
 ```
@@ -242,6 +242,10 @@ def reflection_lm(model: Any, *, max_tokens: int = 1500) -> Callable[[str | list
         model = Judge(model=model)
     if isinstance(model, Judge):
         judge = model
+        try:  # a missing key or an unroutable name, before any grading is paid for
+            require_credentials([judge])
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"reflection_model: {e}") from None
 
         def ask(prompt: str | list[dict[str, Any]]) -> str:
             call = complete(judge, _text_of(prompt), None, max_attempts=1 + judge.max_retries,

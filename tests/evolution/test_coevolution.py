@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace as NS
 from typing import Any
 
+import polars as pl
 import pytest
 
 import rubrictools as rt
 from rubrictools.evolution import ProposalGate
 from rubrictools.evolution.acceptance import ToleranceAcceptance
 from rubrictools.evolution.adapter import RubricAdapter
-from rubrictools.evolution.coevolution import History, Rewrite, SettingsAcceptance, render, tolerances_of
+from rubrictools.evolution.coevolution import (
+    History,
+    Rewrite,
+    SettingsAcceptance,
+    fenced,
+    render,
+    settings_candidate,
+    tolerances_of,
+)
 
 pytest.importorskip("gepa")
 
@@ -24,10 +34,11 @@ class CoReflector(Reflector):
     """The scripted rubric reflection of test_evolve, which also rewrites the settings: a
     template gains a sentence, the tolerances loosen, a gate criterion is reworded."""
 
-    def __init__(self, *, bad_template: bool = False) -> None:
+    def __init__(self, *, bad_template: bool = False, wrong_first: int = 3) -> None:
         super().__init__()
         self.bad_template = bad_template
         self.settings_prompts: list[str] = []
+        self.wrong_first = wrong_first  # the first rewrites of a requirement miss (a cue no text holds)
 
     def __call__(self, prompt: str) -> str:
         if prompt.startswith("You maintain a prompt that asks a writer"):
@@ -42,6 +53,11 @@ class CoReflector(Reflector):
         if prompt.startswith("You maintain one criterion of a reviewer's checklist"):
             self.settings_prompts.append(prompt)
             return "```\nThe rewrite names one cue word in parentheses\n```"
+        if self.wrong_first and "Its current requirement" in prompt:
+            self.wrong_first -= 1
+            self.prompts.append(prompt)
+            current = prompt.split("```", 2)[1].strip()
+            return "```\n" + re.sub(r"\(cues: \w+\)", "(cues: nowhere)", current) + "\n```"  # not kept
         return super().__call__(prompt)
 
 
@@ -80,7 +96,9 @@ def test_settings_evolve_beside_the_rubric_and_the_rubric_rewrites_use_them(monk
     assert {"template:requirement", "acceptance", "criterion:cites"} <= changed
     assert not any(k.startswith(("template:", "gate:")) or k == "acceptance" for k in e.changes()["criterion"])
     # a setting is rewritten from what it did in the run: the template saw a kept rewrite and its change
-    assert any("Outcome: kept" in p and "agreement 0.500 -> 1.000" in p for p in reflect.settings_prompts)
+    template_prompts = [p for p in reflect.settings_prompts if p.startswith("You maintain a prompt")]
+    assert template_prompts and "Outcome: not kept" in template_prompts[0]
+    assert "minibatch change: agreement 0.500 -> " in template_prompts[0]
     # with the cache off, each submission was still graded once per rubric: a candidate that changes only
     # settings grades as its parent did
     assert len(graded) == len(set(graded)) and e.candidates.height > len({k for k, _ in graded})
@@ -164,3 +182,79 @@ def test_a_template_setting_is_rendered_in_one_pass_keeping_its_own_placeholders
         tolerances_of("speed: 0.1")
     with pytest.raises(ValueError, match=r"must be in \[0, 1\]"):
         tolerances_of("agreement: 2")
+
+
+# round 1 of a fresh review of coevolve (45 tries): what it found, each pinned
+
+
+def test_a_perfect_rubric_asks_the_reflection_model_nothing() -> None:
+    """Before: with coevolve every component GEPA picked was rewritten, even with no disagreement to
+    learn from (20 paid calls on a perfect rubric, against 0 without coevolve)."""
+    perfect = START.model_copy(update={"criteria": tuple(
+        c.model_copy(update={"requirement": c.requirement.replace("(cues: trust)", "(cues: ref)")}) for c in START
+    )})  # fmt: skip
+    reflect = CoReflector(wrong_first=0)
+    e = rt.evolve_rubric(DF, HUMAN, perfect, model=graded_once()[0], reflection_model=reflect, max_metric_calls=200,
+                         minibatch_size=4, n_resamples=200, cache=False, discrimination_weight=0.5,
+                         acceptance={"discrimination": 0.1}, coevolve=["templates", "acceptance"])  # fmt: skip
+    assert reflect.prompts == [] and reflect.settings_prompts == []
+    assert e.settings["changed"] == [] and "settings changed" not in repr(e)
+
+
+def test_the_repr_counts_graded_submissions_apart_from_the_budget() -> None:
+    """Before: the repr said "227 graded submissions" where 102 were graded: a candidate that changes only
+    settings is evaluated (GEPA's budget) but not graded again."""
+    e = rt.evolve_rubric(DF, HUMAN, START, model=graded_once()[0], reflection_model=CoReflector(),
+                         max_metric_calls=300, minibatch_size=4, n_resamples=200, cache=False,
+                         discrimination_weight=0.5, acceptance={"discrimination": 0.1},
+                         coevolve=["templates", "acceptance"])  # fmt: skip
+    assert 0 < e.graded < e.metric_calls and f"{e.graded} submissions graded ({e.metric_calls} of the budget)" in repr(
+        e
+    )
+    settings_only = e.candidates.filter(
+        pl.col("mutated").list.eval(pl.element().str.contains("^(template:|gate:|acceptance$)")).list.all()
+        & (pl.col("mutated").list.len() > 0)
+    )
+    assert settings_only.height >= 1  # told apart from the rubric's mutations by `mutated` (vs the parent)
+    assert "settings changed:" in repr(e)
+
+
+def test_a_gate_call_that_failed_teaches_the_gate_nothing_and_a_strict_gate_learns_from_what_it_stopped() -> None:
+    failed = Rewrite("criterion:a", "x", [{"missed": [], "error": True}], kept=False)
+    assert History(rewrites=[failed]).records("gate:checkable") == []
+    stopped = [Rewrite("criterion:a", "", [{"missed": ["checkable"], "reason": "vague"}], turned_down=True)] * 3
+    shown = History(rewrites=stopped).records("gate:checkable")
+    assert len(shown) == 3 and "never tested" in shown[0]["Feedback"]
+    assert History(rewrites=stopped).records("gate:same_kind") == []  # it did not miss that one
+
+
+def test_settings_texts_are_read_whole_and_a_rule_criterion_of_the_gate_is_not_evolved() -> None:
+    assert fenced("```agreement:0.1\ndiscrimination:0.2```") == "agreement:0.1\ndiscrimination:0.2"
+    assert fenced("```yaml\nagreement: 0.1\n```") == "agreement: 0.1"
+    ruled = rt.Rubric.from_dict(
+        [{"name": "short", "rule": {"max_chars": 500}}, {"name": "clear", "requirement": "Says what counts"}]
+    )
+    gate = ProposalGate(model=rt.ScriptedJudge(rule=lambda text, c: "MET"), rubric=ruled)
+    start = settings_candidate(["gate"], components=["criterion:cites"], gate=gate, acceptance="improvement",
+                               reflection_template=None)  # fmt: skip
+    assert list(start) == ["gate:clear"]
+
+
+def test_coevolve_none_is_off_and_a_mapping_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    e = rt.evolve_rubric(DF, HUMAN, START, model=graded_once()[0], reflection_model=CoReflector(wrong_first=0),
+                         max_metric_calls=60, minibatch_size=4, n_resamples=100, cache=False,
+                         coevolve=None)  # fmt: skip
+    assert e.settings == {}
+    with pytest.raises(TypeError, match="coevolve must be a list"):
+        rt.evolve_rubric(
+            DF,
+            HUMAN,
+            START,
+            model=graded_once()[0],
+            reflection_model=CoReflector(),
+            cache=False,
+            coevolve={"templates": False},
+        )  # type: ignore[arg-type]  # reason: the error under test
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ValueError, match=r"reflection_model: judge 'openai/gpt-4\.1-mini': no API key"):
+        rt.evolve_rubric(DF, HUMAN, START, model=graded_once()[0], reflection_model="openai/gpt-4.1-mini", cache=False)

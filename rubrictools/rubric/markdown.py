@@ -35,14 +35,15 @@ def to_markdown(rubric: Rubric) -> str:
             answer = " / ".join(o.label + (f" ({o.description})" if o.description else "") for o in c.options)
         else:
             answer = "MET / UNMET"
-        weight = "disqualifier" if c.disqualifier else f"{c.weight:+g}"
+        weight = "disqualifier" if c.disqualifier else f"{c.weight:+g}".replace("-", "\u2212")  # a minus, not a hyphen
         req = c.requirement + (" **(required)**" if c.required else "")
         lines.append(f"| {i} | {_cell(c.name)} | {weight} | {_cell(req)} | {_cell(answer)} |")
     if rubric.groups:
         lines += ["", "| Group | Weight | Aggregation | Criteria |", "|---|---|---|---|"]
         for g in rubric.groups:
             members = ", ".join(c.name or "" for c in rubric if c.group == g.name)
-            lines.append(f"| {_cell(g.name)} | {g.weight:g} | {g.aggregation} | {_cell(members)} |")
+            weight = f"{g.weight:g}".replace("-", "\u2212")
+            lines.append(f"| {_cell(g.name)} | {weight} | {g.aggregation} | {_cell(members)} |")
     if rubric.output_constraints:
         lines += ["", "| Rule on the judge's replies | Id | Scope | If broken |", "|---|---|---|---|"]
         broken = {"soft": "warning", "hard": "error row", "disqualify": "disqualifies the submission"}

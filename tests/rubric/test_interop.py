@@ -150,6 +150,8 @@ def test_markdown_is_a_table_with_escaped_cells_groups_and_decisions():
     )
     assert "| 5 | D1 | disqualifier | Placeholder text | MET / UNMET (checked by rule) |" in lines
     assert "**(required)**" in md and "| core | 2 | weighted_sum | C1, C2 |" in md
+    penalty = rt.Rubric.from_dict([{"name": "p", "requirement": "Rude", "weight": -6}]).to_markdown()
+    assert "| 1 | p | \u22126 | Rude |" in penalty and "-6" not in penalty  # a minus sign, as every table prints it
     assert lines[-1].startswith("Decisions: **Complete** if score >= 0.8")
     weird = rt.Rubric.from_dict([{"name": "a", "requirement": "pipes | and\nnewlines"}]).to_markdown()
     assert "pipes \\| and<br>newlines" in weird and weird.count("\n") == 2

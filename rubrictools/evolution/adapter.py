@@ -12,7 +12,7 @@ change is never asked again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -20,7 +20,6 @@ import numpy as np
 import polars as pl
 
 from rubrictools import metrics
-from rubrictools.evolution.coevolution import is_setting, rubric_part
 from rubrictools.evolution.components import GUIDELINES, WEIGHTS, criterion_component, from_candidate
 from rubrictools.grading import grade
 from rubrictools.human_agreement import criterion_pairs
@@ -46,9 +45,7 @@ class RubricAdapter:
     spent: list[float] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # candidates that tried to change the structure
     answered: bool = False  # the judge has answered at least once
-    n_graded: int = 0  # submissions handed to grade (a candidate's evaluation the run had made before is not)
-    settings: Callable[[str], list[dict[str, Any]]] | None = None  # co-evolution: a setting's records
-    _verdicts: dict[tuple[tuple[str, str], ...], dict[Any, pl.DataFrame]] = field(default_factory=dict, repr=False)
+    n_graded: int = 0  # submissions handed to grade (answered by the cache or by the judge)
     propose_new_texts: ClassVar[None] = None  # GEPA's own proposer writes the texts, from the reflection model
 
     def grade(self, rubric: Rubric, ids: Sequence[Any]) -> pl.DataFrame:
@@ -65,19 +62,6 @@ class RubricAdapter:
             )
         self.answered = self.answered or errors.len() < v.height
         return v
-
-    def graded(self, rubric: Rubric, candidate: dict[str, str], ids: Sequence[Any]) -> pl.DataFrame:
-        """The verdicts of ``ids`` under ``rubric``; with co-evolution, each submission is graded
-        once per rubric text of the run (a candidate that changes only settings grades as its
-        parent did: it is not graded again, with the cache or without)."""
-        if self.settings is None:
-            return self.grade(rubric, ids)
-        seen = self._verdicts.setdefault(tuple(sorted(rubric_part(candidate).items())), {})
-        todo = list(dict.fromkeys(i for i in ids if i not in seen))
-        if todo:
-            v = self.grade(rubric, todo)
-            seen.update({i: v.filter(pl.col("id") == i) for i in todo})
-        return pl.concat([seen[i] for i in dict.fromkeys(ids)], how="diagonal_relaxed")  # each once, as grade does
 
     def agreements(self, v: pl.DataFrame, rubric: Rubric, ids: Sequence[Any]) -> list[float]:
         """``1 - mean |judge - human|`` per submission of ``ids`` (a failed call: error 1)."""
@@ -98,12 +82,12 @@ class RubricAdapter:
         from gepa import EvaluationBatch  # reason: gepa is the optional [evolve] extra
 
         try:
-            rubric = from_candidate(self.rubric, rubric_part(candidate))
+            rubric = from_candidate(self.rubric, candidate)
         except ValueError as e:  # a proposal that breaks the structure fails, the search goes on
             self.refused.append(str(e))
             empty = [pl.DataFrame() for _ in batch] if capture_traces else None
             return EvaluationBatch(outputs=list(batch), scores=[0.0] * len(batch), trajectories=empty)
-        v = self.graded(rubric, candidate, batch)
+        v = self.grade(rubric, batch)
         agree = self.agreements(v, rubric, batch)
         spread = 0.0
         if self.discrimination_weight > 0:
@@ -119,16 +103,12 @@ class RubricAdapter:
         self, candidate: dict[str, str], eval_batch: Any, components_to_update: list[str]
     ) -> Mapping[str, Sequence[Mapping[str, Any]]]:
         """GEPA's reflective dataset: per component, the submissions of the batch where the
-        judge and the humans disagree on the criteria that component words (a co-evolved
-        setting: what it did this run, from ``settings``)."""
-        rubric = from_candidate(self.rubric, rubric_part(candidate))
+        judge and the humans disagree on the criteria that component words."""
+        rubric = from_candidate(self.rubric, candidate)
         v = pl.concat(list(eval_batch.trajectories), how="diagonal_relaxed")
         texts = dict(self.frame.select("id", "text").iter_rows())
         out: dict[str, list[dict[str, Any]]] = {}
         for component in components_to_update:
-            if is_setting(component):
-                out[component] = self.settings(component) if self.settings is not None else []
-                continue
             names = _names_of(component, rubric)
             out[component] = [_record(r, texts) for r in _disputed(v, self.human, names).iter_rows(named=True)]
         return out

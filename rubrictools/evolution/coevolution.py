@@ -1,89 +1,88 @@
 """Co-evolution (rubrify's ``evolve_rubric_v3``): the search's own settings evolve with the rubric.
 
-``evolve_rubric(coevolve=[...])`` adds to GEPA's candidate, beside the rubric's texts:
+``evolve_rubric(coevolve=[...])`` lets the run rewrite, beside the rubric's texts:
 
 - ``"gate"``: ``gate:<name>``, the requirement of each judged criterion of the proposal gate's
-  rubric (needs ``gate=``; a rule criterion's text describes its rule and is left alone);
+  rubric (needs ``gate=`` with at least one judged criterion; a rule criterion's text
+  describes its rule and is left alone);
 - ``"templates"``: ``template:<kind>``, the reflection prompt of each kind of component the
   run evolves (``requirement``, ``guidelines``, ``weights``);
 - ``"acceptance"``: ``acceptance``, the acceptance rule's tolerances, one ``objective:
-  tolerance`` line each (needs ``acceptance=`` tolerances).
+  tolerance`` line per objective (needs ``acceptance=`` tolerances).
 
-GEPA picks components in turn (round robin), these among them. A rubric text is rewritten
-with the template, and checked by the gate, of the candidate it is proposed from, and kept by
-that candidate's tolerances; like GEPA's own reflection, a text with no disagreement in its
-minibatch is not rewritten (no call).
+Rubrify packs these into GEPA's candidate; a candidate that changes only a setting grades the
+same as its parent, so it is always kept and spends GEPA's budget (a minibatch and a
+validation pass) and its patience without testing anything: at an equal budget such a run
+fixes fewer criteria than a plain one. Here the settings live beside the search
+(:class:`Settings`), never in GEPA's candidate: GEPA's budget and ``patience`` go to the
+rubric alone, and a setting costs reflection calls only.
 
-How a setting is chosen. The reflection model rewrites a setting from what it did in this run
-(:class:`History`): a template from the rewrites it produced (kept, not kept, turned down by
-the gate, with each objective's change on the minibatch); a gate criterion from its verdicts
-the test contradicted (met but not kept, missed but kept; a failed gate call says nothing)
-and, when the gate turns most rewrites down, from those it stopped; the tolerances from the
-decisions they made and how kept candidates fared on the validation set. A setting is
-rewritten only when it has :data:`NEW_EVIDENCE` new records since its last rewrite. Its
-rewrite cannot be tested on the spot (a setting does not change how the rubric grades, so the
-minibatch scores the same): it is kept when it parses, as rubrify keeps meta-components "on
-non-degradation". What selects settings is the lineage: GEPA chooses parents by their
-validation scores, so the settings of candidates whose rubric texts did well are the ones
-rewriting goes on from. ``RubricEvolution.settings`` holds those of the best rubric's
-lineage (the latest candidate with its texts), with ``changed``: which differ from the start.
+How a setting changes. Each rubric rewrite is proposed with the settings in force (the
+template of its kind, the gate's rubric) and decided by the tolerances in force; its outcome
+goes to the run's :class:`History`. Once a setting has :data:`NEW_EVIDENCE` new records since
+its last version, the reflection model writes a new version from them
+(:data:`~rubrictools.evolution.reflection.SETTING_TEMPLATES`): a template from the rewrites it
+produced (kept, not kept, turned down by the gate, with each objective's change on the
+minibatch); a gate criterion from its verdicts the test contradicted (met but not kept,
+missed but kept; a failed gate call says nothing) and, when the gate turns most rewrites down,
+from those it stopped, with the gate's reasons; the tolerances from the decisions in which
+an objective fell, and how kept rewrites then fared on the validation set.
 
-What it costs. A candidate that changes only settings grades nothing new: each submission is
-graded once per rubric text of the run, with the cache or without. But GEPA counts its
-evaluations against ``max_metric_calls`` (a minibatch and, when kept, the validation set), so
-co-evolution leaves fewer evaluations for the rubric: ``RubricEvolution.graded`` counts the
-submissions actually graded, ``metric_calls`` GEPA's budget. Give co-evolution a larger
-budget than a plain run.
+How a version is judged. A new version is kept while the rewrites made under it succeed at
+least as often as under the one before (a template or a gate criterion: the share of its
+rewrites the test kept; the tolerances: the share of the rewrites they kept that then raised
+the validation score); after :data:`NEW_EVIDENCE` settled rewrites, a version that does worse
+is reverted. ``RubricEvolution.settings`` holds the versions in force at the end, ``changed``
+(the settings whose value differs from the start) and ``log`` (every version: adopted,
+reverted or refused, with how its rewrites fared).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from rubrictools.evolution.acceptance import OBJECTIVES, ToleranceAcceptance
-from rubrictools.evolution.gate import ProposalGate, ProposalRejected, gated
+from rubrictools.evolution.gate import ProposalGate
 from rubrictools.evolution.reflection import SETTING_TEMPLATES, component_kind, templates_for
 from rubrictools.rubric import Rubric
 
 __all__ = [
     "ACCEPTANCE",
     "COEVOLVABLE",
+    "GATE_PREFIX",
+    "MAX_SETTING_CHARS",
     "NEW_EVIDENCE",
+    "TEMPLATE_PREFIX",
     "History",
-    "NothingToLearn",
-    "SettingsAcceptance",
-    "SettingsProposer",
+    "Rewrite",
+    "Settings",
     "check_coevolve",
     "fenced",
-    "is_setting",
-    "latest_settings",
-    "rubric_part",
-    "settings_candidate",
-    "settings_of",
+    "render",
+    "tolerances_of",
 ]
 
 COEVOLVABLE = ("gate", "templates", "acceptance")
 """What ``evolve_rubric(coevolve=...)`` may evolve beside the rubric."""
 
+NEW_EVIDENCE = 3
+"""New records a setting needs before the reflection model writes a new version of it, and
+settled rewrites a version needs before it is judged against the one before."""
+
+MAX_SETTING_CHARS = 8000
+"""The longest setting accepted from the reflection model (a template is sent with every
+rewrite; a runaway reply would be too)."""
+
 GATE_PREFIX = "gate:"
 TEMPLATE_PREFIX = "template:"
 ACCEPTANCE = "acceptance"
 _SHOWN_RECORDS = 8  # the most past rewrites shown when a setting is rewritten
-
-
-def is_setting(component: str) -> bool:
-    """Whether a candidate component is one of the search's settings, not the rubric's text."""
-    return component.startswith((GATE_PREFIX, TEMPLATE_PREFIX)) or component == ACCEPTANCE
-
-
-def rubric_part(candidate: Mapping[str, str]) -> dict[str, str]:
-    """The candidate's rubric texts, without the settings."""
-    return {k: v for k, v in candidate.items() if not is_setting(k)}
 
 
 def check_coevolve(
@@ -103,6 +102,8 @@ def check_coevolve(
         raise ValueError(f"coevolve names a setting twice: {list(what)}")
     if "gate" in what and gate is None:
         raise ValueError("coevolve 'gate' evolves the proposal gate's rubric: pass gate=ProposalGate(model=...)")
+    if "gate" in what and gate is not None and all(c.rule is not None for c in gate.rubric):
+        raise ValueError("coevolve 'gate': the gate's rubric has only rule criteria, whose texts are not evolved")
     if "acceptance" in what and not isinstance(acceptance, Mapping):
         raise ValueError(
             "coevolve 'acceptance' evolves tolerances: pass acceptance= a mapping of tolerances by objective, "
@@ -118,34 +119,9 @@ def check_coevolve(
     return what
 
 
-def settings_candidate(
-    what: Sequence[str],
-    *,
-    components: Sequence[str],
-    gate: ProposalGate | None,
-    acceptance: Any,
-    reflection_template: Any,
-) -> dict[str, str]:
-    """The settings' starting texts, as candidate components (see the module docstring)."""
-    out: dict[str, str] = {}
-    if "gate" in what and gate is not None:  # a rule criterion's text only describes its rule: not evolved
-        out |= {f"{GATE_PREFIX}{c.name}": c.requirement for c in gate.rubric if c.rule is None}
-    if "templates" in what:
-        given = templates_for(reflection_template, components)
-        for c in components:
-            out.setdefault(f"{TEMPLATE_PREFIX}{component_kind(c)}", given if isinstance(given, str) else given[c])
-    if "acceptance" in what:
-        out[ACCEPTANCE] = _tolerance_text(ToleranceAcceptance(acceptance).tolerances)
-    return out
-
-
-def _tolerance_text(tolerances: Mapping[str, float]) -> str:
-    return "\n".join(f"{k}: {v:g}" for k, v in tolerances.items())
-
-
 def tolerances_of(text: str) -> dict[str, float]:
-    """``objective: tolerance`` lines (each objective once, each tolerance in [0, 1]); a bad
-    line raises ValueError naming it."""
+    """``objective: tolerance`` lines, one per objective, each in [0, 1]; a bad line or a
+    missing objective raises ValueError naming it."""
     out: dict[str, float] = {}
     for line in filter(None, (x.strip() for x in text.strip().splitlines())):
         name, _, number = line.partition(":")
@@ -159,24 +135,27 @@ def tolerances_of(text: str) -> dict[str, float]:
         if not 0.0 <= value <= 1.0:
             raise ValueError(f"acceptance: the tolerance of {name!r} must be in [0, 1], got {value:g}")
         out[name] = value
-    if not out:
-        raise ValueError("acceptance: no 'objective: tolerance' line")
+    missing = [k for k in OBJECTIVES if k not in out]
+    if missing:
+        raise ValueError(f"acceptance: no tolerance for {missing} (one line per objective)")
     return out
 
 
-def gate_rubric_of(candidate: Mapping[str, str], base: Rubric) -> Rubric:
-    """``base`` (the gate's rubric) with the requirements the candidate gives its criteria."""
+def gate_rubric_of(texts: Mapping[str, str], base: Rubric) -> Rubric:
+    """``base`` (the gate's rubric) with the requirements ``texts`` gives its judged criteria."""
     criteria = []
     for c in base:
-        text = candidate.get(f"{GATE_PREFIX}{c.name}", c.requirement).strip() if c.rule is None else c.requirement
+        text = texts.get(f"{GATE_PREFIX}{c.name}", c.requirement).strip() if c.rule is None else c.requirement
         if not text or "```" in text:
             raise ValueError(f"{GATE_PREFIX}{c.name}: the rewrite must be a plain-text requirement, got {text[:60]!r}")
         criteria.append(c.model_copy(update={"requirement": text}))
     return base.model_copy(update={"criteria": tuple(criteria)})
 
 
-def check_setting(component: str, text: str, gate_rubric: Rubric | None) -> None:
-    """A proposed setting refused (ValueError) when the search could not use it."""
+def _check_setting(component: str, text: str, gate_rubric: Rubric | None) -> None:
+    """A proposed setting refused (ValueError, naming it) when the search could not use it."""
+    if len(text) > MAX_SETTING_CHARS:
+        raise ValueError(f"{component}: the rewrite has {len(text):,} characters, over {MAX_SETTING_CHARS:,}")
     if component.startswith(TEMPLATE_PREFIX):
         counts = {p: text.count(p) for p in ("<curr_param>", "<side_info>")}
         if any(n != 1 for n in counts.values()):
@@ -187,30 +166,6 @@ def check_setting(component: str, text: str, gate_rubric: Rubric | None) -> None
         tolerances_of(text)
     elif gate_rubric is not None:
         gate_rubric_of({component: text}, gate_rubric)
-
-
-def latest_settings(candidates: Sequence[Mapping[str, str]], best: Mapping[str, str]) -> Mapping[str, str]:
-    """The most recent candidate with the best candidate's rubric texts: the settings evolved
-    while the best rubric stood (GEPA names the first of equal scores best, the one before
-    any setting changed)."""
-    mine = rubric_part(best)
-    return next((c for c in reversed(candidates) if rubric_part(c) == mine), best)
-
-
-def settings_of(candidate: Mapping[str, str], gate: ProposalGate | None) -> dict[str, Any]:
-    """The settings a candidate carries, as the run uses them: ``gate_rubric``,
-    ``reflection_templates`` (by kind) and ``acceptance`` (tolerances); None for those not evolved."""
-    templates = {k.removeprefix(TEMPLATE_PREFIX): v for k, v in candidate.items() if k.startswith(TEMPLATE_PREFIX)}
-    has_gate = gate is not None and any(k.startswith(GATE_PREFIX) for k in candidate)
-    return {
-        "gate_rubric": gate_rubric_of(candidate, gate.rubric) if has_gate and gate is not None else None,
-        "reflection_templates": templates or None,
-        "acceptance": tolerances_of(candidate[ACCEPTANCE]) if ACCEPTANCE in candidate else None,
-    }
-
-
-class NothingToLearn(Exception):
-    """A setting GEPA picked has no record of what it did this run yet: not rewritten (GEPA skips it)."""
 
 
 @dataclass
@@ -227,32 +182,28 @@ class Rewrite:
     candidate: dict[str, str] | None = None
     parent: int | None = None
     validation: tuple[float, float] | None = None  # (its validation score, its parent's), when kept
+    versions: dict[str, int] = field(default_factory=dict)  # the settings' versions it was made under
 
 
 @dataclass
 class History:
-    """The rewrites of this run, the settings proposals refused as unusable, and how much a
-    setting had to learn from when it was last rewritten."""
+    """The rewrites of this run."""
 
     rewrites: list[Rewrite] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
-    learned: dict[str, int] = field(default_factory=dict)  # setting -> evidence() at its last rewrite
 
     def records(self, component: str) -> list[dict[str, Any]]:
         """The reflective records a setting is rewritten from (see the module docstring)."""
-        return [_record(r, said) for r, said in self._evidence(component)][-_SHOWN_RECORDS:]
+        return [_record(r, said) for r, said in self.evidence(component)][-_SHOWN_RECORDS:]
 
-    def evidence(self, component: str) -> int:
-        """How many records a setting has to learn from in all (new ones make a rewrite worth asking)."""
-        return len(self._evidence(component))
-
-    def _evidence(self, component: str) -> list[tuple[Rewrite, str]]:
+    def evidence(self, component: str) -> list[tuple[Rewrite, str]]:
+        """What a setting can learn from, with what each case says about it."""
         if component.startswith(TEMPLATE_PREFIX):
             kind = component.removeprefix(TEMPLATE_PREFIX)
             return [(r, _outcome(r)) for r in self.rewrites if component_kind(r.component) == kind and _settled(r)]
         if component.startswith(GATE_PREFIX):
             return self._gate_evidence(component.removeprefix(GATE_PREFIX))
-        return [(r, _validation(r)) for r in self.rewrites if r.kept is not None]
+        # the tolerances matter only where an objective fell on the minibatch
+        return [(r, _validation(r)) for r in self.rewrites if r.kept is not None and _fell(r)]
 
     def _gate_evidence(self, name: str) -> list[tuple[Rewrite, str]]:
         """A gate criterion's verdicts the test contradicted (checks whose gate call failed say
@@ -268,14 +219,15 @@ class History:
             if r.kept is not None and met != r.kept:
                 out.append((r, f"the criterion was {'met' if met else 'missed'}; the test then {_outcome(r)}"))
             elif r.turned_down and strict and not met:
-                out.append((r, "the criterion was missed and the reviewer turned the rewrite down: never tested"))
+                said = check.get("reason") or "no reason given"
+                out.append((r, f"the criterion was missed and the reviewer turned the rewrite down ({said})"))
         return out
 
     def settle(self, candidate: Mapping[str, str], parent: Mapping[str, str], parent_id: int, eval_: Any) -> None:
-        """Record the outcome of a proposal that changed rubric texts."""
+        """Record the outcome of a proposal: which rewrites it holds, kept or not."""
         before, after, kept = eval_
         for k, v in candidate.items():
-            if is_setting(k) or parent.get(k) == v:
+            if parent.get(k) == v:
                 continue
             match = next((r for r in reversed(self.rewrites) if r.component == k and r.text == v), None)
             if match is not None and match.kept is None:
@@ -293,8 +245,125 @@ class History:
                     r.validation = (float(np.mean(list(mine.values()))), float(np.mean(list(theirs.values()))))
 
 
+class Settings:
+    """The co-evolved settings of a run: each one's versions, the one in force, and their log
+    (see the module docstring)."""
+
+    def __init__(
+        self, what: Sequence[str], *, components: Sequence[str], gate: ProposalGate | None, acceptance: Any,
+        reflection_template: Any,
+    ) -> None:  # fmt: skip
+        start: dict[str, str] = {}
+        if "gate" in what and gate is not None:  # a rule criterion's text only describes its rule
+            start |= {f"{GATE_PREFIX}{c.name}": c.requirement for c in gate.rubric if c.rule is None}
+        if "templates" in what:
+            given = templates_for(reflection_template, components)
+            for c in components:
+                start.setdefault(f"{TEMPLATE_PREFIX}{component_kind(c)}", given if isinstance(given, str) else given[c])
+        if "acceptance" in what:
+            tolerances = ToleranceAcceptance(acceptance).tolerances
+            start[ACCEPTANCE] = "\n".join(f"{k}: {v:g}" for k, v in tolerances.items())
+        self.gate = gate
+        self.versions: dict[str, list[str]] = {k: [v] for k, v in start.items()}
+        self.current: dict[str, int] = dict.fromkeys(start, 0)
+        self.asked: dict[str, int] = dict.fromkeys(start, 0)  # evidence a setting had at its last rewrite
+        self.log: list[dict[str, Any]] = [
+            {"setting": k, "version": 0, "event": "start", "text": v} for k, v in start.items()
+        ]
+        self.history = History()
+
+    def text(self, component: str) -> str | None:
+        """The version in force of ``component`` (None when it is not co-evolved)."""
+        return self.versions[component][self.current[component]] if component in self.current else None
+
+    def in_force(self) -> dict[str, str]:
+        return {k: self.versions[k][i] for k, i in self.current.items()}
+
+    def gate_rubric(self) -> Rubric | None:
+        return gate_rubric_of(self.in_force(), self.gate.rubric) if self.gate is not None else None
+
+    def tolerances(self) -> dict[str, float] | None:
+        return (
+            tolerances_of(self.versions[ACCEPTANCE][self.current[ACCEPTANCE]]) if ACCEPTANCE in self.current else None
+        )
+
+    def due(self) -> list[str]:
+        """The settings with :data:`NEW_EVIDENCE` new records since their last rewrite."""
+        return [k for k in self.current if len(self.history.evidence(k)) - self.asked[k] >= NEW_EVIDENCE]
+
+    def propose(self, component: str, ask: Any) -> None:
+        """Ask ``ask`` for a new version of ``component`` from its records; adopt it when usable."""
+        self.asked[component] = len(self.history.evidence(component))
+        kind = "template" if component.startswith(TEMPLATE_PREFIX) else component.partition(":")[0]
+        text = fenced(ask(render(SETTING_TEMPLATES[kind], self.text(component) or "", self.history.records(component))))
+        try:
+            _check_setting(component, text, self.gate.rubric if self.gate is not None else None)
+        except ValueError as e:
+            self.log.append({"setting": component, "version": None, "event": "refused", "text": str(e)})
+            return
+        if _same(component, text, self.text(component) or ""):
+            return
+        self.versions[component].append(text)
+        self.current[component] = len(self.versions[component]) - 1
+        self.log.append({"setting": component, "version": self.current[component], "event": "adopted", "text": text})
+
+    def judge(self) -> None:
+        """Revert each setting whose current version's rewrites did worse than its previous one's."""
+        for k, v in self.current.items():
+            if v == 0:
+                continue
+            now, before = self.success(k, v), self.success(k, v - 1)
+            if now is not None and before is not None and now[1] >= NEW_EVIDENCE and now[0] < before[0]:
+                self.current[k] = v - 1
+                self.log.append({"setting": k, "version": v, "event": "reverted", "text": self.versions[k][v]})
+
+    def success(self, component: str, version: int) -> tuple[float, int] | None:
+        """The share of successes of the settled rewrites made under ``version``, and their number."""
+        mine = [r for r in self.history.rewrites if r.versions.get(component) == version]
+        if component == ACCEPTANCE:
+            done = [r.validation[0] > r.validation[1] for r in mine if r.kept and r.validation is not None]
+        else:
+            done = [bool(r.kept) for r in mine if _settled(r)]
+        return (sum(done) / len(done), len(done)) if done else None
+
+    def log_of(self, *events: str) -> list[str]:
+        """The log's texts of ``events`` (e.g. why new versions were refused)."""
+        return [f"{e['setting']}: {e['text']}" if not str(e["text"]).startswith(e["setting"]) else str(e["text"])
+                for e in self.log if e["event"] in events]  # fmt: skip
+
+    def result(self) -> dict[str, Any]:
+        """What ``RubricEvolution.settings`` holds (see the module docstring)."""
+        gate = self.gate_rubric() if any(k.startswith(GATE_PREFIX) for k in self.current) else None
+        templates = {
+            k.removeprefix(TEMPLATE_PREFIX): v for k, v in self.in_force().items() if k.startswith(TEMPLATE_PREFIX)
+        }
+        changed = [k for k in self.current if not _same(k, self.versions[k][0], self.text(k) or "")]
+        rows = []
+        for entry in self.log:
+            fared = self.success(entry["setting"], entry["version"]) if entry["version"] is not None else None
+            rows.append({**entry, "rewrites": fared[1] if fared else 0, "success": fared[0] if fared else None})
+        schema = {"setting": pl.String, "version": pl.Int64, "event": pl.String, "text": pl.String,
+                  "rewrites": pl.Int64, "success": pl.Float64}  # fmt: skip
+        return {"gate_rubric": gate, "reflection_templates": templates or None, "acceptance": self.tolerances(),
+                "changed": sorted(changed), "log": pl.DataFrame(rows, schema=schema)}  # fmt: skip
+
+
+def _same(component: str, a: str, b: str) -> bool:
+    """Two versions of a setting mean the same (tolerances compared as values)."""
+    if component == ACCEPTANCE:
+        try:
+            return tolerances_of(a) == tolerances_of(b)
+        except ValueError:
+            return False
+    return a.strip() == b.strip()
+
+
 def _settled(r: Rewrite) -> bool:
     return r.turned_down or r.kept is not None
+
+
+def _fell(r: Rewrite) -> bool:
+    return any(r.after.get(k, 0) < r.before.get(k, 0) - 1e-12 for k in OBJECTIVES)
 
 
 def _outcome(r: Rewrite) -> str:
@@ -318,7 +387,7 @@ def _validation(r: Rewrite) -> str:
 
 
 def _record(r: Rewrite, feedback: str) -> dict[str, Any]:
-    inputs = {"part of the rubric": r.component, "rewrite": r.text[:800]}
+    inputs = {"part of the rubric": r.component, "rewrite": r.text[:800] or "(none: the reviewer stopped it)"}
     if r.kept is not None:
         inputs["minibatch change"] = _change(r)
     return {
@@ -326,50 +395,6 @@ def _record(r: Rewrite, feedback: str) -> dict[str, Any]:
         "Generated Outputs": "turned down" if r.turned_down else ("kept" if r.kept else "not kept"),
         "Feedback": feedback,
     }
-
-
-def _means(evaluation: Any) -> dict[str, float]:
-    rows = list(getattr(evaluation, "objective_scores", None) or [])
-    return {k: float(np.mean([row.get(k, 0.0) for row in rows])) if rows else 0.0 for k in OBJECTIVES}
-
-
-class SettingsAcceptance:
-    """GEPA's acceptance rule under co-evolution: a mutation of settings only is kept when no
-    objective fell; a mutation of the rubric by the tolerances of the candidate it came from
-    (``acceptance`` co-evolved) or by ``base`` (``"improvement"``, ``"improvement_or_equal"``
-    or a :class:`ToleranceAcceptance`). Every outcome goes to ``history``."""
-
-    def __init__(self, base: str | ToleranceAcceptance, history: History) -> None:
-        self.base, self.history = base, history
-
-    def _decide(self, proposal: Any, state: Any) -> tuple[bool, Mapping[str, str], int]:
-        pid = proposal.parent_program_ids[0]
-        parent = state.program_candidates[pid]
-        changed = [k for k, v in proposal.candidate.items() if parent.get(k) != v]
-        before, after = _means(proposal.eval_before), _means(proposal.eval_after)
-        if changed and all(is_setting(k) for k in changed):
-            return all(after[k] >= before[k] - 1e-12 for k in OBJECTIVES), parent, pid
-        if ACCEPTANCE in parent:
-            rule: Any = ToleranceAcceptance(tolerances_of(parent[ACCEPTANCE]))
-        else:
-            rule = self.base
-        if isinstance(rule, ToleranceAcceptance):
-            return rule.should_accept(proposal, state), parent, pid
-        old, new = sum(proposal.subsample_scores_before or []), sum(proposal.subsample_scores_after or [])
-        return (new > old if rule == "improvement" else new >= old), parent, pid
-
-    def should_accept(self, proposal: Any, state: Any) -> bool:
-        """GEPA's ``AcceptanceCriterion``."""
-        self.history.score_kept(state)
-        kept, parent, pid = self._decide(proposal, state)
-        means = (_means(proposal.eval_before), _means(proposal.eval_after), kept)
-        self.history.settle(proposal.candidate, parent, pid, means)
-        return kept
-
-    def reject_reason(self, proposal: Any, state: Any) -> str:
-        """Why a mutation was not kept, for GEPA's log."""
-        before, after = _means(proposal.eval_before), _means(proposal.eval_after)
-        return ", ".join(f"{k} {before[k]:.3f} -> {after[k]:.3f}" for k in OBJECTIVES)
 
 
 _PLACEHOLDERS = re.compile(r"<curr_param>|<side_info>")
@@ -390,98 +415,16 @@ def render(template: str, current: str, records: Sequence[Mapping[str, Any]]) ->
     return _PLACEHOLDERS.sub(lambda m: fill[m.group(0)], template)
 
 
-class SettingsProposer:
-    """GEPA's ``custom_candidate_proposer`` under co-evolution: rewrites each component it is
-    given with the reflection model ``ask``; a rubric text with the candidate's own template
-    (or ``templates``, the run's, when templates are not evolved) and through the candidate's
-    own gate (when ``gate`` is given); a setting with :data:`SETTING_TEMPLATES`, refused when
-    unusable. GEPA re-asks a proposal that raised: the same request's failure is raised again
-    without asking twice."""
-
-    def __init__(
-        self, ask: Any, *, templates: str | Mapping[str, str], gate: ProposalGate | None, history: History,
-        gate_log: list[dict[str, Any]],
-    ) -> None:  # fmt: skip
-        self.ask, self.templates, self.gate, self.history, self.gate_log = ask, templates, gate, history, gate_log
-        self._failed: tuple[Any, BaseException] | None = None
-
-    def __call__(
-        self, candidate: dict[str, str], reflective_dataset: Mapping[str, Sequence[Mapping[str, Any]]],
-        components_to_update: list[str],
-    ) -> dict[str, str]:  # fmt: skip
-        request = (sorted(candidate.items()), list(components_to_update))
-        if self._failed is not None and self._failed[0] == request:
-            raise self._failed[1]
-        try:
-            out = {c: self._rewrite(c, candidate, reflective_dataset.get(c, [])) for c in components_to_update}
-        except Exception as e:
-            self._failed = (request, e)
-            raise
-        self._failed = None
-        return out
-
-    def _template(self, component: str, candidate: Mapping[str, str]) -> str:
-        own = candidate.get(f"{TEMPLATE_PREFIX}{component_kind(component)}")
-        if own is not None:
-            return own
-        return self.templates if isinstance(self.templates, str) else self.templates[component]
-
-    def _rewrite(self, component: str, candidate: dict[str, str], records: Sequence[Mapping[str, Any]]) -> str:
-        from gepa.strategies.instruction_proposal import (  # reason: gepa is the optional [evolve] extra
-            InstructionProposalSignature,
-        )
-
-        if is_setting(component):
-            return self._rewrite_setting(component, candidate, records)
-        if not records:  # no disagreement to learn from: GEPA's own reflection skips it too
-            raise NothingToLearn(f"{component}: no disagreement in the minibatch")
-        prompt = InstructionProposalSignature.prompt_renderer(  # GEPA's own rendering, as without co-evolution
-            {"current_instruction_doc": candidate[component], "dataset_with_feedback": list(records),
-             "prompt_template": self._template(component, candidate)}
-        )  # fmt: skip
-        checks: list[dict[str, Any]] = []
-        ask = self.ask
-        if self.gate is not None:
-            gate = replace(self.gate, rubric=gate_rubric_of(candidate, self.gate.rubric))
-            ask = gated(self.ask, gate, checks)
-        try:
-            text = InstructionProposalSignature.output_extractor(ask(prompt))["new_instruction"]
-        except ProposalRejected:
-            self.history.rewrites.append(Rewrite(component, "", checks, turned_down=True))
-            raise
-        finally:
-            self.gate_log.extend(checks)
-        self.history.rewrites.append(Rewrite(component, text, checks))
-        return text
-
-    def _rewrite_setting(self, component: str, candidate: dict[str, str], records: Sequence[Mapping[str, Any]]) -> str:
-        """A setting rewritten from what it did; not asked before :data:`NEW_EVIDENCE` new records."""
-        seen = self.history.evidence(component)
-        if seen - self.history.learned.get(component, 0) < NEW_EVIDENCE:
-            raise NothingToLearn(f"{component}: fewer than {NEW_EVIDENCE} new records since its last rewrite")
-        self.history.learned[component] = seen
-        kind = "template" if component.startswith(TEMPLATE_PREFIX) else component.partition(":")[0]
-        text = fenced(self.ask(render(SETTING_TEMPLATES[kind], candidate[component], records)))
-        try:
-            check_setting(component, text, self.gate.rubric if self.gate is not None else None)
-        except (TypeError, ValueError) as e:
-            self.history.refused.append(str(e))
-            raise
-        return text
-
-
-NEW_EVIDENCE = 3
-"""New records a setting needs since its last rewrite before it is rewritten again: a setting
-does not change how the rubric grades, so its rewrite is kept unless nothing parses, and each
-rewrite spends GEPA's budget (:mod:`rubrictools.evolution.coevolution`)."""
-
-
 def fenced(reply: str) -> str:
-    """The text between a reply's first and last ``` fences (the whole reply without them); a
-    first line that is a bare word (a language tag such as ``yaml``) is dropped, one with a colon
-    (``agreement: 0.1``) kept."""
-    start, end = reply.find("```"), reply.rfind("```")
-    body = reply[start + 3 : end] if 0 <= start < end else reply.replace("```", "")
+    """The text between a reply's first and last fences of three or more backticks (the whole
+    reply without them); a first line that is a bare word (a language tag such as ``yaml``) is
+    dropped, one with a colon (``agreement: 0.1``) kept."""
+    opening = re.search(r"`{3,}", reply)
+    closing = list(re.finditer(r"`{3,}", reply))
+    if opening is not None and closing and closing[-1].start() > opening.end():
+        body = reply[opening.end() : closing[-1].start()]
+    else:
+        body = re.sub(r"`{3,}", "", reply)
     first, _, rest = body.partition("\n")
     if rest and re.fullmatch(r"[A-Za-z0-9_+-]*", first.strip()):
         body = rest

@@ -33,19 +33,10 @@ from rubrictools.diagnostics.disagreements import holdout_change, holdout_split
 from rubrictools.evolution.acceptance import acceptance_rule
 from rubrictools.evolution.adapter import RubricAdapter
 from rubrictools.evolution.checks import FEW_HELD_OUT, check_human, check_labels, check_settings, split_train
-from rubrictools.evolution.coevolution import (
-    History,
-    SettingsAcceptance,
-    SettingsProposer,
-    check_coevolve,
-    is_setting,
-    latest_settings,
-    rubric_part,
-    settings_candidate,
-    settings_of,
-)
+from rubrictools.evolution.coevolution import Settings, check_coevolve
 from rubrictools.evolution.components import from_candidate, to_candidate
 from rubrictools.evolution.gate import ProposalGate, gated
+from rubrictools.evolution.hooks import SettingsAcceptance, SettingsProposer
 from rubrictools.evolution.reflection import (
     ReflectionsFailed,
     asked_once,
@@ -71,12 +62,13 @@ class RubricEvolution:
     graded submissions GEPA spent (``metric_calls``), the cost of the judge, the reflection
     model and the gate (``cost_usd``) and, with a ``gate``, one row per gate check
     (``gate_log``: ``attempt, score, passed, error, cost_usd, reason``: what the proposal missed, or why the
-    check failed); ``graded``: the submissions the search graded (with ``coevolve``, fewer
-    than ``metric_calls``); with ``coevolve``, the ``settings`` of the best rubric's lineage:
-    ``gate_rubric``, ``reflection_templates`` (by kind) and ``acceptance`` (tolerances), None
-    for those not evolved, and ``changed``, the settings that differ from the start.
-    ``candidates`` says per candidate what differs from the start (``changed``) and from its
-    parent (``mutated``)."""
+    check failed); ``graded``: the submissions the search handed to the grader (the cache
+    answers those it has seen); with ``coevolve``, ``settings``: the versions in force at the
+    end (``gate_rubric``, ``reflection_templates`` by kind, ``acceptance`` tolerances; None for
+    those not evolved), ``changed`` (the settings whose value differs from the start) and
+    ``log`` (one row per version: ``setting, version, event`` (start, adopted, reverted,
+    refused, failed), ``text, rewrites, success``). ``candidates`` says per candidate what
+    differs from the start (``changed``) and from its parent (``mutated``)."""
 
     rubric: Rubric
     initial: Rubric
@@ -176,8 +168,7 @@ def evolve_rubric(
         text`` returning the new text in a fenced block (between three backticks).
     max_metric_calls
         GEPA's budget: submissions evaluated during the search (a submission evaluated with a
-        candidate counts once, whatever the number of criteria; with ``coevolve`` some
-        evaluations are answered without grading, see ``RubricEvolution.graded``). GEPA checks it once per
+        candidate counts once, whatever the number of criteria). GEPA checks it once per
         iteration, so a run can go over by up to one validation pass and two minibatches;
         reflection and gate calls are not counted in it.
     holdout, validation
@@ -208,15 +199,15 @@ def evolve_rubric(
         its tolerance (rubrify's multi-dimensional acceptance; see
         :mod:`rubrictools.evolution.acceptance`).
     coevolve
-        Settings that evolve with the rubric, in the same GEPA run (rubrify's co-evolution,
+        Settings that evolve with the rubric in the same run (rubrify's co-evolution,
         ``evolve_rubric_v3``): a list of any of ``"gate"`` (the gate rubric's requirements;
         needs ``gate``), ``"templates"`` (the reflection prompt of each kind; a
         ``reflection_template`` mapping must then be keyed by kind) and ``"acceptance"`` (the
         tolerances; needs ``acceptance`` tolerances); ``()`` or None: none. The reflection model
-        rewrites a setting from what it did in the run; settings are selected through the
-        lineage of the candidates that carry them, and those of the best rubric's lineage are
-        in ``RubricEvolution.settings``. A candidate that changes only settings grades nothing
-        new but counts against ``max_metric_calls``: give co-evolution a larger budget. See
+        writes a new version of a setting from what it did in the run, and a version that does
+        worse than the one before is reverted. Settings stay out of GEPA's candidate, so GEPA's
+        budget and ``patience`` go to the rubric alone; a setting costs reflection calls. The
+        versions in force at the end, and their log, are in ``RubricEvolution.settings``; see
         :mod:`rubrictools.evolution.coevolution`.
     patience
         Stop after this many GEPA iterations in a row that do not raise the best validation
@@ -278,8 +269,8 @@ def evolve_rubric(
     checks: list[dict[str, Any]] = []  # the gate's checks in this run
     seed_candidate = to_candidate(rubric, weights=evolve_weights)
     stoppers = [] if patience is None else [NoImprovementStopper(patience)]
-    search = _search_settings(what, lm, checks, seed_candidate, adapter, gate=gate, acceptance=acceptance,
-                              reflection_template=reflection_template)  # fmt: skip
+    search, settings = _search_settings(what, lm, checks, seed_candidate, gate=gate, acceptance=acceptance,
+                                        reflection_template=reflection_template)  # fmt: skip
     try:
         result: Any = gepa.optimize(
             trainset=train, valset=val, adapter=adapter, **search,  # type: ignore[arg-type]  # reason: gepa's protocols, met structurally
@@ -303,12 +294,12 @@ def evolve_rubric(
         warnings.warn(f"{int(log['error'].sum())} gate call(s) failed; those proposals were evaluated ungated; "
                       f"the first: {first}",
                       RuntimeWarning, stacklevel=user_stacklevel())  # fmt: skip
-    if search.get("custom_candidate_proposer") is not None and search["custom_candidate_proposer"].history.refused:
-        refused = search["custom_candidate_proposer"].history.refused
-        warnings.warn(f"{len(refused)} proposed setting(s) were unusable and skipped; the first: {refused[0]}",
-                      RuntimeWarning, stacklevel=user_stacklevel())  # fmt: skip
+    refused = settings.log_of("refused", "failed") if settings is not None else []
+    if refused:
+        warnings.warn(f"{len(refused)} new version(s) of the co-evolved settings were unusable or failed and were "
+                      f"skipped; the first: {refused[0]}", RuntimeWarning, stacklevel=user_stacklevel())  # fmt: skip
     graded = adapter.n_graded  # in the search; the held-out grading below is not counted
-    best = from_candidate(rubric, rubric_part(result.best_candidate))
+    best = from_candidate(rubric, result.best_candidate)
     hold_ids = sorted(hold, key=str)
     v_before, v_after = adapter.grade(rubric, hold_ids), adapter.grade(best, hold_ids)
     pooled, per = holdout_change(
@@ -318,41 +309,29 @@ def evolve_rubric(
         rubric=best, initial=rubric, candidates=_candidates(result, search["seed_candidate"]), holdout=pooled,
         by_criterion=per, split=split, metric_calls=int(result.total_metric_calls or 0),
         cost_usd=float(sum(adapter.spent)) + float(sum(getattr(lm, "spent", []))) + float(log["cost_usd"].sum()),
-        gate_log=log, graded=graded,
-        settings=_settings(latest_settings(result.candidates, result.best_candidate), search["seed_candidate"], gate)
-        if what else {},
+        gate_log=log, graded=graded, settings=settings.result() if settings is not None else {},
     )  # fmt: skip
 
 
 def _search_settings(
-    what: tuple[str, ...], lm: Any, checks: list[dict[str, Any]], seed_candidate: dict[str, str],
-    adapter: RubricAdapter, *, gate: ProposalGate | None, acceptance: Any, reflection_template: Any,
-) -> dict[str, Any]:  # fmt: skip
+    what: tuple[str, ...], lm: Any, checks: list[dict[str, Any]], seed_candidate: dict[str, str], *,
+    gate: ProposalGate | None, acceptance: Any, reflection_template: Any,
+) -> tuple[dict[str, Any], Settings | None]:  # fmt: skip
     """``gepa.optimize``'s seed, proposer and acceptance settings: GEPA's own reflection
-    (through the gate), or with ``what`` co-evolved, :mod:`rubrictools.evolution.coevolution`'s."""
+    (through the gate), or with ``what`` co-evolved, :mod:`rubrictools.evolution.hooks`' (and
+    the :class:`~rubrictools.evolution.coevolution.Settings` they evolve)."""
     templates = templates_for(reflection_template, seed_candidate)
+    rule = acceptance_rule(acceptance)
     if not what:
         return {"seed_candidate": seed_candidate, "reflection_prompt_template": templates,
                 "reflection_lm": asked_once(lm if gate is None else gated(lm, gate, checks)),
-                "acceptance_criterion": acceptance_rule(acceptance)}  # fmt: skip
-    history = History()
-    adapter.settings = history.records
-    extra = settings_candidate(what, components=list(seed_candidate), gate=gate, acceptance=acceptance,
-                               reflection_template=reflection_template)  # fmt: skip
-    rule = acceptance_rule(acceptance)
-    return {
-        "seed_candidate": {**seed_candidate, **extra},
-        "custom_candidate_proposer": SettingsProposer(
-            lm, templates=templates, gate=gate, history=history, gate_log=checks
-        ),
-        "acceptance_criterion": SettingsAcceptance(acceptance if isinstance(acceptance, str) else rule, history),
-    }
-
-
-def _settings(final: Mapping[str, str], seed: Mapping[str, str], gate: ProposalGate | None) -> dict[str, Any]:
-    """The settings the best rubric's lineage ended with, and which of them differ from the start."""
-    changed = sorted(k for k, v in final.items() if is_setting(k) and seed.get(k) != v)
-    return {**settings_of(final, gate), "changed": changed}
+                "acceptance_criterion": rule}, None  # fmt: skip
+    settings = Settings(what, components=list(seed_candidate), gate=gate, acceptance=acceptance,
+                        reflection_template=reflection_template)  # fmt: skip
+    proposer = SettingsProposer(lm, templates=templates, settings=settings, gate=gate, gate_log=checks)
+    base = acceptance if isinstance(acceptance, str) else rule
+    hooks = {"custom_candidate_proposer": proposer, "acceptance_criterion": SettingsAcceptance(base, settings, lm)}
+    return {"seed_candidate": seed_candidate, **hooks}, settings
 
 
 def _check_reflections(lm: Any, result: Any) -> None:

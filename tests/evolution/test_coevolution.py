@@ -6,22 +6,13 @@ import re
 from types import SimpleNamespace as NS
 from typing import Any
 
-import polars as pl
 import pytest
 
 import rubrictools as rt
 from rubrictools.evolution import ProposalGate
 from rubrictools.evolution.acceptance import ToleranceAcceptance
-from rubrictools.evolution.adapter import RubricAdapter
-from rubrictools.evolution.coevolution import (
-    History,
-    Rewrite,
-    SettingsAcceptance,
-    fenced,
-    render,
-    settings_candidate,
-    tolerances_of,
-)
+from rubrictools.evolution.coevolution import History, Rewrite, Settings, fenced, render, tolerances_of
+from rubrictools.evolution.hooks import SettingsAcceptance
 
 pytest.importorskip("gepa")
 
@@ -31,14 +22,16 @@ MARK = "Prefer the cue word the credited submissions share."
 
 
 class CoReflector(Reflector):
-    """The scripted rubric reflection of test_evolve, which also rewrites the settings: a
-    template gains a sentence, the tolerances loosen, a gate criterion is reworded."""
+    """The scripted rubric reflection of test_evolve, whose first rewrites miss (the cue "me",
+    which marks the same submissions as "trust": no score moves, so they are not kept), and
+    which also rewrites the settings: a template gains a sentence, the tolerances move, a gate
+    criterion is reworded."""
 
     def __init__(self, *, bad_template: bool = False, wrong_first: int = 3) -> None:
         super().__init__()
         self.bad_template = bad_template
         self.settings_prompts: list[str] = []
-        self.wrong_first = wrong_first  # the first rewrites of a requirement miss (a cue no text holds)
+        self.wrong_first = wrong_first
 
     def __call__(self, prompt: str) -> str:
         if prompt.startswith("You maintain a prompt that asks a writer"):
@@ -57,69 +50,92 @@ class CoReflector(Reflector):
             self.wrong_first -= 1
             self.prompts.append(prompt)
             current = prompt.split("```", 2)[1].strip()
-            return "```\n" + re.sub(r"\(cues: \w+\)", "(cues: nowhere)", current) + "\n```"  # not kept
+            return "```\n" + re.sub(r"\(cues: \w+\)", "(cues: me)", current) + "\n```"  # not kept
         return super().__call__(prompt)
 
 
-def graded_once() -> tuple[rt.ScriptedJudge, list[tuple[str, str]]]:
-    """The test_evolve judge, recording each (requirement, submission) it is asked."""
-    asked: list[tuple[str, str]] = []
-
-    def rule(text: str, c: Any) -> str:
-        asked.append((c.requirement, text))
-        return "MET" if cue(c.requirement) in text else "UNMET"
-
-    return rt.ScriptedJudge(rule=rule), asked
+JUDGE = rt.ScriptedJudge(rule=lambda text, c: "MET" if cue(c.requirement) in text else "UNMET")
+GATE = ProposalGate(model=rt.ScriptedJudge(rule=lambda text, c: "MET"), min_score=0.5)
+RULES_ONLY = rt.Rubric.from_dict([{"name": "short", "rule": {"max_chars": 500}}])
+RUN = dict(model=JUDGE, minibatch_size=4, n_resamples=200, cache=False, discrimination_weight=0.5)
 
 
-def test_settings_evolve_beside_the_rubric_and_the_rubric_rewrites_use_them(monkeypatch: pytest.MonkeyPatch) -> None:
-    reflect, (judge, _) = CoReflector(), graded_once()
-    graded: list[tuple[tuple[str, ...], Any]] = []  # (the rubric's texts, submission id) per grading
-    real = RubricAdapter.grade
+def _evolve(coevolve: list[str], reflect: Reflector, **kw: Any) -> Any:
+    settings = {"gate": GATE, "acceptance": {"discrimination": 0.1}} if coevolve else {}
+    return rt.evolve_rubric(DF, HUMAN, START, reflection_model=reflect, coevolve=coevolve,
+                            **{**RUN, "max_metric_calls": 300, **settings, **kw})  # fmt: skip
 
-    def grade(self: RubricAdapter, rubric: rt.Rubric, ids: Any) -> Any:
-        graded.extend(((rubric.guidelines or "", *(c.requirement for c in rubric)), i) for i in set(ids))
-        return real(self, rubric, ids)
 
-    monkeypatch.setattr(RubricAdapter, "grade", grade)
-    gate = ProposalGate(model=rt.ScriptedJudge(rule=lambda text, c: "MET"), min_score=0.5)
-    e = rt.evolve_rubric(DF, HUMAN, START, model=judge, reflection_model=reflect, max_metric_calls=300,
-                         minibatch_size=4, n_resamples=200, cache=False, gate=gate, discrimination_weight=0.5,
-                         acceptance={"discrimination": 0.1}, coevolve=["templates", "acceptance", "gate"])  # fmt: skip
-    assert cue(e.rubric["cites"].requirement) == "ref"  # the rubric still finds the humans' rule
-    assert MARK in e.settings["reflection_templates"]["requirement"]  # the template evolved ...
+def test_settings_evolve_beside_the_rubric_and_later_rewrites_use_them() -> None:
+    reflect = CoReflector()
+    e = _evolve(["templates", "acceptance", "gate"], reflect)
+    assert (cue(e.rubric["cites"].requirement), cue(e.rubric["greets"].requirement)) == ("ref", "hello")  # found
+    log = e.settings["log"]
+    adopted = log.filter(log["event"] == "adopted")
+    assert {"template:requirement", "gate:answers_disagreements"} <= set(adopted["setting"])
+    assert any(MARK in t for t in adopted["text"])
     after = [p for p in reflect.prompts if MARK in p and "Its current requirement" in p]
-    assert after  # ... and later rewrites of a requirement were asked with it
-    assert e.settings["acceptance"] == {"agreement": 0.0, "discrimination": 0.2}
-    assert [c.name for c in e.settings["gate_rubric"]] == [c.name for c in rt.evolution.GATE_RUBRIC]
-    changed = {k for row in e.candidates["changed"].to_list() for k in row}
-    assert {"template:requirement", "acceptance", "criterion:cites"} <= changed
-    assert not any(k.startswith(("template:", "gate:")) or k == "acceptance" for k in e.changes()["criterion"])
-    # a setting is rewritten from what it did in the run: the template saw a kept rewrite and its change
+    assert after  # later rewrites of a requirement were asked with the new template
+    # each new version came from what the run did: the template saw rewrites that were not kept
     template_prompts = [p for p in reflect.settings_prompts if p.startswith("You maintain a prompt")]
-    assert template_prompts and "Outcome: not kept" in template_prompts[0]
-    assert "minibatch change: agreement 0.500 -> " in template_prompts[0]
-    # with the cache off, each submission was still graded once per rubric: a candidate that changes only
-    # settings grades as its parent did
-    assert len(graded) == len(set(graded)) and e.candidates.height > len({k for k, _ in graded})
+    assert "Outcome: not kept" in template_prompts[0] and "minibatch change: agreement 0.500 -> " in template_prompts[0]
+    # the settings never enter GEPA's candidate: every candidate changes rubric texts only
+    mutated = {k for row in e.candidates["mutated"].to_list() for k in row}
+    assert mutated <= {"criterion:cites", "criterion:greets", "guidelines"}
+
+
+def test_coevolution_leaves_the_budget_and_patience_to_the_rubric() -> None:
+    """Before (rubrify's packing of the settings into GEPA's candidate): a candidate that changed only a
+    setting was always kept and spent a minibatch and a validation pass; at an equal budget the co-evolved
+    run fixed no criterion where a plain run fixed its, and settings turns counted toward patience."""
+    for kw in ({"max_metric_calls": 150}, {"max_metric_calls": 400, "patience": 3}):
+        plain = _evolve([], CoReflector(wrong_first=6), **kw)
+        co = _evolve(["templates", "acceptance", "gate"], CoReflector(wrong_first=6), **kw)
+        assert co.settings["changed"] or kw.get("patience")  # settings did change (when the run lasted)
+        # the same search: the same evaluations, candidates and rubric, with or without co-evolution
+        assert (co.metric_calls, co.candidates.height, co.rubric) == (plain.metric_calls, plain.candidates.height,
+                                                                      plain.rubric)  # fmt: skip
+    assert cue(co.rubric["cites"].requirement) == "trust"  # patience 3 stops both before the fix ...
+    assert (
+        cue(_evolve(["templates"], CoReflector(wrong_first=6), max_metric_calls=150).rubric["cites"].requirement)
+        == "ref"
+    )
 
 
 def test_an_unusable_setting_is_skipped_counted_and_the_run_goes_on() -> None:
     reflect = CoReflector(bad_template=True)
-    with pytest.warns(RuntimeWarning, match=r"proposed setting\(s\) were unusable.*template:requirement"):
-        e = rt.evolve_rubric(DF, HUMAN, START, model=graded_once()[0], reflection_model=reflect,
-                             max_metric_calls=300, minibatch_size=4, n_resamples=200, cache=False,
-                             discrimination_weight=0.5, coevolve=["templates"])  # fmt: skip
+    with pytest.warns(RuntimeWarning, match=r"co-evolved settings were unusable.*template:requirement: the rewrite"):
+        e = _evolve(["templates"], reflect)
     assert reflect.settings_prompts  # it was asked ...
     assert "Rewrite it better." not in e.settings["reflection_templates"].values()  # ... and never used
+    assert e.settings["log"].filter(e.settings["log"]["event"] == "refused").height >= 1
     assert cue(e.rubric["cites"].requirement) == "ref"
+
+
+def test_a_perfect_rubric_asks_the_reflection_model_nothing() -> None:
+    """Before: with coevolve every component GEPA picked was rewritten, even with no disagreement to
+    learn from (20 paid calls on a perfect rubric, against 0 without coevolve)."""
+    perfect = START.model_copy(update={"criteria": tuple(
+        c.model_copy(update={"requirement": c.requirement.replace("(cues: trust)", "(cues: ref)")}) for c in START
+    )})  # fmt: skip
+    reflect = CoReflector(wrong_first=0)
+    e = rt.evolve_rubric(DF, HUMAN, perfect, reflection_model=reflect, acceptance={"discrimination": 0.1},
+                         coevolve=["templates", "acceptance"], **{**RUN, "max_metric_calls": 200})  # fmt: skip
+    assert reflect.prompts == [] and reflect.settings_prompts == []
+    assert e.settings["changed"] == [] and "settings changed" not in repr(e)
 
 
 @pytest.mark.parametrize(
     ("settings", "error", "match"),
     [
         ({"coevolve": "gate"}, TypeError, "coevolve must be a list"),
+        ({"coevolve": {"templates": False}}, TypeError, "coevolve must be a list"),
         ({"coevolve": ["gate"]}, ValueError, "pass gate=ProposalGate"),
+        (
+            {"coevolve": ["gate"], "gate": ProposalGate(model=GATE.model, rubric=RULES_ONLY)},
+            ValueError,
+            "only rule criteria",
+        ),
         ({"coevolve": ["acceptance"]}, ValueError, "acceptance= a mapping of tolerances"),
         ({"coevolve": ["weights"]}, ValueError, r"coevolve names \['weights'\]"),
         ({"coevolve": ["templates", "templates"]}, ValueError, "names a setting twice"),
@@ -133,9 +149,19 @@ def test_an_unusable_setting_is_skipped_counted_and_the_run_goes_on() -> None:
 def test_bad_coevolve_settings_are_refused_before_any_call(settings: dict, error: type, match: str) -> None:
     asked: list[str] = []
     with pytest.raises(error, match=match):
-        rt.evolve_rubric(DF, HUMAN, START, model=graded_once()[0], reflection_model=asked.append, cache=False,
-                         **settings)  # fmt: skip
+        rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model=asked.append, cache=False, **settings)
     assert asked == []
+
+
+def test_coevolve_none_is_off_and_a_reflection_model_without_a_key_is_refused_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    e = rt.evolve_rubric(DF, HUMAN, START, reflection_model=CoReflector(wrong_first=0), coevolve=None,
+                         **{**RUN, "max_metric_calls": 60})  # fmt: skip
+    assert e.settings == {}
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ValueError, match=r"reflection_model: judge 'openai/gpt-4\.1-mini': no API key"):
+        rt.evolve_rubric(DF, HUMAN, START, model=JUDGE, reflection_model="openai/gpt-4.1-mini", cache=False)
 
 
 def _proposal(candidate: dict, before: list[dict], after: list[dict]) -> NS:
@@ -144,79 +170,40 @@ def _proposal(candidate: dict, before: list[dict], after: list[dict]) -> NS:
               subsample_scores_after=[r["agreement"] for r in after])  # fmt: skip
 
 
-def test_a_settings_only_mutation_is_kept_when_nothing_falls_a_rubric_one_by_its_parents_tolerances() -> None:
-    parent = {"criterion:a": "x", "acceptance": "agreement: 0\ndiscrimination: 0.3"}
-    state = NS(program_candidates=[parent], prog_candidate_val_subscores=[{}])
-    rule = SettingsAcceptance("improvement", History())
+def test_a_mutation_is_decided_by_the_tolerances_in_force() -> None:
+    settings = Settings(["acceptance"], components=["criterion:a"], gate=None, acceptance={"discrimination": 0.3},
+                        reflection_template=None)  # fmt: skip
+    state = NS(program_candidates=[{"criterion:a": "x"}], prog_candidate_val_subscores=[{}])
     same = [{"agreement": 0.5, "discrimination": 0.5}]
-    assert rule.should_accept(_proposal({**parent, "acceptance": "agreement: 0.1"}, same, same), state)
-    fell = [{"agreement": 0.4, "discrimination": 0.5}]
-    assert not rule.should_accept(_proposal({**parent, "acceptance": "agreement: 0.1"}, same, fell), state)
-    # a rubric mutation: agreement up, discrimination down by 0.2, inside the parent's 0.3 tolerance
-    traded = [{"agreement": 0.7, "discrimination": 0.3}]
-    assert rule.should_accept(_proposal({**parent, "criterion:a": "y"}, same, traded), state)
-    strict = SettingsAcceptance(ToleranceAcceptance({}), History())
-    alone = NS(program_candidates=[{"criterion:a": "x"}])
-    assert not strict.should_accept(_proposal({"criterion:a": "y"}, same, traded), alone)  # no tolerance: no trade
-
-
-def test_a_gate_criterion_is_shown_only_the_verdicts_the_test_contradicted() -> None:
-    h = History(
-        rewrites=[
-            Rewrite("criterion:a", "met, kept", [{"missed": []}], kept=True),
-            Rewrite("criterion:a", "met, not kept", [{"missed": []}], kept=False),
-            Rewrite("criterion:a", "missed, kept", [{"missed": ["checkable"]}], kept=True),
-            Rewrite("criterion:a", "turned down", [{"missed": ["checkable"], "reason": "vague"}], turned_down=True),
-        ]
+    traded = [{"agreement": 0.7, "discrimination": 0.3}]  # discrimination down 0.2, inside the 0.3 in force
+    assert SettingsAcceptance("improvement", settings, ask=None).should_accept(
+        _proposal({"criterion:a": "y"}, same, traded), state
     )
-    shown = [r["Inputs"]["rewrite"] for r in h.records("gate:checkable")]
-    assert shown == ["met, not kept", "missed, kept"]
-    template = [r["Generated Outputs"] for r in h.records("template:requirement")]
-    assert template == ["kept", "not kept", "kept", "turned down"]
-
-
-def test_a_template_setting_is_rendered_in_one_pass_keeping_its_own_placeholders() -> None:
-    text = render("now: <curr_param> | cases: <side_info>", "ask <curr_param> with <side_info>", [])
-    assert text == "now: ask <curr_param> with <side_info> | cases: (nothing yet)"
-    with pytest.raises(ValueError, match="'speed' is not one of the objectives"):
-        tolerances_of("speed: 0.1")
-    with pytest.raises(ValueError, match=r"must be in \[0, 1\]"):
-        tolerances_of("agreement: 2")
-
-
-# round 1 of a fresh review of coevolve (45 tries): what it found, each pinned
-
-
-def test_a_perfect_rubric_asks_the_reflection_model_nothing() -> None:
-    """Before: with coevolve every component GEPA picked was rewritten, even with no disagreement to
-    learn from (20 paid calls on a perfect rubric, against 0 without coevolve)."""
-    perfect = START.model_copy(update={"criteria": tuple(
-        c.model_copy(update={"requirement": c.requirement.replace("(cues: trust)", "(cues: ref)")}) for c in START
-    )})  # fmt: skip
-    reflect = CoReflector(wrong_first=0)
-    e = rt.evolve_rubric(DF, HUMAN, perfect, model=graded_once()[0], reflection_model=reflect, max_metric_calls=200,
-                         minibatch_size=4, n_resamples=200, cache=False, discrimination_weight=0.5,
-                         acceptance={"discrimination": 0.1}, coevolve=["templates", "acceptance"])  # fmt: skip
-    assert reflect.prompts == [] and reflect.settings_prompts == []
-    assert e.settings["changed"] == [] and "settings changed" not in repr(e)
-
-
-def test_the_repr_counts_graded_submissions_apart_from_the_budget() -> None:
-    """Before: the repr said "227 graded submissions" where 102 were graded: a candidate that changes only
-    settings is evaluated (GEPA's budget) but not graded again."""
-    e = rt.evolve_rubric(DF, HUMAN, START, model=graded_once()[0], reflection_model=CoReflector(),
-                         max_metric_calls=300, minibatch_size=4, n_resamples=200, cache=False,
-                         discrimination_weight=0.5, acceptance={"discrimination": 0.1},
-                         coevolve=["templates", "acceptance"])  # fmt: skip
-    assert 0 < e.graded < e.metric_calls and f"{e.graded} submissions graded ({e.metric_calls} of the budget)" in repr(
-        e
+    strict = Settings([], components=["criterion:a"], gate=None, acceptance=None, reflection_template=None)
+    assert not SettingsAcceptance(ToleranceAcceptance({}), strict, ask=None).should_accept(
+        _proposal({"criterion:a": "y"}, same, traded), state
     )
-    settings_only = e.candidates.filter(
-        pl.col("mutated").list.eval(pl.element().str.contains("^(template:|gate:|acceptance$)")).list.all()
-        & (pl.col("mutated").list.len() > 0)
-    )
-    assert settings_only.height >= 1  # told apart from the rubric's mutations by `mutated` (vs the parent)
-    assert "settings changed:" in repr(e)
+
+
+def test_a_new_version_that_does_worse_than_the_one_before_is_reverted() -> None:
+    s = Settings(["templates"], components=["criterion:a"], gate=None, acceptance=None, reflection_template=None)
+    key = "template:requirement"
+    s.history.rewrites = [Rewrite("criterion:a", f"t{i}", kept=True, versions={key: 0}) for i in range(3)]
+    s.history.rewrites += [Rewrite("criterion:a", "u", kept=False, versions={key: 0})]  # version 0: 3 of 4 kept
+    s.propose(key, lambda prompt: "```\n" + s.text(key).replace("Rewrite the", "Now rewrite the") + "\n```")
+    assert s.current[key] == 1
+    s.history.rewrites += [Rewrite("criterion:a", f"v{i}", kept=False, versions={key: 1}) for i in range(2)]
+    s.judge()
+    assert s.current[key] == 1  # two settled rewrites are not enough to judge it
+    s.history.rewrites += [Rewrite("criterion:a", "v3", kept=True, versions={key: 1})]
+    s.judge()
+    assert s.current[key] == 0  # 1 of 3 kept against 3 of 4: reverted, and said so
+    assert s.result()["log"]["event"].to_list()[-2:] == ["adopted", "reverted"]
+    # the same tolerances written in another order are not a new version
+    t = Settings(["acceptance"], components=["criterion:a"], gate=None, acceptance={"discrimination": 0.1},
+                 reflection_template=None)  # fmt: skip
+    t.propose("acceptance", lambda prompt: "```\ndiscrimination: 0.1\nagreement: 0\n```")
+    assert t.current["acceptance"] == 0 and t.result()["changed"] == []
 
 
 def test_a_gate_call_that_failed_teaches_the_gate_nothing_and_a_strict_gate_learns_from_what_it_stopped() -> None:
@@ -224,37 +211,19 @@ def test_a_gate_call_that_failed_teaches_the_gate_nothing_and_a_strict_gate_lear
     assert History(rewrites=[failed]).records("gate:checkable") == []
     stopped = [Rewrite("criterion:a", "", [{"missed": ["checkable"], "reason": "vague"}], turned_down=True)] * 3
     shown = History(rewrites=stopped).records("gate:checkable")
-    assert len(shown) == 3 and "never tested" in shown[0]["Feedback"]
+    assert len(shown) == 3 and "(vague)" in shown[0]["Feedback"] and "reviewer stopped it" in str(shown[0]["Inputs"])
     assert History(rewrites=stopped).records("gate:same_kind") == []  # it did not miss that one
 
 
-def test_settings_texts_are_read_whole_and_a_rule_criterion_of_the_gate_is_not_evolved() -> None:
+def test_settings_texts_are_read_whole_and_checked() -> None:
+    text = render("now: <curr_param> | cases: <side_info>", "ask <curr_param> with <side_info>", [])
+    assert text == "now: ask <curr_param> with <side_info> | cases: (nothing yet)"  # one pass: its own kept
     assert fenced("```agreement:0.1\ndiscrimination:0.2```") == "agreement:0.1\ndiscrimination:0.2"
     assert fenced("```yaml\nagreement: 0.1\n```") == "agreement: 0.1"
-    ruled = rt.Rubric.from_dict(
-        [{"name": "short", "rule": {"max_chars": 500}}, {"name": "clear", "requirement": "Says what counts"}]
-    )
-    gate = ProposalGate(model=rt.ScriptedJudge(rule=lambda text, c: "MET"), rubric=ruled)
-    start = settings_candidate(["gate"], components=["criterion:cites"], gate=gate, acceptance="improvement",
-                               reflection_template=None)  # fmt: skip
-    assert list(start) == ["gate:clear"]
-
-
-def test_coevolve_none_is_off_and_a_mapping_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    e = rt.evolve_rubric(DF, HUMAN, START, model=graded_once()[0], reflection_model=CoReflector(wrong_first=0),
-                         max_metric_calls=60, minibatch_size=4, n_resamples=100, cache=False,
-                         coevolve=None)  # fmt: skip
-    assert e.settings == {}
-    with pytest.raises(TypeError, match="coevolve must be a list"):
-        rt.evolve_rubric(
-            DF,
-            HUMAN,
-            START,
-            model=graded_once()[0],
-            reflection_model=CoReflector(),
-            cache=False,
-            coevolve={"templates": False},
-        )  # type: ignore[arg-type]  # reason: the error under test
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with pytest.raises(ValueError, match=r"reflection_model: judge 'openai/gpt-4\.1-mini': no API key"):
-        rt.evolve_rubric(DF, HUMAN, START, model=graded_once()[0], reflection_model="openai/gpt-4.1-mini", cache=False)
+    assert fenced("````\nkeep ``` inside\n````") == "keep ``` inside"
+    with pytest.raises(ValueError, match="'speed' is not one of the objectives"):
+        tolerances_of("speed: 0.1")
+    with pytest.raises(ValueError, match=r"must be in \[0, 1\]"):
+        tolerances_of("agreement: 2\ndiscrimination: 0")
+    with pytest.raises(ValueError, match=r"no tolerance for \['discrimination'\]"):
+        tolerances_of("agreement: 0.1")

@@ -29,12 +29,17 @@ from those it stopped, with the gate's reasons; the tolerances from the decision
 an objective fell, and how kept rewrites then fared on the validation set.
 
 How a version is judged. A new version is kept while the rewrites made under it succeed at
-least as often as under the one before (a template or a gate criterion: the share of its
-rewrites the test kept; the tolerances: the share of the rewrites they kept that then raised
-the validation score); after :data:`NEW_EVIDENCE` settled rewrites, a version that does worse
-is reverted. ``RubricEvolution.settings`` holds the versions in force at the end, ``changed``
-(the settings whose value differs from the start) and ``log`` (every version: adopted,
-reverted or refused, with how its rewrites fared).
+least as often as under the version it replaced (a template: the share of its kind's rewrites
+the test kept; a gate criterion: the share of tested rewrites where its verdict agreed with
+the test; the tolerances: the share of the rewrites they kept that then raised the validation
+score); after :data:`NEW_EVIDENCE` settled rewrites, a version that does worse is reverted,
+and a rewrite that repeats a reverted version is refused. New versions are asked for after
+each outcome: a rewrite tested, or one the gate turned down.
+
+``RubricEvolution.settings`` holds the versions in force at the end, ``changed`` (the settings
+whose value differs from the start) and ``log`` (every version: adopted, reverted or refused,
+with how its rewrites had fared by the end of the run). ``cost_usd`` counts the settings'
+reflection calls with the others (a function as the reflection model has no cost).
 """
 
 from __future__ import annotations
@@ -130,8 +135,10 @@ def tolerances_of(text: str) -> dict[str, float]:
             value = float(number)
         except ValueError:
             raise ValueError(f"acceptance: a line is not 'objective: tolerance': {line!r}") from None
-        if name not in OBJECTIVES or name in out:
-            raise ValueError(f"acceptance: {name!r} is not one of the objectives {list(OBJECTIVES)}, once each")
+        if name not in OBJECTIVES:
+            raise ValueError(f"acceptance: {name!r} is not one of the objectives {list(OBJECTIVES)}")
+        if name in out:
+            raise ValueError(f"acceptance: {name!r} is given twice")
         if not 0.0 <= value <= 1.0:
             raise ValueError(f"acceptance: the tolerance of {name!r} must be in [0, 1], got {value:g}")
         out[name] = value
@@ -267,6 +274,8 @@ class Settings:
         self.versions: dict[str, list[str]] = {k: [v] for k, v in start.items()}
         self.current: dict[str, int] = dict.fromkeys(start, 0)
         self.asked: dict[str, int] = dict.fromkeys(start, 0)  # evidence a setting had at its last rewrite
+        self.replaced: dict[str, dict[int, int]] = {k: {} for k in start}  # version -> the version it replaced
+        self.reverted: dict[str, set[int]] = {k: set() for k in start}
         self.log: list[dict[str, Any]] = [
             {"setting": k, "version": 0, "event": "start", "text": v} for k, v in start.items()
         ]
@@ -303,27 +312,55 @@ class Settings:
             return
         if _same(component, text, self.text(component) or ""):
             return
+        if any(_same(component, text, self.versions[component][v]) for v in self.reverted[component]):
+            why = f"{component}: the rewrite repeats a version reverted for doing worse"
+            self.log.append({"setting": component, "version": None, "event": "refused", "text": why})
+            return
         self.versions[component].append(text)
+        self.replaced[component][len(self.versions[component]) - 1] = self.current[component]
         self.current[component] = len(self.versions[component]) - 1
         self.log.append({"setting": component, "version": self.current[component], "event": "adopted", "text": text})
 
     def judge(self) -> None:
-        """Revert each setting whose current version's rewrites did worse than its previous one's."""
+        """Revert each setting whose version in force did worse than the version it replaced."""
         for k, v in self.current.items():
-            if v == 0:
+            before = self.replaced[k].get(v)
+            if before is None:
                 continue
-            now, before = self.success(k, v), self.success(k, v - 1)
-            if now is not None and before is not None and now[1] >= NEW_EVIDENCE and now[0] < before[0]:
-                self.current[k] = v - 1
+            now, then = self.success(k, v), self.success(k, before)
+            if now is not None and then is not None and now[1] >= NEW_EVIDENCE and now[0] < then[0]:
+                self.current[k] = before
+                self.reverted[k].add(v)
                 self.log.append({"setting": k, "version": v, "event": "reverted", "text": self.versions[k][v]})
 
+    def update(self, ask: Any) -> None:
+        """After an outcome: revert what did worse, then ask for new versions of the settings due."""
+        self.judge()
+        for component in self.due():
+            try:
+                self.propose(component, ask)
+            except Exception as e:  # noqa: BLE001  # a failed setting rewrite leaves the version in force; counted in the log
+                self.log.append({"setting": component, "version": None, "event": "failed",
+                                 "text": f"{type(e).__name__}: {e}"})  # fmt: skip
+
     def success(self, component: str, version: int) -> tuple[float, int] | None:
-        """The share of successes of the settled rewrites made under ``version``, and their number."""
+        """How the rewrites made under ``version`` fared, and how many there are: for a template,
+        the share of its kind's settled rewrites the test kept; for a gate criterion, the share
+        of tested rewrites where its verdict agreed with the test (met and kept, missed and not
+        kept); for the tolerances, the share of the rewrites they kept that then raised the
+        validation score."""
         mine = [r for r in self.history.rewrites if r.versions.get(component) == version]
         if component == ACCEPTANCE:
             done = [r.validation[0] > r.validation[1] for r in mine if r.kept and r.validation is not None]
+        elif component.startswith(GATE_PREFIX):
+            name = component.removeprefix(GATE_PREFIX)
+            checked = [
+                (r, r.checks[-1]) for r in mine if r.kept is not None and r.checks and not r.checks[-1].get("error")
+            ]
+            done = [(name not in check.get("missed", [])) == r.kept for r, check in checked]
         else:
-            done = [bool(r.kept) for r in mine if _settled(r)]
+            kind = component.removeprefix(TEMPLATE_PREFIX)
+            done = [bool(r.kept) for r in mine if _settled(r) and component_kind(r.component) == kind]
         return (sum(done) / len(done), len(done)) if done else None
 
     def log_of(self, *events: str) -> list[str]:
@@ -387,7 +424,7 @@ def _validation(r: Rewrite) -> str:
 
 
 def _record(r: Rewrite, feedback: str) -> dict[str, Any]:
-    inputs = {"part of the rubric": r.component, "rewrite": r.text[:800] or "(none: the reviewer stopped it)"}
+    inputs = {"part of the rubric": r.component, "rewrite": r.text[:800]}
     if r.kept is not None:
         inputs["minibatch change"] = _change(r)
     return {

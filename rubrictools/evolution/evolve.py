@@ -88,12 +88,15 @@ class RubricEvolution:
         return self.holdout["diff"][0] if self.holdout.height else None
 
     def changes(self) -> pl.DataFrame:
-        """``criterion, before, after`` for every criterion whose requirement or weight changed."""
+        """``criterion, before, after`` for every criterion whose requirement or weight changed,
+        and a ``(guidelines)`` row when the guidelines did."""
         rows = [
             (c.name, f"{c.requirement} (weight {c.weight:g})", f"{n.requirement} (weight {n.weight:g})")
             for c, n in zip(self.initial, self.rubric, strict=True)
             if (c.requirement, c.weight) != (n.requirement, n.weight)
         ]
+        if (self.initial.guidelines or "") != (self.rubric.guidelines or ""):
+            rows.append(("(guidelines)", self.initial.guidelines or "", self.rubric.guidelines or ""))
         return pl.DataFrame(rows, schema=["criterion", "before", "after"], orient="row")
 
     def __repr__(self) -> str:
@@ -105,7 +108,7 @@ class RubricEvolution:
         settings = f"; settings changed: {', '.join(moved)}" if moved else ""
         return (
             f"RubricEvolution({self.candidates.height} candidates, {self.graded} submissions graded{budget}, "
-            f"{self.changes().height} criteria changed{gain}{settings})"
+            f"{_changed_words(self.changes()['criterion'].to_list())}{gain}{settings})"
         )
 
 
@@ -332,6 +335,13 @@ def _search_settings(
     base = acceptance if isinstance(acceptance, str) else rule
     hooks = {"custom_candidate_proposer": proposer, "acceptance_criterion": SettingsAcceptance(base, settings, lm)}
     return {"seed_candidate": seed_candidate, **hooks}, settings
+
+
+def _changed_words(changed: list[str]) -> str:
+    """``2 criteria changed``, ``1 criterion and the guidelines changed``, ``0 criteria changed``."""
+    n = sum(c != "(guidelines)" for c in changed)
+    words = f"{n} criteri{'on' if n == 1 else 'a'}" + (" and the guidelines" if "(guidelines)" in changed else "")
+    return f"{words} changed"
 
 
 def _check_reflections(lm: Any, result: Any) -> None:

@@ -208,7 +208,8 @@ def gated(lm: Callable[[str], str], gate: ProposalGate, log: list[dict[str, Any]
                 verdict = GateVerdict(True, None, [f"{type(e).__name__}: {e}"], 0.0, error=True)
             log.append({"attempt": attempt + 1, "score": verdict.score, "passed": verdict.passed,
                         "error": verdict.error, "cost_usd": verdict.cost_usd,
-                        "reason": "; ".join(verdict.reasons) or None, "missed": verdict.missed})  # fmt: skip
+                        "reason": "; ".join(verdict.reasons) or None, "missed": verdict.missed,
+                        "proposal": proposal})  # fmt: skip
             if verdict.passed:
                 return reply
             prompt = request + _AGAIN.format(proposal=proposal, reasons="; ".join(verdict.reasons) or "none given")

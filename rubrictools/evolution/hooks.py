@@ -79,7 +79,10 @@ class SettingsProposer:
         try:
             text = InstructionProposalSignature.output_extractor(ask(prompt))["new_instruction"]
         except ProposalRejected:
-            self.settings.history.rewrites.append(Rewrite(component, "", checks, turned_down=True, versions=versions))
+            stopped = str(checks[-1].get("proposal", "")) if checks else ""
+            rewrite = Rewrite(component, stopped, checks, turned_down=True, versions=versions)
+            self.settings.history.rewrites.append(rewrite)
+            self.settings.update(self.ask)  # a gate that stops everything must still learn from it
             raise
         finally:
             self.gate_log.extend(checks)
@@ -117,13 +120,7 @@ class SettingsAcceptance:
         pid = proposal.parent_program_ids[0]
         outcome = (_means(proposal.eval_before), _means(proposal.eval_after), kept)
         history.settle(proposal.candidate, state.program_candidates[pid], pid, outcome)
-        self.settings.judge()
-        for component in self.settings.due():
-            try:
-                self.settings.propose(component, self.ask)
-            except Exception as e:  # noqa: BLE001  # a failed setting rewrite leaves the version in force; counted in the log
-                self.settings.log.append({"setting": component, "version": None, "event": "failed",
-                                          "text": f"{type(e).__name__}: {e}"})  # fmt: skip
+        self.settings.update(self.ask)
         return kept
 
     def reject_reason(self, proposal: Any, state: Any) -> str:

@@ -209,9 +209,9 @@ def test_a_new_version_that_does_worse_than_the_one_before_is_reverted() -> None
 def test_a_gate_call_that_failed_teaches_the_gate_nothing_and_a_strict_gate_learns_from_what_it_stopped() -> None:
     failed = Rewrite("criterion:a", "x", [{"missed": [], "error": True}], kept=False)
     assert History(rewrites=[failed]).records("gate:checkable") == []
-    stopped = [Rewrite("criterion:a", "", [{"missed": ["checkable"], "reason": "vague"}], turned_down=True)] * 3
+    stopped = [Rewrite("criterion:a", "Be good", [{"missed": ["checkable"], "reason": "vague"}], turned_down=True)] * 3
     shown = History(rewrites=stopped).records("gate:checkable")
-    assert len(shown) == 3 and "(vague)" in shown[0]["Feedback"] and "reviewer stopped it" in str(shown[0]["Inputs"])
+    assert len(shown) == 3 and "(vague)" in shown[0]["Feedback"] and shown[0]["Inputs"]["rewrite"] == "Be good"
     assert History(rewrites=stopped).records("gate:same_kind") == []  # it did not miss that one
 
 
@@ -227,3 +227,68 @@ def test_settings_texts_are_read_whole_and_checked() -> None:
         tolerances_of("agreement: 2\ndiscrimination: 0")
     with pytest.raises(ValueError, match=r"no tolerance for \['discrimination'\]"):
         tolerances_of("agreement: 0.1")
+
+
+# round 3 of the fresh review (36 tries, 0 crashes): what it found, each pinned
+
+
+def test_a_version_is_judged_against_the_one_it_replaced_and_a_reverted_text_never_returns() -> None:
+    """Before: after a revert, the next version was judged against the reverted one (the previous
+    index), so a worse version stayed; and a reply repeating the reverted text was adopted again."""
+    s = Settings(["templates"], components=["criterion:a"], gate=None, acceptance=None, reflection_template=None)
+    key = "template:requirement"
+    v0 = s.text(key) or ""
+
+    def rewrites(version: int, kept: list[bool]) -> None:
+        s.history.rewrites += [Rewrite("criterion:a", f"{version}{i}", kept=k, versions={key: version})
+                               for i, k in enumerate(kept)]  # fmt: skip
+
+    rewrites(0, [True, True, False])  # 2 of 3
+    s.propose(key, lambda prompt: "```\n" + v0.replace("Rewrite the", "One: rewrite the") + "\n```")
+    rewrites(1, [False, False, False])
+    s.judge()
+    assert s.current[key] == 0  # version 1 (0 of 3) reverted to version 0
+    s.propose(key, lambda prompt: "```\n" + v0.replace("Rewrite the", "Two: rewrite the") + "\n```")
+    assert s.current[key] == 2 and s.replaced[key][2] == 0
+    rewrites(2, [True, False, False])  # 1 of 3: better than version 1, worse than version 0, which it replaced
+    s.judge()
+    assert s.current[key] == 0
+    s.propose(key, lambda prompt: "```\n" + v0.replace("Rewrite the", "One: rewrite the") + "\n```")
+    assert s.current[key] == 0 and s.log[-1]["event"] == "refused" and "reverted" in s.log[-1]["text"]
+
+
+def test_a_template_is_judged_by_its_own_kind_and_a_gate_criterion_by_its_own_verdicts() -> None:
+    s = Settings(["templates", "gate"], components=["criterion:a", "guidelines"], gate=GATE, acceptance=None,
+                 reflection_template=None)  # fmt: skip
+    at = {"template:requirement": 0, "template:guidelines": 0, **dict.fromkeys(s.current, 0)}
+    s.history.rewrites = [
+        Rewrite("criterion:a", "r1", [{"missed": []}], kept=True, versions=at),
+        Rewrite("criterion:a", "r2", [{"missed": ["checkable"]}], kept=False, versions=at),
+        Rewrite("guidelines", "g1", [{"missed": []}], kept=False, versions=at),
+    ]
+    assert s.success("template:requirement", 0) == (0.5, 2) and s.success("template:guidelines", 0) == (0.0, 1)
+    assert s.success("gate:checkable", 0) == (2 / 3, 3)  # met & kept, missed & not kept agree; met & not kept not
+    assert s.success("gate:same_kind", 0) == (1 / 3, 3)  # never missed: only the kept one agrees
+
+
+def test_a_gate_that_stops_every_rewrite_still_evolves() -> None:
+    """Before: new versions were asked for only when a rewrite reached the test, so a gate that turned
+    down everything was never rewritten (30 turned-down rewrites, no gate prompt)."""
+    strict = ProposalGate(model=rt.ScriptedJudge(rule=lambda t, c: "UNMET" if c.name == "checkable" else "MET"),
+                          min_score=1.0)  # fmt: skip
+    reflect = CoReflector(wrong_first=0)
+    with pytest.warns(RuntimeWarning):
+        e = rt.evolve_rubric(DF, HUMAN, START, reflection_model=reflect, gate=strict, coevolve=["gate"],
+                             **{**RUN, "max_metric_calls": 150})  # fmt: skip
+    gate_prompts = [p for p in reflect.settings_prompts if "reviewer's checklist" in p]
+    assert gate_prompts and "turned the rewrite down" in gate_prompts[0]
+    assert "gate:checkable" in e.settings["changed"]
+
+
+def test_changes_and_the_repr_name_the_guidelines_and_count_in_words() -> None:
+    e = _evolve(["templates"], CoReflector(wrong_first=0), max_metric_calls=150)
+    assert "1 criterion changed" in repr(e)
+    moved = e.rubric.model_copy(update={"guidelines": "Read the whole reply."})
+    e2 = type(e)(**{**e.__dict__, "rubric": moved})
+    assert e2.changes()["criterion"].to_list()[-1] == "(guidelines)"
+    assert "1 criterion and the guidelines changed" in repr(e2)

@@ -4,8 +4,11 @@ score each against the human labels, and show the reflection model where they di
 Each submission's score is rubrify's agreement, ``1 - mean |judge value - human value|`` over
 its (criterion, rater) pairs (values on the rubric's 0-1 scale; a failed call counts as the
 largest error, 1), optionally mixed with the batch's **discrimination** (the normalised
-entropy of its rubric scores, :func:`rubrictools.metrics.discrimination`):
-``score_i = (w_a * agreement_i + w_d * discrimination) / (w_a + w_d)``. Grading goes through
+entropy of its rubric scores, :func:`rubrictools.metrics.discrimination`) and its
+**consistency** across ``runs`` repeated gradings (``1 - CV`` of its rubric scores,
+:func:`rubrictools.metrics.consistency`; 1 with one run):
+``score_i = (w_a * agreement_i + w_d * discrimination + w_c * consistency_i) / (w_a + w_d + w_c)``.
+With several runs, agreement averages every run's pairs. Grading goes through
 :func:`rubrictools.grade` with the run's cache, so a criterion whose text a candidate did not
 change is never asked again.
 """
@@ -23,6 +26,7 @@ from rubrictools import metrics
 from rubrictools.evolution.components import GUIDELINES, WEIGHTS, criterion_component, from_candidate
 from rubrictools.grading import grade
 from rubrictools.human_agreement import criterion_pairs
+from rubrictools.judge.config import Judge
 from rubrictools.rubric import Rubric, score
 
 __all__ = ["RubricAdapter"]
@@ -42,6 +46,8 @@ class RubricAdapter:
     cache: bool | str = True
     agreement_weight: float = 1.0
     discrimination_weight: float = 0.0
+    consistency_weight: float = 0.0
+    runs: int = 1  # gradings of each submission (consistency across repeated runs)
     spent: list[float] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # candidates that tried to change the structure
     answered: bool = False  # the judge has answered at least once
@@ -51,8 +57,8 @@ class RubricAdapter:
     def grade(self, rubric: Rubric, ids: Sequence[Any]) -> pl.DataFrame:
         part = self.frame.filter(pl.col("id").is_in(list(ids)))
         self.n_graded += part.height
-        v = grade(part, rubric, model=self.model, column="text", id_column="id", cache=self.cache, progress=False,
-                  record=False)  # fmt: skip
+        v = grade(part, rubric, model=self._repeated(), column="text", id_column="id", cache=self.cache,
+                  progress=False, record=False)  # fmt: skip
         fresh = v.filter(~pl.col("cached")) if "cached" in v.columns else v
         self.spent.append(float(fresh["cost_usd"].fill_null(0).sum()) if "cost_usd" in v.columns else 0.0)
         errors = v["error"].drop_nulls() if "error" in v.columns else pl.Series([], dtype=pl.String)
@@ -63,13 +69,37 @@ class RubricAdapter:
         self.answered = self.answered or errors.len() < v.height
         return v
 
+    def _repeated(self) -> Any:
+        """The judge, ``runs`` times under distinct names: identical requests of distinct judges
+        are separate samples (their cache keys differ), so each repeat is a run of its own."""
+        if self.runs == 1:
+            return self.model
+        j = self.model if isinstance(self.model, Judge) else Judge(model=self.model)
+        return [j.model_copy(update={"name": f"{j.label} run {i + 1}"}) for i in range(self.runs)]
+
+    def consistencies(self, v: pl.DataFrame, rubric: Rubric, ids: Sequence[Any]) -> list[float]:
+        """``1 - CV`` of each submission's rubric scores over the runs (rubrify's consistency;
+        1 with one run; 0 when fewer than two runs scored it)."""
+        if self.runs == 1:
+            return [1.0] * len(ids)
+        labels = sorted(x for x in v["judge"].unique().to_list() if x != "ensemble")
+        scored = [dict(score(v.filter(pl.col("judge") == x), rubric, on_error="null").select("id", "score").iter_rows())
+                  for x in labels]  # fmt: skip
+        out = []
+        for i in ids:
+            row = [[np.nan if run.get(i) is None else float(run[i]) for run in scored]]
+            c = metrics.consistency(row)
+            out.append(0.0 if np.isnan(c) else c)
+        return out
+
     def agreements(self, v: pl.DataFrame, rubric: Rubric, ids: Sequence[Any]) -> list[float]:
         """``1 - mean |judge - human|`` per submission of ``ids`` (a failed call: error 1)."""
         h = self.human.filter(pl.col("id").is_in(list(ids)) & pl.col("criterion").is_in(list(rubric.names)))
         judged = v.filter(pl.col("judge") != "ensemble") if "judge" in v.columns else v
-        ok = criterion_pairs(judged, h, rubric, ["criterion"], "exclude", "each").frame
+        by = ["judge", "criterion"] if self.runs > 1 else ["criterion"]  # each run's pairs
+        ok = criterion_pairs(judged, h, rubric, by, "exclude", "each").frame
         err = ok.group_by("id").agg((pl.col("h_value") - pl.col("j_value")).abs().sum().alias("e"), pl.len())
-        labels = h.group_by("id").agg(pl.len().alias("labels"))
+        labels = h.group_by("id").agg((pl.len() * self.runs).alias("labels"))  # pairs expected, over the runs
         per = labels.join(err, on="id", how="left").with_columns(
             # pairs left out (a failed call, an unknown label) count as the largest error
             ((pl.col("e").fill_null(0) + pl.col("labels") - pl.col("len").fill_null(0)) / pl.col("labels")).alias("err")
@@ -91,11 +121,15 @@ class RubricAdapter:
         agree = self.agreements(v, rubric, batch)
         spread = 0.0
         if self.discrimination_weight > 0:
-            s = score(v, rubric, on_error="null")["score"].drop_nulls().to_numpy().astype(float)
+            one = v.filter(pl.col("judge") == "ensemble") if self.runs > 1 else v  # the runs' majority, once
+            s = score(one, rubric, on_error="null")["score"].drop_nulls().to_numpy().astype(float)
             spread = metrics.discrimination(np.clip(s, 0, 1), bins=10) if s.size else 0.0
-        total = self.agreement_weight + self.discrimination_weight
-        scores = [(self.agreement_weight * a + self.discrimination_weight * spread) / total for a in agree]
-        objectives = [{"agreement": a, "discrimination": spread} for a in agree]
+        steady = self.consistencies(v, rubric, batch)
+        w_a, w_d, w_c = self.agreement_weight, self.discrimination_weight, self.consistency_weight
+        scores = [(w_a * a + w_d * spread + w_c * c) / (w_a + w_d + w_c) for a, c in zip(agree, steady, strict=True)]
+        objectives = [
+            {"agreement": a, "discrimination": spread, "consistency": c} for a, c in zip(agree, steady, strict=True)
+        ]
         traces = [v.filter(pl.col("id") == i) for i in batch] if capture_traces else None
         return EvaluationBatch(outputs=list(batch), scores=scores, trajectories=traces, objective_scores=objectives)
 

@@ -17,10 +17,21 @@ from rubrictools.evolution.components import to_candidate
 from rubrictools.evolution.gate import ProposalGate
 from rubrictools.evolution.reflection import check_templates
 from rubrictools.human_agreement import agreement, human_frame
+from rubrictools.judge.config import Judge
 from rubrictools.rubric import Rubric
 from rubrictools.stack import user_stacklevel
 
-__all__ = ["FEW_HELD_OUT", "check_human", "check_labels", "check_settings", "split_train"]
+MAX_RUNS = 10
+"""The most repeated gradings of each submission ``consistency_runs`` may ask for."""
+
+__all__ = [
+    "FEW_HELD_OUT",
+    "MAX_RUNS",
+    "check_human",
+    "check_labels",
+    "check_settings",
+    "split_train",
+]
 
 
 def check_settings(rubric: Rubric, frame: pl.DataFrame, column: str, id_column: str, numbers: dict[str, Any]) -> None:
@@ -43,12 +54,13 @@ def check_settings(rubric: Rubric, frame: pl.DataFrame, column: str, id_column: 
         v = numbers[name]
         if isinstance(v, bool) or not isinstance(v, Integral) or v < (0 if name == "seed" else 1):
             raise ValueError(f"{name} must be an int >= {0 if name == 'seed' else 1}, got {v!r}")
-    for name in ("agreement_weight", "discrimination_weight"):
+    for name in ("agreement_weight", "discrimination_weight", "consistency_weight"):
         v = numbers[name]
         if isinstance(v, bool) or not isinstance(v, Real) or v < 0 or not np.isfinite(float(v)):
             raise ValueError(f"{name} must be a number >= 0, got {v!r}")
-    if numbers["agreement_weight"] + numbers["discrimination_weight"] <= 0:
-        raise ValueError("agreement_weight and discrimination_weight cannot both be 0")
+    if numbers["agreement_weight"] + numbers["discrimination_weight"] + numbers["consistency_weight"] <= 0:
+        raise ValueError("agreement_weight, discrimination_weight and consistency_weight cannot all be 0")
+    _check_consistency(numbers)
     for name in ("evolve_weights", "verbose"):
         if not isinstance(numbers[name], bool):
             raise TypeError(f"{name} must be True or False, got {numbers[name]!r}")
@@ -87,6 +99,24 @@ FEW_HELD_OUT = 10
 """Fewer held-out submissions than this draw a warning: the final comparison rests on them."""
 
 _CHANCE_CORRECTED = ("cohen_kappa", "kappa_linear", "kappa_quadratic", "gwet_ac1", "mcc")
+
+
+def _check_consistency(numbers: dict[str, Any]) -> None:
+    """consistency_runs and consistency_weight go together, with a judge that can sample."""
+    given, weight = numbers["consistency_runs"], numbers["consistency_weight"]
+    if isinstance(given, bool) or not isinstance(given, Integral) or not 1 <= int(given) <= MAX_RUNS:
+        raise ValueError(f"consistency_runs must be an int from 1 to {MAX_RUNS}, got {given!r}")
+    runs = int(given)
+    if (runs > 1) != (weight > 0):
+        raise ValueError(
+            "consistency_weight > 0 needs consistency_runs >= 2 (each submission graded that many times), and "
+            f"consistency_runs > 1 needs consistency_weight > 0 (got {runs} and {weight})"
+        )
+    if runs > 1 and not isinstance(numbers["model"], (str, Judge)):
+        raise ValueError(
+            "consistency across repeated runs needs a judge that samples: a model string or a rubrictools Judge "
+            f"(got {type(numbers['model']).__name__})"
+        )
 
 
 def check_labels(h: pl.DataFrame, rubric: Rubric, metric: str) -> None:

@@ -144,6 +144,8 @@ def evolve_rubric(
     minibatch_size: int = 5,
     agreement_weight: float = 1.0,
     discrimination_weight: float = 0.0,
+    consistency_weight: float = 0.0,
+    consistency_runs: int = 1,
     evolve_weights: bool = False,
     reflection_template: str | Mapping[str, str] | None = None,
     gate: ProposalGate | None = None,
@@ -179,11 +181,17 @@ def evolve_rubric(
         used as GEPA's validation set (the others are its training set).
     minibatch_size
         Training submissions shown to the reflection model per mutation.
-    agreement_weight, discrimination_weight
-        Each submission's score: ``(w_a * agreement + w_d * discrimination) / (w_a + w_d)``,
-        agreement ``1 - mean |judge value - human value|``, discrimination the normalised
-        entropy of the batch's rubric scores (rubrify's meta-metrics; keep ``w_d = 0`` with
-        fewer than about 10 submissions per batch).
+    agreement_weight, discrimination_weight, consistency_weight
+        Each submission's score: ``(w_a * agreement + w_d * discrimination + w_c * consistency)
+        / (w_a + w_d + w_c)``: agreement ``1 - mean |judge value - human value|``,
+        discrimination the normalised entropy of the batch's rubric scores, consistency ``1 -
+        CV`` of the submission's rubric scores over ``consistency_runs`` gradings (rubrify's
+        meta-metrics; keep ``w_d = 0`` with fewer than about 10 submissions per batch).
+        Acceptance tolerances cover agreement and discrimination; consistency counts in the
+        score and in GEPA's Pareto selection.
+    consistency_runs
+        Gradings of each submission with ``consistency_weight > 0`` (2 to 10; each a separate
+        sample of the judge, a model string or a Judge; they multiply the judge's calls).
     evolve_weights
         Also evolve the weights of the scored criteria (signs never change).
     reflection_template
@@ -267,7 +275,8 @@ def evolve_rubric(
     )
     texts = frame.select(pl.col(id_column).alias("id"), pl.col(column).cast(pl.String).alias("text"))
     adapter = RubricAdapter(rubric, texts, h, model, cache=cache, agreement_weight=agreement_weight,
-                            discrimination_weight=discrimination_weight)  # fmt: skip
+                            discrimination_weight=discrimination_weight, consistency_weight=consistency_weight,
+                            runs=consistency_runs)  # fmt: skip
     lm = reflection_lm(reflection_model)
     checks: list[dict[str, Any]] = []  # the gate's checks in this run
     seed_candidate = to_candidate(rubric, weights=evolve_weights)

@@ -108,7 +108,7 @@ def test_bad_settings_are_refused_before_any_call() -> None:
         ({"max_metric_calls": 0}, r"max_metric_calls must be an int >= 1, got 0"),
         ({"minibatch_size": 2.5}, r"minibatch_size must be an int >= 1, got 2.5"),
         ({"discrimination_weight": -1}, r"discrimination_weight must be a number >= 0, got -1"),
-        ({"agreement_weight": 0}, "cannot both be 0"),
+        ({"agreement_weight": 0}, "cannot all be 0"),
         ({"column": "text"}, r"column='text' is not a column of df"),
         ({"validation": "0.5"}, r"validation must be a fraction in \(0, 1\), got '0.5'"),
         ({"minibatch_size": 40}, r"minibatch_size=40 is more than the 21 training submissions"),

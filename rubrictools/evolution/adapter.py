@@ -6,9 +6,12 @@ its (criterion, rater) pairs (values on the rubric's 0-1 scale; a failed call co
 largest error, 1), optionally mixed with the batch's **discrimination** (the normalised
 entropy of its rubric scores, :func:`rubrictools.metrics.discrimination`) and its
 **consistency** across ``runs`` repeated gradings (``1 - CV`` of its rubric scores,
-:func:`rubrictools.metrics.consistency`; 1 with one run):
+:func:`rubrictools.metrics.consistency`; 1 with one run; the same spread of scores costs a
+low-scoring submission more than a high-scoring one, and a submission scored 0 every time is
+consistent):
 ``score_i = (w_a * agreement_i + w_d * discrimination + w_c * consistency_i) / (w_a + w_d + w_c)``.
-With several runs, agreement averages every run's pairs. Grading goes through
+With several runs, agreement averages every run's pairs, discrimination and the reflection's
+examples use the first run, and the held-out part is graded once. Grading goes through
 :func:`rubrictools.grade` with the run's cache, so a criterion whose text a candidate did not
 change is never asked again.
 """
@@ -54,12 +57,16 @@ class RubricAdapter:
     n_graded: int = 0  # submissions handed to grade (answered by the cache or by the judge)
     propose_new_texts: ClassVar[None] = None  # GEPA's own proposer writes the texts, from the reflection model
 
-    def grade(self, rubric: Rubric, ids: Sequence[Any]) -> pl.DataFrame:
+    def grade(self, rubric: Rubric, ids: Sequence[Any], *, once: bool = False) -> pl.DataFrame:
+        """The verdicts of ``ids`` under ``rubric``: ``runs`` times (each run's rows under its
+        own judge name, and their majority), or once with ``once=True`` (the held-out part)."""
         part = self.frame.filter(pl.col("id").is_in(list(ids)))
         self.n_graded += part.height
-        v = grade(part, rubric, model=self._repeated(), column="text", id_column="id", cache=self.cache,
-                  progress=False, record=False)  # fmt: skip
+        v = grade(part, rubric, model=self.model if once else self._repeated(), column="text", id_column="id",
+                  cache=self.cache, progress=False, record=False)  # fmt: skip
         fresh = v.filter(~pl.col("cached")) if "cached" in v.columns else v
+        if "judge" in fresh.columns:  # an ensemble row repeats the cost of the calls it aggregates
+            fresh = fresh.filter(pl.col("judge") != "ensemble")
         self.spent.append(float(fresh["cost_usd"].fill_null(0).sum()) if "cost_usd" in v.columns else 0.0)
         errors = v["error"].drop_nulls() if "error" in v.columns else pl.Series([], dtype=pl.String)
         if not self.answered and v.height and errors.len() == v.height:  # the judge never answers: stop now
@@ -70,12 +77,19 @@ class RubricAdapter:
         return v
 
     def _repeated(self) -> Any:
-        """The judge, ``runs`` times under distinct names: identical requests of distinct judges
-        are separate samples (their cache keys differ), so each repeat is a run of its own."""
+        """The judge, ``runs`` times under distinct names: identical requests of several judges
+        are separate samples (grading numbers them in their cache keys), so each repeat is a
+        run of its own."""
         if self.runs == 1:
             return self.model
         j = self.model if isinstance(self.model, Judge) else Judge(model=self.model)
         return [j.model_copy(update={"name": f"{j.label} run {i + 1}"}) for i in range(self.runs)]
+
+    def _first_run(self, v: pl.DataFrame) -> pl.DataFrame:
+        """The rows of the first run (all of ``v`` with one run)."""
+        if self.runs == 1 or "judge" not in v.columns:
+            return v
+        return v.filter(pl.col("judge") == min(x for x in v["judge"].unique().to_list() if x != "ensemble"))
 
     def consistencies(self, v: pl.DataFrame, rubric: Rubric, ids: Sequence[Any]) -> list[float]:
         """``1 - CV`` of each submission's rubric scores over the runs (rubrify's consistency;
@@ -121,7 +135,7 @@ class RubricAdapter:
         agree = self.agreements(v, rubric, batch)
         spread = 0.0
         if self.discrimination_weight > 0:
-            one = v.filter(pl.col("judge") == "ensemble") if self.runs > 1 else v  # the runs' majority, once
+            one = self._first_run(v)  # one judge's scores, as the held-out comparison measures it
             s = score(one, rubric, on_error="null")["score"].drop_nulls().to_numpy().astype(float)
             spread = metrics.discrimination(np.clip(s, 0, 1), bins=10) if s.size else 0.0
         steady = self.consistencies(v, rubric, batch)
@@ -130,7 +144,8 @@ class RubricAdapter:
         objectives = [
             {"agreement": a, "discrimination": spread, "consistency": c} for a, c in zip(agree, steady, strict=True)
         ]
-        traces = [v.filter(pl.col("id") == i) for i in batch] if capture_traces else None
+        first = self._first_run(v)  # the reflection sees one answer per (submission, criterion)
+        traces = [first.filter(pl.col("id") == i) for i in batch] if capture_traces else None
         return EvaluationBatch(outputs=list(batch), scores=scores, trajectories=traces, objective_scores=objectives)
 
     def make_reflective_dataset(

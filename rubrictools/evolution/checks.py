@@ -110,12 +110,22 @@ def _check_consistency(numbers: dict[str, Any]) -> None:
     if (runs > 1) != (weight > 0):
         raise ValueError(
             "consistency_weight > 0 needs consistency_runs >= 2 (each submission graded that many times), and "
-            f"consistency_runs > 1 needs consistency_weight > 0 (got {runs} and {weight})"
+            f"consistency_runs > 1 needs consistency_weight > 0 (got consistency_runs={runs}, "
+            f"consistency_weight={weight})"
         )
-    if runs > 1 and not isinstance(numbers["model"], (str, Judge)):
+    model = numbers["model"]
+    if runs > 1 and not isinstance(model, (str, Judge)):
         raise ValueError(
             "consistency across repeated runs needs a judge that samples: a model string or a rubrictools Judge "
-            f"(got {type(numbers['model']).__name__})"
+            f"(got {type(model).__name__})"
+        )
+    if runs > 1 and (isinstance(model, str) or model.temperature == 0):
+        warnings.warn(
+            f"consistency_runs={runs} with a judge at temperature 0: its repeated gradings barely differ, so "
+            "consistency stays near 1 while the search's judge calls are multiplied; pass "
+            "model=rt.Judge(model=..., temperature=0.7) or so",
+            UserWarning,
+            stacklevel=user_stacklevel(),
         )
 
 

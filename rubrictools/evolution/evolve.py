@@ -190,8 +190,11 @@ def evolve_rubric(
         Acceptance tolerances cover agreement and discrimination; consistency counts in the
         score and in GEPA's Pareto selection.
     consistency_runs
-        Gradings of each submission with ``consistency_weight > 0`` (2 to 10; each a separate
-        sample of the judge, a model string or a Judge; they multiply the judge's calls).
+        Gradings of each submission during the search (1 to 10; at least 2 with
+        ``consistency_weight > 0``), each a separate sample of the judge (a model string or a
+        Judge, at a temperature above 0: at 0 the repeats barely differ). They multiply the
+        judge's calls in the search; the held-out part is graded once. With the cache, a
+        re-run reuses the same samples.
     evolve_weights
         Also evolve the weights of the scored criteria (signs never change).
     reflection_template
@@ -313,7 +316,7 @@ def evolve_rubric(
     graded = adapter.n_graded  # in the search; the held-out grading below is not counted
     best = from_candidate(rubric, result.best_candidate)
     hold_ids = sorted(hold, key=str)
-    v_before, v_after = adapter.grade(rubric, hold_ids), adapter.grade(best, hold_ids)
+    v_before, v_after = adapter.grade(rubric, hold_ids, once=True), adapter.grade(best, hold_ids, once=True)
     pooled, per = holdout_change(
         v_after, v_before, h, rubric, hold_ids, metric=metric, n_resamples=n_resamples, seed=seed
     )

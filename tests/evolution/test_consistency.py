@@ -36,7 +36,7 @@ def serve() -> FakeLLMServer:
 
 def test_consistency_is_one_minus_the_cv_of_each_submissions_scores_over_repeated_gradings() -> None:
     with serve() as srv:
-        judge = rt.Judge(model="openai/gpt-4.1-mini", api_base=srv.url, api_key="sk-test")
+        judge = rt.Judge(model="openai/gpt-4.1-mini", api_base=srv.url, api_key="sk-test", temperature=0.7)
         texts = DF.select("id", pl.col("submission").alias("text"))
         adapter = RubricAdapter(START, texts, HUMAN, judge, cache=False, consistency_weight=1.0, runs=3)
         ids = list(range(12))
@@ -51,9 +51,31 @@ def test_consistency_is_one_minus_the_cv_of_each_submissions_scores_over_repeate
     assert sum(steady.scores) > sum(shaky.scores)  # the score counts it: (agreement + consistency) / 2
 
 
+def test_the_cost_counts_each_call_once_and_the_held_out_part_is_graded_once() -> None:
+    """Before (a fresh review): the majority ("ensemble") rows repeat the cost of the runs they
+    aggregate, so the cost came out doubled; and the held-out part was graded once per run and
+    scored on the runs' majority, a different judge from the one a user runs."""
+    with serve() as srv:
+        judge = rt.Judge(model="openai/gpt-4.1-mini", api_base=srv.url, api_key="sk-test", temperature=0.7)
+        texts = DF.select("id", pl.col("submission").alias("text"))
+        adapter = RubricAdapter(START, texts, HUMAN, judge, cache=False, consistency_weight=1.0, runs=2)
+        v = adapter.grade(START, list(range(12)))
+        per_run = v.filter(pl.col("judge") != "ensemble")["cost_usd"].sum()
+        assert adapter.spent == [pytest.approx(per_run)] and per_run > 0
+        before = len(srv.requests)
+        once = adapter.grade(START, list(range(12)), once=True)
+        assert len(srv.requests) - before == 12 * 2 and set(once["judge"]) == {"openai/gpt-4.1-mini"}
+
+
+def test_repeated_runs_at_temperature_0_are_warned() -> None:
+    with pytest.warns(UserWarning, match="temperature 0"), pytest.raises(ValueError, match="max_metric_calls"):
+        rt.evolve_rubric(DF, HUMAN, START, model="openai/gpt-4.1-mini", reflection_model=lambda p: "```x```",
+                         consistency_weight=1.0, consistency_runs=2, max_metric_calls=1, cache=False)  # fmt: skip
+
+
 def test_evolution_with_consistency_prefers_the_requirement_the_judge_applies_alike_every_time() -> None:
     with serve() as srv:
-        judge = rt.Judge(model="openai/gpt-4.1-mini", api_base=srv.url, api_key="sk-test")
+        judge = rt.Judge(model="openai/gpt-4.1-mini", api_base=srv.url, api_key="sk-test", temperature=0.7)
         e = rt.evolve_rubric(DF, HUMAN, VAGUE, model=judge, reflection_model=Reflector(), max_metric_calls=80,
                              minibatch_size=4, n_resamples=200, cache=False, consistency_weight=1.0,
                              consistency_runs=2)  # fmt: skip
@@ -76,7 +98,7 @@ def test_evolution_with_consistency_prefers_the_requirement_the_judge_applies_al
 )
 def test_bad_consistency_settings_are_refused_before_any_call(settings: dict, match: str) -> None:
     asked: list[str] = []
-    kw = {"model": "openai/gpt-4.1-mini", **settings}
+    kw = {"model": rt.Judge(model="openai/gpt-4.1-mini", temperature=0.7), **settings}
     with pytest.raises(ValueError, match=match):
         rt.evolve_rubric(DF, HUMAN, START, reflection_model=asked.append, cache=False, **kw)
     assert asked == []

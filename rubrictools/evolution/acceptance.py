@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["OBJECTIVES", "ToleranceAcceptance", "acceptance_rule"]
+__all__ = ["OBJECTIVES", "ToleranceAcceptance", "acceptance_rule", "objective_change", "objective_means"]
 
 OBJECTIVES = ("agreement", "discrimination")
 """The objectives each evaluated submission reports (see :mod:`rubrictools.evolution.adapter`)."""
@@ -37,13 +37,9 @@ class ToleranceAcceptance:
     def __init__(self, tolerances: Mapping[str, float]) -> None:
         self.tolerances = {k: float(tolerances.get(k, 0.0)) for k in OBJECTIVES}
 
-    def _means(self, evaluation: Any) -> dict[str, float]:
-        rows = list(getattr(evaluation, "objective_scores", None) or [])
-        return {k: float(np.mean([r.get(k, 0.0) for r in rows])) if rows else 0.0 for k in OBJECTIVES}
-
     def should_accept(self, proposal: Any, state: Any) -> bool:
         """GEPA's ``AcceptanceCriterion``."""
-        before, after = self._means(proposal.eval_before), self._means(proposal.eval_after)
+        before, after = objective_means(proposal.eval_before), objective_means(proposal.eval_after)
         change = {k: after[k] - before[k] for k in OBJECTIVES}
         return any(d > 1e-12 for d in change.values()) and all(
             change[k] >= -self.tolerances[k] - 1e-12 for k in OBJECTIVES
@@ -51,8 +47,19 @@ class ToleranceAcceptance:
 
     def reject_reason(self, proposal: Any, state: Any) -> str:
         """Why a mutation was not kept, for GEPA's log."""
-        before, after = self._means(proposal.eval_before), self._means(proposal.eval_after)
-        return ", ".join(f"{k} {before[k]:.3f} -> {after[k]:.3f}" for k in OBJECTIVES)
+        return objective_change(proposal)
+
+
+def objective_means(evaluation: Any) -> dict[str, float]:
+    """Each objective's mean over an evaluated minibatch (0 when it holds no objective scores)."""
+    rows = list(getattr(evaluation, "objective_scores", None) or [])
+    return {k: float(np.mean([r.get(k, 0.0) for r in rows])) if rows else 0.0 for k in OBJECTIVES}
+
+
+def objective_change(proposal: Any) -> str:
+    """A proposal's change in each objective's minibatch mean, in words (GEPA's log)."""
+    before, after = objective_means(proposal.eval_before), objective_means(proposal.eval_after)
+    return ", ".join(f"{k} {before[k]:.3f} -> {after[k]:.3f}" for k in OBJECTIVES)
 
 
 def acceptance_rule(acceptance: str | Mapping[str, float]) -> Any:

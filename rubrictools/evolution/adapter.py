@@ -133,10 +133,10 @@ class RubricAdapter:
             return EvaluationBatch(outputs=list(batch), scores=[0.0] * len(batch), trajectories=empty)
         v = self.grade(rubric, batch)
         agree = self.agreements(v, rubric, batch)
+        first = self._first_run(v)  # one judge's answers: for discrimination and the reflection's examples
         spread = 0.0
         if self.discrimination_weight > 0:
-            one = self._first_run(v)  # one judge's scores, as the held-out comparison measures it
-            s = score(one, rubric, on_error="null")["score"].drop_nulls().to_numpy().astype(float)
+            s = score(first, rubric, on_error="null")["score"].drop_nulls().to_numpy().astype(float)
             spread = metrics.discrimination(np.clip(s, 0, 1), bins=10) if s.size else 0.0
         steady = self.consistencies(v, rubric, batch)
         w_a, w_d, w_c = self.agreement_weight, self.discrimination_weight, self.consistency_weight
@@ -144,7 +144,6 @@ class RubricAdapter:
         objectives = [
             {"agreement": a, "discrimination": spread, "consistency": c} for a, c in zip(agree, steady, strict=True)
         ]
-        first = self._first_run(v)  # the reflection sees one answer per (submission, criterion)
         traces = [first.filter(pl.col("id") == i) for i in batch] if capture_traces else None
         return EvaluationBatch(outputs=list(batch), scores=scores, trajectories=traces, objective_scores=objectives)
 

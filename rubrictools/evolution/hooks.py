@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from rubrictools.evolution.acceptance import OBJECTIVES, ToleranceAcceptance
+from rubrictools.evolution.acceptance import ToleranceAcceptance, objective_change, objective_means
 from rubrictools.evolution.coevolution import TEMPLATE_PREFIX, Rewrite, Settings
 from rubrictools.evolution.gate import ProposalGate, ProposalRejected, gated
 from rubrictools.evolution.reflection import component_kind
@@ -90,11 +90,6 @@ class SettingsProposer:
         return text
 
 
-def _means(evaluation: Any) -> dict[str, float]:
-    rows = list(getattr(evaluation, "objective_scores", None) or [])
-    return {k: float(sum(r.get(k, 0.0) for r in rows) / len(rows)) if rows else 0.0 for k in OBJECTIVES}
-
-
 class SettingsAcceptance:
     """GEPA's acceptance rule under co-evolution: a mutation is kept by the tolerances in force
     (``acceptance`` co-evolved) or by ``base`` (``"improvement"``, ``"improvement_or_equal"`` or
@@ -118,12 +113,11 @@ class SettingsAcceptance:
         history.score_kept(state)
         kept = self._decide(proposal, state)
         pid = proposal.parent_program_ids[0]
-        outcome = (_means(proposal.eval_before), _means(proposal.eval_after), kept)
+        outcome = (objective_means(proposal.eval_before), objective_means(proposal.eval_after), kept)
         history.settle(proposal.candidate, state.program_candidates[pid], pid, outcome)
         self.settings.update(self.ask)
         return kept
 
     def reject_reason(self, proposal: Any, state: Any) -> str:
         """Why a mutation was not kept, for GEPA's log."""
-        before, after = _means(proposal.eval_before), _means(proposal.eval_after)
-        return ", ".join(f"{k} {before[k]:.3f} -> {after[k]:.3f}" for k in OBJECTIVES)
+        return objective_change(proposal)

@@ -1,7 +1,8 @@
-"""Prediction-powered estimates on 10,000 items x 5 criteria (200 human labels per criterion):
-`rt.ppi_estimate` (CLT, tuned lambda) next to `ppi_py.ppi_mean_ci` called per criterion,
+"""Prediction-powered estimates on 10,000 items x 5 criteria (200 human labels per criterion) and on
+200,000 items x 1 and 5 criteria (1,000 labels each): `rt.ppi_estimate` (CLT, tuned lambda) next to
+`ppi_py.ppi_mean_ci` called per criterion,
 starting from the same two tables (the join and the arrays included, as a user of ppi-python
-would do it). Medians of 5 runs with their range.
+would do it). Medians of 7 runs with their range.
 
 Run: python benchmarks/ppi_speed.py
 """
@@ -48,28 +49,38 @@ def ppi_python_from_tables(verdicts: pl.DataFrame, human: pl.DataFrame) -> list[
     return out
 
 
-def main() -> None:
-    verdicts, human = tables()
-    rt.ppi_estimate(verdicts.head(2000), human.filter(pl.col("id") < 2000))  # warm up
-    out = rt.ppi_estimate(verdicts, human)
-    ours = timed(lambda: rt.ppi_estimate(verdicts, human), runs=5)
+def side_by_side(n_items: int, criteria: int, n_labels: int) -> None:
+    """Ours and ppi-python's from the same two tables, medians of 7 runs with their range."""
+    verdicts, human = tables(n_items, criteria, n_labels)
+    out = rt.ppi_estimate(verdicts, human)  # warm up
+    ours = timed(lambda: rt.ppi_estimate(verdicts, human), runs=7)
+    size = f"{n_items:,} items x {criteria} criteri{'on' if criteria == 1 else 'a'}, {n_labels:,} labels each"
     print(
-        f"rt.ppi_estimate, 10,000 items x 5 criteria, CLT: median {ours[0] * 1000:.1f} ms "
-        f"({ours[1] * 1000:.1f}-{ours[2] * 1000:.1f}, 5 runs; median width ratio PPI/classical "
-        f"{out['width_ratio'].median():.2f})"
+        f"{size}: rt.ppi_estimate (CLT) median {ours[0] * 1000:.1f} ms ({ours[1] * 1000:.1f}-{ours[2] * 1000:.1f}; "
+        f"median width ratio PPI/classical {out['width_ratio'].median():.2f})"
     )
     try:
         import ppi_py  # noqa: F401  # the peer is optional
     except ImportError:
-        print("ppi-python not installed (the [peers] extra)")
+        print("  ppi-python not installed (the [peers] extra)")
         return
-    peer = timed(lambda: ppi_python_from_tables(verdicts, human), runs=5)
+    peer = timed(lambda: ppi_python_from_tables(verdicts, human), runs=7)
     print(
-        f"ppi_py.ppi_mean_ci per criterion, from the same tables (join included): median {peer[0] * 1000:.1f} ms "
-        f"({peer[1] * 1000:.1f}-{peer[2] * 1000:.1f}); ratio ppi-python / rubrictools {peer[0] / ours[0]:.2f}x"
+        f"  ppi_py.ppi_mean_ci per criterion, from the same tables (join included): median {peer[0] * 1000:.1f} ms "
+        f"({peer[1] * 1000:.1f}-{peer[2] * 1000:.1f}); ppi-python takes {peer[0] / ours[0]:.2f}x our time"
     )
+
+
+def main() -> None:
+    side_by_side(10_000, 5, 200)
+    side_by_side(200_000, 1, 1_000)
+    side_by_side(200_000, 5, 1_000)
+    verdicts, human = tables()
     boot = timed(lambda: rt.ppi_estimate(verdicts, human, method="bootstrap", n_resamples=1000), runs=3)
-    print(f"rt.ppi_estimate with 1,000 bootstrap resamples: median {boot[0]:.2f} s ({boot[1]:.2f}-{boot[2]:.2f})")
+    print(
+        f"rt.ppi_estimate on 10,000 items x 5 criteria with 1,000 bootstrap resamples: "
+        f"median {boot[0]:.2f} s ({boot[1]:.2f}-{boot[2]:.2f})"
+    )
 
 
 if __name__ == "__main__":

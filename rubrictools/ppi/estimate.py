@@ -11,7 +11,7 @@ from rubrictools.deprecation import adapted, renamed
 from rubrictools.metrics import with_ci_level
 from rubrictools.metrics.resampling import check_resampling
 from rubrictools.ppi import core
-from rubrictools.ppi.inputs import Target, aligned
+from rubrictools.ppi.inputs import Target, aligned, single_group
 from rubrictools.rubric import Rubric
 
 __all__ = ["ppi_estimate"]
@@ -30,15 +30,12 @@ def _bootstrap(
     return float(lo), float(hi)
 
 
-def _groups(group: pl.Series) -> list[tuple[Any, np.ndarray]]:
-    """Each group's value and row positions, groups in order of first appearance (numpy, no row gathers)."""
-    codes = group.rank("dense").fill_null(0).cast(pl.Int64).to_numpy()  # a null group: code 0
-    order = np.argsort(codes, kind="stable")
-    bounds = np.cumsum(np.bincount(codes))
-    starts = np.concatenate([[0], bounds[:-1]])
-    at = [order[a:b] for a, b in zip(starts, bounds, strict=True) if b > a]
-    at.sort(key=lambda rows: rows[0])
-    return [(group[int(rows[0])], rows) for rows in at]
+def _groups(group: pl.Series) -> list[tuple[Any, np.ndarray | slice]]:
+    """Each group's value and row positions, groups in order of first appearance (one polars group-by)."""
+    if single_group(group) and group.len():
+        return [(group[0], slice(None))]  # one group: its rows are all rows, as views
+    at = group.to_frame("g").with_row_index("row").group_by("g", maintain_order=True).agg("row")
+    return [(value, rows.to_numpy()) for value, rows in zip(at["g"], at["row"], strict=True)]
 
 
 def _columns(part: pl.DataFrame) -> dict[str, np.ndarray]:

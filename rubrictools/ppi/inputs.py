@@ -14,7 +14,7 @@ import polars as pl
 from rubrictools.frames import to_polars
 from rubrictools.rubric import MET, Rubric, score
 
-__all__ = ["Target", "aligned"]
+__all__ = ["Target", "aligned", "single_group"]
 
 Target = Literal["mean", "met_rate", "label_share", "score"]
 
@@ -73,6 +73,19 @@ def _scores(v: pl.DataFrame, h: pl.DataFrame, rubric: Rubric | None) -> tuple[pl
     return pred, hum
 
 
+def single_group(group: pl.Series) -> bool:
+    """Whether every row is in the same (non-null) group: the usual one criterion, or ``by=None``."""
+    return group.null_count() == 0 and (group.len() == 0 or bool((group == group[0]).all()))
+
+
+def _join(pred: pl.DataFrame, hum: pl.DataFrame) -> pl.DataFrame:
+    """The human values beside each prediction; with one group, joined on ``id`` alone (a third of the time)."""
+    if single_group(pred[_GROUP]):
+        only = hum.filter(pl.col(_GROUP) == pred[_GROUP][0]) if pred.height else hum.clear()
+        return pred.join(only.drop(_GROUP), on="id", how="left", maintain_order="left")
+    return pred.join(hum, on=[_GROUP, "id"], how="left", maintain_order="left")
+
+
 def aligned(
     verdicts: Any,
     human: Any,
@@ -125,7 +138,7 @@ def aligned(
         )
         hum_agg.append(pl.col("pi").first())
     hum = hum.filter(pl.col("y").is_not_null()).group_by(key).agg(hum_agg)  # its order is the join's business
-    out = pred.join(hum, on=key, how="left", maintain_order="left")
+    out = _join(pred, hum)
     if stratify:
         strata = v.select("id", pl.col(stratify).alias("stratum")).unique("id", keep="first")
         out = out.join(strata, on="id", how="left", maintain_order="left")

@@ -162,3 +162,17 @@ def test_width_curve_shows_progress_unless_told_not_to(capsys) -> None:
     assert "width curve" in capsys.readouterr().err
     rt.ppi.width_curve(v, h, ns=(25, 50), reps=5, progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_one_criterion_gives_what_it_gives_among_others() -> None:
+    """One criterion takes a shorter path (joined on id alone); its row must equal its row among several,
+    including human labels of other criteria that share its ids."""
+    verdicts, human, *_ = binary_tables(4)
+    even = pl.when(pl.col("id") % 2 == 0).then(pl.lit("MET")).otherwise(pl.lit("UNMET"))
+    other_v = verdicts.with_columns(pl.lit("d").alias("criterion"), even.alias("verdict"))
+    other_h = human.with_columns(pl.lit("d").alias("criterion"), pl.lit("MET").alias("label"))
+    both = rt.ppi_estimate(pl.concat([verdicts, other_v]), pl.concat([human, other_h]))
+    alone = rt.ppi_estimate(verdicts, pl.concat([human, other_h]))
+    assert alone.height == 1 and alone.equals(both.filter(pl.col("criterion") == "c"))
+    strat = rt.ppi_estimate(verdicts, pl.concat([human, other_h]), stratify="region")
+    assert strat.equals(rt.ppi_estimate(verdicts, human, stratify="region"))

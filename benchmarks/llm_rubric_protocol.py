@@ -21,7 +21,7 @@ Each row also shows ``rmse_affine = s * sqrt(1 - r^2)`` (``s``: the real Q0 labe
 deviation): no rescaling of a method's predictions can have a lower RMSE on these 223
 ratings, so an RMSE below 0.5 needs Pearson ``r >= sqrt(1 - 0.25 / s^2)``.
 
-    python benchmarks/llm_rubric_protocol.py [--seeds 30]
+    python benchmarks/llm_rubric_protocol.py [--seeds 30] [--jobs -1]
 """
 
 from __future__ import annotations
@@ -31,9 +31,11 @@ import time
 
 import numpy as np
 import polars as pl
+from threadpoolctl import threadpool_limits
 
 import rubrictools as rt
 from rubrictools import metrics as m
+from rubrictools.calibration.workers import run_jobs
 
 QUESTIONS = [f"Q{i}" for i in range(9)]  # Q0 (overall satisfaction) first
 REPO_PUBLISHED = {"pearson": 0.313, "spearman": 0.368, "kendall": 0.291}  # one seed; no RMSE reported
@@ -107,19 +109,22 @@ class Network:
         return shared[:, None] + p[name][np.arange(len(a))[:, None], a]
 
     def forward(self, x: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Activations, output probabilities and the per-example weights of layers 2 and 3
+        (the backward pass reuses them)."""
         x1 = self._bias(x)
+        w2, v = self._own("W2a", a), self._own("Va", a)
         z1 = self._bias(1 / (1 + np.exp(-np.einsum("sbi,sbio->sbo", x1, self._own("W1a", a)))))
-        z2 = self._bias(1 / (1 + np.exp(-np.einsum("sbi,sbio->sbo", z1, self._own("W2a", a)))))
-        logits = np.einsum("sbi,sbqik->sbqk", z2, self._own("Va", a))
+        z2 = self._bias(1 / (1 + np.exp(-np.einsum("sbi,sbio->sbo", z1, w2))))
+        logits = np.einsum("sbi,sbqik->sbqk", z2, v)
         prob = np.exp(logits - logits.max(-1, keepdims=True))
-        return x1, z1, z2, prob / prob.sum(-1, keepdims=True)
+        return x1, z1, z2, prob / prob.sum(-1, keepdims=True), w2, v
 
     def gradients(
         self, x: np.ndarray, a: np.ndarray, y: np.ndarray, questions: list[int]
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Each network's mean cross-entropy of the answered ``questions`` (answers ``y``,
         0 = n/a) and its gradients."""
-        x1, z1, z2, prob = self.forward(x, a)
+        x1, z1, z2, prob, w2, v = self.forward(x, a)
         s, b, nq = y.shape
         mask = np.zeros((s, b, nq))
         mask[:, :, questions] = 1.0
@@ -135,10 +140,10 @@ class Network:
         grads = {}
         g_v = np.einsum("sbqk,sbi->sbqik", g_logit, z2)
         grads["V"], grads["Va"] = g_v.sum(1), self._per_judge(g_v, onehot)
-        d2 = np.einsum("sbqk,sbqik->sbi", g_logit, self._own("Va", a))[..., :-1] * z2[..., :-1] * (1 - z2[..., :-1])
+        d2 = np.einsum("sbqk,sbqik->sbi", g_logit, v)[..., :-1] * z2[..., :-1] * (1 - z2[..., :-1])
         g_w2 = np.einsum("sbi,sbo->sbio", z1, d2)
         grads["W2"], grads["W2a"] = g_w2.sum(1), self._per_judge(g_w2, onehot)
-        d1 = np.einsum("sbo,sbio->sbi", d2, self._own("W2a", a))[..., :-1] * z1[..., :-1] * (1 - z1[..., :-1])
+        d1 = np.einsum("sbo,sbio->sbi", d2, w2)[..., :-1] * z1[..., :-1] * (1 - z1[..., :-1])
         g_w1 = np.einsum("sbi,sbo->sbio", x1, d1)
         grads["W1"], grads["W1a"] = g_w1.sum(1), self._per_judge(g_w1, onehot)
         return loss, grads
@@ -147,10 +152,22 @@ class Network:
         """One Adam step (default betas) of every network on :meth:`gradients`."""
         _, grads = self.gradients(x, a, y, questions)
         self.t += 1
-        for n, g in grads.items():
-            self.m[n] = 0.9 * self.m[n] + 0.1 * g
-            self.v[n] = 0.999 * self.v[n] + 0.001 * g * g
-            self.p[n] -= lr * (self.m[n] / (1 - 0.9**self.t)) / (np.sqrt(self.v[n] / (1 - 0.999**self.t)) + 1e-8)
+        c1, c2 = 1 - 0.9**self.t, 1 - 0.999**self.t
+        for n, g in grads.items():  # in place, each operation as in the textbook form (same floats)
+            m, v = self.m[n], self.v[n]
+            m *= 0.9
+            m += 0.1 * g
+            g2 = 0.001 * g
+            g2 *= g
+            v *= 0.999
+            v += g2
+            den = v / c2
+            np.sqrt(den, out=den)
+            den += 1e-8
+            num = m / c1
+            num *= lr
+            num /= den
+            self.p[n] -= num
 
     @staticmethod
     def _per_judge(g: np.ndarray, onehot: np.ndarray) -> np.ndarray:
@@ -162,24 +179,34 @@ class Network:
         return self.forward(x, a)[3][:, :, 0] @ np.arange(1.0, 5.0)
 
 
-def network_protocol(seeds: int = 30, chunk: int = 3) -> pl.DataFrame:
-    """One row per seed: the re-derived network trained on synthetic ratings, scored on real ones."""
+def train_chunk(
+    seeds: range, judges: int, synthetic: tuple[np.ndarray, ...], real: tuple[np.ndarray, ...]
+) -> list[dict[str, float]]:
+    """Networks for ``seeds`` trained side by side on the ``synthetic`` matrices, scored on the ``real``
+    ones: one row per seed."""
+    (xs, js, ys), (xr, jr, yr) = synthetic, real
+    rngs = [np.random.default_rng(seed) for seed in seeds]
+    net = Network(xs.shape[1], judges, rngs, HP["h1"], HP["h2"])  # draws each seed's weights first
+    for epochs, questions in ((HP["pretrain_epochs"], list(range(9))), (HP["finetune_epochs"], [0])):
+        for _ in range(epochs * HP["steps_per_epoch"]):
+            b = np.stack([rng.integers(0, len(xs), HP["batch"]) for rng in rngs])  # then each seed's batches
+            net.step(xs[b], js[b], ys[b], questions, HP["lr"])
+    n = len(rngs)
+    pred = net.expected_q0(np.broadcast_to(xr, (n, *xr.shape)), np.broadcast_to(jr, (n, *jr.shape)))
+    return [{"seed": seed, **scores(yr[:, 0], pred[i])} for i, seed in enumerate(seeds)]
+
+
+def network_protocol(seeds: int = 30, chunk: int = 3, n_jobs: int | None = None) -> pl.DataFrame:
+    """One row per seed: the re-derived network trained on synthetic ratings, scored on real ones.
+    ``n_jobs``: worker processes for the chunks of seeds (as ``rt.calibrate.cross_validate``'s).
+    BLAS runs on one thread here as in every worker, so a seed's figures do not depend on
+    ``n_jobs``, on its chunk or on the machine's core count."""
     real, synth = rt.datasets.load("llm_rubric_real"), rt.datasets.load("llm_rubric_synth")
     judges = sorted(set(synth.human["rater"].cast(pl.String)) | set(real.human["rater"].cast(pl.String)))
-    xs, js, ys = matrices(synth, judges)
-    xr, jr, yr = matrices(real, judges)
-    rows = []
-    for first in range(0, seeds, chunk):
-        rngs = [np.random.default_rng(seed) for seed in range(first, min(first + chunk, seeds))]
-        net = Network(xs.shape[1], len(judges), rngs, HP["h1"], HP["h2"])  # draws each seed's weights first
-        for epochs, questions in ((HP["pretrain_epochs"], list(range(9))), (HP["finetune_epochs"], [0])):
-            for _ in range(epochs * HP["steps_per_epoch"]):
-                b = np.stack([rng.integers(0, len(xs), HP["batch"]) for rng in rngs])  # then each seed's batches
-                net.step(xs[b], js[b], ys[b], questions, HP["lr"])
-        n = len(rngs)
-        pred = net.expected_q0(np.broadcast_to(xr, (n, *xr.shape)), np.broadcast_to(jr, (n, *jr.shape)))
-        rows += [{"seed": first + i, **scores(yr[:, 0], pred[i])} for i in range(n)]
-    return pl.DataFrame(rows)
+    data = (matrices(synth, judges), matrices(real, judges))
+    jobs = [(range(first, min(first + chunk, seeds)), len(judges), *data) for first in range(0, seeds, chunk)]
+    with threadpool_limits(limits=1, user_api="blas"):  # as in each worker: the same figures with or without
+        return pl.DataFrame([row for rows in run_jobs(train_chunk, jobs, n_jobs=n_jobs) for row in rows])
 
 
 def scores(y: np.ndarray, pred: np.ndarray) -> dict[str, float]:
@@ -214,12 +241,13 @@ def library_rows() -> pl.DataFrame:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=30)
+    ap.add_argument("--jobs", type=int, default=None, help="worker processes for the seeds (-1: one per CPU)")
     args = ap.parse_args()
     real = rt.datasets.load("llm_rubric_real")
     y = real.human.filter(pl.col("criterion") == "Q0")["label"].to_numpy().astype(float)
     s = float(y.std())
     t0 = time.perf_counter()
-    net = network_protocol(args.seeds)
+    net = network_protocol(args.seeds, n_jobs=args.jobs)
     dt = time.perf_counter() - t0
     cols = ["rmse", "rmse_affine", "pearson", "spearman", "kendall"]
     lib = library_rows()

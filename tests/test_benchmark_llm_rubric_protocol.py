@@ -44,6 +44,8 @@ def test_networks_trained_side_by_side_equal_each_trained_alone(proto: dict) -> 
     alone = proto["network_protocol"](3, chunk=1)
     assert together["seed"].to_list() == [0, 1, 2]
     np.testing.assert_allclose(together.drop("seed").to_numpy(), alone.drop("seed").to_numpy(), rtol=0, atol=1e-9)
+    spawned = proto["network_protocol"](3, chunk=2, n_jobs=2)  # chunks in worker processes: the very same figures
+    assert spawned.equals(proto["network_protocol"](3, chunk=2))
 
 
 def test_adam_steps_lower_the_training_loss(proto: dict) -> None:

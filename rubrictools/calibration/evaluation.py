@@ -12,6 +12,7 @@ import polars as pl
 
 from rubrictools.calibration.fitting import Examples, examples, fit, fit_examples
 from rubrictools.calibration.model import Calibrator, Model, all_numeric, codes, dist_frame, targets
+from rubrictools.calibration.workers import check_n_jobs, run_jobs
 from rubrictools.deprecation import adapted, renamed
 from rubrictools.human_agreement import agreement
 from rubrictools.metrics.errors import rmse as _rmse
@@ -110,23 +111,18 @@ def _settings(fit_kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
     return shape, {k: v for k, v in fit_kwargs.items() if k in _PENALTIES}
 
 
-def _held_out(
+def _fold_part(
     ex: Examples,
-    rows: np.ndarray,
-    fold: np.ndarray,
+    train: np.ndarray,
+    test: np.ndarray,
     target: str,
     init: Calibrator | None,
     per_rater: bool,
     fit_kwargs: dict[str, Any],
 ) -> pl.DataFrame:
-    """Predictions for the examples ``rows``, each from a calibrator fitted on the rows of
-    the other folds."""
-    parts = []
-    for k in range(int(fold.max()) + 1):
-        train, test = rows[fold != k], rows[fold == k]
-        cal = fit_examples(ex, train, target=target, init=init, **fit_kwargs)
-        parts.append(_predict_rows(cal, ex, test, per_rater))
-    return pl.concat(parts)
+    """Predictions for the examples ``test`` from a calibrator fitted on ``train`` (one job)."""
+    cal = fit_examples(ex, train, target=target, init=init, **fit_kwargs)
+    return _predict_rows(cal, ex, test, per_rater)
 
 
 def _search(
@@ -142,26 +138,68 @@ def _search(
     init: Calibrator | None,
     fit_kwargs: dict[str, Any],
     bar: Any = None,
+    n_jobs: int | None = None,
 ) -> tuple[dict[str, float], pl.DataFrame]:
     """:func:`tune` on the examples ``rows``: each combination's held-out predictions by
-    ``folds``-fold cross-validation. (Warm-starting each fold from the previous
-    combination's fit saved 20% but made a combination's score depend, within the
-    optimiser's tolerance, on the grid around it: not done.)"""
+    ``folds``-fold cross-validation, one job per (combination, fold). (Warm-starting each fold
+    from the previous combination's fit saved 20% but made a combination's score depend,
+    within the optimiser's tolerance, on the grid around it: not done.)"""
     fold = _folds(ex, rows, folds, seed)
     numeric = all_numeric(np.unique(ex.label[rows]).tolist())
+    combos = [dict(zip(grid, values, strict=False)) for values in itertools.product(*grid.values())]
+    jobs = [
+        (ex, rows[fold != k], rows[fold == k], target, init, per_rater, {**fit_kwargs, **combo})
+        for combo in combos
+        for k in range(folds)
+    ]
+    parts = run_jobs(_fold_part, jobs, n_jobs=n_jobs, done=None if bar is None else lambda: bar.update(1))
     out = []
-    for values in itertools.product(*grid.values()):
-        combo = dict(zip(grid, values, strict=False))
-        pred = _held_out(ex, rows, fold, target, init, per_rater, {**fit_kwargs, **combo})
+    for i, combo in enumerate(combos):
+        pred = pl.concat(parts[i * folds : (i + 1) * folds])
         rmse = _rmse(pred["label"].cast(pl.Float64).to_numpy(), pred["calibrated"].to_numpy()) if numeric else None
         log_loss = float(-np.log(np.clip(pred["p_true"].to_numpy(), 1e-15, None)).mean())
         out.append({**combo, "rmse": rmse, "log_loss": log_loss, "n": pred.height})
-        if bar is not None:
-            bar.update(folds)
     scores = pl.DataFrame(out, schema_overrides={"rmse": pl.Float64})
     at = int(np.argmin(scores[metric].to_numpy()))
     best = {k: float(scores[k][at]) for k in grid}
     return best, scores.with_columns((pl.int_range(pl.len()) == at).alias("best"))
+
+
+def _outer_part(
+    ex: Examples,
+    train: np.ndarray,
+    test: np.ndarray,
+    k: int,
+    grid: dict[str, tuple[float, ...]] | None,
+    tune_folds: int,
+    seed: int,
+    target: str,
+    per_rater: bool,
+    base: Calibrator | None,
+    fit_kwargs: dict[str, Any],
+) -> pl.DataFrame:
+    """Outer fold ``k`` of :func:`cross_validate` (one job): the penalties searched on ``train``
+    alone when there is a grid, then its predictions of ``test``."""
+    chosen: dict[str, float] = {}
+    if grid is not None:
+        inner = min(tune_folds, ex.table["id"][train].n_unique())
+        chosen, _ = _search(
+            ex,
+            train,
+            target=target,
+            grid=grid,
+            folds=inner,
+            seed=seed,
+            metric="rmse",
+            per_rater=per_rater,
+            init=base,
+            fit_kwargs=fit_kwargs,
+        )
+    part = _fold_part(ex, train, test, target, base, per_rater, {**fit_kwargs, **chosen})
+    return part.with_columns(
+        pl.lit(k, dtype=pl.Int64).alias("fold"),  # so a baseline can be fitted on the very same folds
+        *[pl.lit(v, dtype=pl.Float64).alias(n) for n, v in chosen.items()],
+    )
 
 
 def tune(
@@ -176,6 +214,7 @@ def tune(
     per_rater: bool = True,
     init: Calibrator | None = None,
     progress: bool = True,
+    n_jobs: int | None = None,
     features: list[str] | None = None,
     model: Model = "multinomial",
     l2: float | None = None,
@@ -193,7 +232,9 @@ def tune(
     ``log_loss``, ``n`` and ``best``. ``init`` fine-tunes from a fitted calibrator, as in
     :func:`fit`. :func:`cross_validate` with ``tune=True`` runs this inside each training
     fold, so its figures stay held out. ``progress`` shows a progress bar (one step per fold
-    of each combination). ``features``, ``model``, ``l2``, ``l2_rater``, ``anchor`` and
+    of each combination). ``n_jobs``: worker processes for the fits (None or 1: none; -1: one
+    per CPU); the results equal a serial run's, and each worker first spends about a second
+    importing the library. ``features``, ``model``, ``l2``, ``l2_rater``, ``anchor`` and
     ``max_iter`` are fixed :func:`fit` settings (None: fit's default, or the grid's values).
 
     >>> import polars as pl
@@ -207,6 +248,7 @@ def tune(
     fit_kwargs = _fit_settings(
         features=features, model=model, l2=l2, l2_rater=l2_rater, anchor=anchor, max_iter=max_iter
     )
+    check_n_jobs(n_jobs)
     values = {k: tuple(v) for k, v in (grid or DEFAULT_GRID).items()}
     if not values or any(len(v) == 0 for v in values.values()):
         raise ValueError("grid must map fit() keywords to non-empty lists of values")
@@ -238,6 +280,7 @@ def tune(
             init=init,
             fit_kwargs={**shape, **penalties},
             bar=bar,
+            n_jobs=n_jobs,
         )
     finally:
         if bar is not None:
@@ -258,6 +301,7 @@ def cross_validate(
     tune: bool | dict[str, Sequence[float]] = False,
     tune_folds: int = 5,
     progress: bool = True,
+    n_jobs: int | None = None,
     features: list[str] | None = None,
     model: Model = "multinomial",
     l2: float | None = None,
@@ -280,13 +324,17 @@ def cross_validate(
     average-rater prediction is used; ``p_true``: the calibrated probability of the human's
     label) and ``fold`` (the outer fold that predicted it, 0 to ``folds - 1``: fit a baseline
     on the very same folds), plus the chosen settings when tuned. ``progress`` shows a progress bar, one step
-    per outer fold. ``features``, ``model``, ``l2``, ``l2_rater``, ``anchor`` and ``max_iter``
+    per outer fold. ``n_jobs``: worker processes, one outer fold (with its inner search) at a
+    time each (None or 1: none; -1: one per CPU); the results equal a serial run's, and each
+    worker first spends about a second importing the library, so it pays with tuning or many
+    folds. ``features``, ``model``, ``l2``, ``l2_rater``, ``anchor`` and ``max_iter``
     are fixed :func:`fit` settings (None: fit's default).
 
     ``n_resamples``, ``seed``: the bootstrap's resamples; its seed (``0`` by default: identical
     calls give identical intervals; ``None`` draws afresh).
     """
     check_resampling(n_resamples=n_resamples, seed=seed)
+    check_n_jobs(n_jobs)
     fit_kwargs = _fit_settings(
         features=features, model=model, l2=l2, l2_rater=l2_rater, anchor=anchor, max_iter=max_iter
     )
@@ -301,35 +349,12 @@ def cross_validate(
     bar = progress_bar(folds, enabled=progress, desc=desc, unit="fold")
     rows = np.arange(ex.n)
     fold = _folds(ex, rows, folds, seed)
-    parts = []
+    jobs = [
+        (ex, rows[fold != k], rows[fold == k], k, grid, tune_folds, seed, target, per_rater, base, fit_kwargs)
+        for k in range(folds)
+    ]
     try:
-        for k in range(folds):
-            train, test = rows[fold != k], rows[fold == k]
-            chosen: dict[str, float] = {}
-            if grid is not None:
-                inner = min(tune_folds, ex.table["id"][train].n_unique())
-                chosen, _ = _search(
-                    ex,
-                    train,
-                    target=target,
-                    grid=grid,
-                    folds=inner,
-                    seed=seed,
-                    metric="rmse",
-                    per_rater=per_rater,
-                    init=base,
-                    fit_kwargs=fit_kwargs,
-                )
-            cal = fit_examples(ex, train, target=target, init=base, **{**fit_kwargs, **chosen})
-            part = _predict_rows(cal, ex, test, per_rater)
-            parts.append(
-                part.with_columns(
-                    pl.lit(k, dtype=pl.Int64).alias("fold"),  # so a baseline can be fitted on the very same folds
-                    *[pl.lit(v, dtype=pl.Float64).alias(n) for n, v in chosen.items()],
-                )
-            )
-            if bar is not None:
-                bar.update(1)
+        parts = run_jobs(_outer_part, jobs, n_jobs=n_jobs, done=None if bar is None else lambda: bar.update(1))
     finally:
         if bar is not None:
             bar.close()

@@ -274,3 +274,22 @@ def test_tune_grid_takes_penalties_only() -> None:
     real = rt.datasets.load("llm_rubric_real")
     with pytest.raises(ValueError, match="grid searches the penalties"):
         calibrate.tune(real.tables["distributions"], real.human, target="Q0", grid={"model": ["platt"]})
+
+
+def test_worker_processes_give_the_serial_results_and_bad_counts_are_refused() -> None:
+    real = rt.datasets.load("llm_rubric_real")
+    d, h = real.tables["distributions"], real.human
+    grid = {"l2_rater": [1e-3, 1e-1]}
+    kw = {"target": "Q0", "folds": 3, "n_resamples": 0, "tune": grid, "tune_folds": 2, "progress": False}
+    serial = calibrate.cross_validate(d, h, **kw)  # type: ignore[arg-type]  # the keywords above
+    spawned = calibrate.cross_validate(d, h, n_jobs=2, **kw)  # type: ignore[arg-type]  # the keywords above
+    assert spawned[0].equals(serial[0]) and spawned[1].equals(serial[1])
+    assert set(serial[1]["fold"]) == {0, 1, 2}
+    best, scores = calibrate.tune(d, h, target="Q0", grid=grid, folds=2, progress=False)
+    best_2, scores_2 = calibrate.tune(d, h, target="Q0", grid=grid, folds=2, progress=False, n_jobs=-1)
+    assert best_2 == best and scores_2.equals(scores) and scores.height == 2
+    for bad in (0, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="n_jobs must be"):
+            calibrate.cross_validate(d, h, target="Q0", n_jobs=bad)  # type: ignore[arg-type]  # on purpose
+        with pytest.raises(ValueError, match="n_jobs must be"):
+            calibrate.tune(d, h, target="Q0", n_jobs=bad)  # type: ignore[arg-type]  # on purpose

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
 import polars as pl
 
-from rubrictools.calibration.fitting import Examples, examples, fit, fit_examples
+from rubrictools.calibration.fitting import Examples, check_binary, examples, fit, fit_examples
 from rubrictools.calibration.model import Calibrator, Model, all_numeric, codes, dist_frame, targets
 from rubrictools.calibration.workers import check_n_jobs, run_jobs
 from rubrictools.deprecation import adapted, renamed
@@ -102,13 +102,34 @@ def _fit_settings(**given: Any) -> dict[str, Any]:
 
 
 def _settings(fit_kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``fit_kwargs`` split into what shapes the examples (``features``, ``model``) and the
-    penalties of each fit."""
+    """``fit_kwargs`` split into what shapes the examples (``features``, ``model``) and what
+    each fit on them takes (``model`` and the penalties)."""
     unknown = set(fit_kwargs) - {"features", "model", *_PENALTIES}
     if unknown:
         raise TypeError(f"unexpected fit() settings {sorted(unknown)}")
     shape = {k: v for k, v in fit_kwargs.items() if k in ("features", "model")}
-    return shape, {k: v for k, v in fit_kwargs.items() if k in _PENALTIES}
+    return shape, {k: v for k, v in fit_kwargs.items() if k in ("model", *_PENALTIES)}
+
+
+def _checked_grid(grid: Mapping[str, Sequence[float]], fixed: dict[str, Any]) -> dict[str, tuple[float, ...]]:
+    """``grid`` as tuples, refused when empty, naming no penalty, clashing with a fixed setting
+    or holding a value no fit takes (a negative or non-finite penalty, a max_iter below 1)."""
+    values = {k: tuple(v) for k, v in grid.items()}
+    if not values or any(len(v) == 0 for v in values.values()):
+        raise ValueError("grid must map fit() keywords to non-empty lists of values")
+    unknown = set(values) - set(_PENALTIES)
+    if unknown:
+        raise ValueError(f"grid searches the penalties {list(_PENALTIES)}; got {sorted(unknown)}")
+    clash = set(values) & set(fixed)
+    if clash:
+        raise ValueError(f"{sorted(clash)} are both in grid and passed as fixed settings")
+    for name, candidates in values.items():
+        for v in candidates:
+            number = isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool)
+            if not number or not math.isfinite(v) or v < 0 or (name == "max_iter" and (v < 1 or v != int(v))):
+                want = "a whole number of at least 1" if name == "max_iter" else "a finite number >= 0"
+                raise ValueError(f"grid[{name!r}]: {v!r} is not {want}")
+    return values
 
 
 def _fold_part(
@@ -232,9 +253,12 @@ def tune(
     ``log_loss``, ``n`` and ``best``. ``init`` fine-tunes from a fitted calibrator, as in
     :func:`fit`. :func:`cross_validate` with ``tune=True`` runs this inside each training
     fold, so its figures stay held out. ``progress`` shows a progress bar (one step per fold
-    of each combination). ``n_jobs``: worker processes for the fits (None or 1: none; -1: one
-    per CPU); the results equal a serial run's, and each worker first spends about a second
-    importing the library. ``features``, ``model``, ``l2``, ``l2_rater``, ``anchor`` and
+    of each combination). ``n_jobs``: worker processes for the fits (None or 1: none; ``k``:
+    ``k``, at most one per CPU; -1: one per CPU, -2: all but one); the results equal a serial
+    run's. Workers start by importing the library (about a second each) and then stay for five
+    idle minutes, so they pay with many fits (a 5-fold search of 25 combinations takes about as
+    long either way on two CPUs, the first call longer) or when a nested
+    :func:`cross_validate` follows. ``features``, ``model``, ``l2``, ``l2_rater``, ``anchor`` and
     ``max_iter`` are fixed :func:`fit` settings (None: fit's default, or the grid's values).
 
     >>> import polars as pl
@@ -248,20 +272,13 @@ def tune(
     fit_kwargs = _fit_settings(
         features=features, model=model, l2=l2, l2_rater=l2_rater, anchor=anchor, max_iter=max_iter
     )
-    check_n_jobs(n_jobs)
-    values = {k: tuple(v) for k, v in (grid or DEFAULT_GRID).items()}
-    if not values or any(len(v) == 0 for v in values.values()):
-        raise ValueError("grid must map fit() keywords to non-empty lists of values")
-    clash = set(values) & set(fit_kwargs)
-    if clash:
-        raise ValueError(f"{sorted(clash)} are both in grid and passed as fixed settings")
-    shape, penalties = _settings(fit_kwargs)
-    unknown = set(values) - set(_PENALTIES)
-    if unknown:
-        raise ValueError(f"grid searches the penalties {list(_PENALTIES)}; got {sorted(unknown)}")
+    workers = check_n_jobs(n_jobs, stacklevel=2)  # the caller's line
+    values = _checked_grid(grid or DEFAULT_GRID, fit_kwargs)
+    shape, per_fit = _settings(fit_kwargs)
     ex = examples(distributions, human, target=target, init=init, **shape)
     if ex.n == 0:
         raise ValueError(f"no human labels on {target!r} for the submissions in distributions")
+    check_binary(model, sorted(set(ex.label.tolist())), target)
     numeric = all_numeric(np.unique(ex.label).tolist())
     metric = metric or ("rmse" if numeric else "log_loss")
     if metric not in ("rmse", "log_loss") or (metric == "rmse" and not numeric):
@@ -278,9 +295,9 @@ def tune(
             metric=metric,
             per_rater=per_rater,
             init=init,
-            fit_kwargs={**shape, **penalties},
+            fit_kwargs=per_fit,
             bar=bar,
-            n_jobs=n_jobs,
+            n_jobs=workers,
         )
     finally:
         if bar is not None:
@@ -325,36 +342,41 @@ def cross_validate(
     label) and ``fold`` (the outer fold that predicted it, 0 to ``folds - 1``: fit a baseline
     on the very same folds), plus the chosen settings when tuned. ``progress`` shows a progress bar, one step
     per outer fold. ``n_jobs``: worker processes, one outer fold (with its inner search) at a
-    time each (None or 1: none; -1: one per CPU); the results equal a serial run's, and each
-    worker first spends about a second importing the library, so it pays with tuning or many
-    folds. ``features``, ``model``, ``l2``, ``l2_rater``, ``anchor`` and ``max_iter``
+    time each (None or 1: none; ``k``: ``k``, at most one per CPU; -1: one per CPU, -2: all but
+    one); the results equal a serial run's. Workers start by importing the library (about a
+    second each) and then stay for five idle minutes, so they pay with tuning (about half the
+    time on two CPUs) or many folds, not for ten plain folds. ``features``, ``model``, ``l2``,
+    ``l2_rater``, ``anchor`` and ``max_iter``
     are fixed :func:`fit` settings (None: fit's default).
 
     ``n_resamples``, ``seed``: the bootstrap's resamples; its seed (``0`` by default: identical
     calls give identical intervals; ``None`` draws afresh).
     """
     check_resampling(n_resamples=n_resamples, seed=seed)
-    check_n_jobs(n_jobs)
+    workers = check_n_jobs(n_jobs, stacklevel=3)  # the caller's line, past the @adapted wrapper
     fit_kwargs = _fit_settings(
         features=features, model=model, l2=l2, l2_rater=l2_rater, anchor=anchor, max_iter=max_iter
     )
     d = dist_frame(distributions)
     t = targets(human, target, d["id"].unique().to_list())
     _require_numeric(t["label"].unique().to_list(), target)
-    shape, _ = _settings(fit_kwargs)
+    shape, per_fit = _settings(fit_kwargs)
+    grid = _checked_grid(DEFAULT_GRID if tune is True else tune, fit_kwargs) if tune else None
+    if grid is not None and (isinstance(tune_folds, bool) or not isinstance(tune_folds, int) or tune_folds < 2):
+        raise ValueError(f"tune_folds must be a whole number of at least 2, got {tune_folds!r}")
     base = fit(*pretrain, target=target, **fit_kwargs) if pretrain is not None else None
     ex = examples(d, human, target=target, init=base, **shape)
-    grid = {k: tuple(v) for k, v in (DEFAULT_GRID if tune is True else tune or {}).items()} or None
+    check_binary(model, sorted(set(ex.label.tolist())), target)
     desc = "cross-validation (tuning inside each fold)" if grid else "cross-validation"
     bar = progress_bar(folds, enabled=progress, desc=desc, unit="fold")
     rows = np.arange(ex.n)
     fold = _folds(ex, rows, folds, seed)
     jobs = [
-        (ex, rows[fold != k], rows[fold == k], k, grid, tune_folds, seed, target, per_rater, base, fit_kwargs)
+        (ex, rows[fold != k], rows[fold == k], k, grid, tune_folds, seed, target, per_rater, base, per_fit)
         for k in range(folds)
     ]
     try:
-        parts = run_jobs(_outer_part, jobs, n_jobs=n_jobs, done=None if bar is None else lambda: bar.update(1))
+        parts = run_jobs(_outer_part, jobs, n_jobs=workers, done=None if bar is None else lambda: bar.update(1))
     finally:
         if bar is not None:
             bar.close()

@@ -17,7 +17,7 @@ import polars as pl
 from rubrictools.calibration.model import Calibrator, Model, codes, dist_frame, label_sort_key, logit, targets
 from rubrictools.frames import to_polars
 
-__all__ = ["Examples", "examples", "fit", "fit_examples"]
+__all__ = ["Examples", "check_binary", "examples", "fit", "fit_examples"]
 
 
 @dataclass(frozen=True)
@@ -127,8 +127,7 @@ def fit_examples(
     if model == "multinomial":
         cal.params = _multinomial(X, r, y, len(raters), len(labels), l2, l2_rater, anchor, max_iter, init, cal)
         return cal
-    if len(labels) != 2:
-        raise ValueError(f"{model} calibration needs a binary target; {target!r} has labels {labels}")
+    check_binary(model, labels, target)
     positive = "MET" if "MET" in labels else labels[-1]
     if f"{target}={positive}" not in ex.features:
         raise ValueError(f"the judge gave no probability for {target}={positive}")
@@ -141,6 +140,12 @@ def fit_examples(
         ux, fitted = _pav(q, yy)
         cal.params = {"x": ux, "y": fitted, "positive": positive}
     return cal
+
+
+def check_binary(model: str, labels: list[str], target: str) -> None:
+    """``platt`` and ``isotonic`` need exactly two labels (checked before any fit is sent out)."""
+    if model in ("platt", "isotonic") and len(labels) != 2:
+        raise ValueError(f"{model} calibration needs a binary target; {target!r} has labels {labels}")
 
 
 def _platt(z: np.ndarray, yy: np.ndarray, l2: float) -> tuple[float, float]:

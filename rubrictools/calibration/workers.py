@@ -1,7 +1,8 @@
 """Independent fits in worker processes: the ``n_jobs`` of cross-validation and tuning.
 
 Jobs run on joblib's reusable process pool (loky): workers start once, importing the library
-(about a second each), and stay for later calls until they have been idle for five minutes.
+(about a second each), and stay for later calls until they have been idle for five minutes
+(about 140 MB each; ``joblib.externals.loky.get_reusable_executor().shutdown()`` ends them now).
 Each worker's BLAS runs on one thread (the workers already fill the cores; BLAS threads on top
 of them oversubscribe the machine), and every calibration fit uses one BLAS thread anyway, so
 results come back in the order the jobs were given and equal a serial run's exactly.
@@ -9,7 +10,8 @@ results come back in the order the jobs were given and equal a serial run's exac
 
 from __future__ import annotations
 
-import os
+import operator
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -18,15 +20,43 @@ __all__ = ["check_n_jobs", "run_jobs"]
 T = TypeVar("T")
 
 
-def check_n_jobs(n_jobs: int | None) -> int:
+def _usable_cpus() -> int:
+    """CPUs this process may use (CPU affinity and container limits counted, as joblib counts them)."""
+    from joblib import cpu_count
+
+    return max(1, int(cpu_count()))
+
+
+def check_n_jobs(n_jobs: int | None, *, stacklevel: int = 2) -> int:
     """The number of worker processes ``n_jobs`` asks for: ``None`` or ``1``: none (run here);
-    ``k > 1``: ``k``; ``-1``: one per CPU (``-2``: all but one, as in scikit-learn)."""
+    ``k > 1``: ``k``, at most one per usable CPU (more would only slow the fits down: said in a
+    warning, pointing ``stacklevel`` frames up); ``-1``: one per usable CPU, ``-2``: all but one,
+    down to ``-(CPUs)``: one."""
     if n_jobs is None:
         return 1
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be a non-zero whole number or None (1: no worker processes), got {n_jobs!r}")
-    cpus = os.cpu_count() or 1
-    return n_jobs if n_jobs > 0 else max(1, cpus + 1 + n_jobs)
+    if isinstance(n_jobs, bool):
+        raise TypeError(f"n_jobs must be an int or None, got {n_jobs!r}")
+    try:
+        count = operator.index(n_jobs)  # an int of any kind (numpy's too), not 2.0 or "2"
+    except TypeError:
+        raise TypeError(f"n_jobs must be an int or None, got {type(n_jobs).__name__} {n_jobs!r}") from None
+    if count == 1:
+        return 1
+    cpus = _usable_cpus()
+    if count == 0 or count < -cpus:
+        raise ValueError(
+            f"n_jobs must be None, a count of worker processes >= 1, or -1 (one per CPU) down to -{cpus} "
+            f"(this machine has {cpus} usable CPU{'s' if cpus > 1 else ''}); got {count}"
+        )
+    if count > cpus:
+        warnings.warn(
+            f"n_jobs={count} but {cpus} usable CPU{'s' if cpus > 1 else ''}: using {cpus} worker processes "
+            "(more than one per CPU only slows the fits down)",
+            UserWarning,
+            stacklevel=stacklevel + 1,
+        )
+        return cpus
+    return count if count > 0 else cpus + 1 + count
 
 
 def run_jobs(

@@ -288,8 +288,45 @@ def test_worker_processes_give_the_serial_results_and_bad_counts_are_refused() -
     best, scores = calibrate.tune(d, h, target="Q0", grid=grid, folds=2, progress=False)
     best_2, scores_2 = calibrate.tune(d, h, target="Q0", grid=grid, folds=2, progress=False, n_jobs=-1)
     assert best_2 == best and scores_2.equals(scores) and scores.height == 2
-    for bad in (0, 1.5, True, "2"):
-        with pytest.raises(ValueError, match="n_jobs must be"):
+    for bad, error in ((0, ValueError), (-10_000, ValueError), (2.0, TypeError), (True, TypeError), ("2", TypeError)):
+        with pytest.raises(error, match="n_jobs must be"):
             calibrate.cross_validate(d, h, target="Q0", n_jobs=bad)  # type: ignore[arg-type]  # on purpose
-        with pytest.raises(ValueError, match="n_jobs must be"):
+        with pytest.raises(error, match="n_jobs must be"):
             calibrate.tune(d, h, target="Q0", n_jobs=bad)  # type: ignore[arg-type]  # on purpose
+
+
+def test_more_workers_than_cpus_are_capped_with_a_word_and_numpy_counts_are_counts() -> None:
+    from rubrictools.calibration.workers import check_n_jobs
+
+    cpus = __import__("joblib").cpu_count()
+    with pytest.warns(UserWarning, match=f"n_jobs={cpus + 3} but {cpus} usable CPU"):
+        assert check_n_jobs(cpus + 3) == cpus
+    assert check_n_jobs(np.int64(1)) == 1 and check_n_jobs(None) == 1 and check_n_jobs(-1) == cpus
+    assert check_n_jobs(-cpus) == 1
+
+
+def test_settings_are_checked_before_any_fold_is_fitted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: features= crashed every fold with a TypeError; a bad grid value, tune_folds=1 or a
+    platt model on 1-4 ratings failed only inside the folds (inside worker processes, late)."""
+    real = rt.datasets.load("llm_rubric_real")
+    d, h = real.tables["distributions"], real.human
+    m, _ = calibrate.cross_validate(d, h, target="Q0", folds=3, n_resamples=0, progress=False, features=["Q0", "Q1"])
+    assert m.height > 0
+    best, _ = calibrate.tune(d, h, target="Q0", folds=2, progress=False, features=["Q0"], grid={"l2": [1e-3, 1e-1]})
+    assert set(best) == {"l2"}
+    fitted: list[int] = []
+    original = calibration_evaluation.fit_examples
+    monkeypatch.setattr(calibration_evaluation, "fit_examples", lambda *a, **k: fitted.append(1) or original(*a, **k))
+    bad = (
+        ({"tune": {"l2_rater": ["a"]}}, "grid\\['l2_rater'\\]: 'a' is not a finite number"),
+        ({"tune": {"l2_rater": [-1.0]}}, "is not a finite number >= 0"),
+        ({"tune": {"max_iter": [0]}}, "is not a whole number of at least 1"),
+        ({"tune": True, "tune_folds": 1}, "tune_folds must be a whole number of at least 2"),
+        ({"model": "platt", "n_jobs": 2}, "platt calibration needs a binary target"),
+    )
+    for kw, message in bad:
+        with pytest.raises(ValueError, match=message):
+            calibrate.cross_validate(d, h, target="Q0", folds=3, n_resamples=0, progress=False, **kw)  # type: ignore[arg-type]  # the cases above
+    with pytest.raises(ValueError, match="isotonic calibration needs a binary target"):
+        calibrate.tune(d, h, target="Q0", model="isotonic", grid={"l2": [1e-3]}, progress=False)
+    assert fitted == []

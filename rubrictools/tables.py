@@ -188,7 +188,7 @@ def table(
 
     Formats by column:
 
-    * p-values (``p_value``): ``< 0.001``, else three decimals;
+    * p-values (``p_value``): ``< 0.001``, else three decimals, never wrapped;
     * rates (a float column in [0, 1] whose name says rate, share, agreement, accuracy...,
       or any column named in ``percent=``): percentages with one decimal, and the interval
       bounds beside them (``ci_low``/``ci_high``) too;
@@ -259,8 +259,11 @@ def table(
         out = out.fmt_integer(columns=ints)
     if texts:
         out = out.cols_align(align="left", columns=[c for c in texts if c not in pvals])
-    if pvals:
-        out = out.cols_align(align="right", columns=pvals)
+    if pvals:  # "< 0.001" and "p-value" on one line each, however narrow the column
+        out = out.cols_align(align="right", columns=pvals).tab_style(
+            style=gt.style.text(whitespace="nowrap"),
+            locations=[gt.loc.body(columns=pvals), gt.loc.column_labels(columns=pvals)],
+        )
     out = out.sub_missing(missing_text="–")
     headers = {c: _header(c) for c in df.columns if _header(c) != c}
     headers.update(labels or {})

@@ -33,6 +33,16 @@ def test_rates_p_values_counts_and_floats_are_formatted_for_reading():
     assert cells[7:] == ["answers_question", "90.0%", "85.0%", "95.0%", "0.690", "0.042", "12"]
 
 
+def test_p_values_and_their_header_never_wrap() -> None:
+    """Before: a narrow p-value column printed "<" above "0.001" and "p-" above "value" (notebook 07)."""
+    html = rt.charts.table(pl.DataFrame({"what": ["a"], "p_value": [1e-9]})).as_raw_html()
+    p_cells = re.findall(r"<td[^>]*>\s*&lt; 0.001\s*</td>", html)
+    p_header = re.findall(r"<th[^>]*>\s*p-value\s*</th>", html)
+    assert p_cells and p_header and all("white-space: nowrap" in tag for tag in p_cells + p_header)
+    other = re.findall(r"<td[^>]*>\s*a\s*</td>", html)
+    assert other and "nowrap" not in other[0]
+
+
 def test_text_is_left_aligned_and_nested_columns_read_as_text():
     t = pl.DataFrame({"name": ["a long value"], "tags": [["x", "y"]], "none": [[]], "value": [None]}, strict=False)
     html = rt.charts.table(t.with_columns(pl.col("value").cast(pl.Float64))).as_raw_html()

@@ -377,8 +377,9 @@ _KAPPA_NAME = {
 def reliability(
     y_true: Any, y_prob: Any, *, n_bins: int = 10, strategy: str = "uniform", title: str | None = None
 ) -> alt.LayerChart:
-    """Reliability diagram: accuracy vs mean confidence per bin (point size = items), the
-    diagonal of perfect calibration, and the ECE and Brier score in the title.
+    """Reliability diagram: the share of items that came out true ("share correct") vs the mean
+    confidence per bin (point size = items), the diagonal of perfect calibration, and the
+    expected calibration error (ECE) and Brier score in the title.
 
     Example
     -------
@@ -386,7 +387,8 @@ def reliability(
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=200)
     >>> y = (rng.uniform(size=200) < p).astype(int)  # a calibrated judge
-    >>> rt.charts.reliability(y, p, n_bins=5).to_dict()["title"]["text"].startswith("Reliability: ECE")
+    >>> title = rt.charts.reliability(y, p, n_bins=5).to_dict()["title"]["text"]
+    >>> title.startswith("Reliability: expected calibration error")
     True
     """
 
@@ -404,7 +406,7 @@ def reliability(
     unit = alt.Scale(domain=[0, 1])
     pts = alt.Chart(alt.Data(values=_values(t.filter(pl.col("n") > 0)))).encode(
         x=alt.X("mean_confidence:Q", title="judge confidence", scale=unit, axis=rate_axis()),
-        y=alt.Y("accuracy:Q", title="observed frequency", scale=unit, axis=rate_axis()),
+        y=alt.Y("accuracy:Q", title="share correct (observed)", scale=unit, axis=rate_axis()),
     )
     line = pts.mark_line(color="#4c78a8")
     dots = pts.mark_circle(color="#4c78a8").encode(
@@ -417,6 +419,6 @@ def reliability(
             alt.Tooltip("accuracy:Q", format=".3f"),
         ],
     )
-    default = f"Reliability: ECE {ece:.3f}, Brier {brier:.3f}"
+    default = f"Reliability: expected calibration error {ece:.3f}, Brier score {brier:.3f}"
     heading = alt.Title(title or default, subtitle="dashed: perfectly calibrated; point size: items in the bin")
     return alt.layer(diag, line, dots).properties(width=300, height=300, title=heading)

@@ -78,7 +78,12 @@ def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int =
         scale=alt.Scale(domain=present, range=[palette[k] for k in present]),
         legend=alt.Legend(orient="bottom", labelLimit=0),
     )
-    x = alt.X("lo:Q", title=f"change, {b} - {a} (mean and {interval_words(t)})", scale=alt.Scale(padding=20))
+    x = alt.X(
+        "lo:Q",
+        title=f"change, {b} - {a} (mean and {interval_words(t)})",
+        scale=alt.Scale(padding=20),
+        axis=alt.Axis(tickCount=5),  # few enough that no label is dropped for overlap
+    )
     bar = base.mark_rule(strokeWidth=3).encode(x=x, x2="hi:Q", color=colour)
     shapes = {_CLEAR: "circle", _UNCLEAR: "diamond", "no interval": "square"}  # a cue besides colour
     shape = alt.Shape("reading:N", title=None, scale=alt.Scale(domain=present, range=[shapes[k] for k in present]))

@@ -200,7 +200,8 @@ def _intervals(
     # subtitle says so (the title would name a line the other panels do not have)
     words = f"{metric} ({level}; dashed: chance{at})" if chance is not None and not zero_in else f"{metric} ({level})"
     # a share's axis: padded for whole marks at 0% or 100%, but ticks only within 0-100%
-    axis = alt.Axis(format="%", values=[k / 10 for k in range(11)]) if percent else alt.Axis()
+    # and otherwise few enough ticks that none is dropped for overlap (it was 0.00, next to chance's line)
+    axis = alt.Axis(format="%", values=[k / 10 for k in range(11)]) if percent else alt.Axis(tickCount=5)
     x = alt.X("ci_low:Q", title=words, axis=axis, scale=alt.Scale(zero=chance == 0, padding=12))
     rule = base.mark_rule(strokeWidth=2).encode(x=x, x2="ci_high:Q")
     point = base.mark_point(filled=True, size=70).encode(x="value:Q", tooltip=tooltip)

@@ -48,7 +48,13 @@ def leaderboard(board: Any, *, title: str | None = None, width: int = 360) -> al
         alt.Tooltip("ranks:N", title="rank interval"),
     ]
     rule = base.mark_rule(strokeWidth=2, color="#4c78a8").encode(
-        x=alt.X("ci_low:Q", scale=x_scale, title=f"rating ({interval_words(b, 'bootstrap interval')})"), x2="ci_high:Q"
+        x=alt.X(
+            "ci_low:Q",
+            scale=x_scale,
+            title=f"rating ({interval_words(b, 'bootstrap interval')})",
+            axis=alt.Axis(tickCount=5),  # few enough that no label is dropped for overlap
+        ),
+        x2="ci_high:Q",
     )
     point = base.mark_point(filled=True, size=80, color="#1f3b63").encode(x="rating:Q", tooltip=tooltip)
     label = base.mark_text(align="left", dx=6, fontSize=11, color="#444").encode(x="ci_high:Q", text="ranks:N")

@@ -301,3 +301,15 @@ def test_confusion_cells_with_no_pair_print_0_and_tiny_shares_do_not_print_0_per
     h = pl.DataFrame({"id": range(404), "criterion": "c", "label": labels})
     cells = {(r["human"], r["judge"]): r["label"] for r in data_values(rt.charts.confusion(v, h).to_dict())}
     assert cells[("MET", "UNMET")] == "2\n<1%" and cells[("UNMET", "UNMET")] == "0\n0%"
+
+
+def test_no_axis_label_is_dropped_for_overlap(svgs) -> None:
+    """Before: the forest's narrow panels lost every other tick label (0.00 among them) to Vega's
+    overlap rule. A label drawn transparent is a label the reader cannot see."""
+    import re
+
+    for name, svg in svgs.items():
+        axis_groups = re.findall(r'<g class="mark-text role-axis-label"[^>]*>(.*?)</g>', svg, re.S)
+        labels = [label for g in axis_groups for label in re.findall(r"<text([^>]*)>([^<]*)</text>", g)]
+        hidden = [text for attrs, text in labels if 'opacity="0"' in attrs]
+        assert not hidden, (name, hidden)

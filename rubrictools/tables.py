@@ -64,6 +64,15 @@ def format_p_value(p: float | None) -> str:
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
+def _single_tokens(values: pl.Series, longest: int = 40) -> bool:
+    """A text column of identifiers: no value holds a space and none is longer than ``longest``."""
+    if values.dtype != pl.String or values.null_count() == values.len():
+        return False
+    text = values.drop_nulls()
+    widest = text.str.len_chars().max()
+    return not bool(text.str.contains(r"\s").any()) and isinstance(widest, int) and widest <= longest
+
+
 def _words(name: str) -> list[str]:
     return name.lower().replace("-", "_").replace(" ", "_").split("_")
 
@@ -194,7 +203,8 @@ def table(
       bounds beside them (``ci_low``/``ci_high``) too;
     * other floats: ``decimals`` decimals; integers, and float columns of whole numbers named
       as counts (``n``, ``games``, ``wins``, ``labels``...): thousands separators, no decimals;
-    * text: left-aligned, never cut; lists and structs: ``a, b``; booleans: ``yes``/``no``;
+    * text: left-aligned, never cut, identifiers (no spaces, at most 40 characters) never broken
+      at a hyphen; lists and structs: ``a, b``; booleans: ``yes``/``no``;
       missing values: ``–``;
     * a float column whose smallest non-zero value would round to 0 at ``decimals`` (a bound of
       0.00023) gets the decimals it needs, up to 6;
@@ -259,6 +269,9 @@ def table(
         out = out.fmt_integer(columns=ints)
     if texts:
         out = out.cols_align(align="left", columns=[c for c in texts if c not in pvals])
+    tokens = [c for c in texts if c not in pvals and _single_tokens(df[c])]
+    if tokens:  # an identifier ("export-1", "gpt-4.1-mini") is never broken at its hyphen
+        out = out.tab_style(style=gt.style.text(whitespace="nowrap"), locations=gt.loc.body(columns=tokens))
     if pvals:  # "< 0.001" and "p-value" on one line each, however narrow the column
         out = out.cols_align(align="right", columns=pvals).tab_style(
             style=gt.style.text(whitespace="nowrap"),

@@ -139,7 +139,7 @@ def test_reliability_diagram() -> None:
     p = rng.random(400)
     y = (rng.random(400) < p**2).astype(int)  # overconfident
     spec = rt.charts.reliability(y, p, n_bins=5).to_dict()
-    assert f"ECE {m.expected_calibration_error(y, p, n_bins=5):.3f}" in spec["title"]["text"]
+    assert f"expected calibration error {m.expected_calibration_error(y, p, n_bins=5):.3f}" in spec["title"]["text"]
     assert "dashed: perfectly calibrated" in spec["title"]["subtitle"]
     assert spec["layer"][0]["mark"]["strokeDash"] == [4, 4]  # the diagonal
 
@@ -164,7 +164,7 @@ def test_run_summary_from_a_graded_table() -> None:
     if outcomes is None:  # consolidated datasets
         outcomes = {r["outcome"]: r["len"] for name, rows in spec["datasets"].items() for r in rows if "outcome" in r}
     assert outcomes == {"new call": 2, "error": 1, "cache hit": 1}
-    assert "$0.0300 (the recorded tokens at the model's prices)" in cost["title"]
+    assert cost["title"][0] == "Cost: $0.0300 as recorded" and "batch" in cost["title"][1]
     assert "p50 1.00 s" in lat["title"]
     with pytest.raises(ValueError, match="graded verdict table"):
         rt.charts.run_summary(v.drop("latency_s"))

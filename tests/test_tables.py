@@ -33,13 +33,22 @@ def test_rates_p_values_counts_and_floats_are_formatted_for_reading():
     assert cells[7:] == ["answers_question", "90.0%", "85.0%", "95.0%", "0.690", "0.042", "12"]
 
 
+def test_identifiers_are_never_broken_at_a_hyphen_and_sentences_still_wrap() -> None:
+    """Before: notebook 15's narrow id column printed "export-" above "1"."""
+    html = rt.charts.table(pl.DataFrame({"id": ["export-1", "export-22"], "note": ["a long sentence here", "x"]}))
+    raw = html.as_raw_html()
+    ids = re.findall(r"<td[^>]*>\s*export-\d+\s*</td>", raw)
+    notes = re.findall(r"<td[^>]*>\s*a long sentence here\s*</td>", raw)
+    assert len(ids) == 2 and all("nowrap" in cell for cell in ids) and notes and "nowrap" not in notes[0]
+
+
 def test_p_values_and_their_header_never_wrap() -> None:
     """Before: a narrow p-value column printed "<" above "0.001" and "p-" above "value" (notebook 07)."""
-    html = rt.charts.table(pl.DataFrame({"what": ["a"], "p_value": [1e-9]})).as_raw_html()
+    html = rt.charts.table(pl.DataFrame({"what": ["a b"], "p_value": [1e-9]})).as_raw_html()
     p_cells = re.findall(r"<td[^>]*>\s*&lt; 0.001\s*</td>", html)
     p_header = re.findall(r"<th[^>]*>\s*p-value\s*</th>", html)
     assert p_cells and p_header and all("white-space: nowrap" in tag for tag in p_cells + p_header)
-    other = re.findall(r"<td[^>]*>\s*a\s*</td>", html)
+    other = re.findall(r"<td[^>]*>\s*a b\s*</td>", html)
     assert other and "nowrap" not in other[0]
 
 

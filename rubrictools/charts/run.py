@@ -151,7 +151,10 @@ def run_summary(verdicts: Any) -> alt.VConcatChart:
             ),
             tooltip=["judge:N", "kind:N", alt.Tooltip("usd:Q", format="$.4f")],
         )
-        .properties(width=220, title=f"Cost: ${spent.sum():.4f} (the recorded tokens at the model's prices)")
+        .properties(
+            width=220,
+            title=[f"Cost: ${spent.sum():.4f} as recorded", "each call's tokens at its price (a batch call's: batch)"],
+        )
     )
     per = {k: int(n) for k, n in counts.group_by("outcome").agg(pl.col("len").sum()).iter_rows()}
     calls = sum(per.get(k, 0) for k in ("new call", "cache hit", "error"))

@@ -25,33 +25,53 @@ SNAPSHOT_ROWS = 20
 
 def html_table(frame: pl.DataFrame, *, max_chars: int, labels: dict[str, str] | None = None) -> str:
     """``frame`` as an HTML table, every cell escaped and, past ``max_chars``, cut with a visible
-    "…" (untrusted text cannot add markup); ``labels`` renames column headers.
+    "…" (untrusted text cannot add markup); ``labels`` renames column headers. Number columns
+    are right-aligned, a float column with the same decimals on every row (see :func:`_column`).
 
     >>> html_table(pl.DataFrame({"a": ["<b>x</b>"]}), max_chars=50).count("&lt;b&gt;")
     1
     """
-    cell = "<td style='text-align:left;vertical-align:top'>{}</td>"
-    head = "".join(f"<th style='text-align:left'>{html.escape((labels or {}).get(c, c))}</th>" for c in frame.columns)
+    numeric = {c for c, t in frame.schema.items() if t.is_numeric()}
+    align = {c: "right" if c in numeric else "left" for c in frame.columns}
+    head = "".join(
+        f"<th style='text-align:{align[c]}'>{html.escape((labels or {}).get(c, c))}</th>" for c in frame.columns
+    )
+    columns = [_column(frame[c]) for c in frame.columns]
     rows = "".join(
-        "<tr>" + "".join(cell.format(html.escape(_cut(_text(v), max_chars))) for v in r) + "</tr>"
-        for r in frame.iter_rows()
+        "<tr>"
+        + "".join(
+            f"<td style='text-align:{align[c]};vertical-align:top'>{html.escape(_cut(text, max_chars))}</td>"
+            for c, text in zip(frame.columns, texts, strict=True)
+        )
+        + "</tr>"
+        for texts in zip(*columns, strict=True)
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
-def _text(v: object) -> str:
-    """A cell's text: floats to at most 3 decimals (0.667, not 0.6666666666666666; 3, not 3.0),
-    a missing value as "–".
+def _column(values: pl.Series) -> list[str]:
+    """A column's cell texts: floats with one number of decimals for the column (none when every
+    value is whole, else 3: 0.667, not 0.6666666666666666), a minus sign (\u2212 0.333), a missing
+    value as "–"; other values as text.
 
-    >>> [_text(x) for x in (0.6666666666666666, -1 / 3, 3.0, None, -0.0001)]
-    ['0.667', '-0.333', '3', '–', '0']
+    >>> _column(pl.Series([2 / 3, -1 / 3, None, 3.0]))
+    ['0.667', '\u22120.333', '–', '3.000']
+    >>> _column(pl.Series([3.0, -1.0])), _column(pl.Series(["a", None]))
+    (['3', '\u22121'], ['a', '–'])
     """
-    if v is None:
-        return "–"
-    if isinstance(v, float):
-        text = f"{v:.3f}".rstrip("0").rstrip(".") if v == v else "NaN"  # reason: v != v is NaN
-        return "0" if text == "-0" else text
-    return str(v)
+    if not values.dtype.is_float():
+        return ["–" if v is None else str(v) for v in values.to_list()]
+    finite = values.drop_nulls().drop_nans()
+    decimals = 0 if finite.len() == 0 or bool((finite == finite.round(0)).all()) else 3
+    out = []
+    for v in values.to_list():
+        if v is None:
+            out.append("–")
+            continue
+        text = f"{v:.{decimals}f}" if v == v else "NaN"  # reason: v != v is NaN
+        text = text.lstrip("-") if float(text) == 0 else text  # no "-0.000"
+        out.append(text.replace("-", "\u2212", 1))
+    return out
 
 
 def _cut(text: str, max_chars: int) -> str:

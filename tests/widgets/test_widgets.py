@@ -239,8 +239,11 @@ def test_calibration_snapshot_shows_its_chart_when_charts_render_offline() -> No
 def test_snapshot_tables_show_floats_short() -> None:
     from rubrictools.widgets.snapshot import html_table
 
-    cells = html_table(pl.DataFrame({"x": [2 / 3, -1 / 3, None, 3.0]}), max_chars=50)
-    assert ">0.667<" in cells and ">-0.333<" in cells and ">–<" in cells and ">3<" in cells and "0.6666" not in cells
+    cells = html_table(pl.DataFrame({"x": [2 / 3, -1 / 3, None, 3.0, -0.0001]}), max_chars=50)
+    assert ">0.667<" in cells and ">\u2212" + "0.333<" in cells and ">–<" in cells and ">3.000<" in cells
+    assert "0.6666" not in cells and ">0.000<" in cells and "-0.000" not in cells  # one format per column
+    assert cells.count("text-align:right") == 6  # the header and five numbers, not to the left of a text column
+    assert ">2<" in html_table(pl.DataFrame({"n": [2.0]}), max_chars=50)  # whole numbers stay whole
 
 
 def test_snapshot_cuts_long_text_visibly_and_explorer_drops_empty_columns() -> None:

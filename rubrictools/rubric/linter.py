@@ -83,7 +83,8 @@ def _is_vague(c: Criterion) -> str | None:
     concrete = any(w in OBSERVABLE for w in words) or bool(re.search(r"\d|[\"'`]", c.requirement))
     if vague and not concrete:
         return (
-            f"judgement word(s) {vague} with nothing observable to check; say what in the answer shows it "
+            f"judgement word(s) {', '.join(repr(w) for w in vague)} with nothing observable to check; say what in the "
+            "answer shows it "
             f"(a phrase, a step, a fact the judge can point to)"
         )
     return None

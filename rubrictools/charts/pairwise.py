@@ -59,9 +59,15 @@ def leaderboard(board: Any, *, title: str | None = None, width: int = 360) -> al
     point = base.mark_point(filled=True, size=80, color="#1f3b63").encode(x="rating:Q", tooltip=tooltip)
     label = base.mark_text(align="left", dx=6, fontSize=11, color="#444").encode(x="ci_high:Q", text="ranks:N")
     height = max(120, 22 * b.height)
-    return alt.layer(rule, point, label).properties(
-        width=width, height=height, title=title or "Leaderboard: rating and rank interval"
+    # the ratings' mean (rank_systems anchors it: 1,000 by default), the "average system" a reader compares with
+    mean = float(b.select(pl.col("rating").mean().fill_null(0.0)).item())
+    average = (
+        alt.Chart(alt.Data(values=[{"rating": mean}])).mark_rule(color="#888", strokeDash=[4, 3]).encode(x="rating:Q")
     )
+    head = alt.TitleParams(
+        text=title or "Leaderboard: rating and rank interval", subtitle=f"dashed: the mean rating, {mean:,.0f}"
+    )
+    return alt.layer(average, rule, point, label).properties(width=width, height=height, title=head)
 
 
 def win_matrix(

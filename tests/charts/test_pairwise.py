@@ -34,9 +34,14 @@ def prefs():
 def test_leaderboard_is_sorted_best_first_with_rank_labels(prefs):
     board = rt.rank_systems(prefs, n_resamples=100)
     spec = rt.charts.leaderboard(board).to_dict()
-    assert spec["layer"][0]["encoding"]["y"]["sort"] == board["system"].to_list()
-    ranks = {d["system"]: d["ranks"] for d in spec["data"]["values"]}
+    mean_line, interval = spec["layer"][0], spec["layer"][1]
+    assert interval["encoding"]["y"]["sort"] == board["system"].to_list()
+    rows = [r for data in spec.get("datasets", {}).values() for r in data]
+    rows += [r for layer in spec["layer"] for r in layer.get("data", {}).get("values", [])]
+    ranks = {d["system"]: d["ranks"] for d in rows if "ranks" in d}
     assert ranks[board["system"][0]].startswith("#1")
+    # the average system: a dashed line at the ratings' mean (1,000: rank_systems' anchor), said in the subtitle
+    assert mean_line["mark"]["strokeDash"] and spec["title"]["subtitle"] == "dashed: the mean rating, 1,000"
 
 
 def test_win_matrix_orders_by_mean_win_rate_and_needs_one_criterion(prefs):

@@ -36,6 +36,7 @@ Example
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +76,11 @@ def _content(text: str) -> set[str]:
     return {w.rstrip("s") if len(w) > 3 else w for w in _words(text) if w not in STOP}
 
 
+def _listed(words: Iterable[str]) -> str:
+    """Words as a reader writes them: 'clear', 'concise' (not Python's ['clear', 'concise'])."""
+    return ", ".join(repr(w) for w in sorted(words))
+
+
 def _is_vague(c: Criterion) -> str | None:
     words = _words(c.requirement)
     if len(words) < 3:
@@ -83,8 +89,7 @@ def _is_vague(c: Criterion) -> str | None:
     concrete = any(w in OBSERVABLE for w in words) or bool(re.search(r"\d|[\"'`]", c.requirement))
     if vague and not concrete:
         return (
-            f"judgement word(s) {', '.join(repr(w) for w in vague)} with nothing observable to check; say what in the "
-            "answer shows it "
+            f"judgement word(s) {_listed(vague)} with nothing observable to check; say what in the answer shows it "
             f"(a phrase, a step, a fact the judge can point to)"
         )
     return None
@@ -109,7 +114,7 @@ def _polarity(c: Criterion) -> tuple[str, str] | None:
     if c.weight < 0 and quality and not fault:
         return (
             "penalty_phrased_as_quality",
-            f"negative weight on a desirable property ({sorted(quality)}): MET would subtract for doing well; "
+            f"negative weight on a desirable property ({_listed(quality)}): MET would subtract for doing well; "
             "phrase the fault ('contains a factual error') or make the weight positive",
         )
     if c.weight > 0 and fault and not c.disqualifier:
@@ -119,7 +124,7 @@ def _polarity(c: Criterion) -> tuple[str, str] | None:
         ):
             return (
                 "reward_phrased_as_fault",
-                f"positive weight on a fault ({sorted(fault)}): MET would add points for a failure; "
+                f"positive weight on a fault ({_listed(fault)}): MET would add points for a failure; "
                 "give it a negative weight or phrase the desired behaviour",
             )
     return None

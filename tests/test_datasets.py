@@ -204,3 +204,14 @@ def test_agent_reward_bench_ships_its_labels():
     twice = h.filter(pl.col("rater").n_unique().over("id", "criterion") >= 2)
     assert twice["id"].n_unique() == 106
     assert set(h.filter(criterion="success")["label"].drop_nulls()) <= {"Successful", "Unsuccessful", "Unsure"}
+
+
+def test_card_shows_as_proportional_text_with_its_size() -> None:
+    """A notebook shows the dataset's card as an HTML table (it printed a monospace block),
+    with the same fields and size line as ``describe()``, every value escaped."""
+    d = ds.load("hanna")
+    page = d._repr_html_()
+    assert "<pre>" not in page and "<table>" in page
+    assert "1,056 items, 19,008 human labels from 3 rater(s)" in page and "size: 1,056 items" in d.describe()
+    assert d.describe().splitlines()[0] == f"hanna: {d.card['title']}"
+    assert "not included" in page and "&lt;system&gt;" in page  # 'id = <system>/...' escaped

@@ -61,7 +61,7 @@ def before_after(
         ],
     )
     words = METRIC_NAMES.get(metric or "", metric)
-    axis_title = f"{words + ': ' if words else ''}{before} (hollow) -> {after} (filled)"
+    axis_title = f"{words + ': ' if words else ''}{before} (hollow) → {after} (filled)"
     if metric in ("accuracy", "percent_agreement"):
         scale, axis = alt.Scale(domain=[0, 1]), rate_axis()
     elif metric in CHANCE_AT_ZERO:  # from chance (0) to the values, so the distance from chance shows
@@ -89,7 +89,7 @@ def before_after(
         chance = alt.Chart(alt.Data(values=[{"x": 0.0, "label": "chance"}]))
         layers.insert(0, chance.mark_rule(strokeDash=[4, 3], color="#888").encode(x="x:Q"))
         layers.append(
-            chance.mark_text(align="left", dx=3, dy=-4, baseline="bottom", color="#666").encode(
+            chance.mark_text(align="left", dx=3, dy=2, baseline="top", fontSize=10, color="#666").encode(
                 x="x:Q", y=alt.value(0), text="label:N"
             )
         )

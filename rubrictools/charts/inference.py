@@ -44,8 +44,14 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
     data = alt.Data(values=values(c.select("criterion", "n", "method", "estimator", "width", "covers", "bias")))
     order = [_NAMES[m] for m in ("classical", "ppi", "naive")]
     base = alt.Chart(data).encode(
-        x=alt.X("n:Q", title="human labels (n)"),
-        y=alt.Y("width:Q", title=f"median {interval_words(c)} width"),
+        # ticks at the numbers of labels tried (a scale from 0 or 40 says nothing about n = 50)
+        x=alt.X(
+            "n:Q",
+            title="human labels (n)",
+            scale=alt.Scale(zero=False, nice=False, padding=12),
+            axis=alt.Axis(values=sorted(c["n"].unique().to_list()), format="d"),
+        ),
+        y=alt.Y("width:Q", title=f"median {interval_words(c)} width (estimate's units)"),
         color=alt.Color(
             "estimator:N",
             title=None,

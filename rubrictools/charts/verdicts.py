@@ -152,7 +152,10 @@ def _score_panel(scores: Any, order: list[str], height: int) -> alt.LayerChart:
     )
     x = alt.X("score:Q", scale=alt.Scale(domain=[0, 1]), title="rubric score")
     bars = base.mark_bar(color="#4c78a8").encode(x=x, tooltip=["submission:N", alt.Tooltip("score:Q", format=".3f")])
-    labels = base.mark_text(align="left", dx=3, fontSize=10, color="#333").encode(
-        x=alt.X("score:Q", scale=alt.Scale(domain=[0, 1])), text="label:N"
+    # a label beside a long bar would run past the panel's edge: long bars carry theirs inside
+    at = {"x": alt.X("score:Q", scale=alt.Scale(domain=[0, 1])), "text": "label:N"}
+    inside = base.transform_filter("datum.score >= 0.8").mark_text(align="right", dx=-3, fontSize=10, color="white")
+    outside = base.transform_filter("!(datum.score >= 0.8)").mark_text(align="left", dx=3, fontSize=10, color="#333")
+    return (bars + inside.encode(**at) + outside.encode(**at)).properties(
+        width=200, height=height, title="Rubric score"
     )
-    return (bars + labels).properties(width=200, height=height, title="Rubric score")

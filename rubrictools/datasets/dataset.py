@@ -37,15 +37,18 @@ class Dataset:
     rubric: Rubric | None = None
     tables: dict[str, pl.DataFrame] = field(default_factory=dict)
 
-    def describe(self) -> str:
-        """The dataset card as text: title, origin, licence, citation, contents, labels."""
+    def _card(self) -> list[tuple[str, str]]:
+        """The card's fields in reading order, ending with the size."""
         keys = ("title", "origin", "licence", "citation", "contents", "labels", "not_included")
-        lines = [f"{self.name}: {self.card.get('title', '')}"]
-        lines += [f"  {k}: {self.card[k]}" for k in keys[1:] if k in self.card]
-        n_items = self.human["id"].n_unique()
-        raters = self.human["rater"].n_unique()
-        lines.append(f"  size: {n_items:,} items, {self.human.height:,} human labels from {raters:,} rater(s)")
-        return "\n".join(lines)
+        rows = [(k, str(self.card[k])) for k in keys if k in self.card]
+        n_items, raters = self.human["id"].n_unique(), self.human["rater"].n_unique()
+        return [*rows, ("size", f"{n_items:,} items, {self.human.height:,} human labels from {raters:,} rater(s)")]
+
+    def describe(self) -> str:
+        """The dataset card as text: title, origin, licence, citation, contents, labels, size."""
+        rows = self._card()
+        title = rows.pop(0)[1] if rows and rows[0][0] == "title" else ""
+        return "\n".join([f"{self.name}: {title}", *(f"  {k}: {v}" for k, v in rows)])
 
     def __repr__(self) -> str:
         parts = [f"human={self.human.height}"]
@@ -58,13 +61,13 @@ class Dataset:
         return f"Dataset({self.name!r}, {', '.join(parts)})"
 
     def _repr_html_(self) -> str:
+        """The card as a table of proportional text (what a notebook shows for the dataset)."""
         rows = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td "
-            f"style='text-align:left'>{html.escape(str(v))}</td></tr>"
-            for k, v in self.card.items()
-            if k != "name"
+            f"<tr><th style='text-align:left;vertical-align:top'>{html.escape(k.replace('_', ' '))}</th>"
+            f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
+            for k, v in self._card()
         )
-        return f"<b>{html.escape(self.name)}</b><table>{rows}</table><pre>{html.escape(repr(self))}</pre>"
+        return f"<b>{html.escape(self.name)}</b><table>{rows}</table><p>{html.escape(repr(self))}</p>"
 
     def add_item(
         self,

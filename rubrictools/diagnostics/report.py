@@ -96,7 +96,8 @@ class RubricReport:
             .str.replace(r"^redundant with .*", "redundant")
             .fill_null("no flag")
             .alias("flag"),
-            pl.format("{} {}", fixed_decimals(pl.col(metric)), pl.col("flags").list.join(", ")).alias("label"),
+            fixed_decimals(pl.col(metric)).alias("number"),
+            pl.col("flags").list.join(", ").alias("label"),
         )
         first = self.weakest(1)
         data = data.with_columns(  # the criterion to fix first is marked, whatever its colour
@@ -106,7 +107,7 @@ class RubricReport:
             .otherwise(pl.col("flag"))
             .alias("flag"),
             pl.when(pl.col("criterion").is_in(first))
-            .then(pl.format("{} · fix first", pl.col("label").str.strip_chars()))
+            .then(pl.format("fix first: {}", pl.col("label")).str.strip_chars(" :"))
             .otherwise(pl.col("label"))
             .alias("label"),
         )
@@ -126,9 +127,18 @@ class RubricReport:
             ),
             tooltip=["criterion:N", alt.Tooltip("value:Q", format=".3f"), "label:N"],
         )
-        text = base.mark_text(align="left", dx=4, fontSize=10, color="#333").encode(text="label:N")
+        # the value beside its bar (inside a long one), the flags in a column right of the axis's end,
+        # so no label runs over the gridlines or past the panel
+        inside = base.transform_filter("datum.value >= 0.85").mark_text(
+            align="right", dx=-3, fontSize=10, color="white"
+        )
+        outside = base.transform_filter("!(datum.value >= 0.85)").mark_text(
+            align="left", dx=3, fontSize=10, color="#333"
+        )
+        flags = base.mark_text(align="left", dx=8, fontSize=10, color="#333").encode(x=alt.datum(1.0), text="label:N")
+        layers = bars + inside.encode(text="number:N") + outside.encode(text="number:N") + flags
         height = 24 * max(len(order), 2)
-        return alt.hconcat((bars + text).properties(width=260, height=height, title=title), self._heat(order, height))
+        return alt.hconcat(layers.properties(width=260, height=height, title=title), self._heat(order, height))
 
     def _heat(self, order: list[str], height: int) -> alt.LayerChart:
         import altair as alt

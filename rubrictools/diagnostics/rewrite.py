@@ -382,7 +382,7 @@ def improve(
         if verbose:
             ci = "" if r.get("ci_low") is None else f", {100 * 0.95:.0f}% CI [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
             print(
-                f"round {rnd}: {name}: held-out {metric_words(metric)} {_fmt(r.get('value_before'))} -> {_fmt(r.get('value_after'))} "
+                f"round {rnd}: {name}: held-out {metric_words(metric)} {_fmt(r.get('value_before'))} → {_fmt(r.get('value_after'))} "
                 f"(change {_fmt(diff, sign=True)}{ci}) {'kept' if keep else 'rejected'}"
             )
         rows.append(row)

@@ -264,14 +264,14 @@ def search_rubric(
         rows.append(row)
         if verbose:
             print(
-                f"round {rnd}: {len(changed)} {'criterion' if len(changed) == 1 else 'criteria'} rewritten; training {metric_words(metric)} {row['train_before']:.3f} -> "
+                f"round {rnd}: {len(changed)} {'criterion' if len(changed) == 1 else 'criteria'} rewritten; training {metric_words(metric)} {row['train_before']:.3f} → "
                 f"{row.get('train_after') or float('nan'):.3f} {'kept' if row['accepted'] else 'rejected'}"
             )
     v_before, v_after = run(rubric, hold), run(current, hold)
     pooled, per = holdout_change(v_after, v_before, h, rubric, hold, metric=metric, n_resamples=n_resamples, seed=seed)
     if verbose and pooled.height:
         r = pooled.row(0, named=True)
-        print(f"held out ({len(hold)} submissions): {metric_words(metric)} {r['value_before']:.3f} -> {r['value_after']:.3f}, "
+        print(f"held out ({len(hold)} submissions): {metric_words(metric)} {r['value_before']:.3f} → {r['value_after']:.3f}, "
               f"change {r['diff']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]")  # fmt: skip
     history = pl.DataFrame(rows, schema=_HISTORY)
     return RubricSearch(current, rubric, history, pooled, per, split)

@@ -69,8 +69,12 @@ def test_report_flags_the_planted_problems(setup):
     # every bar prints its value with two decimals (before: "0.5" beside "0.69")
     import re
 
-    labels = [r["label"] for n in walk(spec) for r in (n.get("values") or []) if isinstance(r, dict) and "label" in r]
-    assert labels and all(re.match(r"^-?\d\.\d\d( |$)", x) for x in labels), labels
+    rows = [r for n in walk(spec) for r in (n.get("values") or []) if isinstance(r, dict) and "number" in r]
+    assert rows and all(re.match(r"^-?\d\.\d\d$", r["number"]) for r in rows), rows
+    # the flags sit in their own column at the axis's end, not after the value past the panel
+    assert {r["criterion"]: r["label"] for r in rows}["b"].startswith("fix first: ")
+    flag_layers = [n for n in walk(spec) if n.get("encoding", {}).get("x", {}).get("datum") == 1.0]
+    assert flag_layers and flag_layers[0]["encoding"]["text"]["field"] == "label"
 
 
 def test_report_without_humans_and_with_several_judges(setup):

@@ -71,8 +71,9 @@ def test_score_distribution_annotates_distances(support) -> None:
     d, table = support
     spec = rt.charts.score_distributions(d.verdicts, d.human, d.rubric).to_dict()
     w = table.filter((pl.col("criterion") == "__score__") & (pl.col("metric") == "wasserstein"))["value"].item()
-    stats = spec["title"]["subtitle"]
+    stats = " ".join(spec["title"]["subtitle"])
     assert f"Wasserstein distance {w:.3f}" in stats and "n = 140 (item, rater)" in stats
+    assert "in score units" in stats and "cumulative shares" in stats  # each distance says what it measures
     values = {tuple(sorted(r.items())): r for r in _data(spec) if "share" in r}.values()  # one copy per layer
     for who in ("judge", "human"):  # the judge's closing step point repeats its last bin
         assert abs(sum(r["share"] for r in values if r["who"] == who and not r.get("closing")) - 1) < 1e-9

@@ -221,10 +221,11 @@ def score_distributions(
         x=alt.X("mean:Q", scale=domain), color=colour, tooltip=["who:N", alt.Tooltip("mean:Q", format=".3f")]
     )
     gap = float(js.mean() - hs.mean())
-    stats = (
-        f"dashed: means, judge - human {gap:+.3f}; Wasserstein distance {w1[0]:.3f}, Kolmogorov-Smirnov {ks[0]:.3f}; "
-        f"n = {pairs.height:,} (item, rater) pairs"
-    )
+    stats = [
+        f"dashed: means, judge \u2212 human {gap:+.3f}; n = {pairs.height:,} (item, rater) pairs",
+        f"Wasserstein distance {w1[0]:.3f} (how far, in score units, one distribution must move to become the other); "
+        f"Kolmogorov-Smirnov {ks[0]:.3f} (the largest gap between their cumulative shares)",
+    ]
     heading = alt.Title(title or "Rubric scores: judge vs human", subtitle=stats)
     return alt.layer(bars, line, mean_rules).properties(width=420, height=200, title=heading)
 

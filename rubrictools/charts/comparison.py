@@ -78,10 +78,15 @@ def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int =
         scale=alt.Scale(domain=present, range=[palette[k] for k in present]),
         legend=alt.Legend(orient="bottom", labelLimit=0),
     )
+    # the domain holds every interval and 0; the labels sit in a column right of it, so none
+    # crosses the zero line or runs past the frame
+    ends = t.select(pl.min_horizontal(pl.col("lo").min(), 0.0), pl.max_horizontal(pl.col("hi").max(), 0.0)).row(0)
+    pad = 0.08 * ((ends[1] - ends[0]) or 0.1)
+    domain = [float(ends[0]) - pad, float(ends[1]) + pad]
     x = alt.X(
         "lo:Q",
-        title=f"change, {b} - {a} (mean and {interval_words(t)})",
-        scale=alt.Scale(padding=20),
+        title=f"change, {b} \u2212 {a}, on the 0-1 scale (mean and {interval_words(t)})",
+        scale=alt.Scale(domain=domain, nice=False),
         axis=alt.Axis(tickCount=5),  # few enough that no label is dropped for overlap
     )
     bar = base.mark_rule(strokeWidth=3).encode(x=x, x2="hi:Q", color=colour)
@@ -90,13 +95,13 @@ def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int =
     point = base.mark_point(filled=True, size=70).encode(x="change:Q", color=colour, shape=shape)
     label = (
         base.transform_calculate(
-            text="(datum.change > 0 ? '+' : '') + format(datum.change, '.3f') + "
+            # four decimals: a share's change of 7/80 reads 0.0875, as a table in pp (8.75) does
+            text="(datum.change > 0 ? '+' : '') + format(datum.change, '.4f') + "
             "(datum.p_value == null ? '' : datum.p_value < 0.001 ? '  p < 0.001' "
             ": '  p = ' + format(datum.p_value, '.3f')) + datum.effect",
-            at="max(datum.hi, 0)",  # right of the bar and of the zero line, never across it
         )
-        .mark_text(align="left", dx=8, fontSize=11, color="#333")
-        .encode(x="at:Q", text="text:N")
+        .mark_text(align="left", dx=10, fontSize=11, color="#333")
+        .encode(x=alt.datum(domain[1]), text="text:N")
     )
     n = int(cmp.summary["n"][0])
     return alt.layer(zero, bar, point, label).properties(

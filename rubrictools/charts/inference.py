@@ -51,7 +51,7 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
             scale=alt.Scale(zero=False, nice=False, padding=12),
             axis=alt.Axis(values=sorted(c["n"].unique().to_list()), format="d"),
         ),
-        y=alt.Y("width:Q", title=f"median {interval_words(c)} width (estimate's units)"),
+        y=alt.Y("width:Q", title="median width"),  # short: facet rows repeat it; the subtitle says the rest
         color=alt.Color(
             "estimator:N",
             title=None,
@@ -88,5 +88,8 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
     chart = lines.facet(facet=alt.Facet("criterion:N", title=None, sort=panels), columns=3) if many else lines
     scope = f" on {criterion!r}" if criterion is not None else ""
     heading = title or f"Interval width against the number of human labels{scope}"
-    words = "judge bias: the judge-only estimate minus the value from all human labels"
+    words = [
+        f"median width of the {interval_words(c)}s, in the estimate's units",
+        "judge bias: the judge-only estimate minus the value from all human labels",
+    ]
     return chart.properties(title=alt.Title(heading, subtitle=words))

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import polars as pl
 
-from rubrictools.charts.base import alt_module, chart_frame, interval_words, rate_axis, require_columns, values
+from rubrictools.charts.base import alt_module, chart_frame, interval_words, require_columns, values
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -132,6 +133,14 @@ def win_matrix(
     return alt.layer(rect, text).properties(width=size, height=size, title=title or f"Win rate of row vs column{where}")
 
 
+def _zoomed_rate_axis(domain: list[float]) -> Any:
+    """Percent ticks across ``domain`` every 5, 10 or 20 points (about five ticks)."""
+    lo, hi = domain
+    step = next(s for s in (0.05, 0.1, 0.2) if (hi - lo) / s <= 6)
+    ticks = [round(lo + i * step, 2) for i in range(round((hi - lo) / step) + 1)]
+    return alt_module().Axis(format="%", values=ticks)
+
+
 def position_bias(bias: Any, *, by: str | None = None, title: str | None = None, width: int = 260) -> alt.HConcatChart:
     """A :func:`rubrictools.position_bias` table as two panels per group (``by``: default
     the first grouping column): the positional agreement, and the first-position win rate
@@ -168,13 +177,24 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
     keep += ["first_win_rate", "first_ci_low", "first_ci_high", "pairs"]
     data = alt.Data(values=values(t.select(keep)))
 
+    def span(cols: list[str]) -> np.ndarray:
+        return t.select(cols).to_numpy().astype(float).ravel()
+
+    # zoomed to the data, so an interval of 51-54% shows as a line, not a dot (steps of 5 points;
+    # the win rate symmetric about its 50% line, the agreement up to its 100% line)
+    half = np.nanmax(np.abs(span(["first_win_rate", "first_ci_low", "first_ci_high"]) - 0.5), initial=0.0)
+    half = min(0.5, max(0.1, np.ceil(half / 0.05 + 1e-9) * 0.05))
+    floor = np.nanmin(span(["positional_agreement", "agreement_ci_low"]), initial=1.0)
+    floor = max(0.0, min(0.9, np.floor(floor / 0.05 - 1e-9) * 0.05))
+    domains = {"first_win_rate": [0.5 - half, 0.5 + half], "positional_agreement": [floor, 1.0]}
+
     def panel(value: str, lo: str, hi: str, x_title: str, ref: float | None, labels: bool = True) -> Any:
         axis = alt.Axis(labelLimit=260) if labels else None  # the right panel shares the left one's rows
         base = alt.Chart(data).encode(y=alt.Y(f"{label}:N", title=None, sort=None, axis=axis))
-        scale = alt.Scale(domain=[0, 1])  # unclipped marks: a point at 1 is drawn whole
+        scale = alt.Scale(domain=[round(v, 2) for v in domains[value]])  # unclipped marks: a point at 1 is drawn whole
         layers = [
             base.mark_rule(strokeWidth=2).encode(
-                x=alt.X(f"{lo}:Q", scale=scale, title=x_title, axis=rate_axis()), x2=f"{hi}:Q"
+                x=alt.X(f"{lo}:Q", scale=scale, title=x_title, axis=_zoomed_rate_axis(domains[value])), x2=f"{hi}:Q"
             ),
             base.mark_point(filled=True, size=70).encode(
                 x=f"{value}:Q",

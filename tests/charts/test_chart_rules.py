@@ -16,6 +16,9 @@ import pytest
 pytest.importorskip("altair")
 vl_convert = pytest.importorskip("vl_convert")
 
+import polars as pl  # noqa: E402 - after the skips
+
+import rubrictools as rt  # noqa: E402 - after the skips
 from rubrictools.charts.gallery import gallery_charts  # noqa: E402 - after the skips
 
 from ..vega import walk  # noqa: E402 - after the skips
@@ -140,7 +143,7 @@ def test_zero_scores_stay_visible(charts) -> None:
 
 def test_rate_scales_end_at_0_and_100_percent_and_edge_points_are_not_clipped(charts) -> None:
     """Before: a padded [0, 1] domain drew the axis from about -10% to 110% (round 10)."""
-    for name in ("met_rates", "reliability", "position_bias"):
+    for name in ("met_rates", "reliability"):
         rates = [s for s in positional_scales(charts[name]) if s.get("domain") == [0, 1]]
         assert rates and all(not s.get("padding") for s in rates), (name, rates)
         marks = [n["mark"] for n in walk(charts[name]) if isinstance(n.get("mark"), dict)]
@@ -313,3 +316,20 @@ def test_no_axis_label_is_dropped_for_overlap(svgs) -> None:
         labels = [label for g in axis_groups for label in re.findall(r"<text([^>]*)>([^<]*)</text>", g)]
         hidden = [text for attrs, text in labels if 'opacity="0"' in attrs]
         assert not hidden, (name, hidden)
+
+
+def test_position_bias_zooms_to_its_intervals_within_0_to_100_percent() -> None:
+    """Before: both panels ran 0-100%, so a win rate of 52% [51%, 54%] was drawn as one dot on
+    the 50% line (round 3). Now the win rate is zoomed symmetrically about 50% and the
+    agreement up to 100%, each domain inside [0, 1], unpadded, its marks unclipped."""
+    bias = pl.DataFrame({
+        "criterion": ["a", "b"], "pairs": [40, 40], "positional_agreement": [0.94, 0.9],
+        "agreement_ci_low": [0.9, 0.85], "agreement_ci_high": [0.97, 0.95], "inconsistent": [2, 4],
+        "decisive": [70, 60], "first_win_rate": [0.52, 0.47], "first_ci_low": [0.51, 0.44],
+        "first_ci_high": [0.54, 0.5],
+    })  # fmt: skip
+    spec = rt.charts.position_bias(bias).to_dict()
+    domains = [s["domain"] for s in positional_scales(spec) if "domain" in s]
+    assert [0.4, 0.6] in domains and [0.8, 1.0] in domains, domains
+    assert all(0 <= lo < hi <= 1 for lo, hi in domains)
+    assert not [n["mark"] for n in walk(spec) if isinstance(n.get("mark"), dict) and n["mark"].get("clip")]

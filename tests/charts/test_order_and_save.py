@@ -107,3 +107,20 @@ def test_an_exported_chart_carries_a_text_description():
     bundle, meta = _offline_renderer(chart.to_dict())
     assert "image/svg+xml" in bundle and meta["image/svg+xml"]["alt"] == "Chart: Kappa of the judge"
     assert alt  # altair present
+
+
+def test_ppi_widths_axis_ticks_sit_at_the_n_tried_and_row_titles_fit_their_panel() -> None:
+    """Ticks at the numbers of labels tried (not from 0 or 40); the y title is repeated per
+    facet row, so it must fit the panel's height (a long one overlapped the next row's)."""
+    rows = [
+        {"criterion": c, "n": n, "method": m, "width": 0.1, "covers": 1.0, "full_value": 3.0, "estimate": 3.0}
+        for c in ("a", "b", "c", "d")
+        for n in (50, 100, 200)
+        for m in ("classical", "ppi", "naive")
+    ]
+    spec = rt.charts.ppi_widths(pl.DataFrame(rows)).to_dict()
+    enc = spec["spec"]["layer"][0]["encoding"]
+    assert enc["x"]["axis"]["values"] == [50, 100, 200]
+    height = spec["spec"]["height"]
+    assert len(enc["y"]["title"]) * 6.5 < height  # ~6.5 px a character at the default 11 px bold
+    assert any("median width of the interval" in line for line in spec["title"]["subtitle"])

@@ -196,7 +196,7 @@ def score_distributions(
     colour = alt.Color(
         "who:N",
         title=None,
-        scale=alt.Scale(domain=["human", "judge"], range=["#9ecae9", "#d62728"]),
+        scale=alt.Scale(domain=["human", "judge"], range=["#c7c7c7", "#4c78a8"]),  # as in forest(): people grey
         legend=alt.Legend(labelExpr="datum.label == 'human' ? 'human (bars)' : 'judge (line)'"),
     )
     # the judge as a step outline over the humans' bars (the two never mix into a third colour);
@@ -287,7 +287,9 @@ def met_rates(
     if t.height == 0:
         raise ValueError("no binary criteria with judge/human pairs")
     data = alt.Data(values=_values(t.select("criterion", "who", "value", "ci_low", "ci_high", "n")))
-    color = alt.Color("who:N", title=None, scale=alt.Scale(domain=["judge", "human"], range=["#e45756", "#4c78a8"]))
+    color = alt.Color(  # the judge blue and people grey, as in forest() and score_distributions()
+        "who:N", title=None, scale=alt.Scale(domain=["judge", "human"], range=["#4c78a8", "#9e9e9e"])
+    )
     order = t["criterion"].unique(maintain_order=True).to_list()  # rubric order, not alphabetical
     base = alt.Chart(data).encode(y=alt.Y("criterion:N", title=None, sort=order), yOffset="who:N", color=color)
     rule = base.mark_rule(strokeWidth=2).encode(

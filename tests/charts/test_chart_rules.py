@@ -333,3 +333,13 @@ def test_position_bias_zooms_to_its_intervals_within_0_to_100_percent() -> None:
     assert [0.4, 0.6] in domains and [0.8, 1.0] in domains, domains
     assert all(0 <= lo < hi <= 1 for lo, hi in domains)
     assert not [n["mark"] for n in walk(spec) if isinstance(n.get("mark"), dict) and n["mark"].get("clip")]
+
+
+def test_the_judge_and_people_keep_one_colour_across_charts(charts) -> None:
+    """Before: blue meant the judge in the forest and the humans in the MET-rate chart, where the
+    judge was red (round 3). Now the judge is blue and people grey wherever both are drawn."""
+    for name in ("score_distributions", "met_rates"):
+        mapping = {d: r for domain, rng in colour_scales(charts[name]) for d, r in zip(domain, rng, strict=False)}
+        assert mapping.get("judge") == "#4c78a8", (name, mapping)
+        human = mapping.get("human")
+        assert human is not None and len({human[1:3], human[3:5], human[5:7]}) == 1, (name, human)  # a grey

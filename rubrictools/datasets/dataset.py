@@ -42,7 +42,8 @@ class Dataset:
         keys = ("title", "origin", "licence", "citation", "contents", "labels", "not_included")
         rows = [(k, str(self.card[k])) for k in keys if k in self.card]
         n_items, raters = self.human["id"].n_unique(), self.human["rater"].n_unique()
-        return [*rows, ("size", f"{n_items:,} items, {self.human.height:,} human labels from {raters:,} rater(s)")]
+        who = f"{raters:,} rater{'' if raters == 1 else 's'}"
+        return [*rows, ("size", f"{n_items:,} items, {self.human.height:,} human labels from {who}")]
 
     def describe(self) -> str:
         """The dataset card as text: title, origin, licence, citation, contents, labels, size."""
@@ -67,7 +68,10 @@ class Dataset:
             f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
             for k, v in self._card()
         )
-        return f"<b>{html.escape(self.name)}</b><table>{rows}</table><p>{html.escape(repr(self))}</p>"
+        tables = {"human labels": self.human, "verdicts": self.verdicts, "submissions": self.submissions}
+        tables |= {f"table {k!r}": v for k, v in self.tables.items()}
+        held = ", ".join(f"{k} ({v.height:,} rows)" for k, v in tables.items() if v is not None)
+        return f"<b>{html.escape(self.name)}</b><table>{rows}</table><p>holds: {html.escape(held)}</p>"
 
     def add_item(
         self,

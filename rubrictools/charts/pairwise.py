@@ -133,12 +133,13 @@ def win_matrix(
     return alt.layer(rect, text).properties(width=size, height=size, title=title or f"Win rate of row vs column{where}")
 
 
-def _zoomed_rate_axis(domain: list[float]) -> Any:
-    """Percent ticks across ``domain`` every 5, 10 or 20 points (about five ticks)."""
+def _zoomed_rate_axis(domain: list[float], anchor: float) -> Any:
+    """Percent ticks across ``domain`` every 5, 10 or 20 points (about five ticks), one of them at
+    ``anchor`` (the panel's reference line: 50% or 100%)."""
     lo, hi = domain
     step = next(s for s in (0.05, 0.1, 0.2) if (hi - lo) / s <= 6)
-    ticks = [round(lo + i * step, 2) for i in range(round((hi - lo) / step) + 1)]
-    return alt_module().Axis(format="%", values=ticks)
+    first, last = int(np.ceil((lo - anchor) / step - 1e-9)), int(np.floor((hi - anchor) / step + 1e-9))
+    return alt_module().Axis(format="%", values=[round(anchor + i * step, 2) for i in range(first, last + 1)])
 
 
 def position_bias(bias: Any, *, by: str | None = None, title: str | None = None, width: int = 260) -> alt.HConcatChart:
@@ -194,7 +195,13 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
         scale = alt.Scale(domain=[round(v, 2) for v in domains[value]])  # unclipped marks: a point at 1 is drawn whole
         layers = [
             base.mark_rule(strokeWidth=2).encode(
-                x=alt.X(f"{lo}:Q", scale=scale, title=x_title, axis=_zoomed_rate_axis(domains[value])), x2=f"{hi}:Q"
+                x=alt.X(
+                    f"{lo}:Q",
+                    scale=scale,
+                    title=x_title,
+                    axis=_zoomed_rate_axis(domains[value], 1.0 if ref is None else ref),
+                ),
+                x2=f"{hi}:Q",
             ),
             base.mark_point(filled=True, size=70).encode(
                 x=f"{value}:Q",

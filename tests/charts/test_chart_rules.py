@@ -343,3 +343,15 @@ def test_the_judge_and_people_keep_one_colour_across_charts(charts) -> None:
         assert mapping.get("judge") == "#4c78a8", (name, mapping)
         human = mapping.get("human")
         assert human is not None and len({human[1:3], human[3:5], human[5:7]}) == 1, (name, human)  # a grey
+
+
+def test_position_bias_ticks_include_each_panels_reference_line() -> None:
+    """Before: a zoomed win-rate axis ticked 15/35/55/75%, none at its 50% line (round 4)."""
+    bias = pl.DataFrame({
+        "criterion": ["a"], "pairs": [40], "positional_agreement": [0.55], "agreement_ci_low": [0.4],
+        "agreement_ci_high": [0.7], "inconsistent": [18], "decisive": [60], "first_win_rate": [0.75],
+        "first_ci_low": [0.65], "first_ci_high": [0.84],
+    })  # fmt: skip
+    spec = rt.charts.position_bias(bias).to_dict()
+    ticks = [n["axis"]["values"] for n in walk(spec) if isinstance(n.get("axis"), dict) and "values" in n["axis"]]
+    assert len(ticks) == 2 and 1.0 in ticks[0] and 0.5 in ticks[1], ticks

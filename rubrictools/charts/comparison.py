@@ -9,7 +9,7 @@ import polars as pl
 from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import interval_words
 from rubrictools.charts.base import values as _values
-from rubrictools.comparison import RunComparison
+from rubrictools.comparison import OVERALL, RunComparison
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -85,7 +85,10 @@ def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int =
     domain = [float(ends[0]) - pad, float(ends[1]) + pad]
     x = alt.X(
         "lo:Q",
-        title=f"change, {b} \u2212 {a}, on the 0-1 scale (mean and {interval_words(t)})",
+        title=[
+            f"change, {b} \u2212 {a} (mean and {interval_words(t)})",
+            "overall score on its 0-1 scale; criteria as MET shares (0.1 = 10 pp)",
+        ],
         scale=alt.Scale(domain=domain, nice=False),
         axis=alt.Axis(tickCount=5),  # few enough that no label is dropped for overlap
     )
@@ -95,10 +98,13 @@ def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int =
     point = base.mark_point(filled=True, size=70).encode(x="change:Q", color=colour, shape=shape)
     label = (
         base.transform_calculate(
-            # four decimals: a share's change of 7/80 reads 0.0875, as a table in pp (8.75) does
-            text="(datum.change > 0 ? '+' : '') + format(datum.change, '.4f') + "
-            "(datum.p_value == null ? '' : datum.p_value < 0.001 ? '  p < 0.001' "
-            ": '  p = ' + format(datum.p_value, '.3f')) + datum.effect",
+            # the overall score's change on its 0-1 scale to four decimals; a criterion's change
+            # of its MET share in percentage points, as compare_runs' tables print it (7/80: 8.75 pp)
+            text="(datum.change > 0 ? '+' : '') + "
+            f"(datum.criterion == '{OVERALL}' ? format(datum.change, '.4f') "
+            ": format(100 * datum.change, '.2f') + ' pp')"
+            " + (datum.p_value == null ? '' : datum.p_value < 0.001 ? ', p < 0.001' "
+            ": ', p = ' + format(datum.p_value, '.3f')) + datum.effect",
         )
         .mark_text(align="left", dx=10, fontSize=11, color="#333")
         .encode(x=alt.datum(domain[1]), text="text:N")

@@ -144,7 +144,7 @@ def _score_panel(scores: Any, order: list[str], height: int) -> alt.LayerChart:
         pl.col("score"),
         pl.when(pl.col("score").is_null())
         .then(pl.lit("no score"))
-        .otherwise(fixed_decimals(pl.col("score")))
+        .otherwise(fixed_decimals(pl.col("score"), 3))  # as rt.charts.table prints a score
         .alias("label"),
     ).filter(pl.col("submission").is_in(order))
     base = alt.Chart(alt.Data(values=_values(data))).encode(

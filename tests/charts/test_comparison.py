@@ -26,7 +26,7 @@ def test_the_legend_names_only_what_is_drawn_in_neutral_colours() -> None:
     assert colour["scale"]["domain"] == ["interval excludes 0"]  # no legend entry for absent readings
     assert "#d62728" not in colour["scale"]["range"]  # red would read as "worse"
     assert spec["title"] == "v2 against v1: 8 paired submissions, 6 verdict flips"
-    assert "v2 \u2212 v1" in spec["layer"][1]["encoding"]["x"]["title"]
+    assert "v2 \u2212 v1" in spec["layer"][1]["encoding"]["x"]["title"][0]
     assert _colour(rt.charts.run_comparison(_cmp(0)).to_dict())["scale"]["domain"] == ["no interval"]
 
 
@@ -55,7 +55,9 @@ def test_a_penalty_is_labelled_and_its_rise_said_to_lower_the_score() -> None:
 def test_change_labels_sit_in_a_column_past_every_interval_and_zero() -> None:
     """Before: each label started at its bar's end, so labels crossed the zero line and ran
     past the frame (round 3). Now the domain holds every interval and 0, and the labels sit at
-    its right end; a change of 7/80 prints to four decimals (0.0875, not 0.087 beside 8.75 pp)."""
+    its right end. A criterion's change prints in percentage points as compare_runs' tables do
+    (7/80: +8.75 pp; round 5 found the chart at +0.0875 beside a table in pp), the overall
+    score's to four decimals on its 0-1 scale."""
     rub = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
     a = pl.DataFrame({"id": range(80), "criterion": "greets", "verdict": "UNMET", "value": 0.0})
     b = a.with_columns(pl.when(pl.col("id") < 7).then(1.0).otherwise(0.0).alias("value"))
@@ -64,4 +66,6 @@ def test_change_labels_sit_in_a_column_past_every_interval_and_zero() -> None:
     rows = [r for r in spec["layer"][1]["data"]["values"]] if "data" in spec["layer"][1] else spec["data"]["values"]
     assert lo < 0 < hi and all(lo <= r["lo"] and r["hi"] <= hi for r in rows)
     text = spec["layer"][3]
-    assert text["encoding"]["x"] == {"datum": hi} and "'.4f'" in str(text["transform"])
+    assert text["encoding"]["x"] == {"datum": hi}
+    expr = text["transform"][0]["calculate"]
+    assert "format(100 * datum.change, '.2f') + ' pp'" in expr and "format(datum.change, '.4f')" in expr

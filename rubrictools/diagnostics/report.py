@@ -160,7 +160,8 @@ class RubricReport:
         text = (
             base.transform_filter("isValid(datum.r)").mark_text(fontSize=10).encode(text=alt.Text("r:Q", format=".2f"))
         )
-        return (heat + text).properties(width=44 * max(len(order), 2), height=height, title="Criterion correlations")
+        title = ["Criterion correlations", "Pearson r of the judge's values per submission"]
+        return (heat + text).properties(width=44 * max(len(order), 2), height=height, title=title)
 
     def _repr_html_(self) -> str:
         items = "".join(f"<li>{html.escape(f)}</li>" for f in self.findings) or "<li>no problems found</li>"

@@ -29,11 +29,12 @@ def rubric_tree(
 ) -> alt.HConcatChart:
     """One row per node of ``tree``, depth first and indented by depth, with a bar for its
     score from :meth:`RubricTree.score` (``scores``): one submission's (``submission=`` its
-    id) or the mean over submissions. Bars run on a fixed 0-1 axis; each row prints its score
-    and weight (a weight counts against its siblings), with two decimals. Inner nodes are dark, leaves light;
-    a null score (a failed leaf below) says so, and a mean says how many submissions it
-    leaves out. Each row reads ``node: requirements``, wrapped onto as many lines of 64
-    characters as it needs (nothing is cut: a static export has no tooltip).
+    id) or the mean over submissions. Bars run on a fixed 0-1 axis; each row prints its score,
+    with three decimals as :func:`rubrictools.charts.table` prints it, and its weight (a weight
+    counts against its siblings). Inner nodes are dark, leaves light; a null score (a failed
+    leaf below) says so, and a mean says how many submissions it leaves out. Each row reads
+    ``node: requirements``, wrapped onto as many lines of 64 characters as it needs (nothing is
+    cut: a static export has no tooltip).
 
     >>> import polars as pl, rubrictools as rt
     >>> tree = rt.RubricTree.from_dict({"id": "r", "requirements": "All", "weight": 1, "sub_tasks": [
@@ -60,7 +61,7 @@ def rubric_tree(
         pl.col("weight").cast(pl.Int64).cast(pl.String)
     )
     nodes = nodes.with_columns(weight.otherwise(pl.col("weight").cast(pl.String)).alias("w"))
-    two = fixed_decimals(pl.col("score"))
+    shown = fixed_decimals(pl.col("score"), 3)  # as rt.charts.table prints scores beside it
     t = nodes.with_columns(
         named.map_elements(lambda x: "\n".join(textwrap.wrap(x, _WRAP)) or x, return_dtype=pl.String).alias("label"),
         (pl.col("depth") * 16).alias("indent"),
@@ -68,8 +69,8 @@ def rubric_tree(
         pl.when(pl.col("score").is_null())
         .then(pl.lit("no score (a leaf below failed)"))
         .when(pl.col("nulls") > 0)
-        .then(pl.format("{}  (weight {}; {} unscored)", two, pl.col("w"), pl.col("nulls")))
-        .otherwise(pl.format("{}  (weight {})", two, pl.col("w")))
+        .then(pl.format("{}  (weight {}; {} unscored)", shown, pl.col("w"), pl.col("nulls")))
+        .otherwise(pl.format("{}  (weight {})", shown, pl.col("w")))
         .alias("text"),
     )
     # each row as tall as its label's lines: a row's top is the sum of the heights above it

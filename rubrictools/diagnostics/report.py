@@ -172,6 +172,8 @@ class RubricReport:
             )
         shown = [c for c in _SHOWN if c in self.table.columns and self.table[c].null_count() < self.table.height]
         compact = self.table.select(shown).with_columns(pl.col("flags").list.join(", "))
+        # the partner is picked by |r|, so a strong negative r shows too: the headers say so
+        compact = compact.rename({k: v for k, v in _HEADERS.items() if k in shown})
         note = f"{len(shown)} of {len(self.table.columns)} columns; all of them in report.table"
         return f"<div><b>Rubric report</b><ul>{items}</ul>{html_table(compact, note=note)}</div>"
 
@@ -184,6 +186,9 @@ _SHOWN = (
     "correlation", "flags",
 )  # fmt: skip
 """The report's columns shown in a notebook (the full table stays in ``report.table``)."""
+
+_HEADERS = {"most_correlated": "strongest |r| with", "correlation": "its r"}
+"""Headers in the notebook view for columns whose snake_case name would mislead."""
 
 _FLAG_COLOURS = {  # the first flag of a criterion decides its bar's colour
     "lowest human agreement": "#cc79a7",

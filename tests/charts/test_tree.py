@@ -46,9 +46,10 @@ def test_labels_are_indented_and_wrapped_whole_and_unscored_nodes_say_so() -> No
     assert one["r"]["text"].startswith("no score")
 
 
-def test_rows_name_their_node_and_print_scores_with_two_decimals() -> None:
-    """Before: rows showed only the requirement (the table says "process") and "1.0" beside "0.95"."""
+def test_rows_name_their_node_and_print_scores_with_three_decimals() -> None:
+    """Before: rows showed only the requirement (the table says "process") and "1.0" beside "0.95";
+    then two decimals beside a table's three."""
     v = pl.DataFrame({"id": [1, 1], "criterion": ["a", "b"], "verdict": ["MET", "UNMET"]})
     rows = {r["node"]: r for r in _rows(rt.charts.rubric_tree(TREE, TREE.score(v)).to_dict())}
     assert rows["a"]["label"].startswith("a: A requirement") and rows["r"]["label"] == "r: All of it"
-    assert rows["a"]["text"] == "1.00  (weight 2)" and rows["b"]["text"] == "0.00  (weight 1)"
+    assert rows["a"]["text"] == "1.000  (weight 2)" and rows["b"]["text"] == "0.000  (weight 1)"

@@ -105,7 +105,8 @@ def forest(
     shape = None
     if compare is not None:
         kinds = t[compare].cast(pl.String).unique(maintain_order=True).to_list()
-        palette = ["#9e9e9e", "#4c78a8", "#f58518", "#54a24b", "#e45756"]
+        # light then full blue for the usual two (before/after, or two judges): grey is people's colour
+        palette = ["#9ecae9", "#4c78a8", "#f58518", "#54a24b", "#e45756"]
         shapes = ["circle", "square", "diamond", "triangle-up", "cross"]
         base = base.encode(
             yOffset=alt.YOffset(f"{compare}:N", sort=kinds),

@@ -161,7 +161,7 @@ def assert_score(
     # a penalty is good for the score when UNMET: rank by the share of verdicts that help it
     good = pl.when(pl.col("criterion").is_in(list(penalties))).then(1 - pl.col("mean")).otherwise(pl.col("mean"))
     credit = table.with_columns(good.alias("mean")).sort("mean")
-    worst = ", ".join(f"{r['criterion']} {r['mean']:.1%}" for r in credit.head(3).iter_rows(named=True))
+    worst = ", ".join(f"{r['criterion']} {r['mean']:.2%}" for r in credit.head(3).iter_rows(named=True))
     raise AssertionError(
         f"score gate failed: {why}. Criteria that help the score least (share of verdicts good for it: MET, or UNMET "
         f"for a penalty): {worst}"
@@ -170,10 +170,11 @@ def assert_score(
 
 def _failed(gate: dict[str, Any], pct: str) -> str:
     """One failed gate in words: the mean score as a score, a criterion's share as a percentage
-    (one decimal: 18 of 80 is 22.5%, not a "22%" that reads as mis-rounded)."""
+    (two decimals, as a share of tens of verdicts needs: 51 of 80 is 63.75%, which one decimal would
+    print as a "63.7%" that reads as mis-rounded)."""
     if gate["gate"] == "mean score":
         bound = f"{pct} bootstrap lower bound {gate['lower_bound']:.3g}"
         figures = f"{gate['mean']:.3g} on {gate['n']} submissions, {bound}"
         return f"mean score {figures} < {gate['at_least']:.3g}"
-    figures = f"{gate['mean']:.1%} on {gate['n']} verdicts, {pct} bootstrap lower bound {gate['lower_bound']:.1%}"
+    figures = f"{gate['mean']:.2%} on {gate['n']} verdicts, {pct} bootstrap lower bound {gate['lower_bound']:.2%}"
     return f"{gate['gate']} {figures} < {100 * gate['at_least']:.4g}%"

@@ -98,38 +98,32 @@ class Improvement:
         h = self.history.with_columns(
             pl.format("{}: {}", pl.col("round"), pl.col("criterion")).alias("proposal"),
             pl.when(pl.col("accepted")).then(pl.lit("kept")).otherwise(pl.lit("rejected")).alias("outcome"),
+            pl.format("{} [{}, {}]", *[_signed(c) for c in ("holdout_diff", "ci_low", "ci_high")]).alias("change"),
         )
-        data = alt.Data(
-            values=h.select(
-                "proposal", "outcome", "holdout_before", "holdout_after", "ci_low", "ci_high", "holdout_diff"
-            ).to_dicts()
-        )
+        keep = ["proposal", "outcome", "holdout_before", "holdout_after", "ci_low", "ci_high", "holdout_diff"]
+        h = h.with_columns(pl.format("{}, change {}", "proposal", "change").alias("proposal"))
+        data = alt.Data(values=h.select(*keep, "change").to_dicts())
         outcomes = [o for o in _OUTCOME if o in set(h["outcome"].to_list())]  # the legend lists only what is shown
-        base = alt.Chart(data).encode(y=alt.Y("proposal:N", sort=None, title=None))
-        rule = base.mark_rule(color="#999").encode(
-            x=alt.X(
-                "holdout_before:Q",
-                title=f"held-out {metric_words(self.history['metric'][0]) if self.history.height else 'agreement'}",
-            ),
-            x2="holdout_after:Q",
-        )
-        before = base.mark_point(filled=True, color="#999", size=70).encode(
+        colour = alt.Color("outcome:N", scale=alt.Scale(domain=outcomes, range=[_OUTCOME[o] for o in outcomes]))
+        words = metric_words(self.history["metric"][0]) if self.history.height else "agreement"
+        y = alt.Y("proposal:N", sort=None, title=None, axis=alt.Axis(labelLimit=0))
+        base = alt.Chart(data).encode(y=y, color=colour)
+        rule = base.mark_rule().encode(x=alt.X("holdout_before:Q", title=f"held-out {words}"), x2="holdout_after:Q")
+        # before hollow, after filled (as the calibrate widget draws them); grey is kept for people
+        before = base.mark_point(filled=False, size=70, strokeWidth=2).encode(
             x="holdout_before:Q", tooltip=[alt.Tooltip("holdout_before:Q", format=".3f")]
         )
-        after = base.mark_point(filled=True, size=90).encode(
+        after = base.mark_point(filled=True, size=90, opacity=1).encode(
             x="holdout_after:Q",
-            color=alt.Color("outcome:N", scale=alt.Scale(domain=outcomes, range=[_OUTCOME[o] for o in outcomes])),
-            tooltip=[
-                "proposal:N",
-                "outcome:N",
-                alt.Tooltip("holdout_after:Q", format=".3f"),
-                alt.Tooltip("holdout_diff:Q", format="+.3f"),
-                alt.Tooltip("ci_low:Q", format="+.3f"),
-                alt.Tooltip("ci_high:Q", format="+.3f"),
-            ],
+            tooltip=["proposal:N", "outcome:N", alt.Tooltip("holdout_after:Q", format=".3f"), "change:N"],
         )
         return (rule + before + after).properties(
-            width=420, height=28 * max(h.height, 2), title="Rewrites: held-out agreement before (grey) and after"
+            width=420,
+            height=28 * max(h.height, 2),
+            title=alt.Title(
+                "Rewrites: held-out agreement before (hollow) and after (filled)",
+                subtitle="each row: round, criterion, and the change with its 95% paired bootstrap interval",
+            ),
         )
 
     def _repr_html_(self) -> str:
@@ -410,3 +404,10 @@ def _reorder(v: pl.DataFrame, ids: pl.Series, rubric: Rubric) -> pl.DataFrame:
 
 _OUTCOME = {"kept": "#0072b2", "rejected": "#d55e00"}
 """Colour-blind-safe colours of a proposal's outcome (Okabe-Ito blue and vermilion)."""
+
+
+def _signed(column: str) -> pl.Expr:
+    """A column as "+0.34" / "-0.12" (a true minus sign): two decimals and a sign, as the printed summary writes changes."""
+    x = pl.col(column).round(2)
+    digits = x.abs().cast(pl.String).str.pad_end(4, "0")  # 0.3 -> 0.30 (|x| < 10: one digit before the point)
+    return pl.when(x < 0).then(pl.lit("\u2212")).otherwise(pl.lit("+")) + digits

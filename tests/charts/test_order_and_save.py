@@ -88,6 +88,14 @@ def test_ppi_widths_draws_the_judge_blue_and_human_labels_grey() -> None:
     assert "judge only" in domain.group(1).split(",")[-1]
 
 
+def test_forest_compare_keeps_grey_for_people() -> None:
+    """Before: the first compared group ("before", or the first judge) was drawn in the people's grey."""
+    table = pl.concat([TABLE.with_columns(pl.lit(k).alias("rubric")) for k in ("before", "after")])
+    spec = str(rt.charts.forest(table, metric="cohen_kappa", compare="rubric").to_dict())
+    colours = re.search(r"'domain': \['before', 'after'\], 'range': \[([^\]]*)\]", spec)
+    assert colours and colours.group(1) == "'#9ecae9', '#4c78a8'"
+
+
 def _png_size(path) -> tuple[int, int]:
     return struct.unpack(">II", path.read_bytes()[16:24])
 

@@ -44,12 +44,29 @@ def test_the_bound_not_the_mean_decides_and_equals_a_plain_bootstrap() -> None:
 
 def test_criterion_gates_name_the_failing_criterion() -> None:
     v = _table(400, 0.95, 0.5)
-    failed = r"cites \d+\.\d% on 400 verdicts, 95% bootstrap lower bound \d+\.\d% < 80%"
+    failed = r"cites \d+\.\d\d% on 400 verdicts, 95% bootstrap lower bound \d+\.\d\d% < 80%"
     with pytest.raises(AssertionError, match=failed):
         rt.assert_score(v, RUB, at_least=0.1, criteria={"correct": 0.9, "cites": 0.8})
     assert rt.assert_score(v, RUB, at_least=0.1, criteria={"correct": 0.9}).height == 2
     with pytest.raises(ValueError, match="not in the verdict table"):
         rt.assert_score(v, RUB, at_least=0.1, criteria={"polite": 0.9})
+
+
+def test_shares_print_with_two_decimals_so_51_of_80_is_not_63_7() -> None:
+    """Before: one decimal printed 51 of 80 as "63.7%" beside tables that show 63.75%."""
+    met = np.arange(80) < 51
+    v = (
+        _table(80, 1.0, 1.0)
+        .with_columns(
+            pl.when((pl.col("criterion") == "cites") & ~pl.col("id").is_in(np.flatnonzero(met).tolist()))
+            .then(pl.lit("UNMET"))
+            .otherwise(pl.col("verdict"))
+            .alias("verdict")
+        )
+        .with_columns((pl.col("verdict") == "MET").cast(pl.Float64).alias("value"))
+    )
+    with pytest.raises(AssertionError, match=r"cites 63\.75% on 80 verdicts.*least.*cites 63\.75%"):
+        rt.assert_score(v, RUB, at_least=0.1, criteria={"cites": 0.9})
 
 
 def test_failed_calls_fail_the_gate_unless_told_otherwise() -> None:
@@ -102,7 +119,7 @@ def test_a_penalty_rarely_met_is_named_as_helping_the_score() -> None:
         .with_columns(pl.when(pl.col("value") == 1).then(pl.lit("MET")).otherwise(pl.lit("UNMET")).alias("verdict"))
     )
     # rude MET on 10%: good for the score on 90% of verdicts
-    with pytest.raises(AssertionError, match=r"least .*: correct 2\d\.\d%, rude 90\.0%$"):
+    with pytest.raises(AssertionError, match=r"least .*: correct 2\d\.\d\d%, rude 90\.00%$"):
         rt.assert_score(v, rub, at_least=0.9)
 
 
@@ -122,7 +139,7 @@ def test_a_penalty_gate_bounds_the_share_of_answers_that_avoid_it() -> None:
         pl.when(pl.col("criterion") == "rude").then(1.0).otherwise("value").alias("value"),
         pl.when(pl.col("criterion") == "rude").then(pl.lit("MET")).otherwise("verdict").alias("verdict"),
     )
-    with pytest.raises(AssertionError, match=r"rude \(avoided\) 0\.0% on 200 verdicts"):
+    with pytest.raises(AssertionError, match=r"rude \(avoided\) 0\.00% on 200 verdicts"):
         rt.assert_score(always_rude, rub, at_least=0.0, criteria={"rude": 0.9}, n_resamples=200)
 
 

@@ -354,7 +354,7 @@ def judge_agreement(
         base.transform_filter("isValid(datum.kappa)")
         .mark_rect()
         .encode(
-            color=alt.Color("kappa:Q", scale=alt.Scale(domain=[lo, hi], scheme="greens"), title=_KAPPA_NAME[kind]),
+            color=alt.Color("kappa:Q", scale=alt.Scale(domain=[lo, hi], scheme="blues"), title=_KAPPA_NAME[kind]),
             tooltip=["judge_a:N", "judge_b:N", alt.Tooltip("kappa:Q", format=".3f"), "n:Q"],
         )
     )

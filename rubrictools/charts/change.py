@@ -51,8 +51,9 @@ def before_after(
         pl.col(after).cast(pl.Float64).alias("after"),
     ).with_columns((pl.col("after") - pl.col("before")).alias("change"))
     order = t["group"].to_list()
+    # no axis line where the dashed chance line at 0 would hide under it
     base = alt.Chart(alt.Data(values=_values(t))).encode(
-        y=alt.Y("group:N", title=None, sort=order),
+        y=alt.Y("group:N", title=None, sort=order, axis=alt.Axis(domain=metric not in CHANCE_AT_ZERO)),
         tooltip=[
             alt.Tooltip("group:N", title=by),
             alt.Tooltip("before:Q", title=before, format=".3f"),

@@ -56,8 +56,8 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
             "estimator:N",
             title=None,
             sort=order,
-            # people grey, the judge blue (as in every chart), the estimator that combines them red
-            scale=alt.Scale(domain=order, range=["#9d9d9d", "#e45756", "#4c78a8"]),
+            # people grey, the judge blue (as in every chart), the estimator that corrects the judge with them orange
+            scale=alt.Scale(domain=order, range=["#9d9d9d", "#f58518", "#4c78a8"]),
             legend=alt.Legend(orient="bottom", labelLimit=320),
         ),
     )

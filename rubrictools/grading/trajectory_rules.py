@@ -135,8 +135,8 @@ def _check(sub: Submission, rule: Rule) -> tuple[bool, str]:
         a, b = rule.called_before
         ia, ib = (names.index(x) if x in names else None for x in (a, b))
         ok = ia is not None and ib is not None and ia < ib
-        where = f"first calls: {a!r} at {'-' if ia is None else ia + 1}, {b!r} at {'-' if ib is None else ib + 1}"
-        note(ok, where)
+        first = [f"{t!r} never called" if i is None else f"{t!r} first at call {i + 1}" for t, i in ((a, ia), (b, ib))]
+        note(ok, ", ".join(first))
     if rule.max_tool_calls is not None:
         of = repr(rule.tool_called) if rule.tool_called is not None else "tools"
         note(len(mine) <= rule.max_tool_calls, f"{_count(len(mine), 'call')} of {of} (at most {rule.max_tool_calls})")

@@ -41,3 +41,15 @@ def test_a_metric_is_named_in_words_with_its_chance_line_or_rate_axis() -> None:
     rate = rt.charts.before_after(t, metric="accuracy").to_dict()
     x = next(n["encoding"]["x"] for n in walk(rate) if n.get("encoding", {}).get("x", {}).get("scale"))
     assert x["scale"]["domain"] == [0, 1] and x["axis"]["format"] == "%"
+
+
+def test_the_chance_line_is_not_hidden_under_the_axis_line() -> None:
+    """Before: a kappa axis starts at its dashed chance line (0), and the y-axis line was drawn over it."""
+    t = pl.DataFrame({"criterion": ["a", "b"], "before": [0.2, 0.7], "now": [0.6, 0.7]})
+    kappa = rt.charts.before_after(t, metric="cohen_kappa").to_dict()
+    ys = [layer["encoding"].get("y", {}) for layer in kappa["layer"]]
+    y_axes = [y.get("axis", {}) for y in ys if "field" in y]
+    assert y_axes and all(axis.get("domain") is False for axis in y_axes)
+    plain = rt.charts.before_after(t, metric="mae").to_dict()  # no chance line: the axis line stays
+    assert all(layer["encoding"]["y"].get("axis", {}).get("domain") is not False
+               for layer in plain["layer"] if "y" in layer.get("encoding", {}))  # fmt: skip

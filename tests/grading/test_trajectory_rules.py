@@ -64,6 +64,11 @@ def test_every_trajectory_check_on_hand_made_traces() -> None:
     assert why[(0, "grounded")] == "called 'book' (call 2 of 2); the final answer states 'LB-4471', returned by 'book'"
     assert "called 'book' 1 time, never with arguments including" in why[(1, "two_people")]
     assert why[(1, "no_deletion")] == "called 'delete_account' 1 time"
+    # in words, not "'search' at -" (review round 9)
+    assert why[(1, "search_then_book")] == "'search' first at call 3, 'book' first at call 1"
+    lone = rt.apply_rules(pl.DataFrame({"submission": [trace({"role": "assistant", "content": "Done."})]}), RUBRIC)
+    never = "'search' never called, 'book' never called"
+    assert lone.filter(criterion="search_then_book")["explanation"].item() == never
     assert set(v["criterion"]) == set(RUBRIC.names) - {"polite"} and (v["judge"] == "rule").all()
 
 

@@ -70,7 +70,7 @@ def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int =
     )
     zero = alt.Chart(alt.Data(values=[{"x": 0}])).mark_rule(strokeDash=[4, 4], color="#888").encode(x="x:Q")
     # neutral colours: a clear change is not a good one by itself (a penalty that rises is bad)
-    palette = {_CLEAR: "#1f4e79", _UNCLEAR: "#a6a6a6", "no interval": "#4c78a8"}
+    palette = {_CLEAR: "#1f4e79", _UNCLEAR: "#9ecae9", "no interval": "#4c78a8"}  # grey is kept for people
     present = [k for k in palette if k in set(t["reading"])]
     colour = alt.Color(
         "reading:N",

@@ -32,7 +32,7 @@ _OUTCOMES = {  # one colour, one meaning, in every panel of the run summary
     "new call": "#4c78a8",
     "cache hit": "#54a24b",
     "error": "#e45756",
-    "no call (rule or scripted)": "#bab0ac",
+    "no call (rule or scripted)": "#d4c4a8",  # a light sand: grey is kept for people
 }
 _SPEND = {"spent": "#4c78a8", "saved by cache": "#54a24b"}
 

@@ -36,10 +36,11 @@ import polars as pl
 
 from rubrictools import metrics
 from rubrictools.deprecation import adapted, moved_last
+from rubrictools.diagnostics.report_chart import report_chart
 from rubrictools.human_agreement import agreement, human_frame, inter_rater
 from rubrictools.rubric import Rubric as _Rubric
 from rubrictools.rubric import score
-from rubrictools.tables import fixed_decimals, html_table
+from rubrictools.tables import html_table
 from rubrictools.verdicts import HOLISTIC, validate_verdicts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -80,88 +81,10 @@ class RubricReport:
     def chart(self) -> alt.HConcatChart:
         """Bars of agreement with humans (or MET rates) per criterion, each labelled with its
         value and its flags (coloured by the first flag, so the colour says why; the criterion
-        :meth:`weakest` names first is outlined and labelled "fix first"), beside a
-        heatmap of the criterion correlations that prints every r (the diagonal, always 1, is
-        left out of the colour scale)."""
-        import altair as alt
-
-        t = self.table
-        metric = "human_kappa" if "human_kappa" in t.columns and t["human_kappa"].drop_nulls().len() else "met_rate"
-        title = "Judge vs human (Cohen's kappa)" if metric == "human_kappa" else "MET rate / mean score fraction"
-        data = t.select(
-            "criterion",
-            pl.col(metric).alias("value"),
-            pl.col("flags")
-            .list.first()
-            .str.replace(r"^redundant with .*", "redundant")
-            .fill_null("no flag")
-            .alias("flag"),
-            fixed_decimals(pl.col(metric)).alias("number"),
-            pl.col("flags").list.join(", ").alias("label"),
-        )
-        first = self.weakest(1)
-        data = data.with_columns(  # the criterion to fix first is marked, whatever its colour
-            pl.col("criterion").is_in(first).alias("fix_first"),
-            pl.when(pl.col("criterion").is_in(first) & (pl.col("flag") == "no flag"))
-            .then(pl.lit("weakest, no other flag"))  # the legend never says "no flag" of the one to fix
-            .otherwise(pl.col("flag"))
-            .alias("flag"),
-            pl.when(pl.col("criterion").is_in(first))
-            .then(pl.format("fix first: {}", pl.col("label")).str.strip_chars(" :"))
-            .otherwise(pl.col("label"))
-            .alias("label"),
-        )
-        order = t["criterion"].to_list()
-        kinds = [k for k in _FLAG_COLOURS if k in set(data["flag"].to_list())]
-        lowest = float(np.nanmin(data["value"].cast(pl.Float64).fill_null(0.0).to_numpy()))
-        base = alt.Chart(alt.Data(values=data.to_dicts())).encode(
-            y=alt.Y("criterion:N", sort=order, title=None, axis=alt.Axis(labelLimit=0)),
-            x=alt.X("value:Q", title=title, scale=alt.Scale(domain=[min(0.0, lowest), 1.0])),
-        )
-        bars = base.mark_bar(stroke="black").encode(
-            strokeWidth=alt.condition("datum.fix_first", alt.value(2.5), alt.value(0)),
-            color=alt.Color(
-                "flag:N",
-                scale=alt.Scale(domain=kinds, range=[_FLAG_COLOURS[k] for k in kinds]),
-                legend=alt.Legend(title="first flag", orient="bottom", columns=2, labelLimit=0),
-            ),
-            tooltip=["criterion:N", alt.Tooltip("value:Q", format=".3f"), "label:N"],
-        )
-        # the value beside its bar (inside a long one), the flags in a column right of the axis's end,
-        # so no label runs over the gridlines or past the panel
-        inside = base.transform_filter("datum.value >= 0.85").mark_text(
-            align="right", dx=-3, fontSize=10, color="white"
-        )
-        outside = base.transform_filter("!(datum.value >= 0.85)").mark_text(
-            align="left", dx=3, fontSize=10, color="#333"
-        )
-        flags = base.mark_text(align="left", dx=8, fontSize=10, color="#333").encode(x=alt.datum(1.0), text="label:N")
-        layers = bars + inside.encode(text="number:N") + outside.encode(text="number:N") + flags
-        height = 24 * max(len(order), 2)
-        return alt.hconcat(layers.properties(width=260, height=height, title=title), self._heat(order, height))
-
-    def _heat(self, order: list[str], height: int) -> alt.LayerChart:
-        import altair as alt
-
-        corr = self.correlations.with_columns(
-            pl.when(pl.col("a") == pl.col("b")).then(None).otherwise(pl.col("r")).alias("r")
-        )
-        top = 1.0  # the whole scale: a correlation of 0.2 looks weak, not saturated
-        base = alt.Chart(alt.Data(values=corr.to_dicts())).encode(
-            x=alt.X("a:N", sort=order, title=None, axis=alt.Axis(labelAngle=-40, labelLimit=0)),
-            y=alt.Y("b:N", sort=order, title=None, axis=alt.Axis(labelLimit=0)),
-        )
-        heat = base.mark_rect().encode(
-            color=alt.Color(
-                "r:Q", scale=alt.Scale(scheme="redblue", domain=[-top, top], reverse=True), title="Pearson r"
-            ),
-            tooltip=["a:N", "b:N", alt.Tooltip("r:Q", format=".2f")],
-        )
-        text = (
-            base.transform_filter("isValid(datum.r)").mark_text(fontSize=10).encode(text=alt.Text("r:Q", format=".2f"))
-        )
-        title = ["Criterion correlations", "Pearson r of the judge's values per submission"]
-        return (heat + text).properties(width=44 * max(len(order), 2), height=height, title=title)
+        :meth:`weakest` names first is outlined and labelled "fix first"), with the kappa's 95%
+        interval when the report has one, beside a heatmap of the criterion correlations that
+        prints every r (the diagonal, always 1, is left out of the colour scale)."""
+        return report_chart(self.table, self.correlations, self.weakest(1))
 
     def _repr_html_(self) -> str:
         items = "".join(f"<li>{html.escape(f)}</li>" for f in self.findings) or "<li>no problems found</li>"
@@ -189,18 +112,6 @@ _SHOWN = (
 
 _HEADERS = {"most_correlated": "strongest |r| with", "correlation": "its r"}
 """Headers in the notebook view for columns whose snake_case name would mislead."""
-
-_FLAG_COLOURS = {  # the first flag of a criterion decides its bar's colour
-    "lowest human agreement": "#cc79a7",
-    "low human agreement": "#d55e00",
-    "judges disagree": "#ff7f0e",
-    "never discriminates": "#8c564b",
-    "redundant": "#9467bd",
-    "costliest disagreement": "#e7ba52",
-    "no usable verdicts": "#7f7f7f",
-    "weakest, no other flag": "#56b4e9",
-    "no flag": "#4c78a8",
-}
 
 
 def _select(v: pl.DataFrame, judge: str | None) -> pl.DataFrame:
@@ -293,6 +204,7 @@ def rubric_report(
     min_spread: float = 0.05,
     redundancy: float = 0.8,
     low_kappa: float = 0.4,
+    n_resamples: int = 1000,
 ) -> RubricReport:
     """Per-criterion quality of a rubric from a verdict table (and, optionally, human labels).
 
@@ -313,14 +225,18 @@ def rubric_report(
         Flag pairs of criteria whose fractions correlate at ``|r| >= redundancy``.
     low_kappa
         Flag criteria whose kappa with humans (or across judges) is below this.
+    n_resamples
+        Cluster-bootstrap resamples (seed 0) of the 95% interval of each kappa with humans
+        (``human_kappa_low``, ``human_kappa_high``; drawn in :meth:`RubricReport.chart`);
+        0: no interval.
 
     Returns
     -------
     RubricReport
         ``table`` has one row per criterion: ``criterion, kind, weight, n, met_rate, spread,
-        entropy`` (null for numeric criteria), ``discriminates, most_correlated, correlation, judge_kappa, human_kappa,
-        human_accuracy, score_gain, flags`` (columns that need human labels or several
-        judges are null without them).
+        entropy`` (null for numeric criteria), ``discriminates, most_correlated, correlation, judge_kappa,
+        human_kappa, human_kappa_low, human_kappa_high, human_accuracy, score_gain, flags`` (columns that need
+        human labels or several judges are null without them).
 
     Example
     -------
@@ -397,18 +313,31 @@ def rubric_report(
     hk: dict[str, float] = {}
     ha: dict[str, float] = {}
     gain: dict[str, float] = {}
+    ci: dict[str, tuple[float | None, float | None]] = {}
     if human is not None:
         h = human_frame(human)
-        ag = agreement(v, h, rubric, level="criterion", metrics=["cohen_kappa", "accuracy"], n_resamples=0)
+        metrics = ["cohen_kappa", "accuracy"]
+        ag = agreement(v, h, rubric, level="criterion", metrics=metrics, n_resamples=n_resamples, seed=0)
         for r in ag.iter_rows(named=True):
             (hk if r["metric"] == "cohen_kappa" else ha)[r["criterion"]] = r["value"]
+            if r["metric"] == "cohen_kappa" and n_resamples:
+                ci[r["criterion"]] = (r["ci_low"], r["ci_high"])
         if set(h["criterion"].unique().to_list()) >= set(names):
             gain = _score_gain(rubric, v, h)
     table = table.with_columns(
         pl.col("criterion").replace_strict(hk, default=None, return_dtype=pl.Float64).alias("human_kappa"),
+        *[
+            pl.col("criterion")
+            .replace_strict({c: b[k] for c, b in ci.items()}, default=None, return_dtype=pl.Float64)
+            .alias(f"human_kappa_{side}")
+            for k, side in ((0, "low"), (1, "high"))
+        ],
         pl.col("criterion").replace_strict(ha, default=None, return_dtype=pl.Float64).alias("human_accuracy"),
         pl.col("criterion").replace_strict(gain, default=None, return_dtype=pl.Float64).alias("score_gain"),
-    ).with_columns(pl.col(c).fill_nan(None) for c in ("human_kappa", "human_accuracy", "score_gain", "judge_kappa"))
+    ).with_columns(
+        pl.col(c).fill_nan(None)
+        for c in ("human_kappa", "human_kappa_low", "human_kappa_high", "human_accuracy", "score_gain", "judge_kappa")
+    )
 
     rate, spread = pl.col("met_rate"), pl.col("spread")
     discriminates = (rate > min_spread) & (rate < 1 - min_spread) & (spread >= min_spread)
@@ -445,10 +374,16 @@ def rubric_report(
         said = f"the judge and humans disagree on {low['criterion']!r}"  # the same point, said once
         findings[:] = [f for f in findings if not f.startswith(said)]
         flags[low["criterion"]].insert(0, "lowest human agreement")  # beside "low human agreement" when below
+        sure = ""  # the lowest point estimate; its interval says how sure "least" is
+        if low.get("human_kappa_low") is not None:
+            above = rated.filter(pl.col("human_kappa_low") > low["human_kappa_high"]).height
+            sure = f", 95% interval {low['human_kappa_low']:.2f} to {low['human_kappa_high']:.2f}, " + (
+                "overlapping every other criterion's" if not above else f"below {above} of {rated.height - 1} others'"
+            )
         findings.insert(
             0,
-            f"{low['criterion']!r} agrees least with the humans (kappa {low['human_kappa']:.2f}): "
-            "fix its wording first",
+            f"{low['criterion']!r} agrees least with the humans (kappa {low['human_kappa']:.2f}{sure}): "
+            "read its wording first",
         )
     if gain:
         worst = max(gain, key=lambda k: gain[k] if np.isfinite(gain[k]) else -np.inf)

@@ -110,7 +110,27 @@ def test_the_report_names_the_criterion_to_fix_first_as_its_chart_does() -> None
     report = rt.rubric_report(s.verdicts, s.human, s.rubric)
     flags = dict(report.table.select("criterion", "flags").iter_rows())
     assert report.weakest(1) == ["polite"] and flags["polite"][0] == "lowest human agreement"
-    assert report.findings[0] == "'polite' agrees least with the humans (kappa 0.44): fix its wording first"
+    assert report.findings[0] == (
+        "'polite' agrees least with the humans (kappa 0.44, 95% interval 0.26 to 0.61, overlapping every other "
+        "criterion's): read its wording first"
+    )
     assert flags["answers_question"] == ["costliest disagreement"]
     assert report.findings[1].startswith("'answers_question' costs the score most")
     assert not any("the judge and humans disagree on 'polite'" in f for f in report.findings)  # said once
+
+
+def test_the_report_gives_each_kappa_its_interval_and_draws_it() -> None:
+    """Before: the chart ranked point estimates only, so 'fix first' read as 'clearly worst'."""
+    s = rt.datasets.load("demo_support")
+    report = rt.rubric_report(s.verdicts, s.human, s.rubric)
+    direct = rt.agreement(s.verdicts, s.human, s.rubric, level="criterion", metrics=["cohen_kappa"], seed=0)
+    got = report.table.join(direct, on="criterion")
+    assert (got["human_kappa_low"] - got["ci_low"]).abs().max() < 1e-12  # the same bootstrap as rt.agreement's
+    assert (got["human_kappa_high"] - got["ci_high"]).abs().max() < 1e-12
+    bars = report.chart().to_dict()["hconcat"][0]
+    rules = [layer for layer in bars["layer"] if layer["mark"] == "rule" or layer["mark"].get("type") == "rule"]
+    assert bars["title"] == "Judge vs human (Cohen's kappa, 95% interval)" and len(rules) == 1
+    assert rules[0]["encoding"]["x"]["field"] == "lo" and rules[0]["encoding"]["x2"]["field"] == "hi"
+    bare = rt.rubric_report(s.verdicts, s.human, s.rubric, n_resamples=0)
+    assert bare.table["human_kappa_low"].null_count() == bare.table.height
+    assert bare.chart().to_dict()["hconcat"][0]["title"] == "Judge vs human (Cohen's kappa)"

@@ -5,6 +5,7 @@ Skipped cleanly where Ray is not installed (``pip install 'rubrictools[ray]'``).
 
 from __future__ import annotations
 
+import json
 import os
 
 import polars as pl
@@ -104,6 +105,7 @@ def test_ray_grade_matches_local_grading_and_limits_cluster_concurrency(cluster,
     assert srv.hits == 120  # 60 x 2 judged criteria; the rule criterion is never sent
     stats = ray.get(limiter.stats.remote())
     assert stats["peak"] <= 3 and srv.peak_in_flight <= 3 and stats["free"] == 3
+    sent_by_ray = sorted(json.dumps(r, sort_keys=True) for r in srv.requests)
     srv.reset()
     srv.script, srv.latency = _script, 0.0
     local = rt.grade(
@@ -116,6 +118,7 @@ def test_ray_grade_matches_local_grading_and_limits_cluster_concurrency(cluster,
         progress=False,
     ).sort("id", "criterion")
     assert v.select(COMPARE).equals(local.select(COMPARE))
+    assert sent_by_ray == sorted(json.dumps(r, sort_keys=True) for r in srv.requests)  # the very same requests
     bad = v.filter(pl.col("id") == "q007", pl.col("judge") == MODEL)
     assert bad["error"].str.contains("400").all() and bad["verdict"].null_count() == 2
     # lazily scored and compared like any verdict table

@@ -45,11 +45,11 @@ def verdicts(
     scores: Any = None,
 ) -> alt.LayerChart | alt.HConcatChart:
     """Submission x criterion heatmap of a verdict table, coloured by what each verdict does
-    to the score: blue is good, orange is bad, whatever the sign of the weight (colour-blind safe,
+    to the score: blue is good, vermilion (red) is bad, whatever the sign of the weight (colour-blind safe,
     and every cell prints its verdict too).
 
     A cell's *goodness* is ``value`` for a criterion with a positive weight and
-    ``1 - value`` for a penalty (negative weight), so a MET penalty is orange, never the blue
+    ``1 - value`` for a penalty (negative weight), so a MET penalty is vermilion, never the blue
     of a MET reward; between 0 and 1 (partial credit) it is yellow. CANNOT_ASSESS/NA cells
     are light grey and error rows dark grey. Criteria keep the rubric's order and show their
     weight; submissions keep the table's order (the first ``max_submissions``). With several
@@ -101,7 +101,7 @@ def verdicts(
         pl.col("error").str.slice(0, 120).alias("error"),
     )
     base = alt.Chart(alt.Data(values=_values(data))).encode(
-        x=alt.X("criterion:N", sort=[axis[n] for n in names], title=None, axis=alt.Axis(labelAngle=-30)),
+        x=alt.X("criterion:N", sort=[axis[n] for n in names], title="criterion", axis=alt.Axis(labelAngle=-30)),
         y=alt.Y("submission:N", sort=[str(x) for x in ids.to_list()], title="submission"),
     )
     shown = set(data["state"].to_list())
@@ -125,7 +125,7 @@ def verdicts(
     heat = (rect + text).properties(
         width=max(200, 90 * len(names)),
         height=height,
-        title=title or alt.Title(f"Verdicts{who}", subtitle="blue: good for the score, orange: bad"),
+        title=title or alt.Title(f"Verdicts{who}", subtitle="blue: good for the score, vermilion (red): bad"),
     )
     if scores is None:
         return heat

@@ -108,7 +108,10 @@ class Improvement:
         words = metric_words(self.history["metric"][0]) if self.history.height else "agreement"
         y = alt.Y("proposal:N", sort=None, title=None, axis=alt.Axis(labelLimit=0))
         base = alt.Chart(data).encode(y=y, color=colour)
-        rule = base.mark_rule().encode(x=alt.X("holdout_before:Q", title=f"held-out {words}"), x2="holdout_after:Q")
+        # dotted: a path from before to after, not an interval (the interval of the change is in the row label)
+        rule = base.mark_rule(strokeDash=[2, 3]).encode(
+            x=alt.X("holdout_before:Q", title=f"held-out {words}"), x2="holdout_after:Q"
+        )
         # before hollow, after filled (as the calibrate widget draws them); grey is kept for people
         before = base.mark_point(filled=False, size=70, strokeWidth=2).encode(
             x="holdout_before:Q", tooltip=[alt.Tooltip("holdout_before:Q", format=".3f")]
@@ -122,7 +125,10 @@ class Improvement:
             height=28 * max(h.height, 2),
             title=alt.Title(
                 "Rewrites: held-out agreement before (hollow) and after (filled)",
-                subtitle="each row: round, criterion, and the change with its 95% paired bootstrap interval",
+                subtitle=[
+                    "dotted: from before to after, not an interval",
+                    "each row: round, criterion, the change and its 95% paired bootstrap interval",
+                ],
             ),
         )
 

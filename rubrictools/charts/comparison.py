@@ -19,21 +19,26 @@ __all__ = ["run_comparison"]
 _CLEAR, _UNCLEAR = "interval excludes 0", "interval includes 0"
 
 
-def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int = 300) -> alt.LayerChart:
-    """The changes of :func:`rubrictools.compare_runs`, overall score first, then each shared
-    criterion: a point at the mean change (``b - a``), a bar over its bootstrap interval, a
-    dashed line at 0, and each row's change and p-value printed beside it. Colour says only
-    whether the interval excludes 0, in neutral tones; a penalty criterion (negative weight) is
-    labelled so, and its printed change says which way it moves the score (a rise in a
-    penalty's MET share lowers it). Rows without an interval (``n_resamples=0``) show the point alone.
+def run_comparison(
+    cmp: RunComparison, *, title: str | None = None, width: int = 300
+) -> alt.LayerChart | alt.VConcatChart:
+    """The changes of :func:`rubrictools.compare_runs`: a panel for the overall score (on its 0-1
+    scale) above a panel for the shared criteria (changes of their MET shares, printed in
+    percentage points), each with its own axis, so neither unit is read in the other's. In each:
+    a point at the mean change (``b - a``), a bar over its bootstrap interval, a dashed line at 0,
+    and each row's change and p-value printed beside it. Colour says only whether the interval
+    excludes 0, in neutral tones; a penalty criterion (negative weight) is labelled so, and its
+    printed change says which way it moves the score (a rise in a penalty's MET share lowers it).
+    Rows without an interval (``n_resamples=0``) show the point alone.
 
     >>> import polars as pl, rubrictools as rt
     >>> rub = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}])
     >>> a = pl.DataFrame({"id": range(4), "criterion": "greets", "verdict": ["MET", "UNMET"] * 2,
     ...                   "value": [1.0, 0.0] * 2})
     >>> cmp = rt.compare_runs(a, a.with_columns(pl.lit(1.0).alias("value")), rubric=rub, n_resamples=50)
-    >>> [layer["mark"]["type"] for layer in rt.charts.run_comparison(cmp).to_dict()["layer"]]
-    ['rule', 'rule', 'point', 'text']
+    >>> panels = rt.charts.run_comparison(cmp).to_dict()["vconcat"]
+    >>> [[layer["mark"]["type"] for layer in panel["layer"]] for panel in panels]
+    [['rule', 'rule', 'point', 'text'], ['rule', 'rule', 'point', 'text']]
     """
     alt = _alt()
     a, b = cmp.names
@@ -54,13 +59,37 @@ def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int =
         else pl.col("criterion").alias("row"),
         _effect(cmp.summary).alias("effect"),
     )
-    order = t["row"].to_list()
+    # neutral colours: a clear change is not a good one by itself (a penalty that rises is bad)
+    palette = {_CLEAR: "#1f4e79", _UNCLEAR: "#9ecae9", "no interval": "#4c78a8"}  # grey is kept for people
+    present = [k for k in palette if k in set(t["reading"])]
+    words = f"mean and {interval_words(t)}"
+    is_overall = pl.col("criterion") == OVERALL
+    panels = [
+        _panel(part, (a, b), present, palette, [axis, words], width)
+        for part, axis in (
+            (t.filter(is_overall), f"change in the overall score, {b} \u2212 {a} (0-1 scale)"),
+            (t.filter(~is_overall), f"change in each criterion's MET share, {b} \u2212 {a} (0.1 = 10 pp)"),
+        )
+        if part.height
+    ]
+    n = int(cmp.summary["n"][0])
+    heading = title or f"{b} against {a}: {n} paired submissions, {cmp.flips.height} verdict flips"
+    if len(panels) == 1:
+        return panels[0].properties(title=heading)
+    return alt.vconcat(*panels, spacing=18).resolve_scale(color="shared", shape="shared").properties(title=heading)
+
+
+def _panel(
+    t: pl.DataFrame, names: tuple[str, str], present: list[str], palette: dict[str, str], x_title: list[str], width: int
+) -> alt.LayerChart:
+    """One panel of :func:`run_comparison`: its rows, their intervals, 0, and the printed changes."""
+    alt = _alt()
     base = alt.Chart(alt.Data(values=_values(t))).encode(
-        y=alt.Y("row:N", sort=order, title=None, axis=alt.Axis(labelLimit=0)),
+        y=alt.Y("row:N", sort=t["row"].to_list(), title=None, axis=alt.Axis(labelLimit=0)),
         tooltip=[
             "criterion:N",
-            alt.Tooltip("mean_a:Q", title=f"mean, {a}", format=".3f"),
-            alt.Tooltip("mean_b:Q", title=f"mean, {b}", format=".3f"),
+            alt.Tooltip("mean_a:Q", title=f"mean, {names[0]}", format=".3f"),
+            alt.Tooltip("mean_b:Q", title=f"mean, {names[1]}", format=".3f"),
             alt.Tooltip("change:Q", format="+.3f"),
             alt.Tooltip("ci_low:Q", format="+.3f"),
             alt.Tooltip("ci_high:Q", format="+.3f"),
@@ -69,9 +98,6 @@ def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int =
         ],
     )
     zero = alt.Chart(alt.Data(values=[{"x": 0}])).mark_rule(strokeDash=[4, 4], color="#888").encode(x="x:Q")
-    # neutral colours: a clear change is not a good one by itself (a penalty that rises is bad)
-    palette = {_CLEAR: "#1f4e79", _UNCLEAR: "#9ecae9", "no interval": "#4c78a8"}  # grey is kept for people
-    present = [k for k in palette if k in set(t["reading"])]
     colour = alt.Color(
         "reading:N",
         title=None,
@@ -85,10 +111,7 @@ def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int =
     domain = [float(ends[0]) - pad, float(ends[1]) + pad]
     x = alt.X(
         "lo:Q",
-        title=[
-            f"change, {b} \u2212 {a} (mean and {interval_words(t)})",
-            "overall score on its 0-1 scale; criteria as MET shares (0.1 = 10 pp)",
-        ],
+        title=x_title,
         scale=alt.Scale(domain=domain, nice=False),
         axis=alt.Axis(tickCount=5),  # few enough that no label is dropped for overlap
     )
@@ -109,10 +132,7 @@ def run_comparison(cmp: RunComparison, *, title: str | None = None, width: int =
         .mark_text(align="left", dx=10, fontSize=11, color="#333")
         .encode(x=alt.datum(domain[1]), text="text:N")
     )
-    n = int(cmp.summary["n"][0])
-    return alt.layer(zero, bar, point, label).properties(
-        width=width, title=title or f"{b} against {a}: {n} paired submissions, {cmp.flips.height} verdict flips"
-    )
+    return alt.layer(zero, bar, point, label).properties(width=width)
 
 
 def _effect(summary: pl.DataFrame) -> pl.Expr:

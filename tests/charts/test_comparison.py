@@ -16,8 +16,25 @@ def _cmp(n_resamples: int) -> RunComparison:
     return rt.compare_runs(a, b, rubric=RUB, names=("v1", "v2"), n_resamples=n_resamples)
 
 
+def _layers(spec: dict) -> list[dict]:
+    """Every layer, of a single panel or of the overall-score and criteria panels."""
+    return [layer for panel in spec.get("vconcat", [spec]) for layer in panel["layer"]]
+
+
 def _colour(spec: dict) -> dict:
-    return next(layer["encoding"]["color"] for layer in spec["layer"] if "color" in layer.get("encoding", {}))
+    return next(layer["encoding"]["color"] for layer in _layers(spec) if "color" in layer.get("encoding", {}))
+
+
+def test_the_overall_score_and_the_criteria_get_their_own_axes() -> None:
+    """Before: the overall score's change (0-1) and the criteria's MET-share changes shared one axis,
+    so a criterion's bar read as several times the overall effect (review round 12)."""
+    spec = rt.charts.run_comparison(_cmp(200)).to_dict()
+    overall, criteria = spec["vconcat"]
+    titles = [p["layer"][1]["encoding"]["x"]["title"][0] for p in (overall, criteria)]
+    assert titles == ["change in the overall score, v2 \u2212 v1 (0-1 scale)",
+                      "change in each criterion's MET share, v2 \u2212 v1 (0.1 = 10 pp)"]  # fmt: skip
+    rows = [[r["criterion"] for r in p["layer"][1]["data"]["values"]] for p in (overall, criteria)]
+    assert rows == [["overall score"], ["greets"]]
 
 
 def test_the_legend_names_only_what_is_drawn_in_neutral_colours() -> None:
@@ -26,7 +43,7 @@ def test_the_legend_names_only_what_is_drawn_in_neutral_colours() -> None:
     assert colour["scale"]["domain"] == ["interval excludes 0"]  # no legend entry for absent readings
     assert "#d62728" not in colour["scale"]["range"]  # red would read as "worse"
     assert spec["title"] == "v2 against v1: 8 paired submissions, 6 verdict flips"
-    assert "v2 \u2212 v1" in spec["layer"][1]["encoding"]["x"]["title"][0]
+    assert "v2 \u2212 v1" in spec["vconcat"][1]["layer"][1]["encoding"]["x"]["title"][0]
     assert _colour(rt.charts.run_comparison(_cmp(0)).to_dict())["scale"]["domain"] == ["no interval"]
 
 
@@ -45,7 +62,7 @@ def test_a_penalty_is_labelled_and_its_rise_said_to_lower_the_score() -> None:
         ("greets", False),
         ("rude", True),
     ]
-    layers = rt.charts.run_comparison(cmp).to_dict()["layer"]
+    layers = _layers(rt.charts.run_comparison(cmp).to_dict())
     rows = {r["criterion"]: r for layer in layers for r in layer.get("data", {}).get("values", []) if "row" in r}
     assert rows["rude"]["row"] == "rude (penalty)" and rows["rude"]["effect"] == "  (lowers the score)"
     assert rows["greets"]["row"] == "greets" and rows["greets"]["effect"] == ""
@@ -62,6 +79,7 @@ def test_change_labels_sit_in_a_column_past_every_interval_and_zero() -> None:
     a = pl.DataFrame({"id": range(80), "criterion": "greets", "verdict": "UNMET", "value": 0.0})
     b = a.with_columns(pl.when(pl.col("id") < 7).then(1.0).otherwise(0.0).alias("value"))
     spec = rt.charts.run_comparison(rt.compare_runs(a, b, rubric=rub, n_resamples=200, seed=0)).to_dict()
+    spec = spec["vconcat"][1]  # the criteria's panel
     lo, hi = spec["layer"][1]["encoding"]["x"]["scale"]["domain"]
     rows = [r for r in spec["layer"][1]["data"]["values"]] if "data" in spec["layer"][1] else spec["data"]["values"]
     assert lo < 0 < hi and all(lo <= r["lo"] and r["hi"] <= hi for r in rows)

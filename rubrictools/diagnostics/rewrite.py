@@ -43,7 +43,7 @@ from rubrictools.judge.scripted import ScriptedJudge
 from rubrictools.metrics.names import metric_words
 from rubrictools.metrics.resampling import check_resampling
 from rubrictools.rubric import Criterion, Rubric
-from rubrictools.tables import html_table
+from rubrictools.tables import fixed_decimals, html_table
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -414,6 +414,5 @@ _OUTCOME = {"kept": "#0072b2", "rejected": "#d55e00"}
 
 def _signed(column: str) -> pl.Expr:
     """A column as "+0.34" / "-0.12" (a true minus sign): two decimals and a sign, as the printed summary writes changes."""
-    x = pl.col(column).round(2)
-    digits = x.abs().cast(pl.String).str.pad_end(4, "0")  # 0.3 -> 0.30 (|x| < 10: one digit before the point)
-    return pl.when(x < 0).then(pl.lit("\u2212")).otherwise(pl.lit("+")) + digits
+    x = pl.col(column)
+    return pl.when(x.round(2) < 0).then(pl.lit("\u2212")).otherwise(pl.lit("+")) + fixed_decimals(x.abs(), 2)

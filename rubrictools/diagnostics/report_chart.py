@@ -45,7 +45,8 @@ def report_chart(table: pl.DataFrame, correlations: pl.DataFrame, first: list[st
         color=alt.Color(
             "flag:N",
             scale=alt.Scale(domain=kinds, range=[_FLAG_COLOURS[k] for k in kinds]),
-            legend=alt.Legend(title="first flag", orient="bottom", columns=2, labelLimit=0),
+            # no black outline on the swatches: only the bar to fix first carries one
+            legend=alt.Legend(title="first flag", orient="bottom", columns=2, labelLimit=0, symbolStrokeWidth=0),
         ),
         tooltip=["criterion:N", alt.Tooltip("value:Q", format=".3f"), "interval:N", "label:N"],
     )

@@ -104,7 +104,11 @@ class Improvement:
         h = h.with_columns(pl.format("{}, change {}", "proposal", "change").alias("proposal"))
         data = alt.Data(values=h.select(*keep, "change").to_dicts())
         outcomes = [o for o in _OUTCOME if o in set(h["outcome"].to_list())]  # the legend lists only what is shown
-        colour = alt.Color("outcome:N", scale=alt.Scale(domain=outcomes, range=[_OUTCOME[o] for o in outcomes]))
+        colour = alt.Color(  # the legend's swatch in the filled point's full colour
+            "outcome:N",
+            scale=alt.Scale(domain=outcomes, range=[_OUTCOME[o] for o in outcomes]),
+            legend=alt.Legend(symbolOpacity=1, symbolType="circle"),
+        )
         words = metric_words(self.history["metric"][0]) if self.history.height else "agreement"
         y = alt.Y("proposal:N", sort=None, title=None, axis=alt.Axis(labelLimit=0))
         base = alt.Chart(data).encode(y=y, color=colour)

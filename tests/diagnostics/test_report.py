@@ -131,6 +131,8 @@ def test_the_report_gives_each_kappa_its_interval_and_draws_it() -> None:
     rules = [layer for layer in bars["layer"] if layer["mark"] == "rule" or layer["mark"].get("type") == "rule"]
     assert bars["title"] == "Judge vs human (Cohen's kappa, 95% interval)" and len(rules) == 1
     assert rules[0]["encoding"]["x"]["field"] == "lo" and rules[0]["encoding"]["x2"]["field"] == "hi"
+    colour = next(layer["encoding"]["color"] for layer in bars["layer"] if "color" in layer.get("encoding", {}))
+    assert colour["legend"]["symbolStrokeWidth"] == 0  # only the bar to fix first is outlined, not the swatches
     bare = rt.rubric_report(s.verdicts, s.human, s.rubric, n_resamples=0)
     assert bare.table["human_kappa_low"].null_count() == bare.table.height
     assert bare.chart().to_dict()["hconcat"][0]["title"] == "Judge vs human (Cohen's kappa)"

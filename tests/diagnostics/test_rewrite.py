@@ -152,6 +152,8 @@ def test_function_proposer_and_scripted_judge(data):
         n["color"]["scale"]["domain"] for n in walk(spec) if isinstance(n.get("color"), dict) and "scale" in n["color"]
     ]
     assert domains and all(set(d) <= outcomes for d in domains)  # before: "rejected" listed when nothing was
+    legends = [n["color"]["legend"] for n in walk(spec) if isinstance(n.get("color"), dict) and "legend" in n["color"]]
+    assert legends and all(g["symbolOpacity"] == 1 for g in legends)  # before: a paler swatch than the filled point
 
 
 def test_bad_arguments(data):

@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "rubrictools.images",
         "rubrictools.disk",
         "rubrictools.tables",
+        "rubrictools.palette",
         "rubrictools.conversations",
         "rubrictools.submissions",
         "rubrictools.verdicts",

@@ -143,6 +143,22 @@ def test_reliability_diagram() -> None:
     assert f"expected calibration error {m.expected_calibration_error(y, p, n_bins=5):.3f}" in spec["title"]["text"]
     assert "dashed: perfectly calibrated" in spec["title"]["subtitle"]
     assert spec["layer"][0]["mark"]["strokeDash"] == [4, 4]  # the diagonal
+    assert len(spec["layer"]) == 3 and "chance" not in spec["title"]["subtitle"]
+
+
+def test_reliability_draws_chance_when_told_it() -> None:
+    """Before: a top-of-four-options judge right 25-44% of the time looked unremarkable, with no
+    line at the 25% a blind guess gets."""
+    rng = __import__("numpy").random.default_rng(0)
+    p = rng.uniform(0.25, 1.0, 300)
+    y = (rng.random(300) < 0.3).astype(int)
+    spec = rt.charts.reliability(y, p, n_bins=5, chance=0.25).to_dict()
+    rules = [layer for layer in spec["layer"] if layer["mark"]["type"] == "rule"]
+    assert [r["data"]["values"] for r in rules] == [[{"y": 0.25}]]
+    assert "dotted: chance (25%)" in spec["title"]["subtitle"]
+    for bad in (1.5, -0.1, "0.25"):
+        with pytest.raises(ValueError, match="chance must be a share"):
+            rt.charts.reliability(y, p, chance=bad)  # type: ignore[arg-type]  # the check under test
 
 
 def test_run_summary_from_a_graded_table() -> None:
@@ -282,6 +298,10 @@ def test_forest_with_the_human_ceiling_beside_each_judge_point(support) -> None:
         (True, "point"),
     ]
     assert spec["layer"][0]["encoding"]["x"] == {"datum": 0}  # both kappas: a dashed line at chance
+    # two statistics on one axis: the chart itself says so (before: only the prose beside it did)
+    assert "different statistics" in spec["title"]["subtitle"]
+    same = rt.charts.forest(table, metric="cohen_kappa", ceiling=table, ceiling_metric="cohen_kappa").to_dict()
+    assert isinstance(same["title"], str)
     with pytest.raises(ValueError, match="ceiling_metric"):
         rt.charts.forest(table, metric="cohen_kappa", ceiling=ceiling)
     with pytest.raises(ValueError, match="one metric"):

@@ -5,7 +5,8 @@ Every function returns an ``alt.Chart`` (or a layered/faceted chart) built from 
 aggregated in polars first, so a chart embeds at most a few hundred rows whatever the size
 of the verdict table. Charts render inline in Jupyter and in nbconvert HTML and save to
 PNG/SVG offline: ``rt.charts.save(chart, "x.png")`` draws PNGs at twice the chart's size
-(``scale=``), where altair's own ``chart.save`` draws them at 1x.
+(``scale=``), where altair's own ``chart.save`` draws them at 1x. ``rt.charts.palette`` names
+the colours they share (the judge blue, people grey, calibrated orange), for charts of your own.
 
 >>> import polars as pl, rubrictools as rt
 >>> t = pl.DataFrame({"criterion": ["a", "b"], "metric": "cohen_kappa", "value": [0.5, 0.7],
@@ -16,6 +17,7 @@ PNG/SVG offline: ``rt.charts.save(chart, "x.png")`` draws PNGs at twice the char
 
 from __future__ import annotations
 
+from rubrictools import palette
 from rubrictools.charts.agreement import (
     confusion,
     judge_agreement,
@@ -42,6 +44,7 @@ __all__ = [
     "leaderboard",
     "met_rates",
     "offline",
+    "palette",
     "position_bias",
     "ppi_widths",
     "reliability",

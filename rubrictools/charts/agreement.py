@@ -16,6 +16,7 @@ from rubrictools.human_agreement.judge_pairs import Weights
 from rubrictools.metrics.distribution import cdf_distances_weighted
 from rubrictools.metrics.names import METRIC_NAMES
 from rubrictools.metrics.probability import brier_score, expected_calibration_error, reliability_table
+from rubrictools.palette import EMPTY, JUDGE, PEOPLE, PEOPLE_LIGHT, REFERENCE
 from rubrictools.tables import fixed_decimals
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -196,7 +197,7 @@ def score_distributions(
     colour = alt.Color(
         "who:N",
         title=None,
-        scale=alt.Scale(domain=["human", "judge"], range=["#c7c7c7", "#4c78a8"]),  # as in forest(): people grey
+        scale=alt.Scale(domain=["human", "judge"], range=[PEOPLE_LIGHT, JUDGE]),  # as in forest(): people grey
         legend=alt.Legend(labelExpr="datum.label == 'human' ? 'human (bars)' : 'judge (line)'"),
     )
     # the judge as a step outline over the humans' bars (the two never mix into a third colour);
@@ -288,7 +289,7 @@ def met_rates(
         raise ValueError("no binary criteria with judge/human pairs")
     data = alt.Data(values=_values(t.select("criterion", "who", "value", "ci_low", "ci_high", "n")))
     color = alt.Color(  # the judge blue and people grey, as in forest() and score_distributions()
-        "who:N", title=None, scale=alt.Scale(domain=["judge", "human"], range=["#4c78a8", "#9e9e9e"])
+        "who:N", title=None, scale=alt.Scale(domain=["judge", "human"], range=[JUDGE, PEOPLE])
     )
     order = t["criterion"].unique(maintain_order=True).to_list()  # rubric order, not alphabetical
     base = alt.Chart(data).encode(y=alt.Y("criterion:N", title=None, sort=order), yOffset="who:N", color=color)
@@ -358,7 +359,7 @@ def judge_agreement(
             tooltip=["judge_a:N", "judge_b:N", alt.Tooltip("kappa:Q", format=".3f"), "n:Q"],
         )
     )
-    diag = base.transform_filter("!isValid(datum.kappa)").mark_rect(color="#f0f0f0")
+    diag = base.transform_filter("!isValid(datum.kappa)").mark_rect(color=EMPTY)
     mid = (lo + hi) / 2
     text = base.mark_text(fontSize=11).encode(
         text="label:N",
@@ -378,11 +379,19 @@ _KAPPA_NAME = {
 
 
 def reliability(
-    y_true: Any, y_prob: Any, *, n_bins: int = 10, strategy: str = "uniform", title: str | None = None
+    y_true: Any,
+    y_prob: Any,
+    *,
+    n_bins: int = 10,
+    strategy: str = "uniform",
+    title: str | None = None,
+    chance: float | None = None,
 ) -> alt.LayerChart:
     """Reliability diagram: the share of items that came out true ("share correct") vs the mean
     confidence per bin (point size = items), the diagonal of perfect calibration, and the
-    expected calibration error (ECE) and Brier score in the title.
+    expected calibration error (ECE) and Brier score in the title. ``chance``: the share a blind
+    guess gets right (``1 / k`` for the top of ``k`` options), drawn as a dotted horizontal line,
+    so a judge right barely more often than chance shows as such.
 
     Example
     -------
@@ -393,7 +402,11 @@ def reliability(
     >>> title = rt.charts.reliability(y, p, n_bins=5).to_dict()["title"]["text"]
     >>> title.startswith("Reliability: expected calibration error")
     True
+    >>> rt.charts.reliability(y, p, n_bins=5, chance=0.25).to_dict()["title"]["subtitle"]
+    'dashed: perfectly calibrated; dotted: chance (25%); point size: items in the bin'
     """
+    if chance is not None and not (isinstance(chance, (int, float)) and 0.0 <= chance <= 1.0):
+        raise ValueError(f"chance must be a share from 0 to 1 (1 / k for k options), got {chance!r}")
 
     alt = _alt()
     t = reliability_table(y_true, y_prob, n_bins=n_bins, strategy=strategy)  # type: ignore[arg-type]  # strategy is validated by the metric function
@@ -401,7 +414,7 @@ def reliability(
     brier = brier_score(y_true, y_prob)
     diag = (
         alt.Chart(alt.Data(values=[{"x": 0.0, "y": 0.0}, {"x": 1.0, "y": 1.0}]))
-        .mark_line(strokeDash=[4, 4], color="gray")
+        .mark_line(strokeDash=[4, 4], color=REFERENCE)
         .encode(x="x:Q", y="y:Q")
     )
     # empty bins draw nothing (and put no "0 items" in the size legend); padding keeps a
@@ -411,8 +424,8 @@ def reliability(
         x=alt.X("mean_confidence:Q", title="judge confidence", scale=unit, axis=rate_axis()),
         y=alt.Y("accuracy:Q", title="share correct (observed)", scale=unit, axis=rate_axis()),
     )
-    line = pts.mark_line(color="#4c78a8")
-    dots = pts.mark_circle(color="#4c78a8").encode(
+    line = pts.mark_line(color=JUDGE)
+    dots = pts.mark_circle(color=JUDGE).encode(
         size=alt.Size("n:Q", title="items", scale=alt.Scale(zero=False, range=[30, 400])),
         tooltip=[
             "lower:Q",
@@ -423,5 +436,11 @@ def reliability(
         ],
     )
     default = f"Reliability: expected calibration error {ece:.3f}, Brier score {brier:.3f}"
-    heading = alt.Title(title or default, subtitle="dashed: perfectly calibrated; point size: items in the bin")
-    return alt.layer(diag, line, dots).properties(width=300, height=300, title=heading)
+    layers = [diag, line, dots]
+    words = "dashed: perfectly calibrated; "
+    if chance is not None:
+        guess = alt.Chart(alt.Data(values=[{"y": float(chance)}])).mark_rule(strokeDash=[1, 3], color=REFERENCE)
+        layers.insert(1, guess.encode(y=alt.Y("y:Q", scale=unit)))
+        words += f"dotted: chance ({chance:.0%}); "
+    heading = alt.Title(title or default, subtitle=words + "point size: items in the bin")
+    return alt.layer(*layers).properties(width=300, height=300, title=heading)

@@ -11,6 +11,7 @@ from rubrictools.charts.base import CHANCE_AT_ZERO, chart_frame, rate_axis, requ
 from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import values as _values
 from rubrictools.metrics.names import METRIC_NAMES
+from rubrictools.palette import CALIBRATED, INK, INK_MUTED, JUDGE, NEUTRAL_LIGHT, REFERENCE
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -73,24 +74,24 @@ def before_after(
     else:  # zoomed to the values (not from 0), so a change of 0.01 is visible, and each row prints its change
         scale, axis = alt.Scale(zero=False, padding=14), alt.Axis()
     x = alt.X("before:Q", title=axis_title, scale=scale, axis=axis)
-    bar = base.mark_rule(strokeWidth=3, color="#bdbdbd").encode(x=x, x2="after:Q")
+    bar = base.mark_rule(strokeWidth=3, color=NEUTRAL_LIGHT).encode(x=x, x2="after:Q")
     # the hollow ring is larger and drawn over the filled dot, so an unmoved row shows both
-    start = base.mark_point(size=170, strokeWidth=2, color="#4c78a8").encode(x="before:Q")
-    end = base.mark_point(size=60, filled=True, color="#f58518").encode(x="after:Q")
+    start = base.mark_point(size=170, strokeWidth=2, color=JUDGE).encode(x="before:Q")
+    end = base.mark_point(size=60, filled=True, color=CALIBRATED).encode(x="after:Q")
     label = (
         base.transform_calculate(right="max(datum.before, datum.after)")
         .transform_calculate(
             text="abs(datum.change) < 5e-4 ? 'no change' : (datum.change > 0 ? '+' : '') + format(datum.change, '.3f')"
         )
-        .mark_text(align="left", dx=10, fontSize=11, color="#333")
+        .mark_text(align="left", dx=10, fontSize=11, color=INK)
         .encode(x="right:Q", text="text:N")
     )
     layers = [bar, end, start, label]
     if metric in CHANCE_AT_ZERO:
         chance = alt.Chart(alt.Data(values=[{"x": 0.0, "label": "chance"}]))
-        layers.insert(0, chance.mark_rule(strokeDash=[4, 3], color="#888").encode(x="x:Q"))
+        layers.insert(0, chance.mark_rule(strokeDash=[4, 3], color=REFERENCE).encode(x="x:Q"))
         layers.append(
-            chance.mark_text(align="left", dx=3, dy=2, baseline="top", fontSize=10, color="#666").encode(
+            chance.mark_text(align="left", dx=3, dy=2, baseline="top", fontSize=10, color=INK_MUTED).encode(
                 x="x:Q", y=alt.value(0), text="label:N"
             )
         )

@@ -10,6 +10,7 @@ from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import interval_words
 from rubrictools.charts.base import values as _values
 from rubrictools.comparison import OVERALL, RunComparison
+from rubrictools.palette import INK, JUDGE, JUDGE_DARK, JUDGE_LIGHT, REFERENCE
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -60,7 +61,7 @@ def run_comparison(
         _effect(cmp.summary).alias("effect"),
     )
     # neutral colours: a clear change is not a good one by itself (a penalty that rises is bad)
-    palette = {_CLEAR: "#1f4e79", _UNCLEAR: "#9ecae9", "no interval": "#4c78a8"}  # grey is kept for people
+    palette = {_CLEAR: JUDGE_DARK, _UNCLEAR: JUDGE_LIGHT, "no interval": JUDGE}  # grey is kept for people
     present = [k for k in palette if k in set(t["reading"])]
     words = f"mean and {interval_words(t)}"
     is_overall = pl.col("criterion") == OVERALL
@@ -97,7 +98,7 @@ def _panel(
             "n:Q",
         ],
     )
-    zero = alt.Chart(alt.Data(values=[{"x": 0}])).mark_rule(strokeDash=[4, 4], color="#888").encode(x="x:Q")
+    zero = alt.Chart(alt.Data(values=[{"x": 0}])).mark_rule(strokeDash=[4, 4], color=REFERENCE).encode(x="x:Q")
     colour = alt.Color(
         "reading:N",
         title=None,
@@ -129,7 +130,7 @@ def _panel(
             " + (datum.p_value == null ? '' : datum.p_value < 0.001 ? ', p < 0.001' "
             ": ', p = ' + format(datum.p_value, '.3f')) + datum.effect",
         )
-        .mark_text(align="left", dx=10, fontSize=11, color="#333")
+        .mark_text(align="left", dx=10, fontSize=11, color=INK)
         .encode(x=alt.datum(domain[1]), text="text:N")
     )
     return alt.layer(zero, bar, point, label).properties(width=width)

@@ -14,6 +14,7 @@ from rubrictools.charts.base import CHANCE_AT_ZERO, chart_frame, interval_words
 from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import values as _values
 from rubrictools.metrics.names import METRIC_NAMES
+from rubrictools.palette import CATEGORIES, JUDGE, PEOPLE, REFERENCE
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -106,7 +107,7 @@ def forest(
     if compare is not None:
         kinds = t[compare].cast(pl.String).unique(maintain_order=True).to_list()
         # light then full blue for the usual two (before/after, or two judges): grey is people's colour
-        palette = ["#9ecae9", "#4c78a8", "#f58518", "#54a24b", "#e45756"]
+        palette = list(CATEGORIES)
         shapes = ["circle", "square", "diamond", "triangle-up", "cross"]
         base = base.encode(
             yOffset=alt.YOffset(f"{compare}:N", sort=kinds),
@@ -212,11 +213,11 @@ def _intervals(
         keep = alt.FieldOneOfPredicate(field="metric", oneOf=list(zero_in))
         # a field, not a datum: a datum would pull 0 into every panel's axis, the error metric's too
         ref = alt.Chart(base.data).transform_filter(keep).transform_calculate(zero="0")
-        return alt.layer(ref.mark_rule(color="#888", strokeDash=[4, 3]).encode(x="zero:Q"), rule, point)
+        return alt.layer(ref.mark_rule(color=REFERENCE, strokeDash=[4, 3]).encode(x="zero:Q"), rule, point)
     if chance is None:
         return alt.layer(rule, point)
     # its own chart on the same data, with no y or colour: one grey line over the whole height
-    ref = alt.Chart(base.data).mark_rule(color="#888", strokeDash=[4, 3]).encode(x=alt.datum(chance))
+    ref = alt.Chart(base.data).mark_rule(color=REFERENCE, strokeDash=[4, 3]).encode(x=alt.datum(chance))
     return alt.layer(ref, rule, point)
 
 
@@ -248,7 +249,7 @@ def _forest_with_ceiling(
     both = both.with_columns(pl.col(by).cast(pl.String).replace({"__score__": "rubric score"}))
     order = judge[by].cast(pl.String).unique(maintain_order=True).to_list()
     legend = alt.Legend(orient="bottom", direction="vertical", labelLimit=0)
-    colour = alt.Color("who:N", title=None, scale=alt.Scale(domain=who, range=["#4c78a8", "#9e9e9e"]), legend=legend)
+    colour = alt.Color("who:N", title=None, scale=alt.Scale(domain=who, range=[JUDGE, PEOPLE]), legend=legend)
     base = alt.Chart(alt.Data(values=_values(both))).encode(
         y=alt.Y(f"{by}:N", title=None, sort=order), yOffset=alt.YOffset("who:N", sort=who), color=colour
     )
@@ -261,6 +262,11 @@ def _forest_with_ceiling(
     if chance is None and m in CHANCE_AT_ZERO and cm in CHANCE_AT_ZERO:
         chance = 0.0
     percent = _all_shares(both, {m, cm})
+    head: Any = title or f"{name}: the judge beside the raters' agreement with each other"
+    if cm != m:  # two statistics on one axis: say so on the chart, not only in the text beside it
+        head = alt.TitleParams(
+            text=head, subtitle=f"{name} and {ceiling_name} are different statistics: read the grey as a reference"
+        )
     return _intervals(base, tooltip, axis, level, chance=chance, percent=percent, shape=shape).properties(
-        width=width, title=title or f"{name}: the judge beside the raters' agreement with each other"
+        width=width, title=head
     )

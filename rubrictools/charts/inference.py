@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rubrictools.charts.base import alt_module, chart_frame, interval_words, require_columns, values
+from rubrictools.palette import CALIBRATED, INK, JUDGE, PEOPLE
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -57,7 +58,7 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
             title=None,
             sort=order,
             # people grey, the judge blue (as in every chart), the estimator that corrects the judge with them orange
-            scale=alt.Scale(domain=order, range=["#9d9d9d", "#f58518", "#4c78a8"]),
+            scale=alt.Scale(domain=order, range=[PEOPLE, CALIBRATED, JUDGE]),
             legend=alt.Legend(orient="bottom", labelLimit=320),
         ),
     )
@@ -67,7 +68,7 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
         base.transform_filter("isValid(datum.bias)")
         .transform_calculate(note="'judge bias ' + format(datum.bias, '+.2f')")
         .mark_text(align="left", dy=12, fontSize=10)
-        .encode(text="note:N", color=alt.value("#333"))
+        .encode(text="note:N", color=alt.value(INK))
     )
     lines = alt.layer(
         base.mark_line().encode(

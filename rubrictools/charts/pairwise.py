@@ -8,6 +8,7 @@ import numpy as np
 import polars as pl
 
 from rubrictools.charts.base import alt_module, chart_frame, interval_words, require_columns, values
+from rubrictools.palette import INK, JUDGE, JUDGE_DARK, REFERENCE
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -48,7 +49,7 @@ def leaderboard(board: Any, *, title: str | None = None, width: int = 360) -> al
         alt.Tooltip("ci_high:Q", format=".0f"),
         alt.Tooltip("ranks:N", title="rank interval"),
     ]
-    rule = base.mark_rule(strokeWidth=2, color="#4c78a8").encode(
+    rule = base.mark_rule(strokeWidth=2, color=JUDGE).encode(
         x=alt.X(
             "ci_low:Q",
             scale=x_scale,
@@ -57,13 +58,15 @@ def leaderboard(board: Any, *, title: str | None = None, width: int = 360) -> al
         ),
         x2="ci_high:Q",
     )
-    point = base.mark_point(filled=True, size=80, color="#1f3b63").encode(x="rating:Q", tooltip=tooltip)
-    label = base.mark_text(align="left", dx=6, fontSize=11, color="#444").encode(x="ci_high:Q", text="ranks:N")
+    point = base.mark_point(filled=True, size=80, color=JUDGE_DARK).encode(x="rating:Q", tooltip=tooltip)
+    label = base.mark_text(align="left", dx=6, fontSize=11, color=INK).encode(x="ci_high:Q", text="ranks:N")
     height = max(120, 22 * b.height)
     # the ratings' mean (rank_systems anchors it: 1,000 by default), the "average system" a reader compares with
     mean = float(b.select(pl.col("rating").mean().fill_null(0.0)).item())
     average = (
-        alt.Chart(alt.Data(values=[{"rating": mean}])).mark_rule(color="#888", strokeDash=[4, 3]).encode(x="rating:Q")
+        alt.Chart(alt.Data(values=[{"rating": mean}]))
+        .mark_rule(color=REFERENCE, strokeDash=[4, 3])
+        .encode(x="rating:Q")
     )
     head = alt.TitleParams(
         text=title or "Leaderboard: rating and rank interval", subtitle=f"dashed: the mean rating, {mean:,.0f}"
@@ -209,7 +212,7 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
             ),
         ]
         if ref is not None:
-            rule = alt.Chart(alt.Data(values=[{"x": ref}])).mark_rule(strokeDash=[4, 3], color="gray")
+            rule = alt.Chart(alt.Data(values=[{"x": ref}])).mark_rule(strokeDash=[4, 3], color=REFERENCE)
             layers.append(rule.encode(x="x:Q"))
         return alt.layer(*layers).properties(width=width)
 

@@ -9,6 +9,7 @@ import polars as pl
 from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import chart_frame
 from rubrictools.charts.base import values as _values
+from rubrictools.palette import BLUISH_GREEN, INK_MUTED, JUDGE, SAND, VERMILION
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -22,19 +23,19 @@ def _note(text: str, title: str) -> alt.Chart:
     alt = _alt()
     return (
         alt.Chart(alt.Data(values=[{"t": text}]))
-        .mark_text(fontSize=12, color="#555", align="center", lineBreak="\n")
+        .mark_text(fontSize=12, color=INK_MUTED, align="center", lineBreak="\n")
         .encode(text="t:N")
         .properties(width=170, height=60, title=title)
     )
 
 
 _OUTCOMES = {  # one colour, one meaning, in every panel of the run summary
-    "new call": "#4c78a8",
-    "cache hit": "#54a24b",
-    "error": "#e45756",
-    "no call (rule or scripted)": "#d4c4a8",  # a light sand: grey is kept for people
+    "new call": JUDGE,
+    "cache hit": BLUISH_GREEN,
+    "error": VERMILION,
+    "no call (rule or scripted)": SAND,  # a light sand: grey is kept for people
 }
-_SPEND = {"spent": "#4c78a8", "saved by cache": "#54a24b"}
+_SPEND = {"spent": JUDGE, "saved by cache": BLUISH_GREEN}
 
 
 def _outcomes(v: pl.DataFrame) -> pl.DataFrame:

@@ -10,6 +10,7 @@ import polars as pl
 from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import chart_frame, require_columns
 from rubrictools.charts.base import values as _values
+from rubrictools.palette import INK, INK_DARK, JUDGE_DARK, JUDGE_LIGHT
 from rubrictools.rubric.tree import RubricTree
 from rubrictools.tables import fixed_decimals
 
@@ -84,21 +85,21 @@ def rubric_tree(
     top = alt.Y("top:Q", axis=None, title=None, scale=px)
     # the requirements in their own panel, left-aligned and indented by depth, so the tree reads
     names = base.mark_text(align="left", baseline="top", lineBreak="\n", lineHeight=_LINE, fontSize=11,
-                           color="#222").encode(
+                           color=INK_DARK).encode(
         x=alt.X("indent:Q", axis=None, scale=alt.Scale(domain=[0, _PANEL], range=[0, _PANEL])), y=top,
         text="label:N",
     )  # fmt: skip
     colour = alt.Color(
         "kind:N",
         title=None,
-        scale=alt.Scale(domain=[_NODE, _LEAF], range=["#1f4e79", "#9ecae1"]),
+        scale=alt.Scale(domain=[_NODE, _LEAF], range=[JUDGE_DARK, JUDGE_LIGHT]),
         legend=alt.Legend(orient="bottom", labelLimit=0),
     )
     bars = base.mark_rect().encode(  # from 0 to the score, over the row's first line
         x=alt.X("score:Q", scale=alt.Scale(domain=[0, 1]), title="score (0-1)"), x2=alt.datum(0),
         y=alt.Y("bar_top:Q", axis=None, title=None, scale=px), y2="bar_end:Q", color=colour,
     )  # fmt: skip
-    text = base.mark_text(align="left", baseline="top", dx=4, fontSize=11, color="#333").encode(
+    text = base.mark_text(align="left", baseline="top", dx=4, fontSize=11, color=INK).encode(
         x=alt.value(width + 4), y=top, text="text:N"
     )
     many = f"mean of {n_subs} submission{'' if n_subs == 1 else 's'}"

@@ -9,6 +9,7 @@ import polars as pl
 from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import chart_frame, require_columns
 from rubrictools.charts.base import values as _values
+from rubrictools.palette import INK, JUDGE, NEUTRAL_DARK, NEUTRAL_LIGHT, OKABE_BLUE, VERMILION, YELLOW
 from rubrictools.tables import fixed_decimals
 from rubrictools.verdicts import HOLISTIC
 
@@ -21,7 +22,7 @@ __all__ = ["verdicts"]
 
 _STATES = ["good", "partly", "bad", "cannot assess", "error"]
 # colour-blind safe (Okabe-Ito blue / yellow / vermilion); every cell also prints its verdict
-_COLOURS = ["#0072b2", "#f0e442", "#d55e00", "#bdbdbd", "#525252"]
+_COLOURS = [OKABE_BLUE, YELLOW, VERMILION, NEUTRAL_LIGHT, NEUTRAL_DARK]
 
 
 def _pick_judge(v: pl.DataFrame, judge: str | None) -> pl.DataFrame:
@@ -151,11 +152,11 @@ def _score_panel(scores: Any, order: list[str], height: int) -> alt.LayerChart:
         y=alt.Y("submission:N", sort=order, title=None, axis=alt.Axis(labels=False, ticks=False)),
     )
     x = alt.X("score:Q", scale=alt.Scale(domain=[0, 1]), title="rubric score")
-    bars = base.mark_bar(color="#4c78a8").encode(x=x, tooltip=["submission:N", alt.Tooltip("score:Q", format=".3f")])
+    bars = base.mark_bar(color=JUDGE).encode(x=x, tooltip=["submission:N", alt.Tooltip("score:Q", format=".3f")])
     # a label beside a long bar would run past the panel's edge: long bars carry theirs inside
     at = {"x": alt.X("score:Q", scale=alt.Scale(domain=[0, 1])), "text": "label:N"}
     inside = base.transform_filter("datum.score >= 0.8").mark_text(align="right", dx=-3, fontSize=10, color="white")
-    outside = base.transform_filter("!(datum.score >= 0.8)").mark_text(align="left", dx=3, fontSize=10, color="#333")
+    outside = base.transform_filter("!(datum.score >= 0.8)").mark_text(align="left", dx=3, fontSize=10, color=INK)
     return (bars + inside.encode(**at) + outside.encode(**at)).properties(
         width=200, height=height, title="Rubric score"
     )

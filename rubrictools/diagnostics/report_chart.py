@@ -17,6 +17,19 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+from rubrictools.palette import (
+    BLUISH_GREEN,
+    INK,
+    INK_DARK,
+    JUDGE,
+    NEUTRAL_DARK,
+    PINK,
+    PURPLE,
+    SIENNA,
+    SKY,
+    VERMILION,
+    YELLOW,
+)
 from rubrictools.tables import fixed_decimals
 
 if TYPE_CHECKING:
@@ -46,7 +59,9 @@ def report_chart(table: pl.DataFrame, correlations: pl.DataFrame, first: list[st
             "flag:N",
             scale=alt.Scale(domain=kinds, range=[_FLAG_COLOURS[k] for k in kinds]),
             # no black outline on the swatches: only the bar to fix first carries one
-            legend=alt.Legend(title="first flag", orient="bottom", columns=2, labelLimit=0, symbolStrokeWidth=0),
+            legend=alt.Legend(
+                title="colour: the first flag listed", orient="bottom", columns=2, labelLimit=0, symbolStrokeWidth=0
+            ),
         ),
         tooltip=["criterion:N", alt.Tooltip("value:Q", format=".3f"), "interval:N", "label:N"],
     )
@@ -54,15 +69,17 @@ def report_chart(table: pl.DataFrame, correlations: pl.DataFrame, first: list[st
     # interval, whichever ends later (inside a long bar without one); the flags in a column right
     # of the axis's end, so no label runs over the gridlines or past the panel
     interval = (
-        base.transform_filter("isValid(datum.lo)").mark_rule(color="#222", strokeWidth=1.5).encode(x="lo:Q", x2="hi:Q")
+        base.transform_filter("isValid(datum.lo)")
+        .mark_rule(color=INK_DARK, strokeWidth=1.5)
+        .encode(x="lo:Q", x2="hi:Q")
     )
     inside = base.transform_filter("datum.end >= 0.85 && !isValid(datum.lo)").mark_text(
         align="right", dx=-3, fontSize=10, color="white"
     )
     outside = base.transform_filter("!(datum.end >= 0.85 && !isValid(datum.lo))").mark_text(
-        align="left", dx=3, fontSize=10, color="#333"
+        align="left", dx=3, fontSize=10, color=INK
     )
-    flags = base.mark_text(align="left", dx=8, fontSize=10, color="#333").encode(x=alt.datum(1.0), text="label:N")
+    flags = base.mark_text(align="left", dx=8, fontSize=10, color=INK).encode(x=alt.datum(1.0), text="label:N")
     layers = (
         bars + interval + inside.encode(text="number:N") + outside.encode(x=alt.X("end:Q"), text="number:N") + flags
     )
@@ -123,13 +140,13 @@ def _heat(correlations: pl.DataFrame, order: list[str], height: int) -> alt.Laye
 
 
 _FLAG_COLOURS = {  # the first flag of a criterion decides its bar's colour
-    "lowest human agreement": "#cc79a7",
-    "low human agreement": "#d55e00",
-    "judges disagree": "#ff7f0e",
-    "never discriminates": "#8c564b",
-    "redundant": "#9467bd",
-    "costliest disagreement": "#e7ba52",
-    "no usable verdicts": "#7f7f7f",
-    "weakest, no other flag": "#56b4e9",
-    "no flag": "#4c78a8",
+    "lowest human agreement": VERMILION,
+    "low human agreement": PINK,
+    "judges disagree": PURPLE,
+    "never discriminates": SIENNA,
+    "redundant": BLUISH_GREEN,
+    "costliest disagreement": YELLOW,
+    "no usable verdicts": NEUTRAL_DARK,
+    "weakest, no other flag": SKY,
+    "no flag": JUDGE,
 }

@@ -21,7 +21,6 @@ Example
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -31,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 
 from rubrictools.rubric.constraints import OutputConstraint, parse_constraints
 from rubrictools.rubric.criterion import Criterion, kind_note
+from rubrictools.rubric.display import rubric_html
 from rubrictools.rubric.formats import RUBRIC_KEYS, field_errors, flatten, format_validation_error
 from rubrictools.rubric.groups import Group, Threshold, check_groups, parse_thresholds
 from rubrictools.rubric.labels import normalize_label
@@ -466,34 +466,4 @@ class Rubric(BaseModel):
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        esc = html.escape
-        rows = []
-        grouped = any(c.group for c in self.criteria)  # no empty group column
-        for i, c in enumerate(self.criteria, 1):
-            colour = "#b91c1c" if c.weight < 0 else "#166534"
-            if c.range is not None or c.rule is not None or c.disqualifier:
-                kind = esc(kind_note(c).strip(" []") or c.kind)
-            elif c.options is None:
-                kind = "binary"
-            else:
-                opts = ", ".join(f"{esc(o.label)}{' (NA)' if o.na else f' = {o.value:g}'}" for o in c.options)
-                kind = f"{esc(c.kind)}: {opts}"
-            group = f"<td style='text-align:left'>{esc(c.group or '')}</td>" if grouped else ""
-            rows.append(
-                f"<tr><td style='text-align:right'>{i}</td>"
-                f"<td style='text-align:left'><code>{esc(c.name or '')}</code></td>"
-                f"<td style='text-align:left'>{esc(c.requirement)}</td>"
-                f"<td style='color:{colour};text-align:right'>{c.weight:+g}</td>"
-                f"<td style='text-align:left'>{kind}</td>{group}</tr>"
-            )
-        left = "style='text-align:left'"
-        heads = (
-            "".join(f"<th {left}>{h}</th>" for h in ("name", "requirement"))
-            + "<th style='text-align:right'>weight</th>"
-        )
-        heads += f"<th {left}>type</th>" + (f"<th {left}>group</th>" if grouped else "")
-        return (
-            f"<div><b>Rubric</b> &middot; {len(self)} criteria &middot; total positive weight "
-            f"{self.total_positive_weight:g}<table><thead><tr><th style='text-align:right'>#</th>{heads}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table></div>"
-        )
+        return rubric_html(self.criteria, total_positive_weight=self.total_positive_weight)

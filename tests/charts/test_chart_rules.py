@@ -89,7 +89,8 @@ def test_every_public_chart_is_in_the_gallery(charts) -> None:
         "offline",
         "save",
         "table",
-    }  # table: a Great Tables table (tests/charts/test_table.py)
+        "palette",
+    }  # table: a Great Tables table (tests/charts/test_table.py); palette: colours (tests/test_palette.py)
     assert public <= drawn, public - drawn
 
 

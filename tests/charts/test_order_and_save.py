@@ -82,8 +82,8 @@ def test_ppi_widths_draws_the_judge_blue_and_human_labels_grey() -> None:
     rows = [{"criterion": "c", "n": n, "method": m, "width": 0.1, "covers": 1.0, "full_value": 3.0, "estimate": 3.0}
             for n in (10, 20) for m in ("classical", "ppi", "naive")]  # fmt: skip
     scale = str(rt.charts.ppi_widths(pl.DataFrame(rows)).to_dict())
-    judge, people = scale.index("'#4c78a8'"), scale.index("'#9d9d9d'")
-    domain = re.search(r"'domain': \[([^\]]*)\], 'range': \['#9d9d9d', '#f58518', '#4c78a8'\]", scale)
+    judge, people = scale.index("'#4c78a8'"), scale.index("'#9e9e9e'")
+    domain = re.search(r"'domain': \[([^\]]*)\], 'range': \['#9e9e9e', '#f58518', '#4c78a8'\]", scale)
     assert domain and "human labels only" in domain.group(1).split(",")[0] and judge > people
     assert "judge only" in domain.group(1).split(",")[-1]
 

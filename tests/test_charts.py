@@ -308,3 +308,43 @@ def test_forest_with_the_human_ceiling_beside_each_judge_point(support) -> None:
         rt.charts.forest(
             table, metric=["cohen_kappa", "accuracy"], ceiling=ceiling, ceiling_metric="cohen_kappa_pairwise"
         )
+
+
+def test_run_summary_names_rule_rows_and_scripted_rows_apart() -> None:
+    """Before: one "no call (rule or scripted)" category, whose legend named a scripted judge in a
+    run that had only rule rows (notebook 08)."""
+    v = pl.DataFrame(
+        {
+            "id": [1, 1, 2, 2],
+            "criterion": ["short", "a"] * 2,
+            "verdict": ["MET", "MET", "MET", "UNMET"],
+            "error": [None] * 4,
+            "judge": ["rule", "scripted", "rule", "m"],
+            "cached": [False] * 4,
+            "attempts": [0, 0, 0, 1],
+            "cost_usd": [0.0, 0.0, 0.0, 0.01],
+            "latency_s": [0.0, 0.0, 0.0, 0.5],
+        },
+        schema_overrides={"error": pl.String},
+    )
+    spec = rt.charts.run_summary(v).to_dict()
+    rows = [r for r in _walk(spec) if "outcome" in r and "len" in r]
+    outcomes: dict[str, int] = {}
+    for r in rows:
+        outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + r["len"]
+    assert outcomes == {"no call (rule)": 2, "no call (scripted judge)": 1, "new call": 1}
+    only_rules = rt.charts.run_summary(v.filter(pl.col("judge") != "scripted")).to_dict()
+    assert "scripted" not in str([s.get("scale", {}).get("domain") for s in _colours(only_rules)])
+
+
+def _walk(node: object) -> list[dict]:
+    """Every dict in a spec, depth first."""
+    if isinstance(node, dict):
+        return [node, *[d for child in node.values() for d in _walk(child)]]
+    if isinstance(node, list):
+        return [d for child in node for d in _walk(child)]
+    return []
+
+
+def _colours(spec: dict) -> list[dict]:
+    return [d["color"] for d in _walk(spec) if isinstance(d.get("color"), dict) and "field" in d["color"]]

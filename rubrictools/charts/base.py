@@ -33,6 +33,8 @@ def describe(spec: dict[str, Any]) -> str:
 
     >>> describe({"title": "Judge vs human", "hconcat": [{"mark": "bar", "title": {"text": "MET rate"}}]})
     'Chart: Judge vs human; MET rate'
+    >>> describe({"mark": "line", "title": ["The lowest RMSE at each r", "grey: the floor"]})
+    'Chart: The lowest RMSE at each r. grey: the floor'
     """
     found: list[str] = []
 
@@ -40,6 +42,8 @@ def describe(spec: dict[str, Any]) -> str:
         if isinstance(node, dict):
             t = node.get("title")
             t = t.get("text") if isinstance(t, dict) else t
+            if isinstance(t, list):  # a title of several lines
+                t = ". ".join(str(line) for line in t if line)
             is_view = "mark" in node or bool({"layer", "hconcat", "vconcat", "facet", "spec"} & set(node))
             if isinstance(t, str) and t and is_view:
                 found.append(t)

@@ -9,7 +9,7 @@ import polars as pl
 from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import chart_frame
 from rubrictools.charts.base import values as _values
-from rubrictools.palette import BLUISH_GREEN, INK_MUTED, JUDGE, SAND, VERMILION
+from rubrictools.palette import BLUISH_GREEN, INK_MUTED, JUDGE, PINK, SAND, VERMILION
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -33,24 +33,27 @@ _OUTCOMES = {  # one colour, one meaning, in every panel of the run summary
     "new call": JUDGE,
     "cache hit": BLUISH_GREEN,
     "error": VERMILION,
-    "no call (rule or scripted)": SAND,  # a light sand: grey is kept for people
+    "no call (rule)": SAND,  # a light sand: grey is kept for people
+    "no call (scripted judge)": PINK,
 }
 _SPEND = {"spent": JUDGE, "saved by cache": BLUISH_GREEN}
 
 
 def _outcomes(v: pl.DataFrame) -> pl.DataFrame:
     """Verdict rows per judge and outcome: a new call, a cache hit, an error, or no call at
-    all (a rule criterion, a scripted judge: ``attempts`` 0)."""
-    no_call = pl.col("judge") == "rule"
+    all (a rule criterion; a scripted judge, ``attempts`` 0), each named apart."""
+    scripted = pl.lit(False)
     if "attempts" in v.columns:
-        no_call = no_call | (pl.col("attempts").fill_null(0) == 0) & ~pl.col("cached").fill_null(False)
+        scripted = (pl.col("attempts").fill_null(0) == 0) & ~pl.col("cached").fill_null(False)
     outcome = (
         pl.when(pl.col("error").is_not_null())
         .then(pl.lit("error"))
         .when(pl.col("cached").fill_null(False))
         .then(pl.lit("cache hit"))
-        .when(no_call)
-        .then(pl.lit("no call (rule or scripted)"))
+        .when(pl.col("judge") == "rule")
+        .then(pl.lit("no call (rule)"))
+        .when(scripted)
+        .then(pl.lit("no call (scripted judge)"))
         .otherwise(pl.lit("new call"))
     )
     return v.with_columns(outcome.alias("outcome")).group_by("judge", "outcome", maintain_order=True).len()
@@ -66,8 +69,12 @@ def _latency(v: pl.DataFrame, per: dict[str, int]) -> alt.Chart | str:
     x = lat["latency_s"].to_numpy()
     new_calls = per.get("new call", 0)
     if new_calls == 0:
-        where = [w for k, w in (("cache hit", "the cache"), ("no call (rule or scripted)", "rules or a scripted judge"))
-                 if per.get(k)]  # fmt: skip
+        sources = (
+            ("cache hit", "the cache"),
+            ("no call (rule)", "rules"),
+            ("no call (scripted judge)", "a scripted judge"),
+        )
+        where = [w for k, w in sources if per.get(k)]
         return f"no new call: every answer came from {' and '.join(where) or 'nowhere (all errors)'}"
     if not x.size:
         return f"no latency recorded for the {new_calls:,} new calls (batch lines are answered in bulk, untimed)"

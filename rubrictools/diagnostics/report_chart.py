@@ -142,10 +142,10 @@ def _heat(correlations: pl.DataFrame, order: list[str], height: int) -> alt.Laye
 _FLAG_COLOURS = {  # the first flag of a criterion decides its bar's colour
     "lowest human agreement": VERMILION,
     "low human agreement": PINK,
-    "judges disagree": PURPLE,
+    "judges disagree": YELLOW,
     "never discriminates": SIENNA,
     "redundant": BLUISH_GREEN,
-    "costliest disagreement": YELLOW,
+    "costliest disagreement": PURPLE,
     "no usable verdicts": NEUTRAL_DARK,
     "weakest, no other flag": SKY,
     "no flag": JUDGE,

@@ -126,6 +126,12 @@ def test_an_exported_chart_carries_a_text_description():
     bundle, meta = _offline_renderer(chart.to_dict())
     assert "image/svg+xml" in bundle and meta["image/svg+xml"]["alt"] == "Chart: Kappa of the judge"
     assert alt  # altair present
+    # a title of several lines is described too (before: "Chart (untitled)" under a visible title)
+    lines = (
+        alt.Chart(alt.Data(values=[{"x": 1}])).mark_point().encode(x="x:Q").properties(title=["RMSE floor", "grey: s"])
+    )
+    _, meta = _offline_renderer(lines.to_dict())
+    assert meta["image/svg+xml"]["alt"] == "Chart: RMSE floor. grey: s"
 
 
 def test_ppi_widths_axis_ticks_sit_at_the_n_tried_and_row_titles_fit_their_panel() -> None:

@@ -161,7 +161,10 @@ def run_summary(verdicts: Any) -> alt.VConcatChart:
         )
         .properties(
             width=220,
-            title=[f"Cost: ${spent.sum():.4f} as recorded", "each call's tokens at its price (a batch call's: batch)"],
+            title=[
+                f"Cost: ${spent.sum():.4f} as recorded",
+                "each call's tokens at its price (batch calls at the batch price)",
+            ],
         )
     )
     per = {k: int(n) for k, n in counts.group_by("outcome").agg(pl.col("len").sum()).iter_rows()}

@@ -46,7 +46,7 @@ def verdicts(
     scores: Any = None,
 ) -> alt.LayerChart | alt.HConcatChart:
     """Submission x criterion heatmap of a verdict table, coloured by what each verdict does
-    to the score: blue is good, vermilion (red) is bad, whatever the sign of the weight (colour-blind safe,
+    to the score: blue is good, vermilion (orange-red) is bad, whatever the sign of the weight (colour-blind safe,
     and every cell prints its verdict too).
 
     A cell's *goodness* is ``value`` for a criterion with a positive weight and
@@ -126,7 +126,7 @@ def verdicts(
     heat = (rect + text).properties(
         width=max(200, 90 * len(names)),
         height=height,
-        title=title or alt.Title(f"Verdicts{who}", subtitle="blue: good for the score, vermilion (red): bad"),
+        title=title or alt.Title(f"Verdicts{who}", subtitle="blue: good for the score, vermilion (orange-red): bad"),
     )
     if scores is None:
         return heat

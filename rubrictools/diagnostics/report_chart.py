@@ -51,7 +51,7 @@ def report_chart(table: pl.DataFrame, correlations: pl.DataFrame, first: list[st
     lowest = float(np.nanmin(data.select(pl.min_horizontal("value", "lo")).to_series().fill_null(0.0).to_numpy()))
     base = alt.Chart(alt.Data(values=data.to_dicts())).encode(
         y=alt.Y("criterion:N", sort=order, title=None, axis=alt.Axis(labelLimit=0)),
-        x=alt.X("value:Q", title=title, scale=alt.Scale(domain=[min(0.0, lowest), 1.0])),
+        x=alt.X("value:Q", title=_axis_title(title), scale=alt.Scale(domain=[min(0.0, lowest), 1.0])),
     )
     bars = base.mark_bar(stroke="black").encode(
         strokeWidth=alt.condition("datum.fix_first", alt.value(2.5), alt.value(0)),
@@ -85,6 +85,13 @@ def report_chart(table: pl.DataFrame, correlations: pl.DataFrame, first: list[st
     )
     height = 24 * max(len(order), 2)
     return alt.hconcat(layers.properties(width=260, height=height, title=title), _heat(correlations, order, height))
+
+
+def _axis_title(title: str) -> str:
+    """The bars' axis names the measure alone: the panel's title already says what is compared."""
+    if not title.startswith("Judge vs human"):
+        return title
+    return "Cohen's kappa (line: 95% interval)" if "interval" in title else "Cohen's kappa"
 
 
 def _bar_data(table: pl.DataFrame, first: list[str]) -> tuple[pl.DataFrame, str]:

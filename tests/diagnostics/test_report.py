@@ -136,3 +136,11 @@ def test_the_report_gives_each_kappa_its_interval_and_draws_it() -> None:
     bare = rt.rubric_report(s.verdicts, s.human, s.rubric, n_resamples=0)
     assert bare.table["human_kappa_low"].null_count() == bare.table.height
     assert bare.chart().to_dict()["hconcat"][0]["title"] == "Judge vs human (Cohen's kappa)"
+
+
+def test_the_report_charts_axis_names_the_measure_not_the_panel_title_again() -> None:
+    """Before: the bars' axis title repeated the panel title word for word (notebook 07)."""
+    d = rt.datasets.load("demo_support")
+    bars = rt.rubric_report(d.verdicts, d.human, d.rubric).chart().to_dict()["hconcat"][0]
+    axes = {layer["encoding"]["x"].get("title") for layer in bars["layer"] if "title" in layer["encoding"].get("x", {})}
+    assert axes == {"Cohen's kappa (line: 95% interval)"} and bars["title"] not in axes

@@ -214,5 +214,7 @@ def test_card_shows_as_proportional_text_with_its_size() -> None:
     assert "<pre>" not in page and "<table>" in page
     assert "1,056 items, 19,008 human labels from 3 raters" in page and "size: 1,056 items" in d.describe()
     assert "verdicts (126,720 rows)" in page  # counts with separators, not the repr's verdicts=126720
+    # the source's own tables are named as such, not listed as if they were more data (before: read as duplicates)
+    assert "; as published, in .tables: &#x27;human&#x27; (19,008 rows), &#x27;llm&#x27; (126,720 rows)" in page
     assert d.describe().splitlines()[0] == f"hanna: {d.card['title']}"
     assert "not included" in page and "&lt;system&gt;" in page  # 'id = <system>/...' escaped

@@ -69,7 +69,7 @@ def run_comparison(
         _panel(part, (a, b), present, palette, [axis, words], width)
         for part, axis in (
             (t.filter(is_overall), f"change in the overall score, {b} \u2212 {a} (0-1 scale)"),
-            (t.filter(~is_overall), f"change in each criterion's MET share, {b} \u2212 {a} (0.1 = 10 pp)"),
+            (t.filter(~is_overall), f"change in each criterion's MET share, {b} \u2212 {a} (percentage points)"),
         )
         if part.height
     ]
@@ -103,18 +103,21 @@ def _panel(
         "reading:N",
         title=None,
         scale=alt.Scale(domain=present, range=[palette[k] for k in present]),
-        legend=alt.Legend(orient="bottom", labelLimit=0),
+        legend=alt.Legend(orient="bottom", labelLimit=0, symbolOpacity=1),  # swatches as strong as the points
     )
     # the domain holds every interval and 0; the labels sit in a column right of it, so none
     # crosses the zero line or runs past the frame
     ends = t.select(pl.min_horizontal(pl.col("lo").min(), 0.0), pl.max_horizontal(pl.col("hi").max(), 0.0)).row(0)
     pad = 0.08 * ((ends[1] - ends[0]) or 0.1)
     domain = [float(ends[0]) - pad, float(ends[1]) + pad]
+    # a criterion's share changes in percentage points, on the axis as in the labels beside it
+    in_pp = bool(t.height) and OVERALL not in set(t["criterion"].to_list())
+    pp = "(datum.value > 0 ? '+' : '') + format(100 * datum.value, '.0f') + ' pp'"
     x = alt.X(
         "lo:Q",
         title=x_title,
         scale=alt.Scale(domain=domain, nice=False),
-        axis=alt.Axis(tickCount=5),  # few enough that no label is dropped for overlap
+        axis=alt.Axis(tickCount=5, labelExpr=pp) if in_pp else alt.Axis(tickCount=5),  # few: no label dropped
     )
     bar = base.mark_rule(strokeWidth=3).encode(x=x, x2="hi:Q", color=colour)
     shapes = {_CLEAR: "circle", _UNCLEAR: "diamond", "no interval": "square"}  # a cue besides colour

@@ -205,8 +205,9 @@ def _intervals(
     # and otherwise few enough ticks that none is dropped for overlap (it was 0.00, next to chance's line)
     axis = alt.Axis(format="%", values=[k / 10 for k in range(11)]) if percent else alt.Axis(tickCount=5)
     x = alt.X("ci_low:Q", title=words, axis=axis, scale=alt.Scale(zero=chance == 0, padding=12))
-    rule = base.mark_rule(strokeWidth=2).encode(x=x, x2="ci_high:Q")
-    point = base.mark_point(filled=True, size=70).encode(x="value:Q", tooltip=tooltip)
+    # the judge's blue unless a colour encoding says otherwise (a bare rule would draw black)
+    rule = base.mark_rule(strokeWidth=2, color=JUDGE).encode(x=x, x2="ci_high:Q")
+    point = base.mark_point(filled=True, size=70, color=JUDGE).encode(x="value:Q", tooltip=tooltip)
     if shape is not None:
         point = point.encode(shape=shape)
     if zero_in:  # a faceted chart of several metrics: the line only in the panels where 0 is chance

@@ -197,7 +197,7 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
         base = alt.Chart(data).encode(y=alt.Y(f"{label}:N", title=None, sort=None, axis=axis))
         scale = alt.Scale(domain=[round(v, 2) for v in domains[value]])  # unclipped marks: a point at 1 is drawn whole
         layers = [
-            base.mark_rule(strokeWidth=2).encode(
+            base.mark_rule(strokeWidth=2, color=JUDGE).encode(  # the judge's blue, not a bare rule's black
                 x=alt.X(
                     f"{lo}:Q",
                     scale=scale,
@@ -206,7 +206,7 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
                 ),
                 x2=f"{hi}:Q",
             ),
-            base.mark_point(filled=True, size=70).encode(
+            base.mark_point(filled=True, size=70, color=JUDGE).encode(
                 x=f"{value}:Q",
                 tooltip=[alt.Tooltip(f"{label}:N"), alt.Tooltip(f"{value}:Q", format=".3f"), alt.Tooltip("pairs:Q")],
             ),

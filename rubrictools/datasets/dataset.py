@@ -69,8 +69,10 @@ class Dataset:
             for k, v in self._card()
         )
         tables = {"human labels": self.human, "verdicts": self.verdicts, "submissions": self.submissions}
-        tables |= {f"table {k!r}": v for k, v in self.tables.items()}
         held = ", ".join(f"{k} ({v.height:,} rows)" for k, v in tables.items() if v is not None)
+        if self.tables:  # the source's own tables, with every column it published (``.tables[name]``)
+            extra = ", ".join(f"{k!r} ({v.height:,} rows)" for k, v in self.tables.items())
+            held += f"; as published, in .tables: {extra}"
         return f"<b>{html.escape(self.name)}</b><table>{rows}</table><p>holds: {html.escape(held)}</p>"
 
     def add_item(

@@ -9,6 +9,7 @@ nothing, points half-clipped at a domain edge, truncated labels, axes titled "ro
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -358,3 +359,10 @@ def test_position_bias_ticks_include_each_panels_reference_line() -> None:
     spec = rt.charts.position_bias(bias).to_dict()
     ticks = [n["axis"]["values"] for n in walk(spec) if isinstance(n.get("axis"), dict) and "values" in n["axis"]]
     assert len(ticks) == 2 and 1.0 in ticks[0] and 0.5 in ticks[1], ticks
+
+
+def test_no_interval_is_drawn_in_a_bare_rules_black(svgs) -> None:
+    """A rule with no colour draws black: the forest plot's and position bias's intervals were
+    black beside charts that draw the judge's intervals in blue (notebooks 02, 09)."""
+    black = {name: len(re.findall(r'stroke="(?:#000|#000000|black)"', svg)) for name, svg in svgs.items()}
+    assert not {name: n for name, n in black.items() if n}, black

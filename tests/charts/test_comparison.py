@@ -32,9 +32,12 @@ def test_the_overall_score_and_the_criteria_get_their_own_axes() -> None:
     overall, criteria = spec["vconcat"]
     titles = [p["layer"][1]["encoding"]["x"]["title"][0] for p in (overall, criteria)]
     assert titles == ["change in the overall score, v2 \u2212 v1 (0-1 scale)",
-                      "change in each criterion's MET share, v2 \u2212 v1 (0.1 = 10 pp)"]  # fmt: skip
+                      "change in each criterion's MET share, v2 \u2212 v1 (percentage points)"]  # fmt: skip
     rows = [[r["criterion"] for r in p["layer"][1]["data"]["values"]] for p in (overall, criteria)]
     assert rows == [["overall score"], ["greets"]]
+    # the criteria's axis prints percentage points, as the labels beside the bars do (before: fractions)
+    axes = [p["layer"][1]["encoding"]["x"]["axis"] for p in (overall, criteria)]
+    assert "labelExpr" not in axes[0] and "' pp'" in axes[1]["labelExpr"]
 
 
 def test_the_legend_names_only_what_is_drawn_in_neutral_colours() -> None:

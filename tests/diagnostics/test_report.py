@@ -61,7 +61,7 @@ def test_report_flags_the_planted_problems(setup):
     assert any("'b'" in f for f in rep.findings) and "<li>" in rep._repr_html_()
     # the partner is chosen by |r|: the notebook view's headers say so (a negative r is no "most correlated")
     shown = rep._repr_html_()
-    assert "strongest |r| with" in shown and "its r" in shown and "most correlated" not in shown
+    assert "strongest |r| with" in shown and "Pearson r with it" in shown and "most correlated" not in shown
     spec = rep.chart().to_dict()
     assert len(spec["hconcat"]) == 2
     # the criterion to fix first is marked whatever its colour; correlations on their whole scale

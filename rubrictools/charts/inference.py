@@ -38,17 +38,22 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
     if criterion is not None:
         c = c.filter(pl.col("criterion") == criterion)
     first = (pl.col("n") == pl.col("n").min().over("criterion")) & (pl.col("method") == "naive")
+    # the narrowest line is no help when its interval misses: the legend says how often it holds the value
+    naive_cover = c.filter(pl.col("method") == "naive")["covers"].mean()
+    names = dict(_NAMES)
+    if isinstance(naive_cover, float):
+        names["naive"] = f"judge only (biased: holds the value in {naive_cover:.0%} of subsets)"
     c = c.with_columns(  # the judge's bias is written once per panel, under the naive line's start
-        pl.col("method").replace_strict(_NAMES, default=pl.col("method")).alias("estimator"),
+        pl.col("method").replace_strict(names, default=pl.col("method")).alias("estimator"),
         pl.when(first).then(pl.col("estimate") - pl.col("full_value")).alias("bias"),
     )
     data = alt.Data(values=values(c.select("criterion", "n", "method", "estimator", "width", "covers", "bias")))
-    order = [_NAMES[m] for m in ("classical", "ppi", "naive")]
+    order = [names[m] for m in ("classical", "ppi", "naive")]
     base = alt.Chart(data).encode(
         # ticks at the numbers of labels tried (a scale from 0 or 40 says nothing about n = 50)
         x=alt.X(
             "n:Q",
-            title="human labels (n)",
+            title="labelled items (n)",
             scale=alt.Scale(zero=False, nice=False, padding=12),
             axis=alt.Axis(values=sorted(c["n"].unique().to_list()), format="d"),
         ),

@@ -149,3 +149,14 @@ def test_ppi_widths_axis_ticks_sit_at_the_n_tried_and_row_titles_fit_their_panel
     height = spec["spec"]["height"]
     assert len(enc["y"]["title"]) * 6.5 < height  # ~6.5 px a character at the default 11 px bold
     assert any("median width of the interval" in line for line in spec["title"]["subtitle"])
+
+
+def test_ppi_widths_legend_says_how_often_the_narrow_judge_only_interval_holds_the_value() -> None:
+    """Before: the judge-only line was the narrowest in every panel and read as the best; its 0%
+    coverage was only in a table beside one criterion (review round 17)."""
+    methods = (("classical", 0.3, 0.95), ("ppi", 0.2, 0.95), ("naive", 0.05, 0.0))
+    rows = [{"criterion": "c", "n": n, "method": m, "width": w, "covers": cov, "full_value": 3.0, "estimate": 3.0}
+            for n in (10, 20) for m, w, cov in methods]  # fmt: skip
+    spec = str(rt.charts.ppi_widths(pl.DataFrame(rows)).to_dict())
+    assert "'judge only (biased: holds the value in 0% of subsets)'" in spec
+    assert "'title': 'labelled items (n)'" in spec  # an item may carry several ratings (HANNA: three)

@@ -299,9 +299,12 @@ def test_forest_with_the_human_ceiling_beside_each_judge_point(support) -> None:
     ]
     assert spec["layer"][0]["encoding"]["x"] == {"datum": 0}  # both kappas: a dashed line at chance
     # two statistics on one axis: the chart itself says so (before: only the prose beside it did)
-    assert "different statistics" in spec["title"]["subtitle"]
+    fleiss = rt.inter_rater(d.human, d.rubric, metrics=["fleiss_kappa"], n_resamples=0)
+    other = rt.charts.forest(table, metric="cohen_kappa", ceiling=fleiss, ceiling_metric="fleiss_kappa").to_dict()
+    assert "different statistics" in other["title"]["subtitle"]
     same = rt.charts.forest(table, metric="cohen_kappa", ceiling=table, ceiling_metric="cohen_kappa").to_dict()
     assert isinstance(same["title"], str)
+    assert isinstance(spec["title"], str)  # a judge's kappa beside the raters' pairwise kappa: one statistic
     with pytest.raises(ValueError, match="ceiling_metric"):
         rt.charts.forest(table, metric="cohen_kappa", ceiling=ceiling)
     with pytest.raises(ValueError, match="one metric"):

@@ -192,7 +192,7 @@ def rate_axis() -> Any:
 
 
 CHANCE_AT_ZERO = {
-    "cohen_kappa", "kappa_linear", "kappa_quadratic", "cohen_kappa_pairwise", "fleiss_kappa", "gwet_ac1",
-    "krippendorff_alpha", "icc2", "icc3", "spearman", "kendall", "pearson", "mcc",
+    "cohen_kappa", "kappa_linear", "kappa_quadratic", "cohen_kappa_pairwise", "kappa_quadratic_pairwise",
+    "fleiss_kappa", "gwet_ac1", "krippendorff_alpha", "icc2", "icc3", "spearman", "kendall", "pearson", "mcc",
 }  # fmt: skip
 """Metrics whose 0 is chance agreement: a forest of them draws a reference line there."""

@@ -222,6 +222,10 @@ def _intervals(
     return alt.layer(ref, rule, point)
 
 
+_PAIRWISE_TWINS = {("cohen_kappa", "cohen_kappa_pairwise"), ("kappa_quadratic", "kappa_quadratic_pairwise")}
+"""A judge's kappa and the raters' mean pairwise kappa of the same kind: one statistic, two sets of pairs."""
+
+
 def _forest_with_ceiling(
     t: pl.DataFrame,
     c: pl.DataFrame,
@@ -264,7 +268,7 @@ def _forest_with_ceiling(
         chance = 0.0
     percent = _all_shares(both, {m, cm})
     head: Any = title or f"{name}: the judge beside the raters' agreement with each other"
-    if cm != m:  # two statistics on one axis: say so on the chart, not only in the text beside it
+    if cm != m and (m, cm) not in _PAIRWISE_TWINS:  # two statistics on one axis: say so on the chart itself
         head = alt.TitleParams(
             text=head, subtitle=f"{name} and {ceiling_name} are different statistics: read the grey as a reference"
         )

@@ -94,7 +94,7 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
     panels = c["criterion"].unique(maintain_order=True).to_list()  # the curve's (rubric) order, not alphabetical
     chart = lines.facet(facet=alt.Facet("criterion:N", title=None, sort=panels), columns=3) if many else lines
     scope = f" on {criterion!r}" if criterion is not None else ""
-    heading = title or f"Interval width against the number of human labels{scope}"
+    heading = title or f"Interval width against the number of labelled items{scope}"
     words = [
         f"median width of the {interval_words(c)}s, in the estimate's units",
         "judge bias: the judge-only estimate minus the value from all human labels",

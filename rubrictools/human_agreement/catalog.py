@@ -92,12 +92,15 @@ INTER_RATER_METRICS: tuple[str, ...] = (
     "percent_agreement",
     "krippendorff_alpha",
     "cohen_kappa_pairwise",
+    "kappa_quadratic_pairwise",
     "icc2",
     "icc3",
 )
 
 
-ORDERED_ONLY = {"kappa_linear", "kappa_quadratic", "spearman", "kendall", "mae", "icc2", "icc3"}
+ORDERED_ONLY = {
+    "kappa_linear", "kappa_quadratic", "kappa_quadratic_pairwise", "spearman", "kendall", "mae", "icc2", "icc3",
+}  # fmt: skip
 
 
 BINARY_ONLY = {"precision", "recall", "f1", "judge_rate", "human_rate"}

@@ -16,6 +16,7 @@ from rubrictools.human_agreement.labels import human_frame, label_table, with_ke
 from rubrictools.metrics import resampling as bs
 from rubrictools.metrics import with_ci_level
 from rubrictools.metrics.kappa import (
+    Weights,
     chance_corrected_from_unit_stats,
     kappa_from_confusion,
     unit_agreement_stats,
@@ -26,6 +27,9 @@ from rubrictools.rubric import Rubric
 from rubrictools.stack import user_stacklevel
 
 __all__ = ["inter_rater"]
+
+_PAIRWISE_WEIGHTS: dict[str, Weights] = {"cohen_kappa_pairwise": None, "kappa_quadratic_pairwise": "quadratic"}
+"""The mean-over-rater-pairs kappas and the disagreement weights of each."""
 
 
 @adapted(renamed(bootstrap="n_resamples"))
@@ -61,7 +65,9 @@ def inter_rater(
         ``percent_agreement`` (Gwet's forms, which allow a varying number of raters per
         submission), ``krippendorff_alpha`` (nominal for binary/nominal criteria, ordinal for
         ordinal ones; missing ratings allowed), ``cohen_kappa_pairwise`` (mean Cohen's kappa
-        over rater pairs, each on the submissions both rated) and, for ordinal criteria,
+        over rater pairs, each on the submissions both rated), ``kappa_quadratic_pairwise`` (the same
+        with quadratic weights, for ordinal criteria: the raters' counterpart of a judge's
+        ``kappa_quadratic`` from :func:`rubrictools.agreement`) and, for ordinal criteria,
         ``icc2`` / ``icc3`` (ICC(2,1), ICC(3,1) on the submissions every rater rated; on a
         binary criterion only when asked for, on its 0/1 values). A metric asked for that
         does not apply to a group (an ordered one on nominal labels) is left out with a
@@ -169,7 +175,8 @@ def inter_rater(
                     stats=st,
                 )
             )
-        if "cohen_kappa_pairwise" in names and n_r >= 2:
+        pairwise = [n for n in names if n in _PAIRWISE_WEIGHTS]
+        if pairwise and n_r >= 2:
             pairs = [(a, b) for a in range(n_r) for b in range(a + 1, n_r)]
             st = np.zeros((n_units, len(pairs) * k * k))
             for p, (a, b) in enumerate(pairs):
@@ -177,13 +184,15 @@ def inter_rater(
                 idx = np.flatnonzero(both)
                 st[idx, p * k * k + codes[idx, a] * k + codes[idx, b]] = 1.0
 
-            def pw(t: np.ndarray, n_pairs: int = len(pairs), k: int = k) -> dict[str, np.ndarray]:
-                kap = kappa_from_confusion(t.reshape(t.shape[0], n_pairs, k, k))
+            def pw(
+                t: np.ndarray, n_pairs: int = len(pairs), k: int = k, which: list[str] = pairwise
+            ) -> dict[str, np.ndarray]:
+                cms = t.reshape(t.shape[0], n_pairs, k, k)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)
-                    return {"cohen_kappa_pairwise": np.nanmean(kap, axis=-1)}
+                    return {n: np.nanmean(kappa_from_confusion(cms, _PAIRWISE_WEIGHTS[n]), axis=-1) for n in which}
 
-            kernels.append(bs.Kernel(("cohen_kappa_pairwise",), pw, stats=st))
+            kernels.append(bs.Kernel(tuple(pairwise), pw, stats=st))
         icc_names = [n for n in names if n in ("icc2", "icc3")]
         if icc_names and n_r >= 2:
             complete = ~np.isnan(vals).any(1)

@@ -10,6 +10,7 @@ METRIC_NAMES = {
     "kappa_linear": "linear-weighted kappa",
     "kappa_quadratic": "quadratic-weighted kappa",
     "cohen_kappa_pairwise": "mean pairwise Cohen's kappa",
+    "kappa_quadratic_pairwise": "mean pairwise quadratic-weighted kappa",
     "fleiss_kappa": "Fleiss' kappa",
     "gwet_ac1": "Gwet's AC1",
     "krippendorff_alpha": "Krippendorff's alpha",

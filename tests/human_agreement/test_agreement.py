@@ -278,6 +278,11 @@ def test_inter_rater_matches_metric_functions() -> None:
     r = wide.select(pl.col("ann", "bob").replace_strict(order, default=None, return_dtype=pl.Float64)).to_numpy()
     assert got[("clarity", "krippendorff_alpha")] == pytest.approx(m.krippendorff_alpha(r, level="ordinal"))
     assert got[("clarity", "icc2")] == pytest.approx(m.icc(r, kind="ICC2"))
+    # the raters' counterpart of a judge's quadratic-weighted kappa, on the ordinal criterion only
+    assert got[("clarity", "kappa_quadratic_pairwise")] == pytest.approx(
+        m.cohen_kappa(r[:, 0], r[:, 1], weights="quadratic")
+    )
+    assert ("correct", "kappa_quadratic_pairwise") not in got
     assert (out["ci_low"].drop_nulls() <= out.filter(pl.col("ci_low").is_not_null())["value"] + 1e-12).all()
 
 

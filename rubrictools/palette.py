@@ -72,8 +72,8 @@ INK_DARK = "#222"  #: interval lines drawn over bars, tree edges
 INK_MUTED = "#666"  #: a note that explains an empty panel or a reference line
 
 # a rubric's weights in its HTML table, always printed with their sign as well
-WEIGHT_POSITIVE = "#0072b2"  #: a positive weight
-WEIGHT_NEGATIVE = "#cc79a7"  #: a negative weight (a penalty): reddish purple, not the orange of "calibrated"
+WEIGHT_POSITIVE = OKABE_BLUE  #: a positive weight
+WEIGHT_NEGATIVE = PINK  #: a negative weight (a penalty): reddish purple, not the orange of "calibrated"
 
 CATEGORIES = (JUDGE_LIGHT, JUDGE, CALIBRATED, BLUISH_GREEN, PINK, SKY, OKABE_ORANGE, PURPLE)
 """The order in which a chart colours categories it knows nothing about (systems, judges, runs)."""

@@ -66,10 +66,10 @@ def run_comparison(
     words = f"mean and {interval_words(t)}"
     is_overall = pl.col("criterion") == OVERALL
     panels = [
-        _panel(part, (a, b), present, palette, [axis, words], width)
-        for part, axis in (
-            (t.filter(is_overall), f"change in the overall score, {b} \u2212 {a} (0-1 scale)"),
-            (t.filter(~is_overall), f"change in each criterion's MET share, {b} \u2212 {a} (percentage points)"),
+        _panel(part, (a, b), present, palette, [axis, words], width, in_pp=in_pp)
+        for part, axis, in_pp in (
+            (t.filter(is_overall), f"change in the overall score, {b} \u2212 {a} (0-1 scale)", False),
+            (t.filter(~is_overall), f"change in each criterion's MET share, {b} \u2212 {a} (percentage points)", True),
         )
         if part.height
     ]
@@ -81,9 +81,17 @@ def run_comparison(
 
 
 def _panel(
-    t: pl.DataFrame, names: tuple[str, str], present: list[str], palette: dict[str, str], x_title: list[str], width: int
+    t: pl.DataFrame,
+    names: tuple[str, str],
+    present: list[str],
+    palette: dict[str, str],
+    x_title: list[str],
+    width: int,
+    *,
+    in_pp: bool,
 ) -> alt.LayerChart:
-    """One panel of :func:`run_comparison`: its rows, their intervals, 0, and the printed changes."""
+    """One panel of :func:`run_comparison`: its rows, their intervals, 0, and the printed changes
+    (``in_pp``: the criteria's panel, whose axis prints MET-share changes in percentage points)."""
     alt = _alt()
     base = alt.Chart(alt.Data(values=_values(t))).encode(
         y=alt.Y("row:N", sort=t["row"].to_list(), title=None, axis=alt.Axis(labelLimit=0)),
@@ -111,7 +119,6 @@ def _panel(
     pad = 0.08 * ((ends[1] - ends[0]) or 0.1)
     domain = [float(ends[0]) - pad, float(ends[1]) + pad]
     # a criterion's share changes in percentage points, on the axis as in the labels beside it
-    in_pp = bool(t.height) and OVERALL not in set(t["criterion"].to_list())
     pp = "(datum.value > 0 ? '+' : '') + format(100 * datum.value, '.0f') + ' pp'"
     x = alt.X(
         "lo:Q",

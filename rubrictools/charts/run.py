@@ -29,12 +29,13 @@ def _note(text: str, title: str) -> alt.Chart:
     )
 
 
+_RULE, _SCRIPTED = "no call (rule)", "no call (scripted judge)"
 _OUTCOMES = {  # one colour, one meaning, in every panel of the run summary
     "new call": JUDGE,
     "cache hit": BLUISH_GREEN,
     "error": VERMILION,
-    "no call (rule)": SAND,  # a light sand: grey is kept for people
-    "no call (scripted judge)": PINK,
+    _RULE: SAND,  # a light sand: grey is kept for people
+    _SCRIPTED: PINK,
 }
 _SPEND = {"spent": JUDGE, "saved by cache": BLUISH_GREEN}
 
@@ -51,9 +52,9 @@ def _outcomes(v: pl.DataFrame) -> pl.DataFrame:
         .when(pl.col("cached").fill_null(False))
         .then(pl.lit("cache hit"))
         .when(pl.col("judge") == "rule")
-        .then(pl.lit("no call (rule)"))
+        .then(pl.lit(_RULE))
         .when(scripted)
-        .then(pl.lit("no call (scripted judge)"))
+        .then(pl.lit(_SCRIPTED))
         .otherwise(pl.lit("new call"))
     )
     return v.with_columns(outcome.alias("outcome")).group_by("judge", "outcome", maintain_order=True).len()
@@ -69,11 +70,7 @@ def _latency(v: pl.DataFrame, per: dict[str, int]) -> alt.Chart | str:
     x = lat["latency_s"].to_numpy()
     new_calls = per.get("new call", 0)
     if new_calls == 0:
-        sources = (
-            ("cache hit", "the cache"),
-            ("no call (rule)", "rules"),
-            ("no call (scripted judge)", "a scripted judge"),
-        )
+        sources = (("cache hit", "the cache"), (_RULE, "rules"), (_SCRIPTED, "a scripted judge"))
         where = [w for k, w in sources if per.get(k)]
         return f"no new call: every answer came from {' and '.join(where) or 'nowhere (all errors)'}"
     if not x.size:

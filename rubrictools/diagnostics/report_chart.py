@@ -45,13 +45,13 @@ def report_chart(table: pl.DataFrame, correlations: pl.DataFrame, first: list[st
     ``correlations`` (``a, b, r``)."""
     import altair as alt
 
-    data, title = _bar_data(table, first)
+    data, title, axis_title = _bar_data(table, first)
     order = table["criterion"].to_list()
     kinds = [k for k in _FLAG_COLOURS if k in set(data["flag"].to_list())]
     lowest = float(np.nanmin(data.select(pl.min_horizontal("value", "lo")).to_series().fill_null(0.0).to_numpy()))
     base = alt.Chart(alt.Data(values=data.to_dicts())).encode(
         y=alt.Y("criterion:N", sort=order, title=None, axis=alt.Axis(labelLimit=0)),
-        x=alt.X("value:Q", title=_axis_title(title), scale=alt.Scale(domain=[min(0.0, lowest), 1.0])),
+        x=alt.X("value:Q", title=axis_title, scale=alt.Scale(domain=[min(0.0, lowest), 1.0])),
     )
     bars = base.mark_bar(stroke="black").encode(
         strokeWidth=alt.condition("datum.fix_first", alt.value(2.5), alt.value(0)),
@@ -87,23 +87,18 @@ def report_chart(table: pl.DataFrame, correlations: pl.DataFrame, first: list[st
     return alt.hconcat(layers.properties(width=260, height=height, title=title), _heat(correlations, order, height))
 
 
-def _axis_title(title: str) -> str:
-    """The bars' axis names the measure alone: the panel's title already says what is compared."""
-    if not title.startswith("Judge vs human"):
-        return title
-    return "Cohen's kappa (line: 95% interval)" if "interval" in title else "Cohen's kappa"
-
-
-def _bar_data(table: pl.DataFrame, first: list[str]) -> tuple[pl.DataFrame, str]:
-    """One row per criterion: the value drawn, its interval, its flags and whether to fix it first."""
+def _bar_data(table: pl.DataFrame, first: list[str]) -> tuple[pl.DataFrame, str, str]:
+    """One row per criterion: the value drawn, its interval, its flags and whether to fix it first;
+    with the panel's title and its axis's (the measure alone: the title says what is compared)."""
     kappa = "human_kappa" in table.columns and table["human_kappa"].drop_nulls().len() > 0
     metric = "human_kappa" if kappa else "met_rate"
     has_ci = kappa and "human_kappa_low" in table.columns and table["human_kappa_low"].drop_nulls().len() > 0
     lo = pl.col("human_kappa_low") if has_ci else pl.lit(None, dtype=pl.Float64)
     hi = pl.col("human_kappa_high") if has_ci else pl.lit(None, dtype=pl.Float64)
-    title = "MET rate / mean score fraction"
+    title = axis_title = "MET rate / mean score fraction"
     if kappa:
         title = "Judge vs human (Cohen's kappa, 95% interval)" if has_ci else "Judge vs human (Cohen's kappa)"
+        axis_title = "Cohen's kappa (line: 95% interval)" if has_ci else "Cohen's kappa"
     data = table.select(
         "criterion",
         pl.col(metric).alias("value"),
@@ -113,19 +108,23 @@ def _bar_data(table: pl.DataFrame, first: list[str]) -> tuple[pl.DataFrame, str]
         fixed_decimals(pl.col(metric)).alias("number"),
         pl.col("flags").list.join(", ").alias("label"),
     )
-    return data.with_columns(  # the criterion to fix first is marked, whatever its colour
-        pl.max_horizontal("value", "hi").alias("end"),
-        pl.format("{} to {}", fixed_decimals(pl.col("lo")), fixed_decimals(pl.col("hi"))).alias("interval"),
-        pl.col("criterion").is_in(first).alias("fix_first"),
-        pl.when(pl.col("criterion").is_in(first) & (pl.col("flag") == "no flag"))
-        .then(pl.lit("weakest, no other flag"))  # the legend never says "no flag" of the one to fix
-        .otherwise(pl.col("flag"))
-        .alias("flag"),
-        pl.when(pl.col("criterion").is_in(first))
-        .then(pl.format("fix first: {}", pl.col("label")).str.strip_chars(" :"))
-        .otherwise(pl.col("label"))
-        .alias("label"),
-    ), title
+    return (
+        data.with_columns(  # the criterion to fix first is marked, whatever its colour
+            pl.max_horizontal("value", "hi").alias("end"),
+            pl.format("{} to {}", fixed_decimals(pl.col("lo")), fixed_decimals(pl.col("hi"))).alias("interval"),
+            pl.col("criterion").is_in(first).alias("fix_first"),
+            pl.when(pl.col("criterion").is_in(first) & (pl.col("flag") == "no flag"))
+            .then(pl.lit("weakest, no other flag"))  # the legend never says "no flag" of the one to fix
+            .otherwise(pl.col("flag"))
+            .alias("flag"),
+            pl.when(pl.col("criterion").is_in(first))
+            .then(pl.format("fix first: {}", pl.col("label")).str.strip_chars(" :"))
+            .otherwise(pl.col("label"))
+            .alias("label"),
+        ),
+        title,
+        axis_title,
+    )
 
 
 def _heat(correlations: pl.DataFrame, order: list[str], height: int) -> alt.LayerChart:

@@ -156,9 +156,16 @@ def test_reliability_draws_chance_when_told_it() -> None:
     rules = [layer for layer in spec["layer"] if layer["mark"]["type"] == "rule"]
     assert [r["data"]["values"] for r in rules] == [[{"y": 0.25}]]
     assert "dotted: chance (25%)" in spec["title"]["subtitle"]
-    for bad in (1.5, -0.1, "0.25"):
-        with pytest.raises(ValueError, match="chance must be a share"):
+    for bad in (1.5, -0.1, "0.25", True, False, 0, 1, float("nan"), float("inf"), [0.25]):
+        with pytest.raises(ValueError, match="chance must be a number between 0 and 1"):
             rt.charts.reliability(y, p, chance=bad)  # type: ignore[arg-type]  # the check under test
+    # any real number is a share: numpy scalars and fractions too; the subtitle keeps small or odd shares
+    from fractions import Fraction
+
+    import numpy as np
+
+    for ok, words in ((np.float32(0.25), "25%"), (Fraction(1, 3), "33.3%"), (0.004, "0.4%")):
+        assert f"dotted: chance ({words})" in rt.charts.reliability(y, p, chance=ok).to_dict()["title"]["subtitle"]
 
 
 def test_run_summary_from_a_graded_table() -> None:

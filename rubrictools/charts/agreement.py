@@ -3,6 +3,7 @@ MET rates, judge agreement and reliability diagrams."""
 
 from __future__ import annotations
 
+from numbers import Real
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -405,8 +406,10 @@ def reliability(
     >>> rt.charts.reliability(y, p, n_bins=5, chance=0.25).to_dict()["title"]["subtitle"]
     'dashed: perfectly calibrated; dotted: chance (25%); point size: items in the bin'
     """
-    if chance is not None and not (isinstance(chance, (int, float)) and 0.0 <= chance <= 1.0):
-        raise ValueError(f"chance must be a share from 0 to 1 (1 / k for k options), got {chance!r}")
+    if chance is not None:  # a number (numpy's and Fraction too, not a bool) strictly between 0 and 1
+        if isinstance(chance, bool) or not isinstance(chance, Real) or not 0.0 < float(chance) < 1.0:
+            raise ValueError(f"chance must be a number between 0 and 1 (1 / k for k options), got {chance!r}")
+        chance = float(chance)
 
     alt = _alt()
     t = reliability_table(y_true, y_prob, n_bins=n_bins, strategy=strategy)  # type: ignore[arg-type]  # strategy is validated by the metric function
@@ -439,8 +442,8 @@ def reliability(
     layers = [diag, line, dots]
     words = "dashed: perfectly calibrated; "
     if chance is not None:
-        guess = alt.Chart(alt.Data(values=[{"y": float(chance)}])).mark_rule(strokeDash=[1, 3], color=REFERENCE)
+        guess = alt.Chart(alt.Data(values=[{"y": chance}])).mark_rule(strokeDash=[1, 3], color=REFERENCE)
         layers.insert(1, guess.encode(y=alt.Y("y:Q", scale=unit)))
-        words += f"dotted: chance ({chance:.0%}); "
+        words += f"dotted: chance ({100 * chance:.3g}%); "  # 25%, 33.3%, 0.4%: never rounded to 0% or 100%
     heading = alt.Title(title or default, subtitle=words + "point size: items in the bin")
     return alt.layer(*layers).properties(width=300, height=300, title=heading)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import polars as pl
 import pytest
 
 import rubrictools as rt
+
+from .vega import walk
 
 alt = pytest.importorskip("altair")
 
@@ -160,10 +164,6 @@ def test_reliability_draws_chance_when_told_it() -> None:
         with pytest.raises(ValueError, match="chance must be a number between 0 and 1"):
             rt.charts.reliability(y, p, chance=bad)  # type: ignore[arg-type]  # the check under test
     # any real number is a share: numpy scalars and fractions too; the subtitle keeps small or odd shares
-    from fractions import Fraction
-
-    import numpy as np
-
     for ok, words in ((np.float32(0.25), "25%"), (Fraction(1, 3), "33.3%"), (0.004, "0.4%")):
         assert f"dotted: chance ({words})" in rt.charts.reliability(y, p, chance=ok).to_dict()["title"]["subtitle"]
 
@@ -338,7 +338,7 @@ def test_run_summary_names_rule_rows_and_scripted_rows_apart() -> None:
         schema_overrides={"error": pl.String},
     )
     spec = rt.charts.run_summary(v).to_dict()
-    rows = [r for r in _walk(spec) if "outcome" in r and "len" in r]
+    rows = [r for r in walk(spec) if "outcome" in r and "len" in r]
     outcomes: dict[str, int] = {}
     for r in rows:
         outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + r["len"]
@@ -347,14 +347,5 @@ def test_run_summary_names_rule_rows_and_scripted_rows_apart() -> None:
     assert "scripted" not in str([s.get("scale", {}).get("domain") for s in _colours(only_rules)])
 
 
-def _walk(node: object) -> list[dict]:
-    """Every dict in a spec, depth first."""
-    if isinstance(node, dict):
-        return [node, *[d for child in node.values() for d in _walk(child)]]
-    if isinstance(node, list):
-        return [d for child in node for d in _walk(child)]
-    return []
-
-
 def _colours(spec: dict) -> list[dict]:
-    return [d["color"] for d in _walk(spec) if isinstance(d.get("color"), dict) and "field" in d["color"]]
+    return [d["color"] for d in walk(spec) if isinstance(d.get("color"), dict) and "field" in d["color"]]

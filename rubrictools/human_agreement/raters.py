@@ -66,8 +66,10 @@ def inter_rater(
         submission), ``krippendorff_alpha`` (nominal for binary/nominal criteria, ordinal for
         ordinal ones; missing ratings allowed), ``cohen_kappa_pairwise`` (mean Cohen's kappa
         over rater pairs, each on the submissions both rated), ``kappa_quadratic_pairwise`` (the same
-        with quadratic weights, for ordinal criteria: the raters' counterpart of a judge's
-        ``kappa_quadratic`` from :func:`rubrictools.agreement`) and, for ordinal criteria,
+        with quadratic weights on the options' ranks, for ordinal criteria: the raters' counterpart
+        of a judge's ``kappa_quadratic`` from :func:`rubrictools.agreement`; a pair with no
+        submission in common, or with no spread to correct for, is left out of the mean, as for
+        ``cohen_kappa_pairwise``) and, for ordinal criteria,
         ``icc2`` / ``icc3`` (ICC(2,1), ICC(3,1) on the submissions every rater rated; on a
         binary criterion only when asked for, on its 0/1 values). A metric asked for that
         does not apply to a group (an ordered one on nominal labels) is left out with a

@@ -224,7 +224,7 @@ def score_distributions(
     )
     gap = float(js.mean() - hs.mean())
     stats = [
-        f"dashed: means, judge \u2212 human {gap:+.3f}; n = {pairs.height:,} (item, rater) pairs",
+        f"dashed: means, judge \u2212 human {gap:+.3f}; n = {pairs.height:,} {unit}",
         f"Wasserstein distance {w1[0]:.3f} (how far, in score units, one distribution must move to become the other); "
         f"Kolmogorov-Smirnov {ks[0]:.3f} (the largest gap between their cumulative shares)",
     ]

@@ -104,9 +104,9 @@ def rubric_tree(
     )
     many = f"mean of {n_subs} submission{'' if n_subs == 1 else 's'}"
     what = f"submission {submission!r}" if submission is not None else many
-    # wide enough for the longest indented line (about 6.5 px a character at 11 px), no wider
+    # wide enough for the longest indented line (about 6 px a character at 11 px sans-serif), no wider
     longest = t["label"].str.split("\n").list.eval(pl.element().str.len_chars()).list.max()
-    need = int((t["indent"] + longest * 6.5).to_numpy().max()) + 8
+    need = int((t["indent"] + longest * 6.0).to_numpy().max()) + 8
     left = names.properties(width=min(_PANEL, need), height=total, view=alt.ViewBackground(stroke=None))
     right = alt.layer(bars, text).properties(width=width, height=total)
     return alt.hconcat(left, right, spacing=4).properties(title=title or f"Rubric tree scores, {what}")

@@ -78,17 +78,19 @@ def _cut(text: str, max_chars: int) -> str:
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
-def current_html(heading: str, text: str, choices: Sequence[str] = ()) -> str:
-    """What a widget shows of the item in hand: a heading, the item's text in a box and the
-    choices its buttons offer, every part escaped (untrusted text cannot add markup).
+def current_html(heading: str, text: str, choices: Sequence[str] = (), *, keys: str | None = None) -> str:
+    """What a widget shows of the item in hand: a heading, the item's text in a box, the
+    choices its buttons offer and ``keys`` (what its key box takes), every part escaped
+    (untrusted text cannot add markup).
 
-    >>> "[1: MET]" in current_html("polite", "<i>hi</i>", ["1: MET"])
+    >>> "[1: MET]" in current_html("polite", "<i>hi</i>", ["1: MET"], keys="1 or m")
     True
     """
     box = "white-space:pre-wrap;border:1px solid #ccc;padding:6px;max-height:16em;overflow:auto"
     buttons = " ".join(f"<code>[{html.escape(c)}]</code>" for c in choices)
+    typed = f" · key box: type {html.escape(keys)}" if keys else ""
     return f"<p>{html.escape(heading)}</p><div style='{box}'>{html.escape(text)}</div>" + (
-        f"<p>buttons: {buttons}</p>" if choices else ""
+        f"<p>buttons: {buttons}{typed}</p>" if choices else ""
     )
 
 

@@ -117,7 +117,7 @@ def assert_score(
     ...
     AssertionError: score gate failed: mean score 0.5 on 40 submissions, 95% bootstrap lower bound 0.375 < 0.5...
     """
-    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed, least=1)  # the gate is a bound: it needs resamples
+    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed, least=2)  # the gate is a bound: it needs resamples
     bars = {"at_least": at_least, **{f"criteria[{k!r}]": x for k, x in (criteria or {}).items()}}
     for name, bar in bars.items():
         if isinstance(bar, bool) or not isinstance(bar, (int, float)) or not 0 <= bar <= 1:

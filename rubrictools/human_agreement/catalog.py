@@ -129,6 +129,8 @@ def check_metrics(metrics: Sequence[str] | None, allowed: Sequence[str], what: s
         return None
     if isinstance(metrics, str):
         metrics = [metrics]
+    if len(metrics) == 0:
+        raise ValueError(f"metrics=[] asks for no {what} metric: pass None for every metric that applies")
     bad = [m for m in metrics if m not in allowed]
     if bad:
         raise ValueError(f"unknown {what} metric(s) {bad}; choose from {list(dict.fromkeys(allowed))}")

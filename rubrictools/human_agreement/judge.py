@@ -62,8 +62,10 @@ def agreement(
     human
         Human labels ``id, criterion, label[, rater]`` (or a score table ``id, score[, rater]``).
     rubric
-        Orders ordinal options, fixes the label set, and scores both sides for the
-        score-level rows. Without it, labels are inferred as binary, numeric or nominal.
+        Orders ordinal options, fixes the label set (a label it does not allow is refused),
+        and scores both sides for the score-level rows. A numeric criterion is compared on its
+        numbers as an ordinal one (``mae`` and ``bias`` in the rating's own units). Without
+        it, labels are inferred as binary, numeric or nominal.
     by
         Grouping of the criterion-level rows: ``"criterion"`` (default), ``None`` (pool all
         criteria; they must share one label set), or a list such as ``["judge", "criterion"]``.

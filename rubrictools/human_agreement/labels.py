@@ -9,11 +9,11 @@ import polars as pl
 
 from rubrictools.frames import to_polars
 from rubrictools.human_agreement.catalog import NaMode
-from rubrictools.rubric import Rubric, normalize_label
+from rubrictools.rubric import NumericRange, Rubric, format_number, normalize_label
 from rubrictools.stack import user_stacklevel
 from rubrictools.verdicts import HOLISTIC
 
-__all__ = ["check_ids", "human_frame", "label_table", "mode_consensus", "verdict_frame", "with_key"]
+__all__ = ["check_ids", "check_known", "human_frame", "label_table", "mode_consensus", "verdict_frame", "with_key"]
 
 
 _NA_TOKENS = ("cannot_assess", "cannot assess", "na", "n/a", "not applicable", "none")
@@ -54,6 +54,26 @@ _LABEL_SCHEMA: dict[str, Any] = {
     "pos_code": pl.Int64,
     "classes": pl.List(pl.String),
 }
+
+
+def _numeric_entries(rng: NumericRange, keys: list[str | None]) -> list[tuple[str, float | None, str]]:
+    """A numeric criterion's labels in order, as ``(key, number, shown)``: every point of a stepped
+    range (so kappa's weights count steps of the scale, observed or not), else the distinct numbers
+    of the data within ``min..max``. A number off the grid or outside the range, or an NA token
+    (a numeric verdict has none: scoring refuses it too), gets no entry, so :func:`check_known`
+    refuses it."""
+    if rng.points is not None:
+        return [(_key_py(str(p)), float(p), format_number(p)) for p in rng.points]
+    found = sorted({float(k) for k in keys if k is not None and _is_number(k)})
+    return [(str(x), x, format_number(x)) for x in found if rng.min <= x <= rng.max]
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def label_table(rubric: Rubric | None, keys: pl.DataFrame, cannot_assess: NaMode) -> pl.DataFrame:
@@ -109,6 +129,10 @@ def label_table(rubric: Rubric | None, keys: pl.DataFrame, cannot_assess: NaMode
         if unknown:
             raise ValueError(f"criteria {sorted(unknown)[:5]} are not in the rubric {list(rubric.names)}")
         for c in rubric:
+            if c.range is not None:  # numeric: the range's grid, or the in-range numbers the data hold
+                entries = _numeric_entries(c.range, keys.filter(pl.col("criterion") == c.name)["key"].to_list())
+                add(c.name, entries, "ordinal", 0 if c.weight >= 0 else len(entries) - 1)
+                continue
             if c.options is None:
                 entries = [("unmet", 0.0, "UNMET"), ("met", 1.0, "MET"), ("cannot_assess", None, "CANNOT_ASSESS")]
                 worst = 1 if c.weight < 0 else 0
@@ -143,6 +167,21 @@ def label_table(rubric: Rubric | None, keys: pl.DataFrame, cannot_assess: NaMode
     if not rows:
         return pl.DataFrame(schema=_LABEL_SCHEMA)
     return pl.DataFrame(rows, schema=_LABEL_SCHEMA)
+
+
+def check_known(df: pl.DataFrame, col: str, labels: pl.DataFrame, side: str, *, raw: str | None = None) -> None:
+    """Refuse a label key in ``df[col]`` that :func:`label_table`'s ``labels`` (``criterion,
+    key``) does not hold for its criterion: a typo such as "MTE" is never silently excluded.
+    The error quotes the label as written, from column ``raw`` when given."""
+    bad = df.filter(pl.col(col).is_not_null()).join(
+        labels, left_on=["criterion", col], right_on=["criterion", "key"], how="anti"
+    )
+    if bad.height:
+        r = bad.row(0, named=True)
+        raise ValueError(
+            f"{side}: {bad.height} label(s) not allowed by the rubric; first: id={r['id']!r}, "
+            f"criterion={r['criterion']!r}, label={r[raw or col]!r}"
+        )
 
 
 def human_frame(human: Any) -> pl.DataFrame:

@@ -11,6 +11,7 @@ from rubrictools.frames import to_polars
 from rubrictools.human_agreement.catalog import NaMode, Raters
 from rubrictools.human_agreement.labels import (
     check_ids,
+    check_known,
     human_frame,
     label_table,
     mode_consensus,
@@ -48,20 +49,9 @@ def criterion_pairs(
     lab = labels.select("criterion", "key", "code", "value")
     meta = labels.group_by("criterion").agg(pl.col("kind", "n_classes", "pos_code", "classes").first())
 
-    def check_known(df: pl.DataFrame, col: str, side: str) -> None:
-        bad = df.filter(pl.col(col).is_not_null()).join(
-            lab, left_on=["criterion", col], right_on=["criterion", "key"], how="anti"
-        )
-        if bad.height:
-            r = bad.row(0, named=True)
-            raise ValueError(
-                f"{side}: {bad.height} label(s) not allowed by the rubric; first: id={r['id']!r}, "
-                f"criterion={r['criterion']!r}, label={r[col]!r}"
-            )
-
     if rubric is not None:
-        check_known(v.filter(~pl.col("j_err")), "j_key", "verdicts")
-        check_known(h, "h_key", "human labels")
+        check_known(v.filter(~pl.col("j_err")), "j_key", lab, "verdicts")
+        check_known(h, "h_key", lab, "human labels", raw="label")
     h = h.join(
         lab.rename({"key": "h_key", "code": "h_code", "value": "h_value"}), on=["criterion", "h_key"], how="left"
     )

@@ -12,7 +12,7 @@ import polars as pl
 from rubrictools.deprecation import adapted, renamed
 from rubrictools.human_agreement.catalog import INTER_RATER_METRICS, ORDERED_ONLY, Method, check_metrics
 from rubrictools.human_agreement.estimate import evaluate_kernels, metric_rows, out_frame, resampling_plan
-from rubrictools.human_agreement.labels import human_frame, label_table, with_key
+from rubrictools.human_agreement.labels import check_known, human_frame, label_table, with_key
 from rubrictools.metrics import resampling as bs
 from rubrictools.metrics import with_ci_level
 from rubrictools.metrics.kappa import (
@@ -55,8 +55,11 @@ def inter_rater(
         The long label table ``id, criterion, label, rater``, with at least two raters
         (:func:`~rubrictools.labels_from_wide` makes it from a wide sheet).
     rubric
-        Orders ordinal options and fixes the label set (every labelled criterion must be in
-        it). Without it, labels are inferred as binary, numeric or nominal.
+        Orders ordinal options and fixes the label set: every labelled criterion must be in it,
+        and a label it does not allow (a typo, a number outside a numeric criterion's range or
+        off its step) is refused. A numeric criterion is rated on its numbers, as an ordinal
+        one (a stepped range on its grid). Without it, labels are inferred as binary, numeric
+        or nominal.
     by
         Grouping of the rows: ``"criterion"`` (default), ``None`` (pool all criteria; they must
         share one label set), or a list of columns.
@@ -119,6 +122,7 @@ def inter_rater(
         bad = h.filter(pl.col("h_key").is_not_null() & pl.col("kind").is_null())
         if bad.height:
             raise ValueError(f"human labels: criterion {bad['criterion'][0]!r} is not in the rubric")
+        check_known(h, "h_key", labels, "human labels", raw="label")
     n_missing = h.group_by(by_list or pl.lit(0).alias("__all")).agg(
         pl.col("h_code").is_null().sum().alias("n_excluded")
     )

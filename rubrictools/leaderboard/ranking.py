@@ -148,7 +148,7 @@ def rank_systems(
     >>> rt.rank_systems(prefs, n_resamples=50, regularization=0.01)["system"].to_list()
     ['y', 'x', 'z']
     """
-    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed, least=1)
+    check_resampling(n_resamples=n_resamples, ci=ci, seed=seed, least=2)
     if method not in ("bradley_terry", "elo"):
         raise ValueError(f"method must be 'bradley_terry' or 'elo'; got {method!r}")
     if n_resamples < 1 or not regularization >= 0 or scale <= 0 or base <= 1:

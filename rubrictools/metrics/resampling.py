@@ -298,7 +298,8 @@ def with_ci_level(frame: pl.DataFrame, ci: float, *, after: str = "ci_high") -> 
 
 def check_resampling(*, n_resamples: Any = 0, ci: Any = 0.95, seed: Any = 0, least: int = 0) -> None:
     """Refuse resampling settings with an error naming the field, before any work: ``n_resamples``
-    an int >= ``least`` (0: point estimates only, where a function offers it), ``ci`` a level in
+    an int >= ``least`` and not 1 (0: point estimates only, where a function offers it; one
+    resample is no interval), ``ci`` a level in
     (0, 1), ``seed`` an int (or None for a fresh draw, or a numpy Generator).
 
     >>> check_resampling(n_resamples=-1)
@@ -308,6 +309,11 @@ def check_resampling(*, n_resamples: Any = 0, ci: Any = 0.95, seed: Any = 0, lea
     """
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < least:
         raise ValueError(f"n_resamples must be an int >= {least} (resamples of the bootstrap), got {n_resamples!r}")
+    if n_resamples == 1:
+        raise ValueError(
+            "n_resamples=1 would give an interval from one resample, both ends the same value: pass 0 for "
+            "point estimates only, or enough resamples for the tails (the default is 1000)"
+        )
     if isinstance(ci, bool) or not isinstance(ci, (int, float)) or not 0 < ci < 1:
         raise ValueError(f"ci must be an interval level in (0, 1), e.g. 0.95; got {ci!r}")
     ok_seed = (

@@ -97,7 +97,7 @@ def test_a_gate_that_cannot_fail_or_cannot_be_computed_is_refused() -> None:
         rt.assert_score(v, rub, at_least=-1)
     with pytest.raises(ValueError, match=r"criteria\['c'\] must be a score between 0 and 1"):
         rt.assert_score(v, rub, at_least=0.5, criteria={"c": 90})
-    with pytest.raises(ValueError, match="n_resamples must be an int >= 1"):
+    with pytest.raises(ValueError, match="n_resamples must be an int >= 2"):
         rt.assert_score(v, rub, at_least=0.5, n_resamples=0)
     with pytest.raises(ValueError, match="seed must be an int >= 0"):
         rt.assert_score(v, rub, at_least=0.5, seed=-1)

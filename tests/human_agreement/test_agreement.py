@@ -366,3 +366,18 @@ def test_compare_checks_its_options_as_agreement_does() -> None:
     ]:
         with pytest.raises(ValueError, match=message):
             rt.compare(v, v, h, RUBRIC, n_resamples=0, **kw)
+
+
+def test_a_numeric_criterion_is_compared_on_its_numbers() -> None:
+    """Before: with a rubric, the judge's numbers on a numeric criterion were refused as "not allowed"."""
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = {"min": 1, "max": 5, "step": 1}
+    rubric = rt.Rubric.from_dict([{"name": "n", "requirement": "a 1-5 rating", "range": rng}])
+    judge, human = [1, 3, 5, 2, 4, 4, 1, 5], [2, 3, 5, 2, 5, 3, 1, 4]
+    v = pl.DataFrame({"id": range(8), "criterion": "n", "verdict": [str(x) for x in judge]})
+    h = pl.DataFrame({"id": range(8), "criterion": "n", "label": [str(x) for x in human]})
+    t = rt.agreement(v, h, rubric, n_resamples=0, metrics=["kappa_quadratic", "mae"])
+    got = {m: x for c, m, x in t.select("criterion", "metric", "value").iter_rows() if c == "n"}
+    assert got["kappa_quadratic"] == pytest.approx(cohen_kappa_score(judge, human, weights="quadratic"))
+    assert got["mae"] == pytest.approx(np.mean(np.abs(np.subtract(judge, human))))  # in the rating's own units

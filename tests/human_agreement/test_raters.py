@@ -42,3 +42,49 @@ def test_an_ordered_metric_on_nominal_labels_is_refused_or_left_out_with_a_warni
     with pytest.warns(UserWarning, match=r"left out \['icc3'\]"):
         t = rt.inter_rater(HUMAN, nominal, metrics=["icc3", "fleiss_kappa"], n_resamples=0)
     assert t["metric"].to_list() == ["fleiss_kappa"]
+
+
+def test_a_label_outside_the_rubric_is_refused_not_silently_excluded() -> None:
+    """Before: a typo ("MTE") was dropped and only ``n_excluded`` showed it; agreement() refused it."""
+    rubric = rt.Rubric.from_dict([{"name": "c", "requirement": "r"}])
+
+    def with_label(text: str) -> pl.DataFrame:
+        fourth = pl.int_range(pl.len()) == 3
+        return HUMAN.with_columns(pl.when(fourth).then(pl.lit(text)).otherwise("label").alias("label"))
+
+    with pytest.raises(ValueError, match=r"human labels: 1 label\(s\) not allowed by the rubric; .*label='MTE'"):
+        rt.inter_rater(with_label("MTE"), rubric, n_resamples=0)
+    excluded = rt.inter_rater(with_label("CANNOT_ASSESS"), rubric, n_resamples=0)["n_excluded"]
+    assert excluded.unique().to_list() == [1]  # an NA is missing, as documented
+
+
+@pytest.mark.parametrize("rng", [{"min": 1, "max": 5}, {"min": 1, "max": 5, "step": 1}])
+def test_a_numeric_criterion_is_rated_on_its_numbers(rng: dict[str, float]) -> None:
+    """Before: with a rubric, a numeric criterion's labels were all excluded and the table came back empty."""
+    from sklearn.metrics import cohen_kappa_score
+
+    rubric = rt.Rubric.from_dict([{"name": "n", "requirement": "a 1-5 rating", "range": rng}])
+    a, b = [1, 3, 5, 2, 4, 4, 1, 5], [2, 3, 5, 2, 5, 3, 1, 4]
+    human = pl.DataFrame({"id": list(range(8)) * 2, "criterion": "n", "rater": ["x"] * 8 + ["y"] * 8,
+                          "label": [str(v) for v in a + b]})  # fmt: skip
+    t = rt.inter_rater(human, rubric, metrics=["kappa_quadratic_pairwise", "icc2"], n_resamples=0)
+    got = dict(t.select("metric", "value").iter_rows())
+    assert t["n_excluded"].to_list() == [0, 0]
+    # every grid point of a stepped range counts in the weights; a continuous one ranks what it sees
+    labels = [1, 2, 3, 4, 5]
+    assert got["kappa_quadratic_pairwise"] == pytest.approx(cohen_kappa_score(a, b, labels=labels, weights="quadratic"))
+    assert got["icc2"] == pytest.approx(_icc21(np.array([a, b], dtype=float).T))
+    for bad in ("7", "NA"):  # outside the range; a numeric verdict has no NA
+        with pytest.raises(ValueError, match=f"label='{bad}'"):
+            rt.inter_rater(human.with_columns(pl.col("label").replace("3", bad)), rubric, n_resamples=0)
+
+
+def test_no_metric_and_a_single_resample_are_refused() -> None:
+    """Before: ``metrics=[]`` meant every metric, and ``n_resamples=1`` gave an interval whose ends were equal."""
+    with pytest.raises(ValueError, match=r"metrics=\[\] asks for no inter-rater metric"):
+        rt.inter_rater(HUMAN, metrics=[])
+    with pytest.raises(ValueError, match="n_resamples=1 would give an interval from one resample"):
+        rt.inter_rater(HUMAN, n_resamples=1)
+    verdicts = HUMAN.filter(pl.col("rater") == "a").rename({"label": "verdict"}).drop("rater")
+    with pytest.raises(ValueError, match=r"metrics=\[\] asks for no agreement metric"):
+        rt.agreement(verdicts, HUMAN, metrics=[])

@@ -2,8 +2,9 @@
 across the package and no chart opposes red and green.
 
 The convention: the judge (or any LLM) in blue, people in grey, calibrated or corrected values in
-orange. Other categories take colours of the Okabe-Ito palette, chosen to stay distinct for
-readers with the common colour-vision deficiencies; where colour carries a meaning a chart adds a
+orange; what went wrong (an error, a bad verdict, the weakest criterion) in a dark wine that no
+reader takes for that orange. Other categories take colours of the Okabe-Ito palette, chosen to stay
+distinct for readers with the common colour-vision deficiencies; where colour carries a meaning a chart adds a
 second cue (a shape, a dash, a printed value). No module of rubrictools writes a colour literal
 outside this one (``tests/test_palette.py`` fails if one does).
 
@@ -36,9 +37,9 @@ __all__ = [
     "SAND",
     "SIENNA",
     "SKY",
-    "VERMILION",
     "WEIGHT_NEGATIVE",
     "WEIGHT_POSITIVE",
+    "WINE",
     "YELLOW",
 ]
 
@@ -56,7 +57,7 @@ OKABE_ORANGE = "#e69f00"  #: Okabe-Ito orange
 SKY = "#56b4e9"  #: Okabe-Ito sky blue
 BLUISH_GREEN = "#009e73"  #: Okabe-Ito bluish green
 YELLOW = "#f0e442"  #: Okabe-Ito yellow
-VERMILION = "#d55e00"  #: Okabe-Ito vermilion: errors and the weakest reading
+WINE = "#882255"  #: errors, a bad outcome, the weakest reading: Paul Tol's wine, never read as calibrated orange
 PINK = "#cc79a7"  #: Okabe-Ito reddish purple
 PURPLE = "#9467bd"  #: a muted purple
 SIENNA = "#8c564b"  #: a muted brown

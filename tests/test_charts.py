@@ -57,6 +57,16 @@ def test_confusion_heatmap_counts(support) -> None:
     assert "polite" in spec["title"]
 
 
+def test_confusion_title_names_the_judge_when_the_verdicts_have_one() -> None:
+    """Before: "coherence: judge vs human" on a chart of one named judge's verdicts."""
+    v = pl.DataFrame({"id": range(6), "criterion": "c", "verdict": ["MET", "UNMET"] * 3})
+    h = v.rename({"verdict": "label"})
+    named = v.with_columns(pl.lit("ChatGPT/p1").alias("judge"))
+    assert rt.charts.confusion(named, h).to_dict()["title"] == "c: ChatGPT/p1 vs human (count, % of the human row)"
+    assert rt.charts.confusion(v, h).to_dict()["title"] == "c: judge vs human (count, % of the human row)"
+    assert rt.charts.confusion(named, h, title="mine").to_dict()["title"] == "mine"
+
+
 def test_confusion_heatmap_is_readable_for_a_five_point_scale(support) -> None:
     rng = np.random.default_rng(0)
     h = pl.DataFrame({"id": range(200), "criterion": "coherence", "label": rng.integers(1, 6, 200).astype(str)})

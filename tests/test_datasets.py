@@ -213,8 +213,16 @@ def test_card_shows_as_proportional_text_with_its_size() -> None:
     page = d._repr_html_()
     assert "<pre>" not in page and "<table>" in page
     assert "1,056 items, 19,008 human labels from 3 raters" in page and "size: 1,056 items" in d.describe()
+    assert "empty" not in page  # HANNA has no empty label
     assert "verdicts (126,720 rows)" in page  # counts with separators, not the repr's verdicts=126720
     # the source's own tables are named as such, not listed as if they were more data (before: read as duplicates)
     assert "; as published, in .tables: &#x27;human&#x27; (19,008 rows), &#x27;llm&#x27; (126,720 rows)" in page
     assert d.describe().splitlines()[0] == f"hanna: {d.card['title']}"
     assert "not included" in page and "&lt;system&gt;" in page  # 'id = <system>/...' escaped
+
+
+def test_card_counts_empty_labels_apart() -> None:
+    """Before: "2,007 human labels" on a card where 306 of them carry no rating."""
+    human = pl.DataFrame({"id": [1, 1, 2], "rater": ["a", "b", "a"], "criterion": "c", "label": ["MET", None, "UNMET"]})
+    d = ds.Dataset(name="x", card={"title": "t"}, human=human)
+    assert d.describe().endswith("size: 2 items, 3 human labels from 2 raters, 1 of them empty (no rating given)")

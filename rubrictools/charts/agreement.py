@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rubrictools.charts.base import alt_module as _alt
-from rubrictools.charts.base import interval_words, rate_axis
+from rubrictools.charts.base import chart_frame, interval_words, rate_axis
 from rubrictools.charts.base import values as _values
 from rubrictools.deprecation import adapted, renamed
 from rubrictools.human_agreement import agreement, criterion_pairs, judge_kappas, score_pairs
@@ -46,6 +46,7 @@ def confusion(
     *,
     criterion: str | list[str] | None = None,
     columns: int = 3,
+    title: str | None = None,
 ) -> alt.FacetChart | alt.LayerChart:
     """Judge-vs-human confusion heatmaps, one per criterion, with counts and row percentages.
 
@@ -53,7 +54,8 @@ def confusion(
     share of the human label's row. Cells grow with the number of labels (a 5-point scale
     stays readable); whole-number labels read ``1``-``5``, not ``1.0``-``5.0``; panels follow
     the rubric's criterion order. Pairs are formed as in :func:`rubrictools.agreement`
-    (errors and NA excluded).
+    (errors and NA excluded). The default title names the judge when the verdicts hold one
+    (a ``judge`` column with a single value); ``title`` replaces it.
 
     Example
     -------
@@ -66,7 +68,10 @@ def confusion(
     """
 
     alt = _alt()
-    pairs = criterion_pairs(verdicts, human, rubric, ["criterion"], "exclude", "each").frame
+    frame = chart_frame(verdicts, name="verdicts")
+    judges = frame["judge"].unique().to_list() if "judge" in frame.columns else []
+    who = str(judges[0]) if len(judges) == 1 and judges[0] is not None else "judge"
+    pairs = criterion_pairs(frame, human, rubric, ["criterion"], "exclude", "each").frame
     if criterion is not None:
         wanted = [criterion] if isinstance(criterion, str) else list(criterion)
         pairs = pairs.filter(pl.col("criterion").is_in(wanted))
@@ -133,9 +138,11 @@ def confusion(
         return (
             layer.facet(facet=alt.Facet("criterion:N", title=None, sort=order), columns=columns)
             .resolve_scale(x="independent", y="independent")
-            .properties(title="Judge vs human labels (count, % of the human row)")
+            .properties(
+                title=title or f"{'Judge' if who == 'judge' else who} vs human labels (count, % of the human row)"
+            )
         )
-    return layer.properties(title=f"{cells['criterion'][0]}: judge vs human (count, % of the human row)")
+    return layer.properties(title=title or f"{cells['criterion'][0]}: {who} vs human (count, % of the human row)")
 
 
 def score_distributions(

@@ -27,7 +27,7 @@ def before_after(
     after: str = "now",
     title: str | None = None,
     metric: str | None = None,
-    width: int = 260,
+    width: int = 380,
 ) -> alt.LayerChart:
     """A dumbbell chart: one row per ``by`` group, a grey bar from its ``before`` value to its
     ``after`` value, a hollow point at ``before`` and a filled one at ``after``. Rows keep the

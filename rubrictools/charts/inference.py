@@ -17,12 +17,15 @@ __all__ = ["ppi_widths"]
 _NAMES = {"classical": "human labels only", "ppi": "prediction-powered (PPI++)", "naive": "judge only (biased)"}
 
 
-def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = None) -> alt.LayerChart:
+def ppi_widths(
+    curve: Any, *, criterion: str | None = None, title: str | None = None, items: str = "items"
+) -> alt.LayerChart:
     """A :func:`rubrictools.ppi.width_curve` table: median interval width against the number
     of human labels for the classical, PPI and naive estimates, one panel per criterion. The
     naive line is dashed and carries the judge's bias (the judge-only estimate minus the value
     from all human labels, signed, two decimals) under its start, since a narrow interval around
-    the wrong value is no help.
+    the wrong value is no help. ``items``: the plural noun for what was labelled ("stories",
+    "answers"), used by the x axis and the default title.
 
     >>> import polars as pl, rubrictools as rt
     >>> c = pl.DataFrame({"criterion": "c", "n": [50, 50, 50], "method": ["classical", "ppi", "naive"],
@@ -31,6 +34,8 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
     >>> rt.charts.ppi_widths(c).to_dict()["layer"][0]["mark"]["type"]
     'line'
     """
+    if not isinstance(items, str) or not items.strip():
+        raise ValueError(f"items must be a plural noun such as 'stories', got {items!r}")
     alt = alt_module()
     c = chart_frame(curve, name="curve")
     need = ["criterion", "n", "method", "width", "estimate", "covers", "full_value"]
@@ -53,7 +58,7 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
         # ticks at the numbers of labels tried (a scale from 0 or 40 says nothing about n = 50)
         x=alt.X(
             "n:Q",
-            title="labelled items (n)",
+            title=f"labelled {items} (n)",
             scale=alt.Scale(zero=False, nice=False, padding=12),
             axis=alt.Axis(values=sorted(c["n"].unique().to_list()), format="d"),
         ),
@@ -94,7 +99,7 @@ def ppi_widths(curve: Any, *, criterion: str | None = None, title: str | None = 
     panels = c["criterion"].unique(maintain_order=True).to_list()  # the curve's (rubric) order, not alphabetical
     chart = lines.facet(facet=alt.Facet("criterion:N", title=None, sort=panels), columns=3) if many else lines
     scope = f" on {criterion!r}" if criterion is not None else ""
-    heading = title or f"Interval width against the number of labelled items{scope}"
+    heading = title or f"Interval width against the number of labelled {items}{scope}"
     words = [
         f"median width of the {interval_words(c)}s, in the estimate's units",
         "judge bias: the judge-only estimate minus the value from all human labels",

@@ -9,7 +9,7 @@ import polars as pl
 from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import chart_frame
 from rubrictools.charts.base import values as _values
-from rubrictools.palette import BLUISH_GREEN, INK_MUTED, JUDGE, PINK, SAND, VERMILION
+from rubrictools.palette import BLUISH_GREEN, INK_MUTED, JUDGE, PINK, SAND, WINE
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -33,7 +33,7 @@ _RULE, _SCRIPTED = "no call (rule)", "no call (scripted judge)"
 _OUTCOMES = {  # one colour, one meaning, in every panel of the run summary
     "new call": JUDGE,
     "cache hit": BLUISH_GREEN,
-    "error": VERMILION,
+    "error": WINE,
     _RULE: SAND,  # a light sand: grey is kept for people
     _SCRIPTED: PINK,
 }
@@ -129,7 +129,7 @@ def run_summary(verdicts: Any) -> alt.VConcatChart:
             ),
             tooltip=["judge:N", "outcome:N", alt.Tooltip("len:Q", title="rows")],
         )
-        .properties(width=220, title="Verdict rows per judge, by outcome")
+        .properties(width=220, title="Verdict rows per judge, by how each was obtained")
     )
     paid = v.filter(pl.col("judge") != "rule")
     cost = (

@@ -9,7 +9,7 @@ import polars as pl
 from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import chart_frame, require_columns
 from rubrictools.charts.base import values as _values
-from rubrictools.palette import INK, JUDGE, NEUTRAL_DARK, NEUTRAL_LIGHT, OKABE_BLUE, VERMILION, YELLOW
+from rubrictools.palette import INK, JUDGE, NEUTRAL_DARK, NEUTRAL_LIGHT, OKABE_BLUE, WINE, YELLOW
 from rubrictools.tables import fixed_decimals
 from rubrictools.verdicts import HOLISTIC
 
@@ -21,8 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["verdicts"]
 
 _STATES = ["good", "partly", "bad", "cannot assess", "error"]
-# colour-blind safe (Okabe-Ito blue / yellow / vermilion); every cell also prints its verdict
-_COLOURS = [OKABE_BLUE, YELLOW, VERMILION, NEUTRAL_LIGHT, NEUTRAL_DARK]
+# colour-blind safe (blue / yellow / dark wine); every cell also prints its verdict
+_COLOURS = [OKABE_BLUE, YELLOW, WINE, NEUTRAL_LIGHT, NEUTRAL_DARK]
 
 
 def _pick_judge(v: pl.DataFrame, judge: str | None) -> pl.DataFrame:
@@ -46,11 +46,11 @@ def verdicts(
     scores: Any = None,
 ) -> alt.LayerChart | alt.HConcatChart:
     """Submission x criterion heatmap of a verdict table, coloured by what each verdict does
-    to the score: blue is good, vermilion (orange-red) is bad, whatever the sign of the weight (colour-blind safe,
-    and every cell prints its verdict too).
+    to the score: blue is good, dark wine (a deep red-purple) is bad, whatever the sign of the
+    weight (colour-blind safe, and every cell prints its verdict too).
 
     A cell's *goodness* is ``value`` for a criterion with a positive weight and
-    ``1 - value`` for a penalty (negative weight), so a MET penalty is vermilion, never the blue
+    ``1 - value`` for a penalty (negative weight), so a MET penalty is wine, never the blue
     of a MET reward; between 0 and 1 (partial credit) it is yellow. CANNOT_ASSESS/NA cells
     are light grey and error rows dark grey. Criteria keep the rubric's order and show their
     weight; submissions keep the table's order (the first ``max_submissions``). With several
@@ -126,7 +126,7 @@ def verdicts(
     heat = (rect + text).properties(
         width=max(200, 90 * len(names)),
         height=height,
-        title=title or alt.Title(f"Verdicts{who}", subtitle="blue: good for the score, vermilion (orange-red): bad"),
+        title=title or alt.Title(f"Verdicts{who}", subtitle="blue: good for the score, dark wine: bad"),
     )
     if scores is None:
         return heat

@@ -43,7 +43,9 @@ class Dataset:
         rows = [(k, str(self.card[k])) for k in keys if k in self.card]
         n_items, raters = self.human["id"].n_unique(), self.human["rater"].n_unique()
         who = f"{raters:,} rater{'' if raters == 1 else 's'}"
-        return [*rows, ("size", f"{n_items:,} items, {self.human.height:,} human labels from {who}")]
+        empty = self.human["label"].null_count() if "label" in self.human.columns else 0
+        blank = f", {empty:,} of them empty (no rating given)" if empty else ""
+        return [*rows, ("size", f"{n_items:,} items, {self.human.height:,} human labels from {who}{blank}")]
 
     def describe(self) -> str:
         """The dataset card as text: title, origin, licence, citation, contents, labels, size."""

@@ -27,7 +27,7 @@ from rubrictools.palette import (
     PURPLE,
     SIENNA,
     SKY,
-    VERMILION,
+    WINE,
     YELLOW,
 )
 from rubrictools.tables import fixed_decimals
@@ -146,7 +146,7 @@ def _heat(correlations: pl.DataFrame, order: list[str], height: int) -> alt.Laye
 
 
 _FLAG_COLOURS = {  # the first flag of a criterion decides its bar's colour
-    "lowest human agreement": VERMILION,
+    "lowest human agreement": WINE,
     "low human agreement": PINK,
     "judges disagree": YELLOW,
     "never discriminates": SIENNA,

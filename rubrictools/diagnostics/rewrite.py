@@ -42,7 +42,7 @@ from rubrictools.judge.prompts import describe_criterion, escape
 from rubrictools.judge.scripted import ScriptedJudge
 from rubrictools.metrics.names import metric_words
 from rubrictools.metrics.resampling import check_resampling
-from rubrictools.palette import OKABE_BLUE, VERMILION
+from rubrictools.palette import OKABE_BLUE, WINE
 from rubrictools.rubric import Criterion, Rubric
 from rubrictools.tables import fixed_decimals, html_table
 
@@ -413,8 +413,8 @@ def _reorder(v: pl.DataFrame, ids: pl.Series, rubric: Rubric) -> pl.DataFrame:
     )
 
 
-_OUTCOME = {"kept": OKABE_BLUE, "rejected": VERMILION}
-"""Colour-blind-safe colours of a proposal's outcome (Okabe-Ito blue and vermilion)."""
+_OUTCOME = {"kept": OKABE_BLUE, "rejected": WINE}
+"""Colour-blind-safe colours of a proposal's outcome (Okabe-Ito blue and a dark wine)."""
 
 
 def _signed(column: str) -> pl.Expr:

@@ -49,7 +49,9 @@ OVERALL = "overall_score"
 class HealthBenchScores:
     """The result of :func:`healthbench_score`.
 
-    ``summary``: ``[by,] metric, score, bootstrap_std, n`` (``overall_score`` first, then tags);
+    ``summary``: ``[by,] metric, score, bootstrap_std, n, unclipped`` (``overall_score`` first,
+    then tags; ``score`` is the mean clipped to [0, 1] as HealthBench reports it, ``unclipped``
+    the mean before clipping, so a 0 that hides a negative mean shows as one);
     ``examples``: ``id, [by,] score, achieved, possible, unassessed`` (score unclamped);
     ``tags``: ``id, [by,] tag, score``, one row per example and tag with a score.
     """
@@ -102,7 +104,7 @@ def _bootstrap_std(values: np.ndarray, n_resamples: int, rng: np.random.Generato
 
 
 def _summary(long: pl.DataFrame, keys: list[str], n_resamples: int, seed: int | None) -> pl.DataFrame:
-    """``[by,] metric, score, bootstrap_std, n`` from a long ``[by,] metric, score`` table."""
+    """``[by,] metric, score, bootstrap_std, n, unclipped`` from a long ``[by,] metric, score`` table."""
     rng = np.random.default_rng(seed)
     groups = long.group_by([*keys, "metric"], maintain_order=True).agg(pl.col("score"))
     order = pl.when(pl.col("metric") == OVERALL).then(0).otherwise(1)
@@ -114,6 +116,7 @@ def _summary(long: pl.DataFrame, keys: list[str], n_resamples: int, seed: int | 
         pl.col("score").list.mean().clip(0.0, 1.0).alias("score"),
         pl.Series("bootstrap_std", stds, dtype=pl.Float64),
         pl.col("score").list.len().cast(pl.Int64).alias("n"),
+        pl.col("score").list.mean().alias("unclipped"),
     )
 
 

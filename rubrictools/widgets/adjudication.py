@@ -299,8 +299,10 @@ class CalibrationWidget:
             shown = shown.join(answers, on="id", how="left", maintain_order="left")
         drawn = self.chart_out.outputs if self.chart_out is not None else ()
         svg = drawn[0]["data"].get("image/svg+xml") if drawn else None  # with rt.charts.offline()
-        buttons = "".join(f"<code>[{b.description}]</code> " for b in self._buttons)
-        current = f"{self.card.value}<p>buttons: {buttons}</p>"
+        buttons = "".join(f"<code>[{b.description}]</code> " for b in self._buttons[:-1])
+        menu = " | ".join(html.escape(str(o)) for o in self.relabel.options) or "–"
+        relabel = f"relabel menu: <code>[{menu}]</code> then <code>[{self.relabel_button.description}]</code>"
+        current = f"{self.card.value}<p>buttons: {buttons}· {relabel}</p>"
         if shown.height != self.disagreements.height:  # rows grouped by rater: say how the counts relate
             current += (
                 f"<p>The table lists the {self.disagreements.height:,} disagreements (one per rater) as "

@@ -55,6 +55,17 @@ def test_ppi_width_panels_follow_the_curve() -> None:
     assert spec["facet"]["sort"] == ["zeta", "alpha"]
 
 
+def test_ppi_widths_counts_what_was_labelled_in_its_own_noun() -> None:
+    rows = [{"criterion": "c", "n": n, "method": m, "width": 0.1, "covers": 1.0, "full_value": 3.0, "estimate": 3.0}
+            for n in (10, 20) for m in ("classical", "ppi", "naive")]  # fmt: skip
+    spec = rt.charts.ppi_widths(pl.DataFrame(rows), items="stories").to_dict()
+    assert spec["title"]["text"] == "Interval width against the number of labelled stories"
+    assert spec["layer"][0]["encoding"]["x"]["title"] == "labelled stories (n)"
+    for bad in ("", "  ", 3, None):
+        with pytest.raises(ValueError, match="items must be a plural noun"):
+            rt.charts.ppi_widths(pl.DataFrame(rows), items=bad)  # type: ignore[arg-type]  # reason: bad input on purpose
+
+
 def test_ppi_widths_writes_the_signed_bias_once_per_panel_with_two_decimals() -> None:
     vl_convert = pytest.importorskip("vl_convert")
     rows = [

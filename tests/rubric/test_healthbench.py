@@ -53,8 +53,11 @@ def test_example_scores_are_unclamped_and_the_mean_is_clipped() -> None:
     scores = dict(hb.examples.select("id", "score").rows())
     assert scores == pytest.approx({"A": 2 / 15, "B": -10 / 3, "C": 1.0})
     assert hb.examples["possible"].to_list() == [15.0, 3.0, 10.0]
-    summary = {m: (s, n) for m, s, _, n in hb.summary.rows()}
+    summary = {m: (s, n) for m, s, _, n, _ in hb.summary.rows()}
     assert summary["overall_score"] == (0.0, 3)  # mean (2/15 - 10/3 + 1) / 3 = -0.733 -> clipped to 0
+    unclipped = dict(hb.summary.select("metric", "unclipped").rows())
+    assert unclipped["overall_score"] == pytest.approx((2 / 15 - 10 / 3 + 1) / 3)  # the mean the 0 hides
+    assert unclipped["axis:completeness"] == 0.0  # a true 0, not a clipped one
     assert summary["theme:emergency"][0] == pytest.approx((2 / 15 + 1) / 2)  # example tag: A and C
     assert summary["axis:accuracy"] == (pytest.approx(((10 - 8) / 10 + 6 / 6) / 2), 2)
     assert summary["axis:completeness"] == (0.0, 1)
@@ -93,7 +96,7 @@ def test_unassessed_items_exclude_the_example_or_count_as_unmet() -> None:
     v = v.filter(~((pl.col("id") == "C") & (pl.col("criterion") == "c2")))  # C's second item has no row at all
     hb = rt.healthbench_score(v, ex, n_resamples=0)
     assert hb.examples.select("id", "score", "unassessed").rows() == [("A", None, 1), ("B", -10 / 3, 0), ("C", None, 1)]
-    assert hb.summary.row(0)[1:] == (0.0, pytest.approx(float("nan"), nan_ok=True), 1)
+    assert hb.summary.row(0)[1:4] == (0.0, pytest.approx(float("nan"), nan_ok=True), 1)
     unmet = rt.healthbench_score(v, ex, cannot_assess="unmet", n_resamples=0)
     assert dict(unmet.examples.select("id", "score").rows()) == pytest.approx({"A": 10 / 15, "B": -10 / 3, "C": 0.4})
 
@@ -135,7 +138,7 @@ def test_bootstrap_std_is_the_spread_of_the_clipped_mean() -> None:
     neg = rt.Rubric.from_dict([{"criterion": "x", "points": 1}, {"criterion": "bad", "points": -9}])
     vn = pl.DataFrame({"id": [0, 0, 1, 1], "criterion": ["c1", "c2"] * 2, "verdict": ["MET", "MET", "UNMET", "MET"]})
     sn = rt.healthbench_score(vn.with_columns(weight=pl.lit(1.0)), neg).summary.row(0)
-    assert sn[1:] == (0.0, 0.0, 2)  # every resample's mean is negative: clipped to 0, no spread
+    assert sn[1:4] == (0.0, 0.0, 2)  # every resample's mean is negative: clipped to 0, no spread
 
 
 def test_healthbench_items_load_as_criteria_with_tags() -> None:

@@ -213,6 +213,10 @@ def test_every_widget_carries_a_static_snapshot_for_exports() -> None:
     cw_snap = cw._repr_mimebundle_()["text/html"]
     first = cw.current
     assert first is not None and f"submission</b> {first['id']}" in cw_snap and "[judge right]" in cw_snap
+    # the relabel menu and its options, which the introduction of notebook 04 tells the reader to use
+    assert "relabel menu: <code>[UNMET | MET]</code> then <code>[set label]</code>" in cw_snap
+    # the labelling snapshot says what its key box takes
+    assert "key box: type 1-3 or m/u/c" in lw._repr_mimebundle_()["text/html"]
     # untrusted text is escaped in the snapshot
     hostile = rt.widgets.explore(support.verdicts.head(1).with_columns(explanation=pl.lit("<script>x</script>")))
     assert "<script>" not in hostile._repr_mimebundle_()["text/html"]

@@ -64,7 +64,7 @@ def agreement(
     rubric
         Orders ordinal options, fixes the label set (a label it does not allow is refused),
         and scores both sides for the score-level rows. A numeric criterion is compared on its
-        numbers as an ordinal one (``mae`` and ``bias`` in the rating's own units). Without
+        numbers as an ordinal one (``mae`` in the rating's own units). Without
         it, labels are inferred as binary, numeric or nominal.
     by
         Grouping of the criterion-level rows: ``"criterion"`` (default), ``None`` (pool all

@@ -176,6 +176,12 @@ def test_reliability_draws_chance_when_told_it() -> None:
     # any real number is a share: numpy scalars and fractions too; the subtitle keeps small or odd shares
     for ok, words in ((np.float32(0.25), "25%"), (Fraction(1, 3), "33.3%"), (0.004, "0.4%")):
         assert f"dotted: chance ({words})" in rt.charts.reliability(y, p, chance=ok).to_dict()["title"]["subtitle"]
+    # a stronger baseline than a blind guess is named as such (skewed labels: always the commonest one)
+    named = rt.charts.reliability(y, p, chance=0.526, chance_label="always the commonest rating").to_dict()
+    assert "dotted: always the commonest rating (52.6%)" in named["title"]["subtitle"]
+    for bad in ("", "  ", None, 3):
+        with pytest.raises(ValueError, match="chance_label must be a non-empty string"):
+            rt.charts.reliability(y, p, chance=0.25, chance_label=bad)  # type: ignore[arg-type]  # the check under test
 
 
 def test_run_summary_from_a_graded_table() -> None:

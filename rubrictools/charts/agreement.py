@@ -394,12 +394,16 @@ def reliability(
     strategy: str = "uniform",
     title: str | None = None,
     chance: float | None = None,
+    chance_label: str = "chance",
 ) -> alt.LayerChart:
     """Reliability diagram: the share of items that came out true ("share correct") vs the mean
     confidence per bin (point size = items), the diagonal of perfect calibration, and the
-    expected calibration error (ECE) and Brier score in the title. ``chance``: the share a blind
-    guess gets right (``1 / k`` for the top of ``k`` options), drawn as a dotted horizontal line,
-    so a judge right barely more often than chance shows as such.
+    expected calibration error (ECE) and Brier score in the title. ``chance``: the share a
+    baseline with no skill gets right, drawn as a dotted horizontal line, so a judge right barely
+    more often (or less often) shows as such; ``chance_label`` names it in the subtitle. A blind
+    guess among ``k`` options is ``1 / k``; when the labels are skewed, always answering the most
+    common label is the stronger baseline (pass its share and, say,
+    ``chance_label="always the commonest label"``).
 
     Example
     -------
@@ -413,6 +417,8 @@ def reliability(
     >>> rt.charts.reliability(y, p, n_bins=5, chance=0.25).to_dict()["title"]["subtitle"]
     'dashed: perfectly calibrated; dotted: chance (25%); point size: items in the bin'
     """
+    if not isinstance(chance_label, str) or not chance_label.strip():
+        raise ValueError(f"chance_label must be a non-empty string naming the baseline, got {chance_label!r}")
     if chance is not None:  # a number (numpy's and Fraction too, not a bool) strictly between 0 and 1
         if isinstance(chance, bool) or not isinstance(chance, Real) or not 0.0 < float(chance) < 1.0:
             raise ValueError(f"chance must be a number between 0 and 1 (1 / k for k options), got {chance!r}")
@@ -451,6 +457,6 @@ def reliability(
     if chance is not None:
         guess = alt.Chart(alt.Data(values=[{"y": chance}])).mark_rule(strokeDash=[1, 3], color=REFERENCE)
         layers.insert(1, guess.encode(y=alt.Y("y:Q", scale=unit)))
-        words += f"dotted: chance ({100 * chance:.3g}%); "  # 25%, 33.3%, 0.4%: never rounded to 0% or 100%
+        words += f"dotted: {chance_label} ({100 * chance:.3g}%); "  # 25%, 33.3%, 0.4%: never rounded to 0% or 100%
     heading = alt.Title(title or default, subtitle=words + "point size: items in the bin")
     return alt.layer(*layers).properties(width=300, height=300, title=heading)

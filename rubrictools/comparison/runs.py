@@ -127,6 +127,8 @@ def _costs(va: pl.DataFrame, vb: pl.DataFrame, ia: dict[str, Any], ib: dict[str,
             return judged.select(expr).item() if needs in judged.columns else None
 
         fresh = ~pl.col("cached") if "cached" in judged.columns else pl.lit(True)
+        if "attempts" in judged.columns:  # a scripted judge makes no call: no latency to average (null, not 0)
+            fresh = fresh & (pl.col("attempts") > 0)
         return {
             "judge rows": float(judged.height),
             "errors": agg(pl.col("error").is_not_null().sum().cast(pl.Float64), "error"),

@@ -110,7 +110,11 @@ _SHOWN = (
 )  # fmt: skip
 """The report's columns shown in a notebook (the full table stays in ``report.table``)."""
 
-_HEADERS = {"most_correlated": "strongest |r| with", "correlation": "Pearson r with it"}
+_HEADERS = {
+    "met_rate": "judge's MET rate (mean value)",
+    "most_correlated": "strongest |r| with",
+    "correlation": "Pearson r with it",
+}
 """Headers in the notebook view for columns whose snake_case name would mislead."""
 
 

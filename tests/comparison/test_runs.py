@@ -80,6 +80,15 @@ def test_flips_costs_and_unpaired_ids() -> None:
     costs = dict(zip(cmp.costs["measure"], cmp.costs["change"], strict=True))
     assert costs["judge rows"] == b.height - a.height and costs["mean latency, fresh calls (s)"] == pytest.approx(1)
     assert cmp.summary["ci_low"].null_count() == cmp.summary.height  # bootstrap=0: no intervals
+    # a scripted judge makes no call (attempts 0): no latency to average, shown as missing, not as 0.000 s
+    scripted = rt.compare_runs(
+        a.with_columns(attempts=pl.lit(0), latency_s=pl.lit(0.0)),
+        b.with_columns(attempts=pl.lit(0), latency_s=pl.lit(0.0)),
+        rubric=RUBRIC,
+        n_resamples=0,
+    )
+    latency = scripted.costs.filter(pl.col("measure") == "mean latency, fresh calls (s)").row(0, named=True)
+    assert latency["a"] is None and latency["b"] is None and latency["change"] is None
     assert repr(cmp).startswith("RunComparison(after - before: score ") and "p n/a" in repr(cmp)  # it crashed
     with pytest.raises(ValueError, match="share no submission"):
         rt.compare_runs(a, b.with_columns(pl.col("id") + 100), rubric=RUBRIC)

@@ -365,3 +365,28 @@ def test_run_summary_names_rule_rows_and_scripted_rows_apart() -> None:
 
 def _colours(spec: dict) -> list[dict]:
     return [d["color"] for d in walk(spec) if isinstance(d.get("color"), dict) and "field" in d["color"]]
+
+
+def test_bad_titles_judges_and_baselines_are_refused_by_name() -> None:
+    """Found by a bad-input round: title=123 reached altair's schema error; two judges were pooled
+    (or the error asked for a by= that confusion does not have); a chance_label without chance
+    was dropped; ppi_widths on a criterion not in the curve drew an empty chart."""
+    v = pl.DataFrame({"id": range(6), "criterion": "c", "verdict": ["MET", "UNMET"] * 3})
+    h = v.rename({"verdict": "label"})
+    for bad in (123, "", "  ", [], [1]):
+        with pytest.raises(ValueError, match="title must be a non-blank string"):
+            rt.charts.confusion(v, h, title=bad)  # type: ignore[arg-type]  # reason: bad input on purpose
+    two = v.with_columns(pl.when(pl.col("id") < 3).then(pl.lit("a")).otherwise(pl.lit("b")).alias("judge"))
+    with pytest.raises(ValueError, match=r"confusion draws one judge's verdicts and these hold 2 \(\['a', 'b'\]\)"):
+        rt.charts.confusion(two, h)
+    with_rules = v.with_columns(pl.when(pl.col("id") < 3).then(pl.lit("a")).otherwise(pl.lit("rule")).alias("judge"))
+    assert "judge vs human" in rt.charts.confusion(with_rules, h).to_dict()["title"]  # rule rows beside one judge
+    y, p = np.array([0, 1, 1, 0]), np.array([0.2, 0.8, 0.6, 0.4])
+    with pytest.raises(ValueError, match="chance_label='the commonest' names a baseline but chance= gives none"):
+        rt.charts.reliability(y, p, chance_label="the commonest")
+    with pytest.raises(ValueError, match="title must be"):
+        rt.charts.reliability(y, p, title=7)  # type: ignore[arg-type]  # reason: bad input on purpose
+    rows = [{"criterion": "c", "n": n, "method": m, "width": 0.1, "covers": 1.0, "full_value": 3.0, "estimate": 3.0}
+            for n in (10, 20) for m in ("classical", "ppi", "naive")]  # fmt: skip
+    with pytest.raises(ValueError, match=r"criterion 'nope' is not in the curve \(its criteria: \['c'\]\)"):
+        rt.charts.ppi_widths(pl.DataFrame(rows), criterion="nope")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rubrictools.charts.base import alt_module as _alt
-from rubrictools.charts.base import chart_frame, interval_words, rate_axis
+from rubrictools.charts.base import chart_frame, check_title, interval_words, rate_axis
 from rubrictools.charts.base import values as _values
 from rubrictools.deprecation import adapted, renamed
 from rubrictools.human_agreement import agreement, criterion_pairs, judge_kappas, score_pairs
@@ -67,10 +67,18 @@ def confusion(
     'polite: judge vs human (count, % of the human row)'
     """
 
+    check_title(title)
     alt = _alt()
     frame = chart_frame(verdicts, name="verdicts")
-    judges = frame["judge"].unique().to_list() if "judge" in frame.columns else []
-    who = str(judges[0]) if len(judges) == 1 and judges[0] is not None else "judge"
+    judges = frame["judge"].drop_nulls().unique().to_list() if "judge" in frame.columns else []
+    models = [j for j in judges if j != "rule"]  # rule rows sit beside any judge's
+    if len(models) > 1:
+        names = sorted(map(str, models))
+        raise ValueError(
+            f"confusion draws one judge's verdicts and these hold {len(models)} ({names}): filter them to one "
+            "first, e.g. verdicts.filter(pl.col('judge') == ...)"
+        )
+    who = str(models[0]) if len(models) == 1 and len(judges) == 1 else "judge"
     pairs = criterion_pairs(frame, human, rubric, ["criterion"], "exclude", "each").frame
     if criterion is not None:
         wanted = [criterion] if isinstance(criterion, str) else list(criterion)
@@ -417,8 +425,11 @@ def reliability(
     >>> rt.charts.reliability(y, p, n_bins=5, chance=0.25).to_dict()["title"]["subtitle"]
     'dashed: perfectly calibrated; dotted: chance (25%); point size: items in the bin'
     """
+    check_title(title)
     if not isinstance(chance_label, str) or not chance_label.strip():
         raise ValueError(f"chance_label must be a non-empty string naming the baseline, got {chance_label!r}")
+    if chance is None and chance_label != "chance":
+        raise ValueError(f"chance_label={chance_label!r} names a baseline but chance= gives none: pass its share")
     if chance is not None:  # a number (numpy's and Fraction too, not a bool) strictly between 0 and 1
         if isinstance(chance, bool) or not isinstance(chance, Real) or not 0.0 < float(chance) < 1.0:
             raise ValueError(f"chance must be a number between 0 and 1 (1 / k for k options), got {chance!r}")

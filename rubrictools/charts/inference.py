@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.charts.base import alt_module, chart_frame, interval_words, require_columns, values
+from rubrictools.charts.base import alt_module, chart_frame, check_title, interval_words, require_columns, values
 from rubrictools.palette import CALIBRATED, INK, JUDGE, PEOPLE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,18 +36,22 @@ def ppi_widths(
     """
     if not isinstance(items, str) or not items.strip():
         raise ValueError(f"items must be a plural noun such as 'stories', got {items!r}")
+    check_title(title)
     alt = alt_module()
     c = chart_frame(curve, name="curve")
     need = ["criterion", "n", "method", "width", "estimate", "covers", "full_value"]
     require_columns(c, need, "ppi_widths", "; pass rt.ppi.width_curve(...)")
     if criterion is not None:
+        known = c["criterion"].unique().sort().to_list()
+        if criterion not in known:
+            raise ValueError(f"criterion {criterion!r} is not in the curve (its criteria: {known})")
         c = c.filter(pl.col("criterion") == criterion)
     first = (pl.col("n") == pl.col("n").min().over("criterion")) & (pl.col("method") == "naive")
     # the narrowest line is no help when its interval misses: the legend says how often it holds the value
     naive_cover = c.filter(pl.col("method") == "naive")["covers"].mean()
     names = dict(_NAMES)
     if isinstance(naive_cover, float):
-        names["naive"] = f"judge only (biased: holds the value in {naive_cover:.0%} of subsets)"
+        names["naive"] = f"judge only (holds the value in {naive_cover:.0%} of subsets)"
     c = c.with_columns(  # the judge's bias is written once per panel, under the naive line's start
         pl.col("method").replace_strict(names, default=pl.col("method")).alias("estimator"),
         pl.when(first).then(pl.col("estimate") - pl.col("full_value")).alias("bias"),

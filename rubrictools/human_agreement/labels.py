@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -56,16 +57,39 @@ _LABEL_SCHEMA: dict[str, Any] = {
 }
 
 
-def _numeric_entries(rng: NumericRange, keys: list[str | None]) -> list[tuple[str, float | None, str]]:
+_MAX_LEVELS = 41
+"""Most levels a continuous numeric criterion is put on for kappa's weights (0.1 steps on 1-5):
+pairwise kappas keep a levels x levels table per rater pair and submission."""
+
+
+_Entry = tuple[str, float | None, str]
+"""A label's normalised key, its number (None: NA) and how it is shown."""
+
+
+def _numeric_entries(name: str | None, rng: NumericRange, keys: list[str | None]) -> list[_Entry]:
     """A numeric criterion's labels in order, as ``(key, number, shown)``: every point of a stepped
-    range (so kappa's weights count steps of the scale, observed or not), else the distinct numbers
-    of the data within ``min..max``. A number off the grid or outside the range, or an NA token
-    (a numeric verdict has none: scoring refuses it too), gets no entry, so :func:`check_known`
-    refuses it."""
+    range, else of the grid of ``min..max`` at the data's finest decimal (4.9 and 5: steps of 0.1),
+    so kappa's weights count distances on the scale, observed or not; when that grid would pass
+    :data:`_MAX_LEVELS`, the distinct numbers seen, with a warning that kappa then weighs ranks. A
+    number off the grid or outside the range, or an NA token (a numeric verdict has none: scoring
+    refuses it too), gets no entry, so :func:`check_known` refuses it."""
     if rng.points is not None:
         return [(_key_py(str(p)), float(p), format_number(p)) for p in rng.points]
     found = sorted({float(k) for k in keys if k is not None and _is_number(k)})
-    return [(str(x), x, format_number(x)) for x in found if rng.min <= x <= rng.max]
+    inside = [x for x in found if rng.min <= x <= rng.max]
+    digits = next((d for d in range(4) if all(abs(x * 10**d - round(x * 10**d)) < 1e-9 for x in inside)), None)
+    if digits is not None:
+        lo, hi = math.floor(rng.min * 10**digits), math.ceil(rng.max * 10**digits)
+        if hi - lo + 1 <= _MAX_LEVELS:
+            grid = [round(i / 10**digits, digits) for i in range(lo, hi + 1)]
+            return [(str(float(x)), float(x), format_number(x)) for x in grid if rng.min <= x <= rng.max]
+    warnings.warn(
+        f"criterion {name!r}: its numbers do not fit a grid of {_MAX_LEVELS} levels on {rng.describe()}, so a "
+        "kappa on it weighs the ranks of the values seen, not their distances: prefer icc2, mae or spearman there",
+        UserWarning,
+        stacklevel=user_stacklevel(),
+    )
+    return [(str(x), x, format_number(x)) for x in inside]
 
 
 def _is_number(text: str) -> bool:
@@ -130,7 +154,7 @@ def label_table(rubric: Rubric | None, keys: pl.DataFrame, cannot_assess: NaMode
             raise ValueError(f"criteria {sorted(unknown)[:5]} are not in the rubric {list(rubric.names)}")
         for c in rubric:
             if c.range is not None:  # numeric: the range's grid, or the in-range numbers the data hold
-                entries = _numeric_entries(c.range, keys.filter(pl.col("criterion") == c.name)["key"].to_list())
+                entries = _numeric_entries(c.name, c.range, keys.filter(pl.col("criterion") == c.name)["key"].to_list())
                 add(c.name, entries, "ordinal", 0 if c.weight >= 0 else len(entries) - 1)
                 continue
             if c.options is None:
@@ -178,9 +202,14 @@ def check_known(df: pl.DataFrame, col: str, labels: pl.DataFrame, side: str, *, 
     )
     if bad.height:
         r = bad.row(0, named=True)
+        why = (  # an NA token where the criterion has no NA label (a numeric criterion, options without NA)
+            "; this criterion has no NA label: leave the label null and the row is left out"
+            if r[col] in _NA_TOKENS
+            else ""
+        )
         raise ValueError(
             f"{side}: {bad.height} label(s) not allowed by the rubric; first: id={r['id']!r}, "
-            f"criterion={r['criterion']!r}, label={r[raw or col]!r}"
+            f"criterion={r['criterion']!r}, label={r[raw or col]!r}{why}"
         )
 
 

@@ -38,9 +38,7 @@ def criterion_pairs(
         if c not in v.columns and c not in h.columns:
             raise ValueError(f"by={c!r} is neither a verdict nor a human-label column")
     v_cols = ["id", "criterion", *[c for c in by if c in v.columns and c not in ("id", "criterion")]]
-    v = with_key(v.select(*v_cols, "verdict", pl.col("error").is_not_null().alias("j_err")), "verdict", "j_key").drop(
-        "verdict"
-    )
+    v = with_key(v.select(*v_cols, "verdict", pl.col("error").is_not_null().alias("j_err")), "verdict", "j_key")
     h = with_key(h, "label", "h_key")
     keys = pl.concat(
         [v.select("criterion", pl.col("j_key").alias("key")), h.select("criterion", pl.col("h_key").alias("key"))]
@@ -50,8 +48,9 @@ def criterion_pairs(
     meta = labels.group_by("criterion").agg(pl.col("kind", "n_classes", "pos_code", "classes").first())
 
     if rubric is not None:
-        check_known(v.filter(~pl.col("j_err")), "j_key", lab, "verdicts")
+        check_known(v.filter(~pl.col("j_err")), "j_key", lab, "verdicts", raw="verdict")
         check_known(h, "h_key", lab, "human labels", raw="label")
+    v = v.drop("verdict")
     h = h.join(
         lab.rename({"key": "h_key", "code": "h_code", "value": "h_value"}), on=["criterion", "h_key"], how="left"
     )

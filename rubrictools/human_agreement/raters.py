@@ -47,7 +47,8 @@ def inter_rater(
 ) -> pl.DataFrame:
     """Agreement among human raters (the ceiling for a judge), per criterion.
 
-    NA/CANNOT_ASSESS labels are treated as missing.
+    NA/CANNOT_ASSESS labels are treated as missing (where the criterion has them: a numeric
+    one does not, so there leave the label null).
 
     Parameters
     ----------

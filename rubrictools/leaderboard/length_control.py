@@ -218,7 +218,7 @@ def length_controlled_win_rates(
     >>> prefs = pl.DataFrame({"id": range(n), "system_a": "verbose", "system_b": "base", "value": p})
     >>> lengths = pl.concat([pl.DataFrame({"id": range(n), "system": "base", "length": 500.0}),
     ...                      pl.DataFrame({"id": range(n), "system": "verbose", "length": 500 + extra})])
-    >>> t = rt.length_controlled_win_rates(prefs, baseline="base", lengths=lengths, n_resamples=20)
+    >>> t = rt.length_controlled_win_rates(prefs, baseline="base", lengths=lengths, n_resamples=40)
     >>> round(t["win_rate"][0], 2), round(t["lc_win_rate"][0], 2)
     (0.8, 0.5)
     """

@@ -27,6 +27,8 @@ interval is NaN.
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -35,6 +37,7 @@ import numpy as np
 import polars as pl
 
 from rubrictools.deprecation import adapted, renamed
+from rubrictools.stack import user_stacklevel
 
 __all__ = [
     "Interval",
@@ -316,6 +319,15 @@ def check_resampling(*, n_resamples: Any = 0, ci: Any = 0.95, seed: Any = 0, lea
         )
     if isinstance(ci, bool) or not isinstance(ci, (int, float)) or not 0 < ci < 1:
         raise ValueError(f"ci must be an interval level in (0, 1), e.g. 0.95; got {ci!r}")
+    enough = math.ceil(2 / (1 - ci) - 1e-9)  # each tail of the interval holds at least one resample
+    if 0 < n_resamples < enough:
+        warnings.warn(
+            f"n_resamples={n_resamples} leaves less than one resample in each tail of a {ci:.0%} interval: its "
+            f"ends are the extreme resamples and may not even hold the estimate; use at least {enough} "
+            "(the default is 1000)",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
     ok_seed = (
         seed is None or isinstance(seed, np.random.Generator) or (isinstance(seed, (int, np.integer)) and seed >= 0)
     )

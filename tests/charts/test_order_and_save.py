@@ -169,5 +169,5 @@ def test_ppi_widths_legend_says_how_often_the_narrow_judge_only_interval_holds_t
     rows = [{"criterion": "c", "n": n, "method": m, "width": w, "covers": cov, "full_value": 3.0, "estimate": 3.0}
             for n in (10, 20) for m, w, cov in methods]  # fmt: skip
     spec = str(rt.charts.ppi_widths(pl.DataFrame(rows)).to_dict())
-    assert "'judge only (biased: holds the value in 0% of subsets)'" in spec
+    assert "'judge only (holds the value in 0% of subsets)'" in spec
     assert "'title': 'labelled items (n)'" in spec  # an item may carry several ratings (HANNA: three)

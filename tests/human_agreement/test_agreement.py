@@ -381,3 +381,16 @@ def test_a_numeric_criterion_is_compared_on_its_numbers() -> None:
     got = {m: x for c, m, x in t.select("criterion", "metric", "value").iter_rows() if c == "n"}
     assert got["kappa_quadratic"] == pytest.approx(cohen_kappa_score(judge, human, weights="quadratic"))
     assert got["mae"] == pytest.approx(np.mean(np.abs(np.subtract(judge, human))))  # in the rating's own units
+
+
+def test_a_refused_label_is_quoted_as_written_and_an_na_on_a_numeric_criterion_says_why() -> None:
+    scale = {"min": 1, "max": 5, "step": 1}
+    rubric = rt.Rubric.from_dict([{"name": "b", "requirement": "x"}, {"name": "n", "requirement": "r", "range": scale}])
+    human = pl.DataFrame({"id": [1, 2], "criterion": "b", "label": ["MET", "MET"]})
+    typo = pl.DataFrame({"id": [1, 2], "criterion": "b", "verdict": ["MTE", "MET"]})
+    with pytest.raises(ValueError, match=r"verdicts: 1 label\(s\) not allowed by the rubric; .*label='MTE'$"):
+        rt.agreement(typo, human, rubric, n_resamples=0)
+    numeric = pl.DataFrame({"id": [1, 2], "criterion": "n", "label": ["NA", "3"]})
+    verdicts = numeric.rename({"label": "verdict"}).with_columns(pl.lit("3").alias("verdict"))
+    with pytest.raises(ValueError, match="this criterion has no NA label: leave the label null"):
+        rt.agreement(verdicts, numeric, rubric, n_resamples=0)

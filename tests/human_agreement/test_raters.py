@@ -88,3 +88,33 @@ def test_no_metric_and_a_single_resample_are_refused() -> None:
     verdicts = HUMAN.filter(pl.col("rater") == "a").rename({"label": "verdict"}).drop("rater")
     with pytest.raises(ValueError, match=r"metrics=\[\] asks for no agreement metric"):
         rt.agreement(verdicts, HUMAN, metrics=[])
+
+
+def test_too_few_resamples_for_the_tails_warn() -> None:
+    """Before: ``n_resamples=2`` returned a "95%" interval that did not hold the estimate, without a word."""
+    with pytest.warns(UserWarning, match=r"n_resamples=2 leaves less than one resample in each tail of a 95% interval"):
+        rt.inter_rater(HUMAN, n_resamples=2)
+    with pytest.warns(UserWarning, match="use at least 20"):  # a 90% interval needs fewer
+        rt.inter_rater(HUMAN, n_resamples=10, ci=0.9)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rt.inter_rater(HUMAN, n_resamples=40)  # enough: no warning
+
+
+def test_a_continuous_numeric_criterion_weighs_kappa_by_distance_on_its_finest_grid() -> None:
+    """Before: 4.9 against 5 on a 1-5 range counted as half the scale (ranks of the values seen)."""
+    from sklearn.metrics import cohen_kappa_score
+
+    rubric = rt.Rubric.from_dict([{"name": "n", "requirement": "a 1-5 rating", "range": {"min": 1, "max": 5}}])
+    a, b = [1, 4.9, 5, 5, 1, 4.9], [1, 5, 4.9, 5, 1, 4.9]
+    human = pl.DataFrame({"id": list(range(6)) * 2, "criterion": "n", "rater": ["x"] * 6 + ["y"] * 6,
+                          "label": [str(v) for v in a + b]})  # fmt: skip
+    got = rt.inter_rater(human, rubric, metrics=["kappa_quadratic_pairwise"], n_resamples=0)["value"].item()
+    grid = {round(1 + i / 10, 1): i for i in range(41)}  # 1.0, 1.1, ..., 5.0
+    want = cohen_kappa_score([grid[v] for v in a], [grid[v] for v in b], labels=list(range(41)), weights="quadratic")
+    assert got == pytest.approx(want) and got > 0.99
+    finer = human.with_columns((pl.col("label").cast(pl.Float64) + 0.01).cast(pl.String))  # a 0.01 grid: 400 levels
+    with pytest.warns(UserWarning, match="a kappa on it weighs the ranks of the values seen"):
+        rt.inter_rater(finer.filter(pl.col("label").cast(pl.Float64) <= 5), rubric, n_resamples=0)

@@ -10,7 +10,7 @@ from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import interval_words
 from rubrictools.charts.base import values as _values
 from rubrictools.comparison import OVERALL, RunComparison
-from rubrictools.palette import INK, JUDGE, JUDGE_DARK, JUDGE_LIGHT, REFERENCE
+from rubrictools.palette import INK, JUDGE, JUDGE_DARK, JUDGE_LIGHT, NEUTRAL_LIGHT, REFERENCE
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["run_comparison"]
 
 _CLEAR, _UNCLEAR = "interval excludes 0", "interval includes 0"
+_SAME = "no verdict changed"  # an interval of [0, 0]: nothing moved, not "no effect within the noise"
 
 
 def run_comparison(
@@ -46,6 +47,8 @@ def run_comparison(
     t = cmp.summary.with_columns(
         pl.when(pl.col("ci_low").is_null())
         .then(pl.lit("no interval"))
+        .when((pl.col("change") == 0) & (pl.col("ci_low") == 0) & (pl.col("ci_high") == 0))
+        .then(pl.lit(_SAME))
         .when((pl.col("ci_low") > 0) | (pl.col("ci_high") < 0))
         .then(pl.lit(_CLEAR))
         .otherwise(pl.lit(_UNCLEAR))
@@ -61,7 +64,7 @@ def run_comparison(
         _effect(cmp.summary).alias("effect"),
     )
     # neutral colours: a clear change is not a good one by itself (a penalty that rises is bad)
-    palette = {_CLEAR: JUDGE_DARK, _UNCLEAR: JUDGE_LIGHT, "no interval": JUDGE}  # grey is kept for people
+    palette = {_CLEAR: JUDGE_DARK, _UNCLEAR: JUDGE_LIGHT, _SAME: NEUTRAL_LIGHT, "no interval": JUDGE}  # people: grey
     present = [k for k in palette if k in set(t["reading"])]
     words = f"mean and {interval_words(t)}"
     is_overall = pl.col("criterion") == OVERALL
@@ -127,7 +130,7 @@ def _panel(
         axis=alt.Axis(tickCount=5, labelExpr=pp) if in_pp else alt.Axis(tickCount=5),  # few: no label dropped
     )
     bar = base.mark_rule(strokeWidth=3).encode(x=x, x2="hi:Q", color=colour)
-    shapes = {_CLEAR: "circle", _UNCLEAR: "diamond", "no interval": "square"}  # a cue besides colour
+    shapes = {_CLEAR: "circle", _UNCLEAR: "diamond", _SAME: "cross", "no interval": "square"}  # a cue besides colour
     shape = alt.Shape("reading:N", title=None, scale=alt.Scale(domain=present, range=[shapes[k] for k in present]))
     point = base.mark_point(filled=True, size=70).encode(x="change:Q", color=colour, shape=shape)
     label = (

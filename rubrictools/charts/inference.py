@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rubrictools.charts.base import alt_module, chart_frame, check_title, interval_words, require_columns, values
-from rubrictools.palette import CALIBRATED, INK, JUDGE, PEOPLE
+from rubrictools.palette import CALIBRATED, INK, PEOPLE
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
 
 __all__ = ["ppi_widths"]
 
-_NAMES = {"classical": "human labels only", "ppi": "prediction-powered (PPI++)", "naive": "judge only (biased)"}
+_NAMES = {"classical": "human labels only", "ppi": "prediction-powered (PPI++)", "naive": "judge only"}
 
 
 def ppi_widths(
@@ -46,18 +46,22 @@ def ppi_widths(
         if criterion not in known:
             raise ValueError(f"criterion {criterion!r} is not in the curve (its criteria: {known})")
         c = c.filter(pl.col("criterion") == criterion)
+    # the judge-only estimate is not drawn as a line: its interval is the narrowest and read as the
+    # best, though it holds the value in few subsets (round 23); each panel says so in words instead
     first = (pl.col("n") == pl.col("n").min().over("criterion")) & (pl.col("method") == "naive")
-    # the narrowest line is no help when its interval misses: the legend says how often it holds the value
-    naive_cover = c.filter(pl.col("method") == "naive")["covers"].mean()
-    names = dict(_NAMES)
-    if isinstance(naive_cover, float):
-        names["naive"] = f"judge only (holds the value in {naive_cover:.0%} of subsets)"
-    c = c.with_columns(  # the judge's bias is written once per panel, under the naive line's start
-        pl.col("method").replace_strict(names, default=pl.col("method")).alias("estimator"),
-        pl.when(first).then(pl.col("estimate") - pl.col("full_value")).alias("bias"),
+    cover = pl.col("covers").filter(pl.col("method") == "naive").mean().over("criterion")
+    note = pl.format(
+        "judge alone: off by {}\nholds the value in {}% of subsets",
+        pl.col("bias").map_elements(lambda b: f"{b:+.2f}".replace("-", "\u2212"), return_dtype=pl.String),
+        (cover * 100).round(0).cast(pl.Int64),
     )
-    data = alt.Data(values=values(c.select("criterion", "n", "method", "estimator", "width", "covers", "bias")))
-    order = [names[m] for m in ("classical", "ppi", "naive")]
+    c = c.with_columns(
+        pl.col("method").replace_strict(_NAMES, default=pl.col("method")).alias("estimator"),
+        pl.when(first).then(pl.col("estimate") - pl.col("full_value")).alias("bias"),
+    ).with_columns(pl.when(first).then(note).alias("note"))
+    data = alt.Data(values=values(c.select("criterion", "n", "method", "estimator", "width", "covers", "note")))
+    order = [_NAMES[m] for m in ("classical", "ppi")]
+    drawn = alt.datum.method != "naive"
     base = alt.Chart(data).encode(
         # ticks at the numbers of labels tried (a scale from 0 or 40 says nothing about n = 50)
         x=alt.X(
@@ -71,30 +75,27 @@ def ppi_widths(
             "estimator:N",
             title=None,
             sort=order,
-            # people grey, the judge blue (as in every chart), the estimator that corrects the judge with them orange
-            scale=alt.Scale(domain=order, range=[PEOPLE, CALIBRATED, JUDGE]),
+            # people grey; the estimator that corrects the judge with them orange (calibrated)
+            scale=alt.Scale(domain=order, range=[PEOPLE, CALIBRATED]),
             legend=alt.Legend(orient="bottom", labelLimit=320),
         ),
     )
     tooltip = [alt.Tooltip("estimator:N"), alt.Tooltip("n:Q"), alt.Tooltip("width:Q", format=".3f")]
     tooltip.append(alt.Tooltip("covers:Q", format=".0%", title="covers full-human value"))
     text = (
-        base.transform_filter("isValid(datum.bias)")
-        .transform_calculate(note="'judge bias ' + format(datum.bias, '+.2f')")
-        .mark_text(align="left", dy=12, fontSize=10)
-        .encode(text="note:N", color=alt.value(INK))
+        alt.Chart(data)
+        .transform_filter("isValid(datum.note)")
+        .mark_text(align="left", baseline="bottom", lineBreak="\n", fontSize=10, color=INK)
+        .encode(x=alt.value(4), y=alt.value(156), text="note:N")  # bottom left: the lines are high at small n
     )
     lines = alt.layer(
-        base.mark_line().encode(
-            strokeDash=alt.condition("datum.method == 'naive'", alt.value([5, 4]), alt.value([1, 0]))
-        ),
-        base.mark_point(filled=True).encode(  # a cue besides colour: each estimator its own shape
+        base.transform_filter(drawn).mark_line(),
+        base.transform_filter(drawn)
+        .mark_point(filled=True)
+        .encode(  # a cue besides colour: a shape each
             tooltip=tooltip,
             shape=alt.Shape(
-                "estimator:N",
-                title=None,
-                sort=order,
-                scale=alt.Scale(domain=order, range=["circle", "square", "triangle-up"]),
+                "estimator:N", title=None, sort=order, scale=alt.Scale(domain=order, range=["circle", "square"])
             ),
         ),
         text,
@@ -106,6 +107,7 @@ def ppi_widths(
     heading = title or f"Interval width against the number of labelled {items}{scope}"
     words = [
         f"median width of the {interval_words(c)}s, in the estimate's units",
-        "judge bias: the judge-only estimate minus the value from all human labels",
+        "judge alone, not drawn (a narrow interval around the wrong value): its estimate minus the value from all "
+        "human labels, and how often its interval holds that value",
     ]
     return chart.properties(title=alt.Title(heading, subtitle=words))

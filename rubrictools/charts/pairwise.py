@@ -184,13 +184,12 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
     def span(cols: list[str]) -> np.ndarray:
         return t.select(cols).to_numpy().astype(float).ravel()
 
-    # zoomed to the data, so an interval of 51-54% shows as a line, not a dot (steps of 5 points;
-    # the win rate symmetric about its 50% line, the agreement up to its 100% line)
+    # the win rate zoomed to the data, symmetric about its 50% line, so an interval of 51-54% shows
+    # as a line, not a dot (steps of 5 points); the agreement on its whole 0-100% scale, so a subset
+    # at 63% does not look like a collapse beside one at 90% (a zoomed axis had no mark of its cut)
     half = np.nanmax(np.abs(span(["first_win_rate", "first_ci_low", "first_ci_high"]) - 0.5), initial=0.0)
     half = min(0.5, max(0.1, np.ceil(half / 0.05 + 1e-9) * 0.05))
-    floor = np.nanmin(span(["positional_agreement", "agreement_ci_low"]), initial=1.0)
-    floor = max(0.0, min(0.9, np.floor(floor / 0.05 - 1e-9) * 0.05))
-    domains = {"first_win_rate": [0.5 - half, 0.5 + half], "positional_agreement": [floor, 1.0]}
+    domains = {"first_win_rate": [0.5 - half, 0.5 + half], "positional_agreement": [0.0, 1.0]}
 
     def panel(value: str, lo: str, hi: str, x_title: str, ref: float | None, labels: bool = True) -> Any:
         axis = alt.Axis(labelLimit=260) if labels else None  # the right panel shares the left one's rows

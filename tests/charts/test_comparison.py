@@ -90,3 +90,17 @@ def test_change_labels_sit_in_a_column_past_every_interval_and_zero() -> None:
     assert text["encoding"]["x"] == {"datum": hi}
     expr = text["transform"][0]["calculate"]
     assert "format(100 * datum.change, '.2f') + ' pp'" in expr and "format(datum.change, '.4f')" in expr
+
+
+def test_a_criterion_no_verdict_of_which_moved_is_said_so_not_drawn_as_noise() -> None:
+    """Before: a criterion whose verdicts all stayed had the interval [0, 0] and p = 1, drawn as
+    "interval includes 0" like a change lost in the noise (review round 23)."""
+    rub = rt.Rubric.from_dict([{"name": "greets", "requirement": "Says hello"}, {"name": "polite", "requirement": "x"}])
+    a = pl.DataFrame({"id": [*range(8)] * 2, "criterion": ["greets"] * 8 + ["polite"] * 8,
+                      "verdict": "UNMET", "value": 0.0})  # fmt: skip
+    moved = (pl.col("criterion") == "greets") & (pl.col("id") < 6)
+    b = a.with_columns(pl.when(moved).then(pl.lit("MET")).otherwise("verdict").alias("verdict"),
+                       pl.when(moved).then(1.0).otherwise("value").alias("value"))  # fmt: skip
+    spec = rt.charts.run_comparison(rt.compare_runs(a, b, rubric=rub, n_resamples=200)).to_dict()
+    readings = {r["criterion"]: r["reading"] for r in spec["vconcat"][1]["layer"][1]["data"]["values"]}
+    assert readings == {"greets": "interval excludes 0", "polite": "no verdict changed"}

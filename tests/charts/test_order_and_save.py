@@ -66,7 +66,7 @@ def test_ppi_widths_counts_what_was_labelled_in_its_own_noun() -> None:
             rt.charts.ppi_widths(pl.DataFrame(rows), items=bad)  # type: ignore[arg-type]  # reason: bad input on purpose
 
 
-def test_ppi_widths_writes_the_signed_bias_once_per_panel_with_two_decimals() -> None:
+def test_ppi_widths_writes_the_judge_alone_once_per_panel_with_its_bias_and_coverage() -> None:
     vl_convert = pytest.importorskip("vl_convert")
     rows = [
         {
@@ -74,7 +74,7 @@ def test_ppi_widths_writes_the_signed_bias_once_per_panel_with_two_decimals() ->
             "n": n,
             "method": m,
             "width": 0.1,
-            "covers": 1.0,
+            "covers": {"zeta": 0.0, "alpha": 0.5}[c] if m == "naive" else 1.0,
             "full_value": 3.0,
             "estimate": {"zeta": 2.2, "alpha": 3.5}[c] if m == "naive" else 3.0,
         }
@@ -83,20 +83,24 @@ def test_ppi_widths_writes_the_signed_bias_once_per_panel_with_two_decimals() ->
         for m in ("classical", "ppi", "naive")
     ]
     svg = vl_convert.vegalite_to_svg(rt.charts.ppi_widths(pl.DataFrame(rows)).to_dict())
-    notes = re.findall(r">(judge bias [^<]*)<", svg)
-    assert sorted(n.replace("\u2212", "-") for n in notes) == ["judge bias +0.50", "judge bias -0.80"]
-    assert "the judge-only estimate minus the value from all human labels" in svg
+    notes = re.findall(r">(judge alone: off by [^<]*)<", svg)
+    assert sorted(n.replace("\u2212", "-") for n in notes) == ["judge alone: off by +0.50", "judge alone: off by -0.80"]
+    assert sorted(re.findall(r">(holds the value in \d+% of subsets)<", svg)) == [
+        "holds the value in 0% of subsets", "holds the value in 50% of subsets"]  # fmt: skip
+    assert "its estimate minus the value from all human labels" in svg
 
 
-def test_ppi_widths_draws_the_judge_blue_and_human_labels_grey() -> None:
-    """Before: "human labels only" was blue and "judge only" grey (swapped), and PPI++ red, not orange."""
+def test_ppi_widths_draws_human_labels_grey_and_ppi_orange_and_no_judge_only_line() -> None:
+    """Before: "human labels only" was blue and "judge only" grey (swapped), and PPI++ red, not orange;
+    then the judge-only line, the narrowest, read as the best (rounds 17, 22, 23): it is not drawn."""
     rows = [{"criterion": "c", "n": n, "method": m, "width": 0.1, "covers": 1.0, "full_value": 3.0, "estimate": 3.0}
             for n in (10, 20) for m in ("classical", "ppi", "naive")]  # fmt: skip
-    scale = str(rt.charts.ppi_widths(pl.DataFrame(rows)).to_dict())
-    judge, people = scale.index("'#4c78a8'"), scale.index("'#9e9e9e'")
-    domain = re.search(r"'domain': \[([^\]]*)\], 'range': \['#9e9e9e', '#f58518', '#4c78a8'\]", scale)
-    assert domain and "human labels only" in domain.group(1).split(",")[0] and judge > people
-    assert "judge only" in domain.group(1).split(",")[-1]
+    spec = rt.charts.ppi_widths(pl.DataFrame(rows)).to_dict()
+    scale = str(spec)
+    domain = re.search(r"'domain': \[([^\]]*)\], 'range': \['#9e9e9e', '#f58518'\]", scale)
+    assert domain and "human labels only" in domain.group(1).split(",")[0] and "judge only" not in domain.group(1)
+    drawn = [layer for layer in spec["layer"] if layer["mark"]["type"] in ("line", "point")]
+    assert drawn and all({"filter": "(datum.method !== 'naive')"} in layer.get("transform", []) for layer in drawn)
 
 
 def test_forest_compare_keeps_grey_for_people() -> None:
@@ -162,12 +166,12 @@ def test_ppi_widths_axis_ticks_sit_at_the_n_tried_and_row_titles_fit_their_panel
     assert any("median width of the interval" in line for line in spec["title"]["subtitle"])
 
 
-def test_ppi_widths_legend_says_how_often_the_narrow_judge_only_interval_holds_the_value() -> None:
+def test_ppi_widths_says_how_often_the_judge_alone_holds_the_value() -> None:
     """Before: the judge-only line was the narrowest in every panel and read as the best; its 0%
     coverage was only in a table beside one criterion (review round 17)."""
     methods = (("classical", 0.3, 0.95), ("ppi", 0.2, 0.95), ("naive", 0.05, 0.0))
     rows = [{"criterion": "c", "n": n, "method": m, "width": w, "covers": cov, "full_value": 3.0, "estimate": 3.0}
             for n in (10, 20) for m, w, cov in methods]  # fmt: skip
     spec = str(rt.charts.ppi_widths(pl.DataFrame(rows)).to_dict())
-    assert "'judge only (holds the value in 0% of subsets)'" in spec
+    assert "holds the value in 0% of subsets" in spec
     assert "'title': 'labelled items (n)'" in spec  # an item may carry several ratings (HANNA: three)

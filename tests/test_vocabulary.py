@@ -150,7 +150,7 @@ def _old_and_new() -> list[tuple[str, Callable[[dict[str, Any]], Any], dict[str,
             {"confidence": 0.9, "errors": "zero"},
             {"ci": 0.9, "on_error": "zero"},
         ),
-        ("inter_rater", lambda kw: rt.inter_rater(RATERS, RUBRIC, **kw), {"bootstrap": 20}, {"n_resamples": 20}),
+        ("inter_rater", lambda kw: rt.inter_rater(RATERS, RUBRIC, **kw), {"bootstrap": 40}, {"n_resamples": 40}),
     ]
 
 

@@ -379,6 +379,16 @@ def test_bad_titles_judges_and_baselines_are_refused_by_name() -> None:
     two = v.with_columns(pl.when(pl.col("id") < 3).then(pl.lit("a")).otherwise(pl.lit("b")).alias("judge"))
     with pytest.raises(ValueError, match=r"confusion draws one judge's verdicts and these hold 2 \(\['a', 'b'\]\)"):
         rt.charts.confusion(two, h)
+    for bad, words in (
+        (5, "criterion must be a criterion name"),
+        (["c", "nope"], r"criterion \['nope'\] has no judge/human pairs"),
+        ("nope", r"criterion \['nope'\] has no judge/human pairs \(criteria with pairs: \['c'\]\)"),
+    ):
+        with pytest.raises(ValueError, match=words):
+            rt.charts.confusion(v, h, criterion=bad)  # type: ignore[arg-type]  # reason: bad input on purpose
+    for bad in (0, -1, 2.5, "3", True):
+        with pytest.raises(ValueError, match="columns must be an int >= 1"):
+            rt.charts.confusion(v, h, columns=bad)  # type: ignore[arg-type]  # reason: bad input on purpose
     with_rules = v.with_columns(pl.when(pl.col("id") < 3).then(pl.lit("a")).otherwise(pl.lit("rule")).alias("judge"))
     assert "judge vs human" in rt.charts.confusion(with_rules, h).to_dict()["title"]  # rule rows beside one judge
     y, p = np.array([0, 1, 1, 0]), np.array([0.2, 0.8, 0.6, 0.4])

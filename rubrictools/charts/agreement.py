@@ -79,9 +79,16 @@ def confusion(
             "first, e.g. verdicts.filter(pl.col('judge') == ...)"
         )
     who = str(models[0]) if len(models) == 1 and len(judges) == 1 else "judge"
+    if isinstance(columns, bool) or not isinstance(columns, int) or columns < 1:
+        raise ValueError(f"columns must be an int >= 1 (panels per row), got {columns!r}")
     pairs = criterion_pairs(frame, human, rubric, ["criterion"], "exclude", "each").frame
     if criterion is not None:
-        wanted = [criterion] if isinstance(criterion, str) else list(criterion)
+        wanted = [criterion] if isinstance(criterion, str) else criterion
+        if not isinstance(wanted, (list, tuple)) or not wanted or not all(isinstance(c, str) for c in wanted):
+            raise ValueError(f"criterion must be a criterion name or a list of them, got {criterion!r}")
+        present = pairs["criterion"].unique().sort().to_list()
+        if missing := [c for c in wanted if c not in present]:
+            raise ValueError(f"criterion {missing} has no judge/human pairs (criteria with pairs: {present})")
         pairs = pairs.filter(pl.col("criterion").is_in(wanted))
     if pairs.height == 0:
         raise ValueError("no judge/human pairs to plot")

@@ -84,8 +84,9 @@ def _numeric_entries(name: str | None, rng: NumericRange, keys: list[str | None]
             grid = [round(i / 10**digits, digits) for i in range(lo, hi + 1)]
             return [(str(float(x)), float(x), format_number(x)) for x in grid if rng.min <= x <= rng.max]
     warnings.warn(
-        f"criterion {name!r}: its numbers do not fit a grid of {_MAX_LEVELS} levels on {rng.describe()}, so a "
-        "kappa on it weighs the ranks of the values seen, not their distances: prefer icc2, mae or spearman there",
+        f"criterion {name!r}: its numbers need more than {_MAX_LEVELS} levels on {rng.describe()}, so they are "
+        "taken as the distinct values seen: a kappa weighs their ranks, not their distances, and exact-match "
+        "figures (accuracy, percent agreement) count 4.9 against 5 as a miss; prefer icc2, mae or spearman there",
         UserWarning,
         stacklevel=user_stacklevel(),
     )

@@ -116,5 +116,7 @@ def test_a_continuous_numeric_criterion_weighs_kappa_by_distance_on_its_finest_g
     want = cohen_kappa_score([grid[v] for v in a], [grid[v] for v in b], labels=list(range(41)), weights="quadratic")
     assert got == pytest.approx(want) and got > 0.99
     finer = human.with_columns((pl.col("label").cast(pl.Float64) + 0.01).cast(pl.String))  # a 0.01 grid: 400 levels
-    with pytest.warns(UserWarning, match="a kappa on it weighs the ranks of the values seen"):
+    with pytest.warns(
+        UserWarning, match="need more than 41 levels on 1 to 5, so they are taken as the distinct values seen"
+    ):
         rt.inter_rater(finer.filter(pl.col("label").cast(pl.Float64) <= 5), rubric, n_resamples=0)

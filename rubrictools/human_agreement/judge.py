@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +31,7 @@ from rubrictools.metrics import resampling as bs
 from rubrictools.metrics import with_ci_level
 from rubrictools.metrics.resampling import check_resampling
 from rubrictools.rubric import Rubric
+from rubrictools.stack import user_stacklevel
 
 __all__ = ["agreement"]
 
@@ -126,6 +128,7 @@ def agreement(
         human = human_frame(human)  # checked once, so each of its warnings is given once
 
     pairs = None
+    inapplicable: list[str] = []
     if level in ("criterion", "both"):
         if score_only:
             raise ValueError("criterion-level agreement needs a verdict table, not a score table")
@@ -157,7 +160,7 @@ def agreement(
         )
         groups = frame.partition_by(by_list, as_dict=True, maintain_order=True) if by_list else {(): frame}
         seen = set()
-        for key, g in groups.items():
+        for key, g in groups.items():  # a metric asked for that does not apply to a group's labels is said so
             key = key if isinstance(key, tuple) else (key,)
             seen.add(key)
             kinds = g["kind"].unique().to_list()
@@ -174,6 +177,9 @@ def agreement(
             names = [n for n in names if n in CRITERION_METRICS]
             kernels = criterion_kernels(g, kind, k, pos, names)
             res = evaluate_kernels(kernels, g["__cluster"].to_numpy(), plan)
+            if chosen is not None and (skipped := [n for n in names if n not in res]):
+                where = dict(zip(by_list, key, strict=False)) or "the pooled labels"
+                inapplicable.append(f"{skipped} on {where} ({kind})")
             # p-values only for the metrics that were computed (e.g. no rank tests on nominal labels)
             pv = pvalues(
                 [n for n in names if n in PVALUE and n in res],
@@ -231,5 +237,11 @@ def agreement(
             rows += metric_rows(
                 group, names, res, pv, g.height, g["id"].n_unique(), n_ex, "score", plan.weights is not None
             )
+    if inapplicable:
+        what = "; ".join(inapplicable)
+        if not any(r.get("metric") in (chosen or ()) for r in rows):
+            raise ValueError(f"agreement: no metric asked for applies: {what}; see the metrics of each label kind")
+        warnings.warn(f"agreement: left out {what}: they do not apply to those labels", UserWarning,
+                      stacklevel=user_stacklevel())  # fmt: skip
     out_by = by_list if (pairs is not None or "criterion" in by_list) else score_by
     return with_ci_level(out_frame(rows, out_by, dtypes), ci)

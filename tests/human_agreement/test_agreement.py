@@ -394,3 +394,18 @@ def test_a_refused_label_is_quoted_as_written_and_an_na_on_a_numeric_criterion_s
     verdicts = numeric.rename({"label": "verdict"}).with_columns(pl.lit("3").alias("verdict"))
     with pytest.raises(ValueError, match="this criterion has no NA label: leave the label null"):
         rt.agreement(verdicts, numeric, rubric, n_resamples=0)
+
+
+def test_a_metric_that_does_not_apply_to_a_criterion_is_said_so() -> None:
+    """Before: metrics=["f1"] on an ordinal or numeric criterion returned an empty table without a word."""
+    scale = {"min": 1, "max": 5, "step": 1}
+    rubric = rt.Rubric.from_dict([{"name": "n", "requirement": "r", "range": scale}, {"name": "b", "requirement": "x"}])
+    human = pl.DataFrame({"id": [1, 2, 3, 4] * 2, "criterion": ["n"] * 4 + ["b"] * 4,
+                          "label": ["1", "2", "3", "4", "MET", "UNMET", "MET", "MET"]})  # fmt: skip
+    verdicts = human.rename({"label": "verdict"})
+    only_n = pl.col("criterion") == "n"
+    with pytest.raises(ValueError, match=r"agreement: no metric asked for applies: \['f1'\] on \{'criterion': 'n'\}"):
+        rt.agreement(verdicts.filter(only_n), human.filter(only_n), rubric, metrics=["f1"], level="criterion")
+    with pytest.warns(UserWarning, match=r"agreement: left out \['f1'\] on \{'criterion': 'n'\} \(ordinal\)"):
+        t = rt.agreement(verdicts, human, rubric, metrics=["f1"], level="criterion", n_resamples=0)
+    assert t.select("criterion", "metric").rows() == [("b", "f1")]

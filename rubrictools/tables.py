@@ -22,7 +22,7 @@ import polars as pl
 
 from rubrictools.frames import to_polars
 
-__all__ = ["fixed_decimals", "format_p_value", "html_table", "table"]
+__all__ = ["fixed_decimals", "format_p_value", "html_table", "signed_decimals", "table"]
 
 _PVALUE = ("p_value", "pvalue", "p-value", "p")
 _RATE_WORDS = ("rate", "share", "percent", "agreement", "accuracy", "coverage", "fraction")
@@ -51,6 +51,19 @@ def fixed_decimals(expr: pl.Expr, decimals: int = 2) -> pl.Expr:
     if decimals:
         body = pl.format("{}.{}", body, (whole % step).cast(pl.String).str.zfill(decimals))
     return pl.when(ok).then(pl.format("{}{}", sign, body)).otherwise(pl.lit(None, dtype=pl.String))
+
+
+def signed_decimals(expr: pl.Expr, decimals: int = 2) -> pl.Expr:
+    """``expr`` as :func:`fixed_decimals` writes it, always with a sign and a true minus
+    (``"+0.34"``, ``"\u22120.12"``), as changes are printed; a value that rounds to 0 reads
+    ``"+0.00"``; nulls stay null.
+
+    >>> pl.select(signed_decimals(pl.lit(pl.Series([0.336, -0.8, -0.001, None])))).to_series().to_list()
+    ['+0.34', '\u22120.80', '+0.00', None]
+    """
+    return pl.when(expr.round(decimals) < 0).then(pl.lit("\u2212")).otherwise(pl.lit("+")) + fixed_decimals(
+        expr.abs(), decimals
+    )
 
 
 def format_p_value(p: float | None) -> str:

@@ -8,6 +8,7 @@ import polars as pl
 
 from rubrictools.charts.base import alt_module, chart_frame, check_title, interval_words, require_columns, values
 from rubrictools.palette import CALIBRATED, INK, PEOPLE
+from rubrictools.tables import signed_decimals
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -21,11 +22,12 @@ def ppi_widths(
     curve: Any, *, criterion: str | None = None, title: str | None = None, items: str = "items"
 ) -> alt.LayerChart:
     """A :func:`rubrictools.ppi.width_curve` table: median interval width against the number
-    of human labels for the classical, PPI and naive estimates, one panel per criterion. The
-    naive line is dashed and carries the judge's bias (the judge-only estimate minus the value
-    from all human labels, signed, two decimals) under its start, since a narrow interval around
-    the wrong value is no help. ``items``: the plural noun for what was labelled ("stories",
-    "answers"), used by the x axis and the default title.
+    of human labels for the classical and PPI estimates, one panel per criterion. The naive
+    (judge-only) estimate is not drawn: its interval is the narrowest and would read as the best,
+    though it sits around the wrong value; each panel states its bias (the judge-only estimate
+    minus the value from all human labels, signed, two decimals) and how often its interval holds
+    that value. ``items``: the plural noun for what was labelled ("stories", "answers"), used by
+    the x axis and the default title.
 
     >>> import polars as pl, rubrictools as rt
     >>> c = pl.DataFrame({"criterion": "c", "n": [50, 50, 50], "method": ["classical", "ppi", "naive"],
@@ -52,7 +54,7 @@ def ppi_widths(
     cover = pl.col("covers").filter(pl.col("method") == "naive").mean().over("criterion")
     note = pl.format(
         "judge alone: off by {}\nholds the value in {}% of subsets",
-        pl.col("bias").map_elements(lambda b: f"{b:+.2f}".replace("-", "\u2212"), return_dtype=pl.String),
+        signed_decimals(pl.col("bias")),
         (cover * 100).round(0).cast(pl.Int64),
     )
     c = c.with_columns(

@@ -44,7 +44,7 @@ from rubrictools.metrics.names import metric_words
 from rubrictools.metrics.resampling import check_resampling
 from rubrictools.palette import OKABE_BLUE, WINE
 from rubrictools.rubric import Criterion, Rubric
-from rubrictools.tables import fixed_decimals, html_table
+from rubrictools.tables import html_table, signed_decimals
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -99,7 +99,9 @@ class Improvement:
         h = self.history.with_columns(
             pl.format("{}: {}", pl.col("round"), pl.col("criterion")).alias("proposal"),
             pl.when(pl.col("accepted")).then(pl.lit("kept")).otherwise(pl.lit("rejected")).alias("outcome"),
-            pl.format("{} [{}, {}]", *[_signed(c) for c in ("holdout_diff", "ci_low", "ci_high")]).alias("change"),
+            pl.format(
+                "{} [{}, {}]", *[signed_decimals(pl.col(c)) for c in ("holdout_diff", "ci_low", "ci_high")]
+            ).alias("change"),
         )
         keep = ["proposal", "outcome", "holdout_before", "holdout_after", "ci_low", "ci_high", "holdout_diff"]
         h = h.with_columns(pl.format("{}, change {}", "proposal", "change").alias("proposal"))
@@ -415,9 +417,3 @@ def _reorder(v: pl.DataFrame, ids: pl.Series, rubric: Rubric) -> pl.DataFrame:
 
 _OUTCOME = {"kept": OKABE_BLUE, "rejected": WINE}
 """Colour-blind-safe colours of a proposal's outcome (Okabe-Ito blue and a dark wine)."""
-
-
-def _signed(column: str) -> pl.Expr:
-    """A column as "+0.34" / "-0.12" (a true minus sign): two decimals and a sign, as the printed summary writes changes."""
-    x = pl.col(column)
-    return pl.when(x.round(2) < 0).then(pl.lit("\u2212")).otherwise(pl.lit("+")) + fixed_decimals(x.abs(), 2)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
+
+from rubrictools.stack import user_stacklevel
 
 __all__ = [
     "BINARY_ONLY",
@@ -22,6 +25,8 @@ __all__ = [
     "NaMode",
     "Raters",
     "check_metrics",
+    "inapplicable_note",
+    "leave_out_or_refuse",
 ]
 
 
@@ -135,3 +140,20 @@ def check_metrics(metrics: Sequence[str] | None, allowed: Sequence[str], what: s
     if bad:
         raise ValueError(f"unknown {what} metric(s) {bad}; choose from {list(dict.fromkeys(allowed))}")
     return list(metrics)
+
+
+def inapplicable_note(names: list[str], group: dict[str, Any], kind: str) -> str:
+    """How metrics asked for that do not apply to a group's labels are named: ``['f1'] on
+    {'criterion': 'n'} (ordinal)``."""
+    return f"{names} on {group or 'the pooled labels'} ({kind})"
+
+
+def leave_out_or_refuse(fn: str, notes: list[str], *, computed: bool, refuse: str, left_out: str) -> None:
+    """The metrics asked for that did not apply (``notes``, from :func:`inapplicable_note`):
+    refused when nothing asked for was computed (``computed`` false), else left out with a warning."""
+    if not notes:
+        return
+    what = "; ".join(notes)
+    if not computed:
+        raise ValueError(f"{fn}: no metric asked for applies: {what}; {refuse}")
+    warnings.warn(f"{fn}: left out {what}: {left_out}", UserWarning, stacklevel=user_stacklevel())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +21,8 @@ from rubrictools.human_agreement.catalog import (
     NaMode,
     Raters,
     check_metrics,
+    inapplicable_note,
+    leave_out_or_refuse,
 )
 from rubrictools.human_agreement.estimate import evaluate_kernels, metric_rows, out_frame, resampling_plan
 from rubrictools.human_agreement.kernels import criterion_kernels, pvalues, score_kernels
@@ -31,7 +32,6 @@ from rubrictools.metrics import resampling as bs
 from rubrictools.metrics import with_ci_level
 from rubrictools.metrics.resampling import check_resampling
 from rubrictools.rubric import Rubric
-from rubrictools.stack import user_stacklevel
 
 __all__ = ["agreement"]
 
@@ -178,8 +178,7 @@ def agreement(
             kernels = criterion_kernels(g, kind, k, pos, names)
             res = evaluate_kernels(kernels, g["__cluster"].to_numpy(), plan)
             if chosen is not None and (skipped := [n for n in names if n not in res]):
-                where = dict(zip(by_list, key, strict=False)) or "the pooled labels"
-                inapplicable.append(f"{skipped} on {where} ({kind})")
+                inapplicable.append(inapplicable_note(skipped, dict(zip(by_list, key, strict=False)), kind))
             # p-values only for the metrics that were computed (e.g. no rank tests on nominal labels)
             pv = pvalues(
                 [n for n in names if n in PVALUE and n in res],
@@ -237,11 +236,12 @@ def agreement(
             rows += metric_rows(
                 group, names, res, pv, g.height, g["id"].n_unique(), n_ex, "score", plan.weights is not None
             )
-    if inapplicable:
-        what = "; ".join(inapplicable)
-        if not any(r.get("metric") in (chosen or ()) for r in rows):
-            raise ValueError(f"agreement: no metric asked for applies: {what}; see the metrics of each label kind")
-        warnings.warn(f"agreement: left out {what}: they do not apply to those labels", UserWarning,
-                      stacklevel=user_stacklevel())  # fmt: skip
+    leave_out_or_refuse(
+        "agreement",
+        inapplicable,
+        computed=any(r.get("metric") in (chosen or ()) for r in rows),
+        refuse="see the metrics of each label kind",
+        left_out="they do not apply to those labels",
+    )
     out_by = by_list if (pairs is not None or "criterion" in by_list) else score_by
     return with_ci_level(out_frame(rows, out_by, dtypes), ci)

@@ -74,7 +74,7 @@ def _numeric_entries(name: str | None, rng: NumericRange, keys: list[str | None]
     number off the grid or outside the range, or an NA token (a numeric verdict has none: scoring
     refuses it too), gets no entry, so :func:`check_known` refuses it."""
     if rng.points is not None:
-        return [(_key_py(str(p)), float(p), format_number(p)) for p in rng.points]
+        return [(str(float(p)), float(p), format_number(p)) for p in rng.points]  # keys as _key writes numbers
     found = sorted({float(k) for k in keys if k is not None and _is_number(k)})
     inside = [x for x in found if rng.min <= x <= rng.max]
     digits = next((d for d in range(4) if all(abs(x * 10**d - round(x * 10**d)) < 1e-9 for x in inside)), None)

@@ -10,7 +10,14 @@ import numpy as np
 import polars as pl
 
 from rubrictools.deprecation import adapted, renamed
-from rubrictools.human_agreement.catalog import INTER_RATER_METRICS, ORDERED_ONLY, Method, check_metrics
+from rubrictools.human_agreement.catalog import (
+    INTER_RATER_METRICS,
+    ORDERED_ONLY,
+    Method,
+    check_metrics,
+    inapplicable_note,
+    leave_out_or_refuse,
+)
 from rubrictools.human_agreement.estimate import evaluate_kernels, metric_rows, out_frame, resampling_plan
 from rubrictools.human_agreement.labels import check_known, human_frame, label_table, with_key
 from rubrictools.metrics import resampling as bs
@@ -24,7 +31,6 @@ from rubrictools.metrics.kappa import (
 from rubrictools.metrics.multirater import alpha_from_stats, alpha_unit_stats, icc_from_stats, icc_unit_stats
 from rubrictools.metrics.resampling import check_resampling
 from rubrictools.rubric import Rubric
-from rubrictools.stack import user_stacklevel
 
 __all__ = ["inter_rater"]
 
@@ -144,7 +150,7 @@ def inter_rater(
         # an ordered metric needs ordered labels: binary ones (0/1) when asked for, nominal never
         skip = [n for n in names if n in ORDERED_ONLY and kind != "ordinal" and (kind == "nominal" or not chosen)]
         if skip and chosen:
-            inapplicable.append(f"{skip} on {dict(zip(by_list, key, strict=False)) or 'the pooled labels'} ({kind})")
+            inapplicable.append(inapplicable_note(skip, dict(zip(by_list, key, strict=False)), kind))
         names = [n for n in names if n not in skip]
         units = g.select("id", "__cluster").unique("id", maintain_order=True).with_row_index("__u")
         g = g.join(units.select("id", "__u"), on="id")
@@ -227,10 +233,11 @@ def inter_rater(
             kind,
             plan.weights is not None,
         )
-    if inapplicable:
-        what = "; ".join(inapplicable)
-        if not rows:
-            raise ValueError(f"inter_rater: no metric asked for applies: {what}; ordered metrics need ordinal labels")
-        left_out = f"inter_rater: left out {what}: ordered metrics need ordered labels"
-        warnings.warn(left_out, UserWarning, stacklevel=user_stacklevel())
+    leave_out_or_refuse(
+        "inter_rater",
+        inapplicable,
+        computed=bool(rows),
+        refuse="ordered metrics need ordinal labels",
+        left_out="ordered metrics need ordered labels",
+    )
     return with_ci_level(out_frame(rows, by_list, dtypes), ci)

@@ -299,7 +299,8 @@ class CalibrationWidget:
             shown = shown.join(answers, on="id", how="left", maintain_order="left")
         drawn = self.chart_out.outputs if self.chart_out is not None else ()
         svg = drawn[0]["data"].get("image/svg+xml") if drawn else None  # with rt.charts.offline()
-        buttons = "".join(f"<code>[{b.description}]</code> " for b in self._buttons[:-1])
+        decide = (self.judge_right_button, self.human_right_button, self.unclear_button)
+        buttons = "".join(f"<code>[{b.description}]</code> " for b in decide)
         menu = " | ".join(html.escape(str(o)) for o in self.relabel.options) or "–"
         relabel = f"relabel menu: <code>[{menu}]</code> then <code>[{self.relabel_button.description}]</code>"
         current = f"{self.card.value}<p>buttons: {buttons}· {relabel}</p>"
@@ -309,10 +310,6 @@ class CalibrationWidget:
                 f"{shown.height:,} rows, one per answer, criterion and pair of labels.</p>"
             )
         return snapshot_bundle(self.widget, "Adjudication", self.status.value, shown, figure=svg, current=current)
-
-    @property
-    def _buttons(self) -> tuple[Any, ...]:
-        return (self.judge_right_button, self.human_right_button, self.unclear_button, self.relabel_button)
 
 
 def _display_output(obj: Any) -> dict[str, Any]:

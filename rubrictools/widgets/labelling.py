@@ -288,7 +288,7 @@ class LabelWidget:
             c = self.rubric[crit]
             heading = f"Now: submission {sid!r} · {crit} (weight {c.weight:g}): {c.requirement}"
             choices = [f"{i}: {lab}" for i, lab in enumerate(c.labels, start=1)] + ["skip", "undo"]
-            letters = "/".join(lab[0].lower() for lab in c.labels)  # a unique first letter picks its label
-            keys = f"1-{len(c.labels)}" + (f" or {letters}" if len(set(letters.split("/"))) == len(c.labels) else "")
+            firsts = [lab[0].lower() for lab in c.labels]  # a first letter picks its label when no other shares it
+            keys = f"1-{len(firsts)}" + (f" or {'/'.join(firsts)}" if len(set(firsts)) == len(firsts) else "")
             shown = current_html(heading, str(self.texts[sid]), choices, keys=keys)
         return snapshot_bundle(self.widget, "Labelling", self.status.value, self.labels, current=shown)

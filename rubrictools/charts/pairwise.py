@@ -117,7 +117,7 @@ def win_matrix(
         color=alt.Color(
             "win_rate:Q",
             scale=alt.Scale(scheme="redblue", domain=[0, 1], domainMid=0.5),
-            title="win rate",
+            title=["row's win rate", "(blue: the row wins", "more often; red: less)"],
             legend=alt.Legend(format="%", values=[0, 0.25, 0.5, 0.75, 1]),  # as the cells print it
         ),
         tooltip=[

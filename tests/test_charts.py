@@ -86,7 +86,7 @@ def test_score_distribution_annotates_distances(support) -> None:
     spec = rt.charts.score_distributions(d.verdicts, d.human, d.rubric).to_dict()
     w = table.filter((pl.col("criterion") == "__score__") & (pl.col("metric") == "wasserstein"))["value"].item()
     stats = " ".join(spec["title"]["subtitle"])
-    assert f"Wasserstein distance {w:.3f}" in stats and "n = 140 (item, rater)" in stats
+    assert f"Wasserstein distance {w:.3f}" in stats and "n = 140 ratings (an item once per rater)" in stats
     assert "in score units" in stats and "cumulative shares" in stats  # each distance says what it measures
     values = {tuple(sorted(r.items())): r for r in _data(spec) if "share" in r}.values()  # one copy per layer
     for who in ("judge", "human"):  # the judge's closing step point repeats its last bin
@@ -390,7 +390,7 @@ def test_bad_titles_judges_and_baselines_are_refused_by_name() -> None:
         with pytest.raises(ValueError, match="columns must be an int >= 1"):
             rt.charts.confusion(v, h, columns=bad)  # type: ignore[arg-type]  # reason: bad input on purpose
     with_rules = v.with_columns(pl.when(pl.col("id") < 3).then(pl.lit("a")).otherwise(pl.lit("rule")).alias("judge"))
-    assert "judge vs human" in rt.charts.confusion(with_rules, h).to_dict()["title"]  # rule rows beside one judge
+    assert "c: a and rules vs human" in rt.charts.confusion(with_rules, h).to_dict()["title"]  # rules beside a judge
     y, p = np.array([0, 1, 1, 0]), np.array([0.2, 0.8, 0.6, 0.4])
     with pytest.raises(ValueError, match="chance_label='the commonest' names a baseline but chance= gives none"):
         rt.charts.reliability(y, p, chance_label="the commonest")

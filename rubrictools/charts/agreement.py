@@ -3,6 +3,7 @@ MET rates, judge agreement and reliability diagrams."""
 
 from __future__ import annotations
 
+import warnings
 from numbers import Real
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from rubrictools.metrics.distribution import cdf_distances_weighted
 from rubrictools.metrics.names import METRIC_NAMES
 from rubrictools.metrics.probability import brier_score, expected_calibration_error, reliability_table
 from rubrictools.palette import EMPTY, JUDGE, PEOPLE, PEOPLE_LIGHT, REFERENCE
+from rubrictools.stack import user_stacklevel
 from rubrictools.tables import fixed_decimals
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -78,7 +80,6 @@ def confusion(
             f"confusion draws one judge's verdicts and these hold {len(models)} ({names}): filter them to one "
             "first, e.g. verdicts.filter(pl.col('judge') == ...)"
         )
-    who = str(models[0]) if len(models) == 1 and len(judges) == 1 else "judge"
     if isinstance(columns, bool) or not isinstance(columns, int) or columns < 1:
         raise ValueError(f"columns must be an int >= 1 (panels per row), got {columns!r}")
     pairs = criterion_pairs(frame, human, rubric, ["criterion"], "exclude", "each").frame
@@ -92,6 +93,7 @@ def confusion(
         pairs = pairs.filter(pl.col("criterion").is_in(wanted))
     if pairs.height == 0:
         raise ValueError("no judge/human pairs to plot")
+    who = _who(frame, pairs["criterion"].unique().to_list())
     counted = pairs.group_by("criterion", "h_code", "j_code").agg(pl.len().alias("count"))
     percent = (pl.col("row_share") * 100).round(0)
     # every (human, judge) cell of the labels seen, 0 where no pair falls (before: left blank)
@@ -153,11 +155,21 @@ def confusion(
         return (
             layer.facet(facet=alt.Facet("criterion:N", title=None, sort=order), columns=columns)
             .resolve_scale(x="independent", y="independent")
-            .properties(
-                title=title or f"{'Judge' if who == 'judge' else who} vs human labels (count, % of the human row)"
-            )
+            .properties(title=title or f"{_CAPITAL.get(who, who)} vs human labels (count, % of the human row)")
         )
     return layer.properties(title=title or f"{cells['criterion'][0]}: {who} vs human (count, % of the human row)")
+
+
+_CAPITAL = {"judge": "Judge", "rules": "Rules"}  # a model's name keeps its own case
+
+
+def _who(frame: pl.DataFrame, shown: list[str]) -> str:
+    """Who gave the verdicts drawn: the model's name, "rules", both, or "judge" when unnamed."""
+    on = frame.filter(pl.col("criterion").is_in(shown)) if "judge" in frame.columns else frame.clear()
+    judges = on["judge"].drop_nulls().unique().sort().to_list() if "judge" in on.columns else []
+    named = [str(j) for j in judges if j != "rule"]
+    who = named[0] if named else ("rules" if judges else "judge")
+    return f"{who} and rules" if named and "rule" in judges else who
 
 
 def score_distributions(
@@ -177,8 +189,8 @@ def score_distributions(
     about Sturges' ``ceil(log2(n)) + 1`` bars, of a round width on round edges so the bars line
     up with the ticks: 140 scores in [0, 1] get 10 bars of 0.1, not 20 jagged ones. ``title``:
     the chart's heading (say what and whose); the statistics go below it either way. ``n``
-    counts (item, rater) pairs: an item several people rated counts once per rater, judge side
-    too, and the y axis then says "share of (item, rater) pairs" (else "share of items").
+    counts ratings: an item several people rated counts once per rater, judge side too, and the
+    y axis then says "share of ratings" (else "share of items").
 
     Example
     -------
@@ -191,6 +203,7 @@ def score_distributions(
     >>> "layer" in spec or "mark" in spec
     True
     """
+    check_title(title)
 
     alt = _alt()
     pairs = score_pairs(verdicts, human, rubric, [], "each", human_scores).drop_nulls(["h_value", "j_value"])
@@ -231,8 +244,9 @@ def score_distributions(
     )
     domain = alt.Scale(domain=[float(edges[0]), float(edges[-1])])
     x = alt.X("bin_start:Q", title="rubric score", bin="binned", scale=domain)
-    unit = "items" if pairs["id"].n_unique() == pairs.height else "(item, rater) pairs"  # as n counts them
+    unit = "items" if pairs["id"].n_unique() == pairs.height else "ratings"  # as n counts them
     y = alt.Y("share:Q", title=f"share of {unit}", stack=None, axis=alt.Axis(format="%"))
+    unit += "" if unit == "items" else " (an item once per rater)"
     bars = base.transform_filter(alt.datum.who == "human").mark_bar(binSpacing=1).encode(x=x, x2="bin_end:Q", y=y)
     line = (
         base.transform_filter(alt.datum.who == "judge")
@@ -293,6 +307,7 @@ def met_rates(
     >>> chart.to_dict()["layer"][0]["encoding"]["x"]["scale"]["domain"]
     [0, 1]
     """
+    check_title(title)
 
     alt = _alt()
     t = agreement(
@@ -446,6 +461,9 @@ def reliability(
     t = reliability_table(y_true, y_prob, n_bins=n_bins, strategy=strategy)  # type: ignore[arg-type]  # strategy is validated by the metric function
     ece = expected_calibration_error(y_true, y_prob, n_bins=n_bins, strategy=strategy)  # type: ignore[arg-type]  # strategy is validated by the metric function
     brier = brier_score(y_true, y_prob)
+    if (given := len(y_prob) if hasattr(y_prob, "__len__") else None) and (dropped := given - int(t["n"].sum())):
+        left_out = f"{dropped} of {given} items have no outcome or probability (NaN or null): left out of the chart"
+        warnings.warn(left_out + ", its ECE and its Brier score", UserWarning, stacklevel=user_stacklevel())
     diag = (
         alt.Chart(alt.Data(values=[{"x": 0.0, "y": 0.0}, {"x": 1.0, "y": 1.0}]))
         .mark_line(strokeDash=[4, 4], color=REFERENCE)

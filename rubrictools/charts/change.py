@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.charts.base import CHANCE_AT_ZERO, chart_frame, rate_axis, require_columns
+from rubrictools.charts.base import CHANCE_AT_ZERO, chart_frame, check_title, rate_axis, require_columns
 from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import values as _values
 from rubrictools.metrics.names import METRIC_NAMES
@@ -43,6 +43,7 @@ def before_after(
     >>> [layer["mark"]["type"] for layer in rt.charts.before_after(t).to_dict()["layer"]]
     ['rule', 'point', 'point', 'text']
     """
+    check_title(title)
     alt = _alt()
     t = chart_frame(table, name="table")
     require_columns(t, [by, before, after], "before_after")

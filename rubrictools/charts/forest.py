@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from rubrictools.charts.base import CHANCE_AT_ZERO, chart_frame, interval_words
+from rubrictools.charts.base import CHANCE_AT_ZERO, chart_frame, check_title, interval_words
 from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import values as _values
 from rubrictools.metrics.names import METRIC_NAMES
@@ -63,6 +63,7 @@ def forest(
     >>> "facet" in spec or "layer" in spec
     True
     """
+    check_title(title)
     alt = _alt()
     t = chart_frame(table, name="table")
     if chance is not None:

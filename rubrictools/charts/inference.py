@@ -43,6 +43,13 @@ def ppi_widths(
     c = chart_frame(curve, name="curve")
     need = ["criterion", "n", "method", "width", "estimate", "covers", "full_value"]
     require_columns(c, need, "ppi_widths", "; pass rt.ppi.width_curve(...)")
+    if odd := sorted(set(c["method"].drop_nulls().cast(pl.String).to_list()) - set(_NAMES)):
+        raise ValueError(f"curve's method column holds {odd}; rt.ppi.width_curve writes only {sorted(_NAMES)}")
+    for col in ("n", "width", "estimate", "covers", "full_value"):
+        if not c.schema[col].is_numeric():
+            raise ValueError(
+                f"curve's {col!r} column must be numeric, got {c.schema[col]}; pass rt.ppi.width_curve(...)"
+            )
     if criterion is not None:
         known = c["criterion"].unique().sort().to_list()
         if criterion not in known:

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from rubrictools.charts.base import alt_module, chart_frame, interval_words, require_columns, values
-from rubrictools.palette import INK, JUDGE, JUDGE_DARK, REFERENCE
+from rubrictools.charts.base import alt_module, chart_frame, check_title, interval_words, require_columns, values
+from rubrictools.palette import INK, INK_MUTED, JUDGE, JUDGE_DARK, REFERENCE
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -26,6 +26,7 @@ def leaderboard(board: Any, *, title: str | None = None, width: int = 360) -> al
     >>> rt.charts.leaderboard(board).to_dict()["layer"][0]["mark"]["type"]
     'rule'
     """
+    check_title(title)
     alt = alt_module()
     b = chart_frame(board, name="board")
     require_columns(b, ("system", "rating", "ci_low", "ci_high", "rank_best", "rank_worst"), "leaderboard")
@@ -91,6 +92,7 @@ def win_matrix(
     >>> [c["legend"]["format"] for c in [spec["layer"][0]["encoding"]["color"]]]
     ['%']
     """
+    check_title(title)
     alt = alt_module()
     w = chart_frame(rates, name="rates")
     require_columns(w, ("system", "opponent", "win_rate", "n"), "win_matrix")
@@ -145,6 +147,9 @@ def _zoomed_rate_axis(domain: list[float], anchor: float) -> Any:
     return alt_module().Axis(format="%", values=[round(anchor + i * step, 2) for i in range(first, last + 1)])
 
 
+_NO_VALUE = {"first_win_rate": "no decisive answer (all ties)", "positional_agreement": "no pair"}
+
+
 def position_bias(bias: Any, *, by: str | None = None, title: str | None = None, width: int = 260) -> alt.HConcatChart:
     """A :func:`rubrictools.position_bias` table as two panels per group (``by``: default
     the first grouping column): the positional agreement, and the first-position win rate
@@ -159,6 +164,7 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
     >>> len(spec["hconcat"])
     2
     """
+    check_title(title)
     alt = alt_module()
     t = chart_frame(bias, name="bias")
     require_columns(t, ("positional_agreement", "first_win_rate", "agreement_ci_low", "first_ci_low"), "position_bias")
@@ -193,7 +199,10 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
 
     def panel(value: str, lo: str, hi: str, x_title: str, ref: float | None, labels: bool = True) -> Any:
         axis = alt.Axis(labelLimit=260) if labels else None  # the right panel shares the left one's rows
-        base = alt.Chart(data).encode(y=alt.Y(f"{label}:N", title=None, sort=None, axis=axis))
+        rows = alt.Scale(
+            domain=t[label].cast(pl.String).unique(maintain_order=True).to_list()
+        )  # both panels' rows alike, empty ones too
+        base = alt.Chart(data).encode(y=alt.Y(f"{label}:N", title=None, sort=None, axis=axis, scale=rows))
         scale = alt.Scale(domain=[round(v, 2) for v in domains[value]])  # unclipped marks: a point at 1 is drawn whole
         layers = [
             base.mark_rule(strokeWidth=2, color=JUDGE).encode(  # the judge's blue, not a bare rule's black
@@ -213,6 +222,9 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
         if ref is not None:
             rule = alt.Chart(alt.Data(values=[{"x": ref}])).mark_rule(strokeDash=[4, 3], color=REFERENCE)
             layers.append(rule.encode(x="x:Q"))
+        # a row with no value (no decisive answer: every order a tie) says so instead of staying blank
+        empty = base.transform_filter(f"!isValid(datum.{value})").mark_text(color=INK_MUTED, fontSize=10)
+        layers.append(empty.encode(x=alt.datum(ref if ref is not None else 0.5), text=alt.value(_NO_VALUE[value])))
         return alt.layer(*layers).properties(width=width)
 
     left = panel(

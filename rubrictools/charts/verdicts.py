@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rubrictools.charts.base import alt_module as _alt
-from rubrictools.charts.base import chart_frame, require_columns
+from rubrictools.charts.base import chart_frame, check_title, require_columns
 from rubrictools.charts.base import values as _values
 from rubrictools.palette import INK, JUDGE, NEUTRAL_DARK, NEUTRAL_LIGHT, OKABE_BLUE, WINE, YELLOW
 from rubrictools.tables import fixed_decimals
@@ -70,6 +70,7 @@ def verdicts(
     >>> [d["state"] for d in rt.charts.verdicts(v, rubric).to_dict()["data"]["values"]]
     ['good', 'bad']
     """
+    check_title(title)
     alt = _alt()
     v = chart_frame(verdicts, name="verdicts")
     require_columns(v, ["id", "criterion", "verdict", "value"], "verdicts chart")

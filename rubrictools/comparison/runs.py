@@ -130,7 +130,7 @@ def _costs(va: pl.DataFrame, vb: pl.DataFrame, ia: dict[str, Any], ib: dict[str,
         if "attempts" in judged.columns:  # a scripted judge makes no call: no latency to average (null, not 0)
             fresh = fresh & (pl.col("attempts") > 0)
         return {
-            "judge rows": float(judged.height),
+            "verdict rows from the judge": float(judged.height),
             "errors": agg(pl.col("error").is_not_null().sum().cast(pl.Float64), "error"),
             "cached answers": agg(pl.col("cached").sum().cast(pl.Float64), "cached"),
             "prompt tokens": agg(pl.col("prompt_tokens").sum().cast(pl.Float64), "prompt_tokens"),

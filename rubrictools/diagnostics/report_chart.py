@@ -23,8 +23,8 @@ from rubrictools.palette import (
     INK_DARK,
     JUDGE,
     NEUTRAL_DARK,
-    OKABE_ORANGE,
     PINK,
+    PURPLE,
     SIENNA,
     SKY,
     WINE,
@@ -151,7 +151,7 @@ _FLAG_COLOURS = {  # the first flag of a criterion decides its bar's colour
     "judges disagree": YELLOW,
     "never discriminates": SIENNA,
     "redundant": BLUISH_GREEN,
-    "costliest disagreement": OKABE_ORANGE,  # not PURPLE: beside WINE the two read as one
+    "costliest disagreement": PURPLE,  # not orange: orange means calibrated
     "no usable verdicts": NEUTRAL_DARK,
     "weakest, no other flag": SKY,
     "no flag": JUDGE,

@@ -225,11 +225,13 @@ def human_frame(human: Any) -> pl.DataFrame:
     if not had_rater:
         h = h.with_columns(pl.lit("human").alias("rater"))
     h = h.with_columns(pl.col("rater").cast(pl.String), pl.col("criterion").cast(pl.String))
+    if h.schema["label"].is_float():  # a NaN label is a missing one, as pandas writes it
+        h = h.with_columns(pl.col("label").fill_nan(None))
     blank = h.filter(pl.col("label").is_null())
     if blank.height:
         r = blank.row(0, named=True)
         warnings.warn(
-            f"human labels: {blank.height} row(s) have no label (null) and are left out; first: id={r['id']!r}, "
+            f"human labels: {blank.height} row(s) have no label (null or NaN) and are left out; first: id={r['id']!r}, "
             f"criterion={r['criterion']!r}",
             UserWarning,
             stacklevel=user_stacklevel(),
@@ -293,7 +295,26 @@ def verdict_frame(verdicts: Any, by: list[str]) -> pl.DataFrame:
                 f"verdict table has several judges {judges} per (id, criterion); pass by=['judge', 'criterion'] "
                 "to measure each, or aggregate them into an ensemble first"
             )
+    if "judge" not in by:
+        _warn_pooled_judges(v)
     return v
+
+
+def _warn_pooled_judges(v: pl.DataFrame) -> None:
+    """Several judges on one criterion, each on its own submissions, are pooled: said, not hidden."""
+    mixed = (
+        v.group_by("criterion", maintain_order=True)
+        .agg(pl.col("judge").unique(maintain_order=True))
+        .filter(pl.col("judge").list.len() > 1)
+    )
+    if mixed.height:
+        where = "; ".join(f"{r['criterion']!r}: {r['judge']}" for r in mixed.head(3).iter_rows(named=True))
+        warnings.warn(
+            f"several judges graded one criterion on different submissions ({where}); their verdicts are "
+            "pooled as one judge's. Pass by=['judge', 'criterion'] to measure each",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
 
 
 def mode_consensus(h: pl.DataFrame, keys: list[str]) -> pl.DataFrame:

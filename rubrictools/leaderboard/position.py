@@ -70,7 +70,7 @@ def position_bias(
     - ``first_win_rate``: among decisive answers (not ties) in both orders, the share that
       chose the answer shown first (A in the A-first order, B in the B-first order). An
       unbiased judge scores 0.5 whatever the systems' quality, since each answer is shown
-      first once.
+      first once; null for a group with no decisive answer (every order a tie).
 
     Parameters
     ----------
@@ -139,4 +139,6 @@ def position_bias(
     )
     cols = ["pairs", "positional_agreement", "agreement_ci_low", "agreement_ci_high", "inconsistent"]
     cols += ["decisive", "first_win_rate", "first_ci_low", "first_ci_high"]
+    # a group with no decisive answer (every order a tie) has no first-position win rate: null, not NaN
+    table = table.with_columns(pl.col("first_win_rate", "first_ci_low", "first_ci_high").fill_nan(None))
     return with_ci_level(table.select(*groups, *cols), ci, after="first_ci_high")

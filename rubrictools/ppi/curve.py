@@ -95,5 +95,10 @@ def width_curve(
         bar.close()
     schema = ["criterion", "n", "method", "width", "estimate", "covers", "full_value"]
     if not rows:
-        raise ValueError(f"no n in {list(ns)} is between 10 and the number of labelled items")
+        sizes = data.group_by("__group", maintain_order=True).len().head(5)
+        held = ", ".join(f"{g!r}: {k}" for g, k in sizes.iter_rows())
+        raise ValueError(
+            f"no n in {list(ns)} is at least 10 and below the number of labelled items ({held or 'none'}); "
+            "each n must leave labelled items over to stand in as the unlabelled ones"
+        )
     return with_ci_level(pl.DataFrame(rows, schema=schema, orient="row"), ci, after="width")

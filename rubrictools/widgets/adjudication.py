@@ -232,7 +232,9 @@ class CalibrationWidget:
         cur = self.current
         n = self.visible.height
         decided = len(self.decisions)
-        self.status.value = f"{min(self.pos + 1, n)} of {n} shown · {decided} of {self.disagreements.height} decided"
+        total = self.disagreements.height
+        where = "" if n == total else " matching the filter"
+        self.status.value = f"disagreement {min(self.pos + 1, n)} of {n}{where} · {decided} of {total} decided"
         if cur is None:
             self.card.value = "<i>No disagreement matches the filters.</i>"
             self.relabel.options = []

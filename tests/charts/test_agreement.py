@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import polars as pl
 import pytest
@@ -49,3 +51,20 @@ def test_a_kappa_is_not_a_share_and_chance_must_be_a_number() -> None:
     ):
         rt.charts.forest(SHARES, by="subset", chance=50)
     assert rt.charts.forest(kappa, by="subset", chance=np.int64(0)).to_dict()  # a numpy number is a number
+
+
+def test_reliability_says_how_many_items_it_left_out() -> None:
+    with pytest.warns(UserWarning, match=r"2 of 5 items have no outcome or probability \(NaN or null\)"):
+        rt.charts.reliability([1, 0, 1, 1, 0], [0.9, np.nan, 0.8, None, 0.1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rt.charts.reliability(np.array([1, 0, 1, 1]), pl.Series([0.9, 0.3, 0.8, 0.4]))
+
+
+def test_confusion_names_who_gave_the_verdicts_drawn_rules_included() -> None:
+    v = pl.DataFrame({"id": [1, 2, 1, 2], "criterion": ["a", "a", "b", "b"], "verdict": ["MET", "UNMET", "MET", "MET"],
+                      "judge": ["gpt", "gpt", "rule", "rule"]})  # fmt: skip
+    h = pl.DataFrame({"id": [1, 2, 1, 2], "criterion": ["a", "a", "b", "b"], "label": ["MET", "MET", "MET", "UNMET"]})
+    titles = [rt.charts.confusion(v, h, criterion=c).to_dict()["title"] for c in (None, "a", "b")]
+    assert [t.split(" vs ")[0] for t in titles] == ["gpt and rules", "a: gpt", "b: rules"]
+    assert rt.charts.confusion(v.drop("judge"), h).to_dict()["title"].startswith("Judge vs human labels")

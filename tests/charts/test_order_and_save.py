@@ -66,6 +66,16 @@ def test_ppi_widths_counts_what_was_labelled_in_its_own_noun() -> None:
             rt.charts.ppi_widths(pl.DataFrame(rows), items=bad)  # type: ignore[arg-type]  # reason: bad input on purpose
 
 
+def test_ppi_widths_refuses_a_curve_it_did_not_write() -> None:
+    rows = [{"criterion": "c", "n": n, "method": m, "width": 0.1, "covers": 1.0, "full_value": 3.0, "estimate": 3.0}
+            for n in (10, 20) for m in ("classical", "ppi", "naive")]  # fmt: skip
+    curve = pl.DataFrame(rows)
+    with pytest.raises(ValueError, match=r"method column holds \['PPI'\]; rt.ppi.width_curve writes only"):
+        rt.charts.ppi_widths(curve.with_columns(pl.col("method").replace("ppi", "PPI")))
+    with pytest.raises(ValueError, match="'n' column must be numeric, got String"):
+        rt.charts.ppi_widths(curve.with_columns(pl.col("n").cast(pl.String)))
+
+
 def test_ppi_widths_writes_the_judge_alone_once_per_panel_with_its_bias_and_coverage() -> None:
     vl_convert = pytest.importorskip("vl_convert")
     rows = [

@@ -78,3 +78,19 @@ def test_position_bias_says_a_judge_shared_by_every_row_once_in_the_title():
     assert rows == set(bias["subset"].to_list()) and judge not in " ".join(rows)
     assert spec["title"].startswith(f"Position bias of {judge} (")
     assert "dashed: never flips" in str(spec["hconcat"][0])
+
+
+def test_position_bias_with_every_answer_a_tie_says_so_in_a_row_aligned_with_the_other_panel():
+    prefs = pl.DataFrame(
+        {"id": range(6), "judge": ["x"] * 3 + ["y"] * 3, "preferred_ab": ["tie"] * 3 + ["A", "B", "A"],
+         "preferred_ba": ["tie"] * 3 + ["B", "A", "B"]}
+    )  # fmt: skip
+    bias = rt.position_bias(prefs, n_resamples=50)
+    x = bias.filter(pl.col("judge") == "x").row(0, named=True)
+    assert (x["decisive"], x["first_win_rate"], x["first_ci_low"], x["first_ci_high"]) == (0, None, None, None)
+    spec = rt.charts.position_bias(bias).to_dict()
+    left, right = (panel["layer"] for panel in spec["hconcat"])
+    assert left[0]["encoding"]["y"]["scale"]["domain"] == right[0]["encoding"]["y"]["scale"]["domain"] == ["x", "y"]
+    texts = [layer for layer in right if layer["mark"]["type"] == "text"]
+    assert [t["encoding"]["text"]["value"] for t in texts] == ["no decisive answer (all ties)"]
+    assert texts[0]["transform"] == [{"filter": "!isValid(datum.first_win_rate)"}]

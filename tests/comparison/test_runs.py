@@ -78,7 +78,9 @@ def test_flips_costs_and_unpaired_ids() -> None:
     assert set(cmp.flips.columns) == {"id", "criterion", "verdict_a", "verdict_b", "explanation_a", "explanation_b"}
     assert cmp.flips["explanation_b"].str.ends_with(" 1").all()  # each side keeps its own explanation
     costs = dict(zip(cmp.costs["measure"], cmp.costs["change"], strict=True))
-    assert costs["judge rows"] == b.height - a.height and costs["mean latency, fresh calls (s)"] == pytest.approx(1)
+    assert costs["verdict rows from the judge"] == b.height - a.height and costs[
+        "mean latency, fresh calls (s)"
+    ] == pytest.approx(1)
     assert cmp.summary["ci_low"].null_count() == cmp.summary.height  # bootstrap=0: no intervals
     # a scripted judge makes no call (attempts 0): no latency to average, shown as missing, not as 0.000 s
     scripted = rt.compare_runs(

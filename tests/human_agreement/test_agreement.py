@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import polars as pl
 import pytest
@@ -233,6 +235,20 @@ def test_bad_input_gets_clear_errors() -> None:
     assert set(per_judge["judge"]) == {"a", "b"}
 
 
+def test_several_judges_on_disjoint_submissions_are_pooled_with_a_warning() -> None:
+    v, h = _data(10)
+    split = v.with_columns(pl.when(pl.col("id") < "s5").then(pl.lit("a")).otherwise(pl.lit("b")).alias("judge"))
+    with pytest.warns(UserWarning, match=r"several judges graded one criterion.*\['a', 'b'\].*by=\['judge'"):
+        pooled = rt.agreement(split, h, RUBRIC, n_resamples=0, level="criterion")
+    assert pooled.equals(rt.agreement(v, h, RUBRIC, n_resamples=0, level="criterion"))  # pooled, not dropped
+    rules = v.filter(pl.col("criterion") == v["criterion"][0]).with_columns(pl.lit("rule").alias("judge"))
+    model = v.filter(pl.col("criterion") != v["criterion"][0]).with_columns(pl.lit("model").alias("judge"))
+    split_by_criterion = pl.concat([model, rules])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one judge per criterion (e.g. rule rows beside a model's): no warning
+        rt.agreement(split_by_criterion, h, RUBRIC, n_resamples=0, level="criterion")
+
+
 def test_consensus_and_degenerate_groups() -> None:
     h = pl.DataFrame(
         {
@@ -409,3 +425,14 @@ def test_a_metric_that_does_not_apply_to_a_criterion_is_said_so() -> None:
     with pytest.warns(UserWarning, match=r"agreement: left out \['f1'\] on \{'criterion': 'n'\} \(ordinal\)"):
         t = rt.agreement(verdicts, human, rubric, metrics=["f1"], level="criterion", n_resamples=0)
     assert t.select("criterion", "metric").rows() == [("b", "f1")]
+
+
+def test_a_nan_label_is_a_missing_label_as_null_is() -> None:
+    rubric = rt.Rubric.from_dict([{"name": "q", "requirement": "Quality", "range": {"min": 1, "max": 5, "step": 1}}])
+    v = pl.DataFrame({"id": range(6), "criterion": "q", "verdict": ["1", "2", "3", "4", "5", "3"]})
+    got = []
+    for missing in (None, float("nan")):
+        h = pl.DataFrame({"id": range(6), "criterion": "q", "label": [1.0, 2.0, missing, 4.0, 5.0, 3.0]})
+        with pytest.warns(UserWarning, match=r"1 row\(s\) have no label \(null or NaN\) and are left out"):
+            got.append(rt.agreement(v, h, rubric, n_resamples=0, level="criterion"))
+    assert got[0].equals(got[1]) and got[0].filter(pl.col("metric") == "accuracy")["n"].item() == 5

@@ -164,6 +164,15 @@ def test_width_curve_shows_progress_unless_told_not_to(capsys) -> None:
     assert capsys.readouterr().err == ""
 
 
+def test_width_curve_with_no_usable_n_names_how_many_items_are_labelled() -> None:
+    rng = np.random.default_rng(0)
+    truth = rng.random(300) < 0.4
+    v = pl.DataFrame({"id": range(300), "criterion": "c", "verdict": np.where(truth, "MET", "UNMET")})
+    h = pl.DataFrame({"id": range(40), "criterion": "c", "label": np.where(truth[:40], "MET", "UNMET")})
+    with pytest.raises(ValueError, match=r"no n in \[50, 100\] is at least 10 and below .* \('c': 40\)"):
+        rt.ppi.width_curve(v, h, ns=(50, 100), reps=5, progress=False)
+
+
 def test_one_criterion_gives_what_it_gives_among_others() -> None:
     """One criterion takes a shorter path (joined on id alone); its row must equal its row among several,
     including human labels of other criteria that share its ids."""

@@ -29,7 +29,10 @@ def test_calibration_walkthrough(support, tmp_path) -> None:
     assert n > 0 and f"of {n} decided" in cw.status.value
     # every disagreement really is one
     assert (cw.disagreements["judge_label"] != cw.disagreements["human_label"].str.to_uppercase()).all()
+    assert cw.status.value == f"disagreement 1 of {n} · 0 of {n} decided"  # the position, not how many are listed
     cw.criterion.value = "answers_question"
+    shown = cw.visible.height
+    assert cw.status.value == f"disagreement 1 of {shown} matching the filter · 0 of {n} decided"
     cw.kind.value = "judge MET / human UNMET"
     first = cw.current
     assert first is not None and first["criterion"] == "answers_question" and "answers_question" in cw.card.value

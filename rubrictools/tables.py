@@ -258,6 +258,9 @@ def table(
     df = to_polars(frame, name="frame")
     if max_rows < 1:
         raise ValueError(f"max_rows must be >= 1, got {max_rows}")
+    for name, text in (("title", title), ("subtitle", subtitle), ("note", note)):
+        if text is not None and (not isinstance(text, str) or not text.strip()):
+            raise ValueError(f"{name} must be a non-blank string (or None for none), got {text!r}")
     for name, given in (("percent", percent), ("labels", labels)):
         unknown = sorted(set(given or ()) - set(df.columns))
         if unknown:

@@ -391,6 +391,9 @@ def test_bad_titles_judges_and_baselines_are_refused_by_name() -> None:
             rt.charts.confusion(v, h, columns=bad)  # type: ignore[arg-type]  # reason: bad input on purpose
     with_rules = v.with_columns(pl.when(pl.col("id") < 3).then(pl.lit("a")).otherwise(pl.lit("rule")).alias("judge"))
     assert "c: a and rules vs human" in rt.charts.confusion(with_rules, h).to_dict()["title"]  # rules beside a judge
+    both = pl.concat([v.with_columns(pl.lit("a").alias("judge")), v.with_columns(pl.lit("rule").alias("judge"))])
+    with pytest.raises(ValueError, match=r"criterion 'c' has several verdicts for submission .* \['a', 'rule'\]"):
+        rt.charts.confusion(both, h)  # the same submissions twice: refused in confusion's words, not agreement's
     y, p = np.array([0, 1, 1, 0]), np.array([0.2, 0.8, 0.6, 0.4])
     with pytest.raises(ValueError, match="chance_label='the commonest' names a baseline but chance= gives none"):
         rt.charts.reliability(y, p, chance_label="the commonest")

@@ -22,7 +22,6 @@ from rubrictools.charts.agreement import (
     confusion,
     judge_agreement,
     met_rates,
-    reliability,
     score_distributions,
 )
 from rubrictools.charts.base import offline, save
@@ -31,6 +30,7 @@ from rubrictools.charts.comparison import run_comparison
 from rubrictools.charts.forest import forest
 from rubrictools.charts.inference import ppi_widths
 from rubrictools.charts.pairwise import leaderboard, position_bias, win_matrix
+from rubrictools.charts.reliability import reliability
 from rubrictools.charts.run import run_summary
 from rubrictools.charts.tree import rubric_tree
 from rubrictools.charts.verdicts import verdicts

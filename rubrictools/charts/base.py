@@ -31,20 +31,22 @@ MAX_ROWS = 5000
 
 def check_title(title: Any) -> None:
     """Refuse a chart title that is neither None (the chart's own), a non-blank string nor a list
-    of strings (one per line), before altair's schema error names nothing a user passed.
+    of non-blank strings (one per line), before altair's schema error names nothing a user passed.
 
     >>> check_title(123)
     Traceback (most recent call last):
     ...
-    ValueError: title must be a non-blank string or a list of strings (one per line), got 123
+    ValueError: title must be a non-blank string or a list of non-blank strings (one per line), got 123
     """
     lines = [title] if isinstance(title, str) else title
     ok = title is None or (
         isinstance(lines, (list, tuple)) and len(lines) > 0 and all(isinstance(x, str) for x in lines)
-        and any(x.strip() for x in lines)
+        and all(x.strip() for x in lines)
     )  # fmt: skip
     if not ok:
-        raise ValueError(f"title must be a non-blank string or a list of strings (one per line), got {title!r}")
+        raise ValueError(
+            f"title must be a non-blank string or a list of non-blank strings (one per line), got {title!r}"
+        )
 
 
 def describe(spec: dict[str, Any]) -> str:

@@ -19,13 +19,14 @@ import numpy as np
 import polars as pl
 
 from rubrictools.calibration.model import dist_frame
-from rubrictools.charts.agreement import confusion, judge_agreement, met_rates, reliability, score_distributions
+from rubrictools.charts.agreement import confusion, judge_agreement, met_rates, score_distributions
 from rubrictools.charts.base import save
 from rubrictools.charts.change import before_after
 from rubrictools.charts.comparison import run_comparison
 from rubrictools.charts.forest import forest
 from rubrictools.charts.inference import ppi_widths
 from rubrictools.charts.pairwise import leaderboard, position_bias, win_matrix
+from rubrictools.charts.reliability import reliability
 from rubrictools.charts.run import run_summary
 from rubrictools.charts.tree import rubric_tree
 from rubrictools.charts.verdicts import verdicts
@@ -140,7 +141,7 @@ def gallery_charts() -> dict[str, tuple[str, Any]]:
     llmbar = load("llmbar")
     bias = position_bias_table(llmbar.tables["preferences"], by=("subset", "judge"), on_error="as_answer")
     hit, conf = _reliability_inputs()
-    curve = width_curve(s.verdicts, s.human, ns=(25, 50, 100), reps=40, progress=False)
+    curve = width_curve(s.verdicts, s.human, ns=(25, 50, 75), reps=40, progress=False)
     build: dict[str, tuple[str, Callable[[], Any]]] = {
         "verdicts": (
             "verdicts(scripted, rubric, scores=score(scripted, rubric))",

@@ -50,6 +50,8 @@ def ppi_widths(
             raise ValueError(
                 f"curve's {col!r} column must be numeric, got {c.schema[col]}; pass rt.ppi.width_curve(...)"
             )
+    if c.filter(pl.col("method") != "naive")["width"].is_null().all():
+        raise ValueError("curve has no width for the classical or PPI estimate: nothing to draw")
     if criterion is not None:
         known = c["criterion"].unique().sort().to_list()
         if criterion not in known:
@@ -114,9 +116,10 @@ def ppi_widths(
     chart = lines.facet(facet=alt.Facet("criterion:N", title=None, sort=panels), columns=3) if many else lines
     scope = f" on {criterion!r}" if criterion is not None else ""
     heading = title or f"Interval width against the number of labelled {items}{scope}"
-    words = [
-        f"median width of the {interval_words(c)}s, in the estimate's units",
-        "judge alone, not drawn (a narrow interval around the wrong value): its estimate minus the value from all "
-        "human labels, and how often its interval holds that value",
-    ]
+    words = [f"median width of the {interval_words(c)}s, in the estimate's units"]
+    if (c["method"] == "naive").any():  # the note is only promised when a panel can write it
+        words.append(
+            "judge alone, not drawn (a narrow interval around the wrong value): its estimate minus the value from "
+            "all human labels, and how often its interval holds that value"
+        )
     return chart.properties(title=alt.Title(heading, subtitle=words))

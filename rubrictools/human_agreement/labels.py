@@ -225,6 +225,12 @@ def human_frame(human: Any) -> pl.DataFrame:
     if not had_rater:
         h = h.with_columns(pl.lit("human").alias("rater"))
     h = h.with_columns(pl.col("rater").cast(pl.String), pl.col("criterion").cast(pl.String))
+    if had_rater and 0 < (unnamed := h["rater"].null_count()) < h.height:
+        warnings.warn(
+            f"human labels: {unnamed} of {h.height} rows have no rater (null); they count as one more rater",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
     if h.schema["label"].is_float():  # a NaN label is a missing one, as pandas writes it
         h = h.with_columns(pl.col("label").fill_nan(None))
     blank = h.filter(pl.col("label").is_null())

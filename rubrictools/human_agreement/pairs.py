@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from rubrictools.human_agreement.labels import (
     with_key,
 )
 from rubrictools.rubric import Rubric, score
+from rubrictools.stack import user_stacklevel
 
 __all__ = ["criterion_pairs", "score_pairs"]
 
@@ -50,6 +52,8 @@ def criterion_pairs(
     if rubric is not None:
         check_known(v.filter(~pl.col("j_err")), "j_key", lab, "verdicts", raw="verdict")
         check_known(h, "h_key", lab, "human labels", raw="label")
+    else:
+        _check_shared_labels(v.filter(~pl.col("j_err")), h)
     v = v.drop("verdict")
     h = h.join(
         lab.rename({"key": "h_key", "code": "h_code", "value": "h_value"}), on=["criterion", "h_key"], how="left"
@@ -71,6 +75,29 @@ def criterion_pairs(
     excl = joined.group_by(by).agg((~pl.col("__ok")).sum().cast(pl.Int64).alias("n_excluded"))
     frame = joined.filter(pl.col("__ok")).drop("__ok", "j_err")
     return _Pairs(frame, excl)
+
+
+def _check_shared_labels(v: pl.DataFrame, h: pl.DataFrame) -> None:
+    """Without a rubric the label set is inferred: warn of a criterion whose verdicts and human
+    labels share no value (MET/UNMET against 1/0 reads as agreement 0, not as a mismatch)."""
+    j = v.group_by("criterion").agg(pl.col("verdict").drop_nulls().cast(pl.String).unique().sort().alias("j"),
+                                     pl.col("j_key").drop_nulls().unique().alias("jk"))  # fmt: skip
+    both = j.join(
+        h.group_by("criterion").agg(
+            pl.col("label").drop_nulls().cast(pl.String).unique().sort().alias("h"),
+            pl.col("h_key").drop_nulls().unique().alias("hk"),
+        ),
+        on="criterion",
+    )
+    for r in both.iter_rows(named=True):
+        if r["jk"] and r["hk"] and not set(r["jk"]) & set(r["hk"]):
+            warnings.warn(
+                f"criterion {r['criterion']!r}: the verdicts ({r['j'][:5]}) and the human labels ({r['h'][:5]}) "
+                "share no value, so every pair disagrees; if they are the same labels written differently, map "
+                "the labels to the verdicts' values (e.g. 1 -> 'MET', 0 -> 'UNMET') or pass the rubric",
+                UserWarning,
+                stacklevel=user_stacklevel(),
+            )
 
 
 def _human_scores(human: pl.DataFrame, rubric: Rubric | None) -> pl.DataFrame:

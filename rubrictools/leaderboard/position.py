@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -13,6 +14,7 @@ from rubrictools.leaderboard.bootstrap import ratio_ci, resample_counts
 from rubrictools.leaderboard.table import check_preferences, preference_groups
 from rubrictools.metrics import with_ci_level
 from rubrictools.metrics.resampling import check_resampling
+from rubrictools.stack import user_stacklevel
 
 __all__ = ["position_bias"]
 
@@ -39,7 +41,7 @@ def _cis(pc: pl.DataFrame, groups: list[str], n_resamples: int, ci: float, seed:
     rows = []
     parts = pc.group_by(groups, maintain_order=True) if groups else [((), pc)]
     for key, part in parts:
-        if n_resamples == 0:  # point estimates only, as win_rates(n_resamples=0) gives
+        if n_resamples == 0 or part.height < 2:  # point estimates only; one prompt has no spread to resample
             rows.append((*key, None, None, None, None))
             continue
         counts = resample_counts(part.height, n_resamples, rng)  # the same resamples for both statistics
@@ -88,7 +90,8 @@ def position_bias(
         ``"as_answer"`` counts "no answer" as an answer (two missing agree, one missing does
         not), which is how the LLMBar repository computes its published figures.
     n_resamples, ci, seed
-        The bootstrap's resamples of prompts (``id``; 0: point estimates only, intervals null);
+        The bootstrap's resamples of prompts (``id``; 0: point estimates only, intervals null,
+        as they are for a group of a single prompt);
         the interval level (written to the table's ``ci_level`` column); its seed (``0`` by
         default: identical calls give identical intervals; ``None`` draws afresh).
 
@@ -120,7 +123,16 @@ def position_bias(
             )
     if df["preferred_ba"].null_count() == df.height and df.height:
         raise ValueError("prefs has no B-first answers (preferred_ba is empty): grade with swap=True")
+    if df.height == 0:
+        raise ValueError("prefs is empty: no pair to measure")
     groups = preference_groups(df, by)  # "criterion" is one column, not letters
+    if nulls := {g: n for g in groups if (n := df[g].null_count())}:
+        warnings.warn(
+            f"position_bias: null values in the grouping column(s) {nulls} form a group of their own (null); "
+            "fill or drop them to attribute those pairs",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
     pc = _per_cluster(df, groups, on_error)
     agg = [pl.col(c).sum() for c in ("same", "pairs", "first", "decisive")]
     table = pc.group_by(groups, maintain_order=True).agg(agg) if groups else pc.select(agg)

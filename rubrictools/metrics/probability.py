@@ -35,8 +35,8 @@ def reliability_table(
         raise ValueError("y_prob must be probabilities in [0, 1]")
     if not np.isin(y, (0.0, 1.0)).all():
         raise ValueError("y_true must be 0/1 outcomes")
-    if n_bins < 1:
-        raise ValueError("n_bins must be >= 1")
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        raise ValueError(f"n_bins must be an int >= 1, got {n_bins!r}")
     if strategy == "uniform":
         edges = np.linspace(0.0, 1.0, n_bins + 1)
     elif strategy == "quantile":

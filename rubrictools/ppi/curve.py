@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +15,7 @@ from rubrictools.ppi import core
 from rubrictools.ppi.inputs import Target, aligned
 from rubrictools.progress import progress_bar
 from rubrictools.rubric import Rubric
+from rubrictools.stack import user_stacklevel
 
 __all__ = ["width_curve"]
 
@@ -49,6 +51,9 @@ def width_curve(
     identical intervals; ``None`` draws afresh).
     """
     check_resampling(ci=ci, seed=seed)
+    ns = _check_ns(ns)
+    if isinstance(reps, bool) or not isinstance(reps, (int, np.integer)) or reps < 1:
+        raise ValueError(f"reps must be an int >= 1 (label subsets per n), got {reps!r}")
     data = aligned(
         verdicts,
         human,
@@ -65,6 +70,7 @@ def width_curve(
         data = data.filter(pl.col("__group") == criterion)
         if data.height == 0:
             raise ValueError(f"criterion={criterion!r} has no item with both a verdict and a human label")
+    _check_sizes(data, ns)  # before any resampling
     rng = np.random.default_rng(seed)
     rows = []
     bar = progress_bar(data["__group"].n_unique() * len(ns), enabled=progress, desc="width curve", unit="n")
@@ -75,7 +81,7 @@ def width_curve(
         for n in ns:
             if bar is not None:
                 bar.update(1)
-            if not 10 <= n < y_all.size:
+            if n >= y_all.size:  # said once, after the loop
                 continue
             found: dict[str, list[tuple[float, float, bool]]] = {"classical": [], "ppi": []}
             for _ in range(reps):
@@ -94,11 +100,34 @@ def width_curve(
     if bar is not None:
         bar.close()
     schema = ["criterion", "n", "method", "width", "estimate", "covers", "full_value"]
-    if not rows:
-        sizes = data.group_by("__group", maintain_order=True).len().head(5)
-        held = ", ".join(f"{g!r}: {k}" for g, k in sizes.iter_rows())
-        raise ValueError(
-            f"no n in {list(ns)} is at least 10 and below the number of labelled items ({held or 'none'}); "
-            "each n must leave labelled items over to stand in as the unlabelled ones"
-        )
     return with_ci_level(pl.DataFrame(rows, schema=schema, orient="row"), ci, after="width")
+
+
+def _check_ns(ns: Any) -> list[int]:
+    """``ns`` as a list of ints >= 10 (a PPI interval needs some labels), refused otherwise."""
+    if isinstance(ns, (str, bytes)) or not isinstance(ns, Sequence) or not ns:
+        raise ValueError(f"ns must be a non-empty sequence of ints (numbers of labels to try), got {ns!r}")
+    bad = [n for n in ns if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 10]
+    if bad:
+        raise ValueError(f"ns must hold ints of at least 10 (numbers of labels to try); these are not: {bad}")
+    return [int(n) for n in ns]
+
+
+def _check_sizes(data: pl.DataFrame, ns: list[int]) -> None:
+    """Refuse when no n fits any criterion (each n must be below its number of labelled items, which
+    leaves labelled items over to stand in as the unlabelled ones); say which n a criterion skips."""
+    sizes = data.group_by("__group", maintain_order=True).len()
+    if not any(n < k for _, k in sizes.iter_rows() for n in ns):
+        held = ", ".join(f"{g!r}: {k}" for g, k in sizes.head(5).iter_rows())
+        raise ValueError(
+            f"no n in {ns} is below the number of labelled items ({held or 'none'}); each n must leave "
+            "labelled items over to stand in as the unlabelled ones"
+        )
+    short = [(g, k, [n for n in ns if n >= k]) for g, k in sizes.iter_rows() if any(n >= k for n in ns)]
+    if short:
+        where = "; ".join(f"{g!r} ({k} labelled): n={skipped}" for g, k, skipped in short[:5])
+        warnings.warn(
+            f"width_curve left out n at or above a criterion's number of labelled items: {where}",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )

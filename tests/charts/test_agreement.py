@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import polars as pl
 import pytest
@@ -51,14 +49,6 @@ def test_a_kappa_is_not_a_share_and_chance_must_be_a_number() -> None:
     ):
         rt.charts.forest(SHARES, by="subset", chance=50)
     assert rt.charts.forest(kappa, by="subset", chance=np.int64(0)).to_dict()  # a numpy number is a number
-
-
-def test_reliability_says_how_many_items_it_left_out() -> None:
-    with pytest.warns(UserWarning, match=r"2 of 5 items have no outcome or probability \(NaN or null\)"):
-        rt.charts.reliability([1, 0, 1, 1, 0], [0.9, np.nan, 0.8, None, 0.1])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        rt.charts.reliability(np.array([1, 0, 1, 1]), pl.Series([0.9, 0.3, 0.8, 0.4]))
 
 
 def test_confusion_names_who_gave_the_verdicts_drawn_rules_included() -> None:

@@ -74,6 +74,10 @@ def test_ppi_widths_refuses_a_curve_it_did_not_write() -> None:
         rt.charts.ppi_widths(curve.with_columns(pl.col("method").replace("ppi", "PPI")))
     with pytest.raises(ValueError, match="'n' column must be numeric, got String"):
         rt.charts.ppi_widths(curve.with_columns(pl.col("n").cast(pl.String)))
+    with pytest.raises(ValueError, match="no width for the classical or PPI estimate"):
+        rt.charts.ppi_widths(curve.with_columns(pl.lit(None, dtype=pl.Float64).alias("width")))
+    no_judge = rt.charts.ppi_widths(curve.filter(pl.col("method") != "naive")).to_dict()["title"]["subtitle"]
+    assert len(no_judge) == 1 and "judge alone" not in no_judge[0]  # no note promised that no panel writes
 
 
 def test_ppi_widths_writes_the_judge_alone_once_per_panel_with_its_bias_and_coverage() -> None:

@@ -436,3 +436,28 @@ def test_a_nan_label_is_a_missing_label_as_null_is() -> None:
         with pytest.warns(UserWarning, match=r"1 row\(s\) have no label \(null or NaN\) and are left out"):
             got.append(rt.agreement(v, h, rubric, n_resamples=0, level="criterion"))
     assert got[0].equals(got[1]) and got[0].filter(pl.col("metric") == "accuracy")["n"].item() == 5
+
+
+def test_labels_that_share_no_value_with_the_verdicts_are_flagged() -> None:
+    v = pl.DataFrame({"id": [1, 2, 3], "criterion": "c", "verdict": ["MET", "UNMET", "MET"]})
+    coded = pl.DataFrame({"id": [1, 2, 3], "criterion": "c", "label": [1, 0, 1]})
+    words = r"'c': the verdicts \(\['MET', 'UNMET'\]\) and the human labels \(\['0', '1'\]\)"
+    with pytest.warns(UserWarning, match=words):
+        rt.agreement(v, coded, n_resamples=0)
+    mapped = coded.with_columns(pl.col("label").replace_strict({1: "MET", 0: "UNMET"}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the same labels written alike: no warning, full agreement
+        t = rt.agreement(v, mapped, n_resamples=0)
+    assert t.filter(pl.col("metric") == "accuracy")["value"].item() == 1.0
+
+
+def test_labels_with_some_raters_unnamed_are_flagged() -> None:
+    v, h = _data(10)
+    partly = h.with_columns(
+        pl.when((pl.col("id") == "s0") & (pl.col("rater") == "ann"))
+        .then(None)
+        .otherwise(pl.col("rater"))
+        .alias("rater")
+    )
+    with pytest.warns(UserWarning, match=r"rows have no rater \(null\); they count as one more rater"):
+        rt.agreement(v, partly, RUBRIC, n_resamples=0)

@@ -83,3 +83,17 @@ def test_no_resamples_gives_point_estimates_as_win_rates_does() -> None:
     )
     assert point.select("agreement_ci_low", "first_ci_high").null_count().sum_horizontal().item() == 2
     assert rt.charts.position_bias(point).to_dict()["title"] == "Position bias (no interval)"
+
+
+def test_position_bias_edges_say_what_they_cannot_measure() -> None:
+    prefs = pl.DataFrame({"id": [1, 2, 3], "judge": ["x", "y", "y"], "preferred_ab": ["A", "A", "B"],
+                          "preferred_ba": ["A", "B", "B"]})  # fmt: skip
+    t = rt.position_bias(prefs, n_resamples=50)
+    one = t.filter(pl.col("judge") == "x").row(0, named=True)  # a single prompt: no spread to resample
+    assert (one["agreement_ci_low"], one["agreement_ci_high"], one["first_ci_low"]) == (None, None, None)
+    assert t.filter(pl.col("judge") == "y")["agreement_ci_low"].is_not_null().all()
+    with pytest.warns(UserWarning, match=r"null values in the grouping column\(s\) \{'judge': 1\}"):
+        unnamed = pl.when(pl.col("id") == 1).then(None).otherwise(pl.col("judge")).alias("judge")
+        rt.position_bias(prefs.with_columns(unnamed), n_resamples=10)
+    with pytest.raises(ValueError, match="prefs is empty"):
+        rt.position_bias(prefs.head(0), n_resamples=10)

@@ -169,8 +169,17 @@ def test_width_curve_with_no_usable_n_names_how_many_items_are_labelled() -> Non
     truth = rng.random(300) < 0.4
     v = pl.DataFrame({"id": range(300), "criterion": "c", "verdict": np.where(truth, "MET", "UNMET")})
     h = pl.DataFrame({"id": range(40), "criterion": "c", "label": np.where(truth[:40], "MET", "UNMET")})
-    with pytest.raises(ValueError, match=r"no n in \[50, 100\] is at least 10 and below .* \('c': 40\)"):
+    with pytest.raises(ValueError, match=r"no n in \[50, 100\] is below the number of labelled items \('c': 40\)"):
         rt.ppi.width_curve(v, h, ns=(50, 100), reps=5, progress=False)
+    with pytest.warns(UserWarning, match=r"left out n at or above .*'c' \(40 labelled\): n=\[50\]"):
+        curve = rt.ppi.width_curve(v, h, ns=(20, 50), reps=5, progress=False)
+    assert curve["n"].unique().to_list() == [20]
+    for bad in (30, "25", [], [5, 20], [20.5], [True, 20]):
+        with pytest.raises(ValueError, match="ns must"):
+            rt.ppi.width_curve(v, h, ns=bad, reps=5, progress=False)  # type: ignore[arg-type]  # reason: bad input on purpose
+    for bad in (0, -1, 2.5):
+        with pytest.raises(ValueError, match="reps must be an int >= 1"):
+            rt.ppi.width_curve(v, h, ns=(20,), reps=bad, progress=False)  # type: ignore[arg-type]  # reason: bad input on purpose
 
 
 def test_one_criterion_gives_what_it_gives_among_others() -> None:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["ppi_widths"]
 
-_NAMES = {"classical": "human labels only", "ppi": "prediction-powered (PPI++)", "naive": "judge only"}
+_NAMES = {"classical": "human labels only", "ppi": "PPI++ (prediction-powered)", "naive": "judge only"}
 
 
 def ppi_widths(

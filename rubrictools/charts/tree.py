@@ -10,7 +10,7 @@ import polars as pl
 from rubrictools.charts.base import alt_module as _alt
 from rubrictools.charts.base import chart_frame, require_columns
 from rubrictools.charts.base import values as _values
-from rubrictools.palette import INK, INK_DARK, JUDGE_DARK, JUDGE_LIGHT
+from rubrictools.palette import INK, INK_DARK, NEUTRAL_DARK, NEUTRAL_LIGHT
 from rubrictools.rubric.tree import RubricTree
 from rubrictools.tables import fixed_decimals
 
@@ -32,7 +32,8 @@ def rubric_tree(
     score from :meth:`RubricTree.score` (``scores``): one submission's (``submission=`` its
     id) or the mean over submissions. Bars run on a fixed 0-1 axis; each row prints its score,
     with three decimals as :func:`rubrictools.charts.table` prints it, and its weight (a weight
-    counts against its siblings). Inner nodes are dark, leaves light; a null score (a failed
+    counts against its siblings). Inner nodes are dark grey, leaves light grey (not the judge's blue:
+    a leaf may be graded by a rule); a null score (a failed
     leaf below) says so, and a mean says how many submissions it leaves out. Each row reads
     ``node: requirements``, wrapped onto as many lines of 64 characters as it needs (nothing is
     cut: a static export has no tooltip).
@@ -92,7 +93,7 @@ def rubric_tree(
     colour = alt.Color(
         "kind:N",
         title=None,
-        scale=alt.Scale(domain=[_NODE, _LEAF], range=[JUDGE_DARK, JUDGE_LIGHT]),
+        scale=alt.Scale(domain=[_NODE, _LEAF], range=[NEUTRAL_DARK, NEUTRAL_LIGHT]),  # not blue: a leaf may be a rule
         legend=alt.Legend(orient="bottom", labelLimit=0),
     )
     bars = base.mark_rect().encode(  # from 0 to the score, over the row's first line

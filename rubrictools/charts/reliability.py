@@ -98,7 +98,9 @@ def reliability(
     layers = [diag, line, dots]
     words = "dashed: perfectly calibrated; "
     if chance is not None:
-        guess = alt.Chart(alt.Data(values=[{"y": chance}])).mark_rule(strokeDash=[1, 3], color=REFERENCE)
+        guess = alt.Chart(alt.Data(values=[{"y": chance}])).mark_rule(
+            strokeDash=[2, 3], strokeWidth=2, color=REFERENCE
+        )  # dotted, but visible
         layers.insert(1, guess.encode(y=alt.Y("y:Q", scale=unit)))
         words += f"dotted: {chance_label} ({100 * chance:.3g}%); "  # 25%, 33.3%, 0.4%: never rounded to 0% or 100%
     heading = alt.Title(title or default, subtitle=words + "point size: items in the bin")

@@ -54,7 +54,7 @@ def leaderboard(board: Any, *, title: str | None = None, width: int = 360) -> al
         x=alt.X(
             "ci_low:Q",
             scale=x_scale,
-            title=f"rating ({interval_words(b, 'bootstrap interval')})",
+            title=f"rating ({interval_words(b, 'cluster-bootstrap interval')})",
             axis=alt.Axis(tickCount=5),  # few enough that no label is dropped for overlap
         ),
         x2="ci_high:Q",
@@ -118,8 +118,8 @@ def win_matrix(
     rect = base.mark_rect().encode(
         color=alt.Color(
             "win_rate:Q",
-            scale=alt.Scale(scheme="redblue", domain=[0, 1], domainMid=0.5),
-            title=["row's win rate", "(blue: the row wins", "more often; red: less)"],
+            scale=alt.Scale(scheme="purplegreen", domain=[0, 1], domainMid=0.5),  # not blue: blue is the judge
+            title=["row's win rate", "(green: the row wins", "more often; purple: less)"],
             legend=alt.Legend(format="%", values=[0, 0.25, 0.5, 0.75, 1]),  # as the cells print it
         ),
         tooltip=[
@@ -239,5 +239,5 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
     )
     of = f" of {', '.join(str(t[g][0]) for g in same)}" if same and by is None else ""
     return alt.hconcat(left, right).properties(
-        title=title or f"Position bias{of} ({interval_words(t, 'bootstrap intervals')})"
+        title=title or f"Position bias{of} ({interval_words(t, 'cluster-bootstrap intervals')})"
     )

@@ -91,6 +91,11 @@ def forest(
         raise ValueError(f"compare={compare!r} is not a column of the table ({t.columns})")
     if chance is None and t.height > 0 and set(t["metric"].to_list()) <= CHANCE_AT_ZERO:
         chance = 0.0
+    # 0 is chance agreement for a kappa, but "no relation" for a correlation: the line says which
+    kinds = set(t["metric"].to_list())
+    reference = "no relation" if kinds <= _CORRELATIONS else "chance"
+    if reference == "chance" and kinds & _CORRELATIONS and chance == 0:
+        reference = "chance (no relation, for a correlation)"
     zero_in = (
         []
         if chance is not None
@@ -134,6 +139,7 @@ def forest(
         percent=percent,
         shape=shape if compare else None,
         zero_in=zero_in,
+        reference=reference,
     )
     layer = layer.properties(width=width)
     # panels in the order asked (metric=[...]), else the table's; never alphabetical
@@ -153,7 +159,7 @@ def forest(
         head: Any = title or f"Agreement with humans, {interval_words(t, 'bootstrap interval')}"
         if zero_in:
             where = " and ".join(zero_in) + (" panels" if len(zero_in) > 1 else " panel")
-            head = alt.TitleParams(text=head, subtitle=f"dashed line: chance (0), in the {where}")
+            head = alt.TitleParams(text=head, subtitle=f"dashed line: {reference} (0), in the {where}")
         return (
             layer.facet(column=alt.Column("metric:N", title=None, sort=panels))
             .resolve_scale(x="shared" if shared else "independent")
@@ -181,6 +187,9 @@ def _all_shares(t: pl.DataFrame, names: set[str] | None = None) -> bool:
     return low is not None and low >= 0 and high <= 1
 
 
+_CORRELATIONS = {"spearman", "kendall", "pearson"}
+
+
 def _intervals(
     base: alt.Chart,
     tooltip: list[Any],
@@ -191,6 +200,7 @@ def _intervals(
     percent: bool = False,
     shape: Any = None,
     zero_in: Sequence[str] = (),
+    reference: str = "chance",
 ) -> alt.LayerChart:
     """A forest plot's marks on ``base``: the ``ci_low``-``ci_high`` rule and the ``value`` point;
     with ``chance``, a dashed line there (chance agreement), which the axis then includes; with
@@ -201,7 +211,8 @@ def _intervals(
     at = "" if chance in (None, 0) else f" at {chance:.0%}" if percent else f" at {chance:g}"
     # several panels share one axis title: where chance is 0 in some panels only, the chart's
     # subtitle says so (the title would name a line the other panels do not have)
-    words = f"{metric} ({level}; dashed: chance{at})" if chance is not None and not zero_in else f"{metric} ({level})"
+    dashed = f"; dashed: {reference}{at}" if chance is not None and not zero_in else ""
+    words = f"{metric} ({level}{dashed})"
     # a share's axis: padded for whole marks at 0% or 100%, but ticks only within 0-100%
     # and otherwise few enough ticks that none is dropped for overlap (it was 0.00, next to chance's line)
     axis = alt.Axis(format="%", values=[k / 10 for k in range(11)]) if percent else alt.Axis(tickCount=5)

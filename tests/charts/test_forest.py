@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 
 import rubrictools as rt
@@ -52,3 +54,12 @@ def test_no_tick_label_is_dropped_for_overlap_so_zero_stays_labelled() -> None:
     shown = [label for attrs, label in ticks if 'opacity="0"' not in attrs]
     assert ticks and not hidden, hidden
     assert shown.count("0.0") + shown.count("0.00") + shown.count("0") == 2  # one per panel
+
+
+def test_the_zero_line_of_a_correlation_says_no_relation_not_chance() -> None:
+    rows = [{"criterion": "c", "metric": m, "value": 0.3, "ci_low": 0.2, "ci_high": 0.4} for m in ("spearman",)]
+    only = json.dumps(rt.charts.forest(pl.DataFrame(rows)).to_dict())
+    assert "dashed: no relation" in only and "dashed: chance" not in only
+    mixed = pl.DataFrame([*rows, {**rows[0], "metric": "kappa_quadratic"}])
+    both = json.dumps(rt.charts.forest(mixed, metric=["kappa_quadratic", "spearman"]).to_dict())
+    assert "chance (no relation, for a correlation)" in both

@@ -53,7 +53,7 @@ def test_leaderboard_position_bias_and_run_comparison_print_the_level() -> None:
         }
     )
     board = rt.rank_systems(prefs, n_resamples=100, ci=0.8)
-    assert "rating (80% bootstrap interval)" in text(rt.charts.leaderboard(board))
+    assert "rating (80% cluster-bootstrap interval)" in text(rt.charts.leaderboard(board))
     other = V.with_columns(value=pl.lit(1.0), verdict=pl.lit("MET"))
     cmp = rt.compare_runs(V, other, rubric=RUBRIC, n_resamples=100, ci=0.9)
     assert "mean and 90% interval" in text(rt.charts.run_comparison(cmp))

@@ -92,9 +92,9 @@ def forest(
     if chance is None and t.height > 0 and set(t["metric"].to_list()) <= CHANCE_AT_ZERO:
         chance = 0.0
     # 0 is chance agreement for a kappa, but "no relation" for a correlation: the line says which
-    kinds = set(t["metric"].to_list())
-    reference = "no relation" if kinds <= _CORRELATIONS else "chance"
-    if reference == "chance" and kinds & _CORRELATIONS and chance == 0:
+    asked = set(t["metric"].to_list())
+    reference = "no relation" if asked <= _CORRELATIONS else "chance"
+    if reference == "chance" and asked & _CORRELATIONS and chance == 0:
         reference = "chance (no relation, for a correlation)"
     zero_in = (
         []

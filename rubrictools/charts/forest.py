@@ -92,10 +92,10 @@ def forest(
     if chance is None and t.height > 0 and set(t["metric"].to_list()) <= CHANCE_AT_ZERO:
         chance = 0.0
     # 0 is chance agreement for a kappa, but "no relation" for a correlation: the line says which
-    asked = set(t["metric"].to_list())
-    reference = "no relation" if asked <= _CORRELATIONS else "chance"
-    if reference == "chance" and asked & _CORRELATIONS and chance == 0:
-        reference = "chance (no relation, for a correlation)"
+    at_zero = set(t["metric"].to_list()) & CHANCE_AT_ZERO  # the metrics a line at 0 is drawn for
+    reference = "no relation" if at_zero and at_zero <= _CORRELATIONS else "chance"
+    if reference == "chance" and at_zero & _CORRELATIONS and chance in (None, 0):
+        reference = "chance, or no relation for a correlation"
     zero_in = (
         []
         if chance is not None
@@ -139,7 +139,7 @@ def forest(
         percent=percent,
         shape=shape if compare else None,
         zero_in=zero_in,
-        reference=reference,
+        reference=reference if t["metric"].n_unique() == 1 else None,  # several panels: said once, in the subtitle
     )
     layer = layer.properties(width=width)
     # panels in the order asked (metric=[...]), else the table's; never alphabetical
@@ -159,7 +159,9 @@ def forest(
         head: Any = title or f"Agreement with humans, {interval_words(t, 'bootstrap interval')}"
         if zero_in:
             where = " and ".join(zero_in) + (" panels" if len(zero_in) > 1 else " panel")
-            head = alt.TitleParams(text=head, subtitle=f"dashed line: {reference} (0), in the {where}")
+            head = alt.TitleParams(text=head, subtitle=f"dashed line at 0: {reference}, in the {where}")
+        elif chance is not None:
+            head = alt.TitleParams(text=head, subtitle=f"dashed line at {chance:g}: {reference}, in every panel")
         return (
             layer.facet(column=alt.Column("metric:N", title=None, sort=panels))
             .resolve_scale(x="shared" if shared else "independent")
@@ -200,7 +202,7 @@ def _intervals(
     percent: bool = False,
     shape: Any = None,
     zero_in: Sequence[str] = (),
-    reference: str = "chance",
+    reference: str | None = "chance",
 ) -> alt.LayerChart:
     """A forest plot's marks on ``base``: the ``ci_low``-``ci_high`` rule and the ``value`` point;
     with ``chance``, a dashed line there (chance agreement), which the axis then includes; with
@@ -211,7 +213,7 @@ def _intervals(
     at = "" if chance in (None, 0) else f" at {chance:.0%}" if percent else f" at {chance:g}"
     # several panels share one axis title: where chance is 0 in some panels only, the chart's
     # subtitle says so (the title would name a line the other panels do not have)
-    dashed = f"; dashed: {reference}{at}" if chance is not None and not zero_in else ""
+    dashed = f"; dashed: {reference}{at}" if chance is not None and not zero_in and reference else ""
     words = f"{metric} ({level}{dashed})"
     # a share's axis: padded for whole marks at 0% or 100%, but ticks only within 0-100%
     # and otherwise few enough ticks that none is dropped for overlap (it was 0.00, next to chance's line)

@@ -25,7 +25,7 @@ def test_a_forest_of_mixed_metrics_draws_the_chance_line_only_where_zero_is_chan
     assert ref["mark"]["strokeDash"] and ref["encoding"]["x"] == {"field": "zero", "type": "quantitative"}
     assert ref["transform"][0] == {"filter": {"field": "metric", "oneOf": ["Pearson's r"]}}  # not in the RMSE panel
     assert "chance" not in layers[1]["encoding"]["x"]["title"]  # one axis title for both panels: no line in RMSE's
-    assert spec["title"]["subtitle"] == "dashed line: chance (0), in the Pearson's r panel"
+    assert spec["title"]["subtitle"] == "dashed line at 0: no relation, in the Pearson's r panel"
     assert spec["resolve"]["scale"]["x"] == "independent"  # an error in points does not share an agreement axis
     both_agreement = t.with_columns(pl.Series("metric", ["spearman", "pearson"]))
     assert rt.charts.forest(both_agreement).to_dict()["resolve"]["scale"]["x"] == "shared"
@@ -62,4 +62,4 @@ def test_the_zero_line_of_a_correlation_says_no_relation_not_chance() -> None:
     assert "dashed: no relation" in only and "dashed: chance" not in only
     mixed = pl.DataFrame([*rows, {**rows[0], "metric": "kappa_quadratic"}])
     both = json.dumps(rt.charts.forest(mixed, metric=["kappa_quadratic", "spearman"]).to_dict())
-    assert "chance (no relation, for a correlation)" in both
+    assert "dashed line at 0: chance, or no relation for a correlation, in every panel" in both

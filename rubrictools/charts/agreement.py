@@ -3,7 +3,6 @@ judge agreement (reliability diagrams: :mod:`rubrictools.charts.reliability`).""
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -84,9 +83,7 @@ def confusion(
             f"criterion {r['criterion']!r} has several verdicts for submission {r['id']!r} (from "
             f"{sorted(map(str, twice['judge'].unique()))}): confusion draws one verdict per submission; filter to one"
         )
-    with warnings.catch_warnings():  # several judges on one criterion's different submissions: the title names them
-        warnings.filterwarnings("ignore", message="several judges graded one criterion")
-        pairs = criterion_pairs(frame, human, rubric, ["criterion"], "exclude", "each").frame
+    pairs = criterion_pairs(frame, human, rubric, ["criterion"], "exclude", "each").frame
     if criterion is not None:
         wanted = [criterion] if isinstance(criterion, str) else criterion
         if not isinstance(wanted, (list, tuple)) or not wanted or not all(isinstance(c, str) for c in wanted):

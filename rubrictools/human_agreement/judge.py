@@ -26,7 +26,7 @@ from rubrictools.human_agreement.catalog import (
 )
 from rubrictools.human_agreement.estimate import evaluate_kernels, metric_rows, out_frame, resampling_plan
 from rubrictools.human_agreement.kernels import criterion_kernels, pvalues, score_kernels
-from rubrictools.human_agreement.labels import human_frame
+from rubrictools.human_agreement.labels import human_frame, warn_pooled_judges
 from rubrictools.human_agreement.pairs import criterion_pairs, score_pairs
 from rubrictools.metrics import resampling as bs
 from rubrictools.metrics import with_ci_level
@@ -126,6 +126,8 @@ def agreement(
     chosen = check_metrics(metrics, (*CRITERION_METRICS, *SCORE_METRICS), "agreement")
     if human is not None and level in ("criterion", "both"):
         human = human_frame(human)  # checked once, so each of its warnings is given once
+    if "judge" not in by_list:
+        warn_pooled_judges(vf)  # once, here: criterion and score pairs would each say it
 
     pairs = None
     inapplicable: list[str] = []

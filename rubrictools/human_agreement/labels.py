@@ -14,7 +14,16 @@ from rubrictools.rubric import NumericRange, Rubric, format_number, normalize_la
 from rubrictools.stack import user_stacklevel
 from rubrictools.verdicts import HOLISTIC
 
-__all__ = ["check_ids", "check_known", "human_frame", "label_table", "mode_consensus", "verdict_frame", "with_key"]
+__all__ = [
+    "check_ids",
+    "check_known",
+    "human_frame",
+    "label_table",
+    "mode_consensus",
+    "verdict_frame",
+    "warn_pooled_judges",
+    "with_key",
+]
 
 
 _NA_TOKENS = ("cannot_assess", "cannot assess", "na", "n/a", "not applicable", "none")
@@ -301,13 +310,18 @@ def verdict_frame(verdicts: Any, by: list[str]) -> pl.DataFrame:
                 f"verdict table has several judges {judges} per (id, criterion); pass by=['judge', 'criterion'] "
                 "to measure each, or aggregate them into an ensemble first"
             )
-    if "judge" not in by:
-        _warn_pooled_judges(v)
     return v
 
 
-def _warn_pooled_judges(v: pl.DataFrame) -> None:
-    """Several judges on one criterion, each on its own submissions, are pooled: said, not hidden."""
+def warn_pooled_judges(v: pl.DataFrame) -> None:
+    """Several judges on one criterion, each on its own submissions, are pooled by
+    :func:`rubrictools.agreement` when ``by`` leaves ``judge`` out: said, not hidden (rule rows
+    beside a model's on other criteria are one judge per criterion, and say nothing)."""
+    if "judge" not in v.columns or "criterion" not in v.columns:
+        return
+    v = v.filter(pl.col("criterion") != HOLISTIC)
+    if v.select(pl.struct("id", "criterion").is_duplicated().any()).item():
+        return  # several verdicts per (id, criterion): verdict_frame keeps the ensemble's or refuses
     mixed = (
         v.group_by("criterion", maintain_order=True)
         .agg(pl.col("judge").unique(maintain_order=True))

@@ -247,6 +247,10 @@ def test_several_judges_on_disjoint_submissions_are_pooled_with_a_warning() -> N
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # one judge per criterion (e.g. rule rows beside a model's): no warning
         rt.agreement(split_by_criterion, h, RUBRIC, n_resamples=0, level="criterion")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")  # criterion and score levels both read the verdicts: said once
+        rt.agreement(split, h, RUBRIC, n_resamples=0, level="both")
+    assert sum("several judges graded" in str(w.message) for w in said) == 1
 
 
 def test_consensus_and_degenerate_groups() -> None:

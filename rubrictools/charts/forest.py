@@ -89,10 +89,11 @@ def forest(
     )
     if compare is not None and compare not in t.columns:
         raise ValueError(f"compare={compare!r} is not a column of the table ({t.columns})")
-    if chance is None and t.height > 0 and set(t["metric"].to_list()) <= CHANCE_AT_ZERO:
+    asked = set(t["metric"].to_list())
+    if chance is None and t.height > 0 and asked <= CHANCE_AT_ZERO:
         chance = 0.0
     # 0 is chance agreement for a kappa, but "no relation" for a correlation: the line says which
-    at_zero = set(t["metric"].to_list()) & CHANCE_AT_ZERO  # the metrics a line at 0 is drawn for
+    at_zero = asked & CHANCE_AT_ZERO  # the metrics a line at 0 is drawn for
     reference = "no relation" if at_zero and at_zero <= _CORRELATIONS else "chance"
     if reference == "chance" and at_zero & _CORRELATIONS and chance in (None, 0):
         reference = "chance, or no relation for a correlation"

@@ -197,11 +197,10 @@ def position_bias(bias: Any, *, by: str | None = None, title: str | None = None,
     half = min(0.5, max(0.1, np.ceil(half / 0.05 + 1e-9) * 0.05))
     domains = {"first_win_rate": [0.5 - half, 0.5 + half], "positional_agreement": [0.0, 1.0]}
 
+    rows = alt.Scale(domain=t[label].cast(pl.String).unique(maintain_order=True).to_list())  # both panels alike
+
     def panel(value: str, lo: str, hi: str, x_title: str, ref: float | None, labels: bool = True) -> Any:
         axis = alt.Axis(labelLimit=260) if labels else None  # the right panel shares the left one's rows
-        rows = alt.Scale(
-            domain=t[label].cast(pl.String).unique(maintain_order=True).to_list()
-        )  # both panels' rows alike, empty ones too
         base = alt.Chart(data).encode(y=alt.Y(f"{label}:N", title=None, sort=None, axis=axis, scale=rows))
         scale = alt.Scale(domain=[round(v, 2) for v in domains[value]])  # unclipped marks: a point at 1 is drawn whole
         layers = [

@@ -65,10 +65,11 @@ def reliability(
     alt = _alt()
     t = reliability_table(y_true, y_prob, n_bins=n_bins, strategy=strategy)  # type: ignore[arg-type]  # strategy is validated by the metric function
     ece = expected_calibration_error(y_true, y_prob, n_bins=n_bins, strategy=strategy)  # type: ignore[arg-type]  # strategy is validated by the metric function
-    if int(t["n"].sum()) == 0:
+    used = int(t["n"].sum())
+    if used == 0:
         raise ValueError("no item has both an outcome and a probability: nothing to draw")
     brier = brier_score(y_true, y_prob)
-    if (given := len(y_prob) if hasattr(y_prob, "__len__") else None) and (dropped := given - int(t["n"].sum())):
+    if (given := len(y_prob) if hasattr(y_prob, "__len__") else None) and (dropped := given - used):
         left_out = f"{dropped} of {given} items have no outcome or probability (NaN or null): left out of the chart"
         warnings.warn(left_out + ", its ECE and its Brier score", UserWarning, stacklevel=user_stacklevel())
     diag = (

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from rubrictools.charts.base import alt_module as _alt
-from rubrictools.charts.base import interval_words
+from rubrictools.charts.base import check_title, interval_words
 from rubrictools.charts.base import values as _values
 from rubrictools.comparison import OVERALL, RunComparison
 from rubrictools.palette import INK, JUDGE, JUDGE_DARK, JUDGE_LIGHT, NEUTRAL_LIGHT, REFERENCE
@@ -42,6 +42,7 @@ def run_comparison(
     >>> [[layer["mark"]["type"] for layer in panel["layer"]] for panel in panels]
     [['rule', 'rule', 'point', 'text'], ['rule', 'rule', 'point', 'text']]
     """
+    check_title(title)
     alt = _alt()
     a, b = cmp.names
     t = cmp.summary.with_columns(

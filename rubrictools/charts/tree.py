@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rubrictools.charts.base import alt_module as _alt
-from rubrictools.charts.base import chart_frame, require_columns
+from rubrictools.charts.base import chart_frame, check_title, require_columns
 from rubrictools.charts.base import values as _values
 from rubrictools.palette import INK, INK_DARK, NEUTRAL_DARK, NEUTRAL_LIGHT
 from rubrictools.rubric.tree import RubricTree
@@ -46,6 +46,7 @@ def rubric_tree(
     >>> spec["hconcat"][0]["mark"]["type"], [layer["mark"]["type"] for layer in spec["hconcat"][1]["layer"]]
     ('text', ['rect', 'text'])
     """
+    check_title(title)
     alt = _alt()
     s = chart_frame(scores, name="scores")
     require_columns(s, ["id", "node", "score"], "rubric_tree")
